@@ -1,0 +1,288 @@
+"""The vehicle-manipulator model: constants computed once from a URDF, and the public API.
+
+``Model`` holds only what is constant (paper 000 §4.0 precomputation): the joint twists ξ_i in
+the vehicle frame at home (17), the home poses ḡ_i⁰, the body inertias 𝔐_i in the vehicle frame
+at home (55), the tree structure, the frames and gravity.  Algorithms live in :mod:`vm_dynamics.lp`
+(the closed-form reference) and take the model as their first argument; the methods below
+validate their inputs and delegate.
+
+State conventions (used by every method):
+
+* ``g`` — 4×4 pose of the vehicle frame (the URDF root link) in the inertial frame. For the SE2
+  and SO3 bases it is the embedded pose ``ḡ₀ ι(h)``.
+* ``V`` — the vehicle's body (left-trivialised) velocity, a b-vector: ``ι₀ V`` is the twist
+  ``[v; ω]`` of the vehicle frame expressed in that frame.
+* ``q``, ``qd`` — joint positions and velocities in the order of :attr:`Model.joint_names`.
+* ``base_wrench`` — the b-vector of the wrench ``[f; n]`` applied to the vehicle, in the vehicle
+  frame, about its origin (paired with V).
+* ``frame_wrenches`` — ``{frame: [f; n]}``, a wrench applied at a frame's origin and expressed
+  in that frame's axes (e.g. a contact at the end effector).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import lie, lp
+from .groups import get_group
+from .urdf import KinematicTree, parse_urdf
+
+__all__ = ["Model", "load_model"]
+
+
+def _as_vector(x, n: int, name: str) -> np.ndarray:
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected {n} numbers, got {x!r}") from None
+    if a.ndim == 0 and n == 1:
+        a = a.reshape(1)
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or Inf: {a}")
+    return a
+
+
+def _as_pose(g, name: str = "g") -> np.ndarray:
+    try:
+        a = np.asarray(g, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a 4x4 homogeneous matrix") from None
+    if a.shape != (4, 4):
+        raise ValueError(f"{name}: expected shape (4, 4), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or Inf")
+    R = a[:3, :3]
+    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0.0
+            or np.abs(a[3] - [0, 0, 0, 1]).max() > 1e-12):
+        raise ValueError(f"{name}: not a rigid transform (rotation block not orthonormal with "
+                         f"det +1, or last row not [0, 0, 0, 1])")
+    return a
+
+
+class Model:
+    """A vehicle-manipulator system: a vehicle moving in a subgroup of SE(3) carrying a tree of
+    revolute/prismatic joints.  Build it with :func:`load_model`."""
+
+    def __init__(self, tree: KinematicTree, base="SE3", gravity=(0.0, 0.0, -9.81)):
+        self.group = get_group(base)
+        self.name = tree.name
+        self.gravity = _as_vector(gravity, 3, "gravity")
+        bodies = tree.bodies
+        self.n = n = len(bodies) - 1
+        self.b = self.group.dim
+        self.vehicle_link = bodies[0].name
+        self.joint_names = [bd.joint for bd in bodies[1:]]
+        self.link_names = [bd.name for bd in bodies]
+        self.joint_types = [bd.joint_type for bd in bodies[1:]]
+        self.joint_limits = [dict(bd.limits) for bd in bodies[1:]]
+        self.parent_joint = np.array([bd.parent - 1 for bd in bodies[1:]], dtype=int)
+        self.root_joints = np.flatnonzero(self.parent_joint < 0)
+
+        # ḡ_i⁰ (home poses), ξ_i (17) and 𝔐_i (55)
+        home = np.empty((n + 1, 4, 4))
+        home[0] = np.eye(4)
+        self.xi = np.empty((n, 6))
+        for j, bd in enumerate(bodies[1:]):
+            home[j + 1] = home[bd.parent] @ bd.home
+            local = (np.concatenate([np.zeros(3), bd.axis]) if bd.joint_type != "prismatic"
+                     else np.concatenate([bd.axis, np.zeros(3)]))
+            self.xi[j] = lie.Ad(home[j + 1]) @ local
+        self.home = home
+        self.vehicle_inertia = bodies[0].inertia.copy()           # 𝔐₀ = ⁰𝓜₀
+        self.body_inertia_home = np.empty((n, 6, 6))
+        for j, bd in enumerate(bodies[1:]):
+            Ai = lie.Ad_inv(home[j + 1])
+            self.body_inertia_home[j] = Ai.T @ bd.inertia @ Ai     # 𝔐_j (55)
+        self.mass = np.array([bd.inertia[0, 0] for bd in bodies])
+        self.com_home = np.zeros((n + 1, 3))                     # CoMs in the vehicle frame at home
+        for k, bd in enumerate(bodies):
+            if self.mass[k] > 0:
+                c = lie.unskew(bd.inertia[3:, :3]) / self.mass[k]
+                self.com_home[k] = home[k, :3, :3] @ c + home[k, :3, 3]
+            else:
+                self.com_home[k] = home[k, :3, 3]
+        # tree masks
+        anc = np.zeros((n, n), dtype=bool)
+        for j in range(n):
+            k = j
+            while k >= 0:
+                anc[j, k] = True
+                k = self.parent_joint[k]
+        self.anc_mask = anc
+        self.strict_anc_mask = anc & ~np.eye(n, dtype=bool)
+        self.desc_index = [np.flatnonzero(anc[:, i]) for i in range(n)]
+
+        # frames: every URDF link, with its pose in the vehicle frame at home
+        self.frame_names = list(tree.frames)
+        self.frame_body = {name: fr.body for name, fr in tree.frames.items()}
+        self.frame_home = {name: home[fr.body] @ fr.placement for name, fr in tree.frames.items()}
+        self._check_nondegenerate()
+
+    # ------------------------------------------------------------------ validation helpers
+    def _check_nondegenerate(self):
+        """Reject joints that move no mass and bases whose locked inertia is singular."""
+        q0 = np.zeros(self.n)
+        kin = lp.kinematics(self, q0)
+        it = lp.inertia_terms(self, kin, derivatives=False)
+        for j in range(self.n):
+            if it.Mm[j, j] <= 1e-12 * max(1.0, np.trace(it.M0_6)):
+                raise ValueError(
+                    f"joint '{self.joint_names[j]}': moves no mass (the bodies it carries have no "
+                    f"inertia along its axis), so the mass matrix would be singular")
+        if self.b:
+            ax = self.group.axes
+            M0 = it.M0_6[np.ix_(ax, ax)]
+            ev = np.linalg.eigvalsh(0.5 * (M0 + M0.T))
+            if ev[0] <= 1e-12 * max(1.0, abs(ev[-1])):
+                raise ValueError(f"base={self.group.name}: the locked inertia of the whole robot "
+                                 f"is singular (eigenvalues {ev}); a free vehicle needs mass and "
+                                 f"rotational inertia in every direction it can move")
+        M = self.mass_matrix(q0)
+        if self.n + self.b and np.linalg.eigvalsh(M)[0] <= 0.0:
+            raise ValueError("the mass matrix at q = 0 is not positive definite")
+
+    def _q(self, q, name="q"):
+        return _as_vector(q, self.n, name)
+
+    def _V(self, V, name="V"):
+        return _as_vector(V, self.b, name)
+
+    def _frame_wrenches(self, frame_wrenches):
+        if frame_wrenches is None:
+            return None
+        if not isinstance(frame_wrenches, dict):
+            raise ValueError("frame_wrenches: expected a dict {frame name: 6-vector wrench}")
+        out = {}
+        for name, w in frame_wrenches.items():
+            if name not in self.frame_body:
+                raise ValueError(f"frame_wrenches: unknown frame {name!r}; frames are "
+                                 f"{', '.join(self.frame_names)}")
+            out[name] = _as_vector(w, 6, f"frame_wrenches[{name!r}]")
+        return out
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def base_dim(self) -> int:
+        """b: 6 (SE3), 3 (SE2: vx, vy, ωz), 3 (SO3: ω), 0 (fixed)."""
+        return self.b
+
+    @property
+    def nq(self) -> int:
+        """Number of joints n (the length of q)."""
+        return self.n
+
+    @property
+    def base_type(self) -> str:
+        return self.group.name
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.mass.sum())
+
+    def lp_terms(self, q, derivatives=True) -> lp.LPTerms:
+        """All LP quantities at q (see :class:`vm_dynamics.lp.LPTerms`)."""
+        return lp.lp_terms(self, self._q(q), derivatives)
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) in the coordinates (V, q̇), (b+n)×(b+n)."""
+        t = lp.lp_terms(self, self._q(q), derivatives=False)
+        return np.block([[t.M0, t.M0m], [t.M0m.T, t.Mm]])
+
+    def locked_inertia(self, q) -> np.ndarray:
+        """Locked inertia M₀ (65), b×b."""
+        return lp.lp_terms(self, self._q(q), derivatives=False).M0
+
+    def connection(self, q) -> np.ndarray:
+        """Mechanical connection 𝒜 = M₀⁻¹M₀𝔪 (69), b×n; the locked velocity is Ω = V + 𝒜q̇ (73)."""
+        return lp.lp_terms(self, self._q(q), derivatives=False).A
+
+    def reduced_inertia(self, q) -> np.ndarray:
+        """Reduced (block-diagonalised) arm inertia M̂ = M_𝔪 − 𝒜ᵀM₀𝒜 (75), n×n."""
+        return lp.lp_terms(self, self._q(q), derivatives=False).Mhat
+
+    def locked_velocity(self, V, q, qd) -> np.ndarray:
+        """Ω = V + 𝒜 q̇ (73)."""
+        t = lp.lp_terms(self, self._q(q), derivatives=False)
+        return self._V(V) + t.A @ self._q(qd, "qd")
+
+    def locked_momentum(self, V, q, qd) -> np.ndarray:
+        """P = M₀V + M₀𝔪q̇ (77): the total momentum as a body wrench at the vehicle frame."""
+        t = lp.lp_terms(self, self._q(q), derivatives=False)
+        return t.M0 @ self._V(V) + t.M0m @ self._q(qd, "qd")
+
+    def curvature(self, q) -> np.ndarray:
+        """Curvature of the mechanical connection B[i, j] ∈ R^b (seeds-LP §3.6), (n, n, b)."""
+        return lp.curvature(self, lp.lp_terms(self, self._q(q)))
+
+    def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
+        """``(V̇, q̈)`` from the corrected LP equations (LP-1)–(LP-3); see :func:`lp.forward_dynamics`."""
+        g = _as_pose(g)
+        V, q, qd, tau = self._V(V), self._q(q), self._q(qd, "qd"), self._q(tau, "tau")
+        bw = None if base_wrench is None else self._V(base_wrench, "base_wrench")
+        Vdot, qdd, _ = lp.forward_dynamics(self, g, V, q, qd, tau, bw,
+                                           self._frame_wrenches(frame_wrenches))
+        return Vdot, qdd
+
+    def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None):
+        """``(base_wrench, tau)`` that produce ``(V̇, q̈)``; exact inverse of forward_dynamics."""
+        g = _as_pose(g)
+        args = (self._V(V), self._q(q), self._q(qd, "qd"), self._V(Vdot, "Vdot"),
+                self._q(qdd, "qdd"))
+        return lp.inverse_dynamics(self, g, *args, frame_wrenches=self._frame_wrenches(frame_wrenches))
+
+    def momentum(self, g, V, q, qd) -> np.ndarray:
+        """Total spatial momentum ``[linear; angular]`` in the inertial frame, about its origin."""
+        g = _as_pose(g)
+        t = lp.lp_terms(self, self._q(q), derivatives=False)
+        return lp.spatial_momentum(self, t, g, self._V(V), self._q(qd, "qd"))
+
+    def kinetic_energy(self, V, q, qd) -> float:
+        z = np.concatenate([self._V(V), self._q(qd, "qd")])
+        return float(0.5 * z @ self.mass_matrix(q) @ z)
+
+    def potential_energy(self, g, q) -> float:
+        """Gravitational potential ``−Σ m_k aᵀ p_k`` (zero at the inertial origin)."""
+        return lp.potential_energy(self, lp.kinematics(self, self._q(q)), _as_pose(g))
+
+    def energy(self, g, V, q, qd) -> float:
+        """Kinetic plus gravitational potential energy."""
+        return self.kinetic_energy(V, q, qd) + self.potential_energy(g, q)
+
+    def frame_pose(self, q, frame: str, g=None) -> np.ndarray:
+        """Pose of a frame (any URDF link) in the vehicle frame, or in the inertial frame if ``g``."""
+        if frame not in self.frame_body:
+            raise ValueError(f"frame: unknown frame {frame!r}; frames are {', '.join(self.frame_names)}")
+        ge = lp.frame_pose_vehicle(self, lp.kinematics(self, self._q(q)), frame)
+        return ge if g is None else _as_pose(g) @ ge
+
+    def frame_jacobian(self, q, frame: str) -> np.ndarray:
+        """Body Jacobian of a frame, 6×(b+n): ``[J_{𝔢,0}, J_{𝔢,𝔪}]`` (92)–(93), corrected."""
+        if frame not in self.frame_body:
+            raise ValueError(f"frame: unknown frame {frame!r}")
+        J0, Jm = lp.frame_jacobian(self, lp.kinematics(self, self._q(q)), frame)
+        return np.hstack([J0, Jm])
+
+    def neutral_configuration(self) -> np.ndarray:
+        """q = 0 clipped into the joint limits."""
+        q = np.zeros(self.n)
+        for j, lim in enumerate(self.joint_limits):
+            lo, hi = lim.get("lower", -np.inf), lim.get("upper", np.inf)
+            if lo <= hi:
+                q[j] = min(max(0.0, lo), hi)
+        return q
+
+    def __repr__(self):
+        return (f"Model({self.name!r}, base={self.group.name}, b={self.b}, n={self.n}, "
+                f"mass={self.total_mass:.6g} kg)")
+
+
+def load_model(source, base="SE3", gravity=(0.0, 0.0, -9.81)) -> Model:
+    """Build a :class:`Model` from a URDF path, a URDF XML string, or a ``.xacro`` path.
+
+    The URDF's root link is the vehicle; ``base`` names its displacement subgroup (``"SE3"``,
+    ``"SE2"``, ``"SO3"`` or ``"fixed"``); ``gravity`` is the gravitational acceleration in the
+    inertial frame.  Raises ``ValueError`` for unsupported or physically impossible models.
+    """
+    group = get_group(base)
+    return Model(parse_urdf(source), base=group, gravity=gravity)
