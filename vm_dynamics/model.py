@@ -138,9 +138,16 @@ class Model:
                 raise ValueError(f"base={self.group.name}: the locked inertia of the whole robot "
                                  f"is singular (eigenvalues {ev}); a free vehicle needs mass and "
                                  f"rotational inertia in every direction it can move")
-        M = self.mass_matrix(q0)
-        if self.n + self.b and np.linalg.eigvalsh(M)[0] <= 0.0:
-            raise ValueError("the mass matrix at q = 0 is not positive definite")
+            if self.n:
+                M0m = it.M0m_6[list(ax), :]
+                Mhat = it.Mm - M0m.T @ np.linalg.solve(M0, M0m)
+                ev, vec = np.linalg.eigh(0.5 * (Mhat + Mhat.T))
+                if ev[0] <= 1e-10 * max(1.0, abs(ev[-1])):
+                    j = int(np.argmax(np.abs(vec[:, 0])))
+                    raise ValueError(
+                        f"joint '{self.joint_names[j]}': its motion can be reproduced by moving the "
+                        f"vehicle alone, so the reduced inertia M̂ is singular (eigenvalue "
+                        f"{ev[0]:.3g}); give the vehicle (root link) its own mass and inertia")
 
     def _q(self, q, name="q"):
         return _as_vector(q, self.n, name)

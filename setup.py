@@ -1,0 +1,50 @@
+"""ament_python package + pip-installable library (``pip install .`` works without ROS)."""
+import os
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "vm_dynamics"
+
+
+def _files(pattern):
+    return sorted(f for f in glob(pattern) if os.path.isfile(f))
+
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/launch", _files("launch/*.launch.py")),
+        ("share/" + package_name + "/config", _files("config/*.yaml") + _files("config/*.xml")),
+        ("share/" + package_name + "/urdf", _files("urdf/*")),
+        ("share/" + package_name + "/rviz", _files("rviz/*.rviz")),
+    ],
+    package_data={package_name: ["data/*"]},
+    include_package_data=True,
+    python_requires=">=3.10",
+    install_requires=["numpy>=1.21", "scipy>=1.8", "PyYAML>=5.4", "xacro>=2.0"],
+    extras_require={
+        "sim": ["matplotlib>=3.5", "tqdm>=4.60", "rosbags>=0.10"],
+        "dds": ["cyclonedds>=0.10", "rosbags>=0.10"],
+        "viz": ["foxglove-sdk>=0.10"],
+        "fast": ["numba>=0.58"],
+        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1",
+                 "mcap-ros2-support>=0.5"],
+    },
+    zip_safe=True,
+    maintainer="vm_dynamics maintainers",
+    maintainer_email="maintainers@users.noreply.a-seed-092a831c.example",
+    description="Singularity-free Lagrange-Poincare dynamics of vehicle-manipulator systems",
+    license="BSD-3-Clause",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            "vm-sim = vm_dynamics.cli:main",
+        ],
+        "vm_dynamics.controllers": [],
+    },
+)
