@@ -279,6 +279,20 @@ class Model:
                 q[j] = min(max(0.0, lo), hi)
         return q
 
+    def with_added_vehicle_inertia(self, M_added) -> "Model":
+        """A copy whose vehicle inertia 𝔐₀ includes a constant 6×6 ``M_added`` (e.g. hydrodynamic
+        added mass, body frame, ``[linear; angular]``).  Gravity still acts on the URDF masses only."""
+        M_added = np.asarray(M_added, dtype=float)
+        if M_added.shape != (6, 6) or not np.all(np.isfinite(M_added)):
+            raise ValueError("M_added: expected a finite 6x6 matrix")
+        if not np.allclose(M_added, M_added.T) or np.linalg.eigvalsh(M_added)[0] < 0:
+            raise ValueError("M_added: must be symmetric positive semi-definite")
+        import copy
+        other = copy.copy(self)
+        other.vehicle_inertia = self.vehicle_inertia + M_added
+        other.added_vehicle_inertia = M_added
+        return other
+
     def __repr__(self):
         return (f"Model({self.name!r}, base={self.group.name}, b={self.b}, n={self.n}, "
                 f"mass={self.total_mass:.6g} kg)")

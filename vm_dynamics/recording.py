@@ -1,0 +1,655 @@
+"""Recording and plotting outputs: ROS 2 MCAP recordings, JSON summaries, PNG figures.
+
+MCAP output
+-----------
+:func:`write_mcap` writes a **single** ``.mcap`` file (``trajectory.mcap`` by
+convention) using ``rosbags.rosbag2.Writer`` with MCAP storage, i.e. exactly the
+layout ``rosbag2_storage_mcap`` produces: profile ``ros2``, ``ros2msg`` schemas
+generated from the ROS 2 Jazzy typestore, ``cdr`` messages, chunk indexes, a
+Statistics record, per-channel ``offered_qos_profiles`` metadata and an embedded
+``rosbag2`` metadata record (version 9).  rosbags itself writes a bag *directory*
+(``<name>/<name>.mcap`` + ``metadata.yaml``); we write it into a temporary directory
+and move the ``.mcap`` to the requested path, because the MCAP file is
+self-describing:
+
+* ``ros2 bag play trajectory.mcap`` / ``ros2 bag info trajectory.mcap`` work on
+  Iron, Jazzy and later (bare storage files are auto-detected, rosbag2 PR #1072);
+  on Humble add ``-s mcap``.  ``ros2 bag reindex`` can recreate a metadata.yaml.
+* Foxglove, ``mcap`` CLI and ``mcap_ros2`` read it directly.
+
+Topics (all stamped with simulation time, log time = header stamp):
+
+=================  ============================  ==========================================
+``/clock``         rosgraph_msgs/msg/Clock       reliable, volatile, depth 1
+``/joint_states``  sensor_msgs/msg/JointState    reliable, volatile, depth 10
+``/odom``          nav_msgs/msg/Odometry         reliable, volatile, depth 10
+``/tf``            tf2_msgs/msg/TFMessage        reliable, volatile, depth 100 (tf2_ros)
+``/tf_static``     tf2_msgs/msg/TFMessage        reliable, transient local, depth 1
+=================  ============================  ==========================================
+
+``/tf_static`` is only written when constant ``extra_tf`` transforms are given.
+Reliable publishers match both reliable and best-effort subscribers, so replayed
+state reaches robot_state_publisher (best effort) and RViz (reliable) alike.
+
+Conventions: see :mod:`vm_dynamics.ros_msgs` (quaternions x, y, z, w; twist
+``[v; omega]`` in the body frame ``base_link``).
+
+Plots use matplotlib's Agg canvas directly (no pyplot, no display, no global
+backend switch); matplotlib is imported lazily inside the plot functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from . import ros_msgs as rm
+
+__all__ = [
+    'BASE_IOTA', 'TOPIC_QOS', 'RecordingInfo', 'base_iota_matrix', 'select_samples',
+    'write_mcap', 'write_summary_json', 'to_jsonable',
+    'plot_joints', 'plot_base', 'plot_conservation', 'plot_tracking',
+]
+
+# ------------------------------------------------------------------- base embeddings
+
+
+def _iota(rows: Sequence[int]) -> np.ndarray:
+    m = np.zeros((6, len(rows)))
+    for j, r in enumerate(rows):
+        m[r, j] = 1.0
+    return m
+
+
+#: Embeddings of the base velocity b-vector into the 6-twist [v; omega] (6 x b).
+BASE_IOTA: dict[str, np.ndarray] = {
+    'SE3': np.eye(6),            # [vx, vy, vz, wx, wy, wz]
+    'SE2': _iota([0, 1, 5]),     # [vx, vy, wz]
+    'SO3': _iota([3, 4, 5]),     # [wx, wy, wz]
+    'fixed': np.zeros((6, 0)),   # no base velocity
+}
+
+
+def base_iota_matrix(base_iota: Any, b: int) -> np.ndarray:
+    """Resolve ``base_iota``: None, a name in :data:`BASE_IOTA` (case-insensitive), an
+    object with an ``iota`` attribute (``vm_dynamics.groups.VehicleGroup``) or a 6 x b array.
+
+    ``None`` is accepted only where unambiguous: b == 6 (SE3) or b == 0 (fixed).
+    """
+    if base_iota is None:
+        if b == 6:
+            return BASE_IOTA['SE3']
+        if b == 0:
+            return BASE_IOTA['fixed']
+        raise ValueError(
+            f'V has {b} columns; pass base_iota (6x{b} array or one of '
+            f"{sorted(BASE_IOTA)}) — e.g. 'SE2' for [vx, vy, wz] or 'SO3' for [wx, wy, wz]")
+    if isinstance(base_iota, str):
+        key = {k.lower(): k for k in BASE_IOTA}.get(base_iota.lower())
+        if key is None:
+            raise ValueError(f'unknown base_iota {base_iota!r}; expected one of '
+                             f'{sorted(BASE_IOTA)} or a 6 x b array')
+        m = BASE_IOTA[key]
+    elif hasattr(base_iota, 'iota'):  # e.g. a vm_dynamics.groups.VehicleGroup
+        m = np.asarray(base_iota.iota, dtype=float)
+    else:
+        m = np.asarray(base_iota, dtype=float)
+    if m.shape != (6, b):
+        raise ValueError(f'base_iota must have shape (6, {b}) to map V (N, {b}) to a 6-twist, '
+                         f'got {m.shape}')
+    if not np.all(np.isfinite(m)):
+        raise ValueError('base_iota contains NaN/Inf')
+    return m
+
+
+# ------------------------------------------------------------------------ sampling
+
+
+def select_samples(t: Any, decimate: int | None = None,
+                   rate_hz: float | None = None) -> np.ndarray:
+    """Indices of the samples to record.
+
+    * neither: all samples;
+    * ``decimate=k``: every k-th sample starting with the first;
+    * ``rate_hz=r``: the first sample at or after each grid time ``t0 + m / r``
+      (grid-based, so no drift accumulates; a sample is never used twice).
+    """
+    t = np.asarray(t, dtype=float)
+    n = t.shape[0]
+    if decimate is not None and rate_hz is not None:
+        raise ValueError('give at most one of decimate and rate_hz')
+    if decimate is not None:
+        if isinstance(decimate, bool) or int(decimate) != decimate or decimate < 1:
+            raise ValueError(f'decimate must be an integer >= 1, got {decimate!r}')
+        return np.arange(0, n, int(decimate))
+    if rate_hz is not None:
+        if not (isinstance(rate_hz, (int, float, np.number)) and math.isfinite(rate_hz)
+                and rate_hz > 0):
+            raise ValueError(f'rate_hz must be a finite positive number, got {rate_hz!r}')
+        if n == 0:
+            return np.zeros(0, dtype=int)
+        # grid slot of each sample; tiny tolerance so that t = t0 + m/r exactly lands in m.
+        slot = np.floor((t - t[0]) * rate_hz + 1e-9).astype(np.int64)
+        first = np.ones(n, dtype=bool)
+        first[1:] = slot[1:] != slot[:-1]
+        return np.flatnonzero(first)
+    return np.arange(n)
+
+
+# --------------------------------------------------------------------------- QoS
+
+
+def _qos(depth: int, transient_local: bool = False) -> Any:
+    from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
+                                    QosReliability, QosTime)
+    zero = QosTime(0, 0)  # unspecified = DDS default (infinite)
+    return Qos(QosHistory.KEEP_LAST, depth, QosReliability.RELIABLE,
+               QosDurability.TRANSIENT_LOCAL if transient_local else QosDurability.VOLATILE,
+               zero, zero, QosLiveliness.AUTOMATIC, zero, False)
+
+
+#: (message type, depth, transient_local) per topic.
+TOPIC_QOS: dict[str, tuple[str, int, bool]] = {
+    '/clock': (rm.CLOCK, 1, False),
+    '/joint_states': (rm.JOINT_STATE, 10, False),
+    '/odom': (rm.ODOMETRY, 10, False),
+    '/tf': (rm.TF_MESSAGE, 100, False),
+    '/tf_static': (rm.TF_MESSAGE, 1, True),
+}
+
+
+class RecordingInfo(NamedTuple):
+    """What :func:`write_mcap` wrote."""
+
+    path: Path
+    indices: np.ndarray           # simulation samples that were recorded
+    message_counts: dict[str, int]
+    start_ns: int
+    end_ns: int
+
+
+# ---------------------------------------------------------------------- validation
+
+
+def _array(x: Any, shape: tuple, what: str) -> np.ndarray:
+    """Float array with a shape pattern (None = any); finite, with first bad sample named."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f'{what} must be numeric: {exc}') from exc
+    if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
+        pattern = '(' + ', '.join('*' if s is None else str(s) for s in shape) + ')'
+        raise ValueError(f'{what} must have shape {pattern}, got {a.shape}')
+    if a.size and not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise ValueError(f'{what} contains NaN/Inf at sample {int(bad[0])} (index '
+                         f'{tuple(int(i) for i in bad)})')
+    return a
+
+
+def _joint_array(x: Any, N: int, n: int, what: str) -> np.ndarray:
+    """(N, n) joint array; for a vehicle without joints (n == 0) None/empty is fine."""
+    if n == 0 and (x is None or np.size(x) == 0):
+        return np.zeros((N, 0))
+    if x is None:
+        raise ValueError(f'{what} is required for {n} joints')
+    return _array(x, (N, n), f'{what} (N, n_joints)')
+
+
+def _frame_pair(frame_ids: Any) -> tuple[str, str]:
+    if isinstance(frame_ids, Mapping):
+        parent = frame_ids.get('odom', frame_ids.get('parent', 'odom'))
+        child = frame_ids.get('base', frame_ids.get('base_link', frame_ids.get('child',
+                                                                                 'base_link')))
+    else:
+        try:
+            parent, child = frame_ids
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f'frame_ids must be (odom_frame, base_frame), got {frame_ids!r}'
+                             ) from exc
+    for f in (parent, child):
+        if not isinstance(f, str) or not f:
+            raise ValueError(f'frame ids must be non-empty strings, got {frame_ids!r}')
+    if parent == child:
+        raise ValueError(f'odom and base frame must differ, got {parent!r} twice')
+    return parent, child
+
+
+# ------------------------------------------------------------------------ writer
+
+
+def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
+               joint_names: Sequence[str], effort: Any = None,
+               frame_ids: Any = ('odom', 'base_link'),
+               extra_tf: Sequence[tuple[str, str, Any]] | None = None,
+               base_iota: Any = None, decimate: int | None = None,
+               rate_hz: float | None = None, time_offset_s: float = 0.0,
+               overwrite: bool = True) -> RecordingInfo:
+    """Write a simulated trajectory as a ROS 2 MCAP recording (single file at ``path``).
+
+    Args:
+        path: output file, e.g. ``<out_dir>/trajectory.mcap`` (parent dirs are created).
+        t: (N,) strictly increasing simulation time [s].
+        g: (N, 4, 4) base pose (``base_link`` in ``odom``).
+        V: (N, b) base velocity in the body frame; mapped to the 6-twist ``[v; omega]``
+            by ``base_iota`` (6 x b array, a VehicleGroup, or 'SE3' | 'SE2' | 'SO3' |
+            'fixed'; default for b == 6 is identity and for b == 0 zero).
+        q, qd: (N, n) joint positions [rad or m] and velocities.
+        joint_names: n names (URDF joint names, for robot_state_publisher).
+        effort: optional (N, n) joint efforts [N m or N].
+        frame_ids: ``(odom_frame, base_frame)`` (or a mapping with keys 'odom', 'base').
+        extra_tf: extra ``(parent, child, G)`` transforms; ``G`` of shape (N, 4, 4) is
+            added to every ``/tf`` message, ``G`` of shape (4, 4) is written once on
+            ``/tf_static`` (transient local).
+        decimate / rate_hz: record every k-th sample / at most ``rate_hz`` samples per
+            second (see :func:`select_samples`).
+        time_offset_s: added to every stamp (e.g. 1.0 to avoid a zero sim time,
+            which ROS treats as "unset").
+        overwrite: replace an existing file (otherwise FileExistsError).
+
+    Returns:
+        :class:`RecordingInfo` with the recorded sample indices and per-topic counts.
+    """
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    path = Path(path)
+    if path.suffix != '.mcap':
+        raise ValueError(f'output path must end with .mcap, got {path.name!r}')
+    if path.exists() and not overwrite:
+        raise FileExistsError(f'{path} exists (pass overwrite=True to replace it)')
+
+    t = _array(t, (None,), 't')
+    N = t.shape[0]
+    if N == 0:
+        raise ValueError('t is empty; nothing to record')
+    if N > 1 and np.any(np.diff(t) <= 0):
+        k = int(np.flatnonzero(np.diff(t) <= 0)[0])
+        raise ValueError(f't must be strictly increasing (t[{k + 1}] = {t[k + 1]!r} <= '
+                         f't[{k}] = {t[k]!r})')
+    g = rm.check_rigid_transform(_array(g, (N, 4, 4), 'g'), name='g')
+    V = np.zeros((N, 0)) if V is None else np.asarray(V, dtype=float)
+    if V.ndim == 1 and V.shape[0] == N:
+        V = V[:, None]  # b == 1 (e.g. a single-axis base with a 6x1 base_iota)
+    V = _array(V, (N, None), 'V')
+    iota = base_iota_matrix(base_iota, V.shape[1])
+    V6 = V @ iota.T
+    names = [str(s) for s in joint_names]
+    n = len(names)
+    q = _joint_array(q, N, n, 'q')
+    qd = _joint_array(qd, N, n, 'qd')
+    eff = None if effort is None else _joint_array(effort, N, n, 'effort')
+    odom, base = _frame_pair(frame_ids)
+
+    dyn_tf: list[tuple[str, str, np.ndarray]] = []
+    static_tf: list[tuple[str, str, np.ndarray]] = []
+    for k, item in enumerate(extra_tf or ()):
+        try:
+            parent, child, G = item
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f'extra_tf[{k}] must be (parent, child, G)') from exc
+        G = np.asarray(G, dtype=float)
+        if G.shape == (4, 4):
+            static_tf.append((parent, child, rm.check_rigid_transform(
+                G, name=f'extra_tf[{k}] {parent}->{child}')))
+        elif G.shape == (N, 4, 4):
+            dyn_tf.append((parent, child, rm.check_rigid_transform(
+                G, name=f'extra_tf[{k}] {parent}->{child}')))
+        else:
+            raise ValueError(f'extra_tf[{k}] ({parent}->{child}) must have shape (4, 4) or '
+                             f'({N}, 4, 4), got {G.shape}')
+
+    idx = select_samples(t, decimate=decimate, rate_hz=rate_hz)
+    offset_ns = rm.stamp_to_ns(time_offset_s)
+    stamps = [rm.stamp_to_ns(float(t[i])) + offset_ns for i in idx]
+    rm.ns_to_time_msg(stamps[0])
+    rm.ns_to_time_msg(stamps[-1])  # range check up front
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmpdir = Path(tempfile.mkdtemp(prefix=f'.{path.stem}.', dir=path.parent))
+    counts = {topic: 0 for topic in ('/clock', '/joint_states', '/odom', '/tf')}
+    try:
+        bagdir = tmpdir / path.stem
+        writer = Writer(bagdir, version=9, storage_plugin=StoragePlugin.MCAP)
+        writer.open()
+        try:
+            conns = {}
+            topics = list(counts) + (['/tf_static'] if static_tf else [])
+            for topic in topics:
+                msgtype, depth, latched = TOPIC_QOS[topic]
+                conns[topic] = writer.add_connection(
+                    topic, msgtype, typestore=rm.TYPESTORE,
+                    offered_qos_profiles=[_qos(depth, latched)])
+
+            def put(topic: str, ns: int, msg: Any) -> None:
+                writer.write(conns[topic], ns, rm.serialize(msg))
+                counts[topic] = counts.get(topic, 0) + 1
+
+            if static_tf:
+                put('/tf_static', stamps[0], rm.tf_msg(rm.ns_to_time_msg(stamps[0]),
+                                                       static_tf))
+            for i, ns in zip(idx, stamps):
+                stamp = rm.ns_to_time_msg(ns)
+                put('/clock', ns, rm.clock_msg(stamp))
+                put('/joint_states', ns, rm.joint_state_msg(
+                    stamp, names, q[i], qd[i], None if eff is None else eff[i]))
+                put('/odom', ns, rm.odometry_msg(stamp, g[i], V6[i], odom, base))
+                put('/tf', ns, rm.tf_msg(stamp, [(odom, base, g[i])]
+                                         + [(p, c, G[i]) for p, c, G in dyn_tf]))
+        except BaseException:
+            writer.abort()
+            raise
+        writer.close()
+        os.replace(bagdir / f'{path.stem}.mcap', path)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return RecordingInfo(path, idx, counts, stamps[0], stamps[-1])
+
+
+# -------------------------------------------------------------------------- JSON
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Recursively convert numpy/Path/tuple values to JSON types; NaN/Inf -> None."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, (complex, np.complexfloating)):
+        raise TypeError(f'cannot store complex value {obj!r} in JSON')
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    if isinstance(obj, Mapping):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, (str, int, float, bool, np.integer)) and k is not None:
+                raise TypeError(f'JSON object keys must be str/int, got {type(k).__name__}')
+            out[str(k.item() if isinstance(k, np.generic) else k)] = to_jsonable(v)
+        return out
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return to_jsonable(obj.item())
+    raise TypeError(f'object of type {type(obj).__name__} is not JSON serialisable')
+
+
+def write_summary_json(path: str | os.PathLike, data: Mapping[str, Any],
+                       indent: int = 2) -> Path:
+    """Write ``data`` as strict JSON (NaN/Inf become null); atomic replace. Returns path."""
+    path = Path(path)
+    text = json.dumps(to_jsonable(data), indent=indent, allow_nan=False) + '\n'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}')
+    tmp.write_text(text, encoding='utf-8')
+    os.replace(tmp, path)
+    return path
+
+
+# ------------------------------------------------------------------------- plots
+
+_DPI = 150
+_RC = {
+    'font.size': 9, 'axes.titlesize': 10, 'axes.labelsize': 9, 'legend.fontsize': 8,
+    'xtick.labelsize': 8, 'ytick.labelsize': 8, 'lines.linewidth': 1.3,
+    'axes.grid': True, 'grid.alpha': 0.35, 'grid.linewidth': 0.6,
+    'legend.framealpha': 0.85, 'axes.spines.top': False, 'axes.spines.right': False,
+    'savefig.dpi': _DPI, 'figure.dpi': _DPI,
+}
+
+
+def _styled(func):
+    """Run a plot function inside the module's matplotlib rc context."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context(_RC):
+            return func(*args, **kwargs)
+    return wrapper
+
+
+def _figure(nrows: int, height_per_row: float = 2.4, width: float = 6.4):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, 0.6 + height_per_row * nrows))
+    FigureCanvasAgg(fig)  # attaches an Agg canvas: no pyplot, no display
+    axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
+    return fig, list(axes)
+
+
+def _colors(k: int) -> list:
+    import matplotlib
+
+    cmap = matplotlib.colormaps['tab10' if k <= 10 else 'tab20' if k <= 20 else 'viridis']
+    if k <= 20:
+        return [cmap(i) for i in range(k)]
+    return [cmap(i / max(k - 1, 1)) for i in range(k)]
+
+
+def _legend(ax, n_series: int) -> None:
+    if n_series == 0:
+        return
+    if n_series <= 6:
+        ax.legend(loc='best')
+    else:
+        ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), ncol=1 + n_series // 16,
+                  borderaxespad=0.0)
+
+
+def _save(fig, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI, bbox_inches='tight', format=path.suffix[1:] or 'png')
+    return path
+
+
+def _time_series(t: Any, y: Any, what: str, ncols: int | None = None) -> tuple[np.ndarray,
+                                                                                np.ndarray]:
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size == 0:
+        raise ValueError(f't must be a non-empty 1-D array, got shape {t.shape}')
+    y = np.asarray(y, dtype=float)
+    if y.ndim == 1:
+        y = y[:, None]
+    if y.ndim != 2 or y.shape[0] != t.shape[0]:
+        raise ValueError(f'{what} must have shape ({t.shape[0]}, k), got {y.shape}')
+    if ncols is not None and y.shape[1] != ncols:
+        raise ValueError(f'{what} has {y.shape[1]} columns but {ncols} names were given')
+    return t, y
+
+
+def _units(units: Any, n: int, default: str) -> list[str]:
+    if units is None:
+        return [default] * n
+    if isinstance(units, str):
+        return [units] * n
+    units = list(units)
+    if len(units) != n:
+        raise ValueError(f'{len(units)} units for {n} series')
+    return [str(u) for u in units]
+
+
+def _ylabel(quantity: str, units: list[str]) -> str:
+    us = sorted(set(units))
+    return f'{quantity} [{us[0]}]' if len(us) == 1 else f'{quantity} [{", ".join(us)}]'
+
+
+@_styled
+def plot_joints(path: str | os.PathLike, t: Any, q: Any, names: Sequence[str],
+                qd: Any = None, units: Any = None, title: str | None = None) -> Path:
+    """Joint positions (and velocities if ``qd`` is given) versus time.
+
+    ``units``: one unit for all joints or one per joint (default 'rad'; use 'm' for
+    prismatic joints); velocity units get '/s'.
+    """
+    names = [str(s) for s in names]
+    t, q = _time_series(t, q, 'q', len(names))
+    if qd is not None:
+        _, qd = _time_series(t, qd, 'qd', len(names))
+    us = _units(units, len(names), 'rad')
+    fig, axes = _figure(2 if qd is not None else 1)
+    cols = _colors(len(names))
+    mixed = len(set(us)) > 1
+    for j, nm in enumerate(names):
+        lab = f'{nm} [{us[j]}]' if mixed else nm
+        axes[0].plot(t, q[:, j], color=cols[j], label=lab)
+        if qd is not None:
+            axes[1].plot(t, qd[:, j], color=cols[j], label=lab)
+    axes[0].set_ylabel(_ylabel('joint position $q$', us))
+    axes[0].set_title(title or 'Joint trajectories')
+    _legend(axes[0], len(names))
+    if qd is not None:
+        axes[1].set_ylabel(_ylabel(r'joint velocity $\dot{q}$', [u + '/s' for u in us]))
+    axes[-1].set_xlabel('time t [s]')
+    if t[-1] > t[0]:
+        axes[-1].set_xlim(t[0], t[-1])
+    return _save(fig, path)
+
+
+def _unwrap_rotvec(phi: np.ndarray) -> np.ndarray:
+    """Make a rotation-vector time series continuous across theta = pi.
+
+    The same rotation has rotation vectors ``u (theta + 2 pi m)``; for each sample pick
+    the m closest to the previous (already unwrapped) sample.
+    """
+    out = phi.copy()
+    for k in range(1, phi.shape[0]):
+        th = np.linalg.norm(phi[k])
+        if th < 1e-12:
+            continue
+        u = phi[k] / th
+        m0 = np.round((out[k - 1] @ u - th) / (2 * np.pi))
+        cands = [u * (th + 2 * np.pi * m) for m in (m0 - 1, m0, m0 + 1)]
+        out[k] = min(cands, key=lambda c: np.linalg.norm(c - out[k - 1]))
+    return out
+
+
+@_styled
+def plot_base(path: str | os.PathLike, t: Any, g: Any, title: str | None = None,
+              frame_ids: tuple[str, str] = ('odom', 'base_link')) -> Path:
+    """Vehicle position and attitude versus time.
+
+    Attitude is the rotation vector ``phi = log(R)`` (components and angle
+    ``theta = |log R|`` in [0, pi]); the components are unwrapped across theta = pi so
+    the curves stay continuous.  No Euler angles (singular).
+    """
+    t = np.asarray(t, dtype=float)
+    g = rm.check_rigid_transform(g, name='g')
+    if g.ndim != 3 or t.ndim != 1 or g.shape[0] != t.shape[0] or t.size == 0:
+        raise ValueError(f'need t (N,) and g (N, 4, 4) with N > 0, got {t.shape} and {g.shape}')
+    p = g[:, :3, 3]
+    phi = rm.rotvec_from_matrix(g[:, :3, :3])
+    theta = np.linalg.norm(phi, axis=1)
+    phi_c = _unwrap_rotvec(phi)
+    fig, axes = _figure(2)
+    cols = _colors(3)
+    for j, ax_name in enumerate('xyz'):
+        axes[0].plot(t, p[:, j], color=cols[j], label=ax_name)
+        axes[1].plot(t, phi_c[:, j], color=cols[j], label=rf'$\varphi_{ax_name}$')
+    axes[1].plot(t, theta, color='0.2', linestyle='--', label=r'$\theta = \|\log R\|$')
+    parent, child = frame_ids
+    axes[0].set_ylabel('position [m]')
+    axes[0].set_title(title or f'Vehicle pose ({child} in {parent})')
+    axes[1].set_ylabel(r'rotation vector $\varphi = \log R$ [rad]')
+    axes[1].set_xlabel('time t [s]')
+    _legend(axes[0], 3)
+    _legend(axes[1], 4)
+    if t[-1] > t[0]:
+        axes[1].set_xlim(t[0], t[-1])
+    return _save(fig, path)
+
+
+@_styled
+def plot_conservation(path: str | os.PathLike, t: Any, energy_rel_drift: Any = None,
+                      momentum_rel_drift: Any = None,
+                      momentum_labels: Sequence[str] | None = None,
+                      title: str | None = None) -> Path:
+    """Relative drifts |ΔE|/|E0| and |Δμ|/|μ0| versus time on a log scale.
+
+    ``momentum_rel_drift`` may be (N,) or (N, k) (e.g. linear and angular parts).
+    Exact zeros (e.g. at t0) are not drawn; machine epsilon is shown for reference.
+    """
+    t = np.asarray(t, dtype=float)
+    series: list[tuple[str, np.ndarray]] = []
+    if energy_rel_drift is not None:
+        _, e = _time_series(t, energy_rel_drift, 'energy_rel_drift', 1)
+        series.append((r'energy $|\Delta E|/|E_0|$', e[:, 0]))
+    if momentum_rel_drift is not None:
+        _, m = _time_series(t, momentum_rel_drift, 'momentum_rel_drift')
+        labels = (list(momentum_labels) if momentum_labels is not None else
+                  [r'momentum $\|\Delta\mu\|/\|\mu_0\|$'] if m.shape[1] == 1 else
+                  [f'momentum {j}' for j in range(m.shape[1])])
+        if len(labels) != m.shape[1]:
+            raise ValueError(f'{len(labels)} momentum labels for {m.shape[1]} columns')
+        series += [(labels[j], m[:, j]) for j in range(m.shape[1])]
+    if not series:
+        raise ValueError('give energy_rel_drift and/or momentum_rel_drift')
+    fig, (ax,) = _figure(1, height_per_row=3.2)
+    cols = _colors(len(series))
+    drawn = 0
+    for (label, y), c in zip(series, cols):
+        a = np.abs(y)
+        a = np.where((a > 0) & np.isfinite(a), a, np.nan)
+        if np.all(np.isnan(a)):
+            label += ' (identically 0)'
+            ax.plot([], [], color=c, label=label)
+            continue
+        ax.plot(t, a, color=c, label=label)
+        drawn += 1
+    ax.set_yscale('log')
+    ax.axhline(np.finfo(float).eps, color='0.5', linestyle=':', linewidth=1.0,
+               label=r'machine $\varepsilon$')
+    if drawn == 0:
+        ax.set_ylim(1e-18, 1e-12)
+    ax.set_xlabel('time t [s]')
+    ax.set_ylabel('relative drift [–]')
+    ax.set_title(title or 'Conservation')
+    _legend(ax, len(series) + 1)
+    if t[-1] > t[0]:
+        ax.set_xlim(t[0], t[-1])
+    return _save(fig, path)
+
+
+@_styled
+def plot_tracking(path: str | os.PathLike, t: Any, err: Any, names: Sequence[str],
+                  units: Any = None, title: str | None = None) -> Path:
+    """Tracking errors versus time: signed error (top) and |error| on a log scale
+    (bottom); legend entries carry the RMS error."""
+    names = [str(s) for s in names]
+    t, e = _time_series(t, err, 'err', len(names))
+    if not np.all(np.isfinite(e)):
+        raise ValueError('err contains NaN/Inf')
+    us = _units(units, len(names), 'rad')
+    fig, axes = _figure(2)
+    cols = _colors(len(names))
+    for j, nm in enumerate(names):
+        rms = float(np.sqrt(np.mean(e[:, j] ** 2)))
+        axes[0].plot(t, e[:, j], color=cols[j], label=f'{nm} (RMS {rms:.2e} {us[j]})')
+        a = np.abs(e[:, j])
+        axes[1].plot(t, np.where(a > 0, a, np.nan), color=cols[j])
+    axes[0].axhline(0.0, color='0.3', linewidth=0.8)
+    axes[0].set_ylabel(_ylabel('error $e$', us))
+    axes[0].set_title(title or 'Tracking error')
+    _legend(axes[0], len(names))
+    axes[1].set_yscale('log')
+    axes[1].set_ylabel(_ylabel('$|e|$', us))
+    axes[1].set_xlabel('time t [s]')
+    if t[-1] > t[0]:
+        axes[1].set_xlim(t[0], t[-1])
+    return _save(fig, path)

@@ -1,0 +1,763 @@
+"""ROS 2 message layer: build, parse and (de)serialise ROS 2 messages without rclpy.
+
+Messages are the dataclasses of the ``rosbags`` typestore for ROS 2 Jazzy
+(``rosbags.typesys.Stores.ROS2_JAZZY``), i.e. generated from the real ``.msg``
+definitions of common_interfaces, not hand-copied.  The same objects serialise to
+the CDR bytes that a ROS 2 node puts on the wire (XCDR1, little endian,
+encapsulation header ``00 01 00 00``) and that ``rosbag2`` stores in MCAP.
+
+Conventions (stated once, used everywhere in this module)
+---------------------------------------------------------
+* Units: SI (m, rad, s, N, N m), REP-103.
+* Pose: a 4x4 homogeneous matrix ``g = [[R, p], [0, 1]]`` mapping body (child)
+  coordinates to parent coordinates, ``x_parent = R x_child + p``.
+* Quaternions are in ROS order **(x, y, z, w)**, unit norm, and returned with
+  ``w >= 0`` (canonical sign).  ``R = I`` <-> ``(0, 0, 0, 1)``.
+* Twists and wrenches are 6-vectors with the **linear part first**:
+  ``V = [v; omega]`` and ``F = [force; torque]``.
+* ``nav_msgs/Odometry``: pose of ``child_frame_id`` in ``header.frame_id``; the twist
+  is expressed **in child_frame_id**, i.e. it is the body (left-trivialised)
+  velocity ``g^{-1} g_dot = [v_body; omega_body]`` (Odometry.msg).
+* Default frames follow REP-105: ``odom`` (world-fixed) -> ``base_link`` (vehicle).
+* Time stamps: float seconds are converted exactly to integer nanoseconds
+  (``round(Fraction(t) * 10**9)``, ties to even) and then split as
+  ``builtin_interfaces/Time`` ``sec = ns // 10**9`` (int32), ``nanosec = ns % 10**9``
+  (so negative times have a negative ``sec`` and ``0 <= nanosec < 10**9``, like
+  rclcpp).  Non-finite stamps and stamps outside the int32 second range raise
+  ``ValueError``.
+* Every parser returns numpy arrays and raises ``ValueError`` with a message naming
+  the message type and field for malformed input (wrong lengths, NaN/Inf, missing
+  or duplicate names, non-unit quaternions, non-rigid transforms).
+
+Only numpy and rosbags are imported here; rclpy is never needed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+from rosbags.typesys import Stores, get_typestore
+
+__all__ = [
+    'TYPESTORE', 'JOINT_STATE', 'ODOMETRY', 'TF_MESSAGE', 'CLOCK', 'FLOAT64_MULTI_ARRAY',
+    'WRENCH_STAMPED', 'DIAGNOSTIC_ARRAY', 'DIAGNOSTIC_LEVELS',
+    'stamp_to_ns', 'ns_to_time_msg', 'time_msg', 'time_msg_to_ns', 'time_msg_to_sec',
+    'header_msg',
+    'quat_from_matrix', 'matrix_from_quat', 'rotvec_from_quat', 'rotvec_from_matrix',
+    'pose_from_matrix', 'matrix_from_pose', 'check_rigid_transform',
+    'joint_state_msg', 'odometry_msg', 'transform_stamped_msg', 'tf_msg', 'clock_msg',
+    'float64_multi_array_msg', 'wrench_stamped_msg', 'diagnostic_status_msg',
+    'diagnostic_array_msg',
+    'JointStateData', 'OdometryData', 'TransformData', 'WrenchData',
+    'parse_joint_state', 'parse_odometry', 'parse_transform', 'parse_tf', 'parse_clock',
+    'parse_float64_multi_array', 'parse_wrench_stamped', 'parse_diagnostic_array',
+    'serialize', 'deserialize', 'msgdef', 'type_hash',
+]
+
+#: Typestore with the ROS 2 Jazzy message definitions (common_interfaces).
+TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
+_T = TYPESTORE.types
+
+JOINT_STATE = 'sensor_msgs/msg/JointState'
+ODOMETRY = 'nav_msgs/msg/Odometry'
+TF_MESSAGE = 'tf2_msgs/msg/TFMessage'
+CLOCK = 'rosgraph_msgs/msg/Clock'
+FLOAT64_MULTI_ARRAY = 'std_msgs/msg/Float64MultiArray'
+WRENCH_STAMPED = 'geometry_msgs/msg/WrenchStamped'
+DIAGNOSTIC_ARRAY = 'diagnostic_msgs/msg/DiagnosticArray'
+
+#: diagnostic_msgs/DiagnosticStatus level constants.
+DIAGNOSTIC_LEVELS = {'OK': 0, 'WARN': 1, 'ERROR': 2, 'STALE': 3}
+
+_NS_PER_S = 10**9
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+#: Orthonormality tolerance for rotation matrices (max abs entry of R^T R - I).
+ROTATION_TOL = 1e-6
+#: Quaternions in messages must satisfy | |q| - 1 | <= this (same order as tf2's check).
+QUAT_NORM_TOL = 1e-2
+
+
+# ----------------------------------------------------------------------------- time
+
+
+def stamp_to_ns(stamp_s: Any) -> int:
+    """Exact conversion of a time in seconds to integer nanoseconds.
+
+    ``stamp_s`` may be a Python/numpy int or float, a ``Fraction`` or ``Decimal``
+    (anything ``Fraction()`` accepts exactly).  The binary value of a float is
+    converted exactly and rounded once to the nearest nanosecond, so
+    ``stamp_to_ns(0.1) == 100_000_000`` and ``stamp_to_ns(1e9 + 0.5) == 1e9 s + 5e8 ns``
+    with no intermediate float product.
+    """
+    if isinstance(stamp_s, (bool, np.bool_)):
+        raise TypeError(f'time stamp must be a number of seconds, got bool {stamp_s!r}')
+    if isinstance(stamp_s, np.generic):
+        stamp_s = stamp_s.item()
+    if isinstance(stamp_s, float) and not math.isfinite(stamp_s):
+        raise ValueError(f'time stamp must be finite, got {stamp_s!r}')
+    try:
+        frac = Fraction(stamp_s)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f'time stamp must be a finite number of seconds, got {stamp_s!r}') from exc
+    return round(frac * _NS_PER_S)
+
+
+def ns_to_time_msg(ns: int) -> Any:
+    """``builtin_interfaces/Time`` from integer nanoseconds (floor split)."""
+    if isinstance(ns, (bool, np.bool_)) or not isinstance(ns, (numbers.Integral, np.integer)):
+        raise TypeError(f'nanoseconds must be an integer, got {type(ns).__name__}')
+    ns = int(ns)
+    sec, nanosec = divmod(ns, _NS_PER_S)
+    if not _INT32_MIN <= sec <= _INT32_MAX:
+        raise ValueError(
+            f'time stamp {ns} ns is outside builtin_interfaces/Time range '
+            f'(sec must fit int32, got {sec})')
+    return _T['builtin_interfaces/msg/Time'](sec=sec, nanosec=nanosec)
+
+
+def time_msg(stamp_s: Any) -> Any:
+    """``builtin_interfaces/Time`` from seconds; a Time message is passed through."""
+    if _is_msg(stamp_s, 'builtin_interfaces/msg/Time'):
+        return stamp_s
+    return ns_to_time_msg(stamp_to_ns(stamp_s))
+
+
+def time_msg_to_ns(msg: Any) -> int:
+    """Integer nanoseconds of a ``builtin_interfaces/Time`` message (validated)."""
+    sec, nanosec = int(msg.sec), int(msg.nanosec)
+    if not 0 <= nanosec < _NS_PER_S:
+        raise ValueError(f'builtin_interfaces/Time: nanosec must be in [0, 1e9), got {nanosec}')
+    if not _INT32_MIN <= sec <= _INT32_MAX:
+        raise ValueError(f'builtin_interfaces/Time: sec must fit int32, got {sec}')
+    return sec * _NS_PER_S + nanosec
+
+
+def time_msg_to_sec(msg: Any) -> float:
+    """Seconds (float, nearest double) of a ``builtin_interfaces/Time`` message."""
+    return float(Fraction(time_msg_to_ns(msg), _NS_PER_S))
+
+
+def header_msg(stamp_s: Any, frame_id: str = '') -> Any:
+    """``std_msgs/Header``."""
+    _check_frame_id(frame_id, 'frame_id', allow_empty=True)
+    return _T['std_msgs/msg/Header'](stamp=time_msg(stamp_s), frame_id=frame_id)
+
+
+# ------------------------------------------------------------------------- rotations
+
+
+def quat_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
+    """Rotation matrix (..., 3, 3) -> unit quaternion (..., 4) in ROS order (x, y, z, w).
+
+    Shepperd's method: the component with the largest magnitude (chosen among
+    ``w, x, y, z`` via ``trace, R00, R11, R22``) is computed from a square root of a
+    quantity >= 1/4 and the others from off-diagonal sums/differences divided by it,
+    so there is no cancellation near 180 deg (where ``w -> 0``).  The result is
+    normalised and has ``w >= 0``.
+
+    Raises ValueError if ``R`` is not finite, not 3x3, not orthonormal within
+    ``tol`` or has det < 0.
+    """
+    R = np.asarray(R, dtype=float)
+    if R.ndim < 2 or R.shape[-2:] != (3, 3):
+        raise ValueError(f'rotation matrix must have shape (..., 3, 3), got {R.shape}')
+    if not np.all(np.isfinite(R)):
+        raise ValueError('rotation matrix contains NaN/Inf')
+    err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-2, -1))
+    if np.any(err > tol):
+        raise ValueError(
+            f'rotation matrix is not orthonormal: max |R^T R - I| = {float(np.max(err)):.3e} '
+            f'> tol {tol:g}')
+    if np.any(np.linalg.det(R) < 0):
+        raise ValueError('rotation matrix has det < 0 (reflection, not a rotation)')
+
+    r00, r11, r22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
+    r01, r02, r10 = R[..., 0, 1], R[..., 0, 2], R[..., 1, 0]
+    r12, r20, r21 = R[..., 1, 2], R[..., 2, 0], R[..., 2, 1]
+    tr = r00 + r11 + r22
+    choice = np.argmax(np.stack([tr, r00, r11, r22], axis=-1), axis=-1)
+    # 4 q_k^2 = 1 + (+/-) diagonal combination, always >= 1 for the chosen k.
+    with np.errstate(divide='ignore', invalid='ignore'):
+        # case w largest
+        s = 2.0 * np.sqrt(np.maximum(1.0 + tr, 0.0))  # s = 4w
+        cw = np.stack([(r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s], axis=-1)
+        s = 2.0 * np.sqrt(np.maximum(1.0 + r00 - r11 - r22, 0.0))  # s = 4x
+        cx = np.stack([0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s], axis=-1)
+        s = 2.0 * np.sqrt(np.maximum(1.0 - r00 + r11 - r22, 0.0))  # s = 4y
+        cy = np.stack([(r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s], axis=-1)
+        s = 2.0 * np.sqrt(np.maximum(1.0 - r00 - r11 + r22, 0.0))  # s = 4z
+        cz = np.stack([(r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s], axis=-1)
+    c = choice[..., None]
+    q = np.where(c == 0, cw, np.where(c == 1, cx, np.where(c == 2, cy, cz)))
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., 3:4] < 0.0, -q, q)
+
+
+def matrix_from_quat(q: Any) -> np.ndarray:
+    """Quaternion (..., 4) in ROS order (x, y, z, w) -> rotation matrix (..., 3, 3).
+
+    The quaternion is normalised first; zero-norm (< 1e-12) or non-finite input
+    raises ValueError.
+    """
+    q = np.asarray(q, dtype=float)
+    if q.ndim < 1 or q.shape[-1] != 4:
+        raise ValueError(
+            f'quaternion must have shape (..., 4) in (x, y, z, w) order, got {q.shape}')
+    if not np.all(np.isfinite(q)):
+        raise ValueError('quaternion contains NaN/Inf')
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    if np.any(n < 1e-12):
+        raise ValueError('quaternion has zero norm; cannot convert to a rotation')
+    x, y, z, w = np.moveaxis(q / n, -1, 0)
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    R = np.stack([
+        1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+        2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+        2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
+    ], axis=-1)
+    return R.reshape(q.shape[:-1] + (3, 3))
+
+
+def rotvec_from_quat(q: Any) -> np.ndarray:
+    """Rotation vector ``phi = theta * axis`` (log of R) from quaternion(s) (x, y, z, w).
+
+    ``theta = 2 atan2(|xyz|, |w|)`` lies in [0, pi]; well conditioned at 0 and pi.
+    """
+    q = np.asarray(q, dtype=float)
+    if q.ndim < 1 or q.shape[-1] != 4:
+        raise ValueError(f'quaternion must have shape (..., 4), got {q.shape}')
+    if not np.all(np.isfinite(q)):
+        raise ValueError('quaternion contains NaN/Inf')
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    if np.any(n < 1e-12):
+        raise ValueError('quaternion has zero norm')
+    q = q / n
+    q = np.where(q[..., 3:4] < 0.0, -q, q)
+    v, w = q[..., :3], q[..., 3]
+    s = np.linalg.norm(v, axis=-1)
+    theta = 2.0 * np.arctan2(s, w)
+    # theta / s -> 2 / w as s -> 0 (w -> 1); use series to avoid 0/0.
+    with np.errstate(divide='ignore', invalid='ignore'):
+        scale = np.where(s > 1e-8, theta / s, 2.0 / w * (1.0 + s * s / (3.0 * w * w)))
+    return v * scale[..., None]
+
+
+def rotvec_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
+    """Rotation vector (log map of SO(3)) of rotation matrix/matrices (..., 3, 3)."""
+    return rotvec_from_quat(quat_from_matrix(R, tol=tol))
+
+
+def check_rigid_transform(g: Any, *, tol: float = ROTATION_TOL, name: str = 'g') -> np.ndarray:
+    """Validate a 4x4 homogeneous transform (or a stack (..., 4, 4)); return it as float."""
+    g = np.asarray(g, dtype=float)
+    if g.ndim < 2 or g.shape[-2:] != (4, 4):
+        raise ValueError(f'{name} must be a 4x4 homogeneous transform, got shape {g.shape}')
+    if not np.all(np.isfinite(g)):
+        raise ValueError(f'{name} contains NaN/Inf')
+    bottom = g[..., 3, :]
+    if np.any(np.abs(bottom - np.array([0.0, 0.0, 0.0, 1.0])) > tol):
+        raise ValueError(f'{name}: last row must be [0, 0, 0, 1]')
+    R = g[..., :3, :3]
+    err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-2, -1))
+    if np.any(err > tol):
+        raise ValueError(
+            f'{name}: rotation block is not orthonormal (max |R^T R - I| = '
+            f'{float(np.max(err)):.3e} > tol {tol:g})')
+    if np.any(np.linalg.det(R) < 0):
+        raise ValueError(f'{name}: rotation block has det < 0')
+    return g
+
+
+def pose_from_matrix(g: Any, *, tol: float = ROTATION_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """4x4 transform -> (position (3,), quaternion (4,) x, y, z, w)."""
+    g = check_rigid_transform(g, tol=tol)
+    return g[..., :3, 3].copy(), quat_from_matrix(g[..., :3, :3], tol=tol)
+
+
+def matrix_from_pose(p: Any, q: Any) -> np.ndarray:
+    """(position (3,), quaternion (x, y, z, w)) -> 4x4 transform (quaternion normalised)."""
+    p = np.asarray(p, dtype=float)
+    if p.shape[-1:] != (3,):
+        raise ValueError(f'position must have shape (..., 3), got {p.shape}')
+    if not np.all(np.isfinite(p)):
+        raise ValueError('position contains NaN/Inf')
+    R = matrix_from_quat(q)
+    g = np.zeros(np.broadcast_shapes(p.shape[:-1], R.shape[:-2]) + (4, 4))
+    g[..., :3, :3] = R
+    g[..., :3, 3] = p
+    g[..., 3, 3] = 1.0
+    return g
+
+
+# -------------------------------------------------------------------------- helpers
+
+
+def _is_msg(obj: Any, msgtype: str) -> bool:
+    return getattr(obj, '__msgtype__', None) == msgtype
+
+
+def _check_frame_id(frame_id: Any, what: str, *, allow_empty: bool = False) -> None:
+    if not isinstance(frame_id, str):
+        raise ValueError(f'{what} must be a str, got {type(frame_id).__name__}')
+    if not allow_empty and not frame_id:
+        raise ValueError(f'{what} must not be empty')
+
+
+def _vector(x: Any, n: int | None, what: str) -> np.ndarray:
+    """1-D finite float64 vector of length n (None: any length)."""
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f'{what} must be numeric: {exc}') from exc
+    if a.ndim > 1 and sum(d != 1 for d in a.shape) <= 1:
+        a = a.reshape(-1)  # row/column vector
+    if a.ndim != 1:
+        raise ValueError(f'{what} must be 1-D, got shape {a.shape}')
+    if n is not None and a.shape[0] != n:
+        raise ValueError(f'{what} must have length {n}, got {a.shape[0]}')
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise ValueError(f'{what} contains NaN/Inf at index {int(bad[0])}')
+    return np.ascontiguousarray(a)
+
+
+def _vec3(v: Sequence[float]) -> Any:
+    return _T['geometry_msgs/msg/Vector3'](x=float(v[0]), y=float(v[1]), z=float(v[2]))
+
+
+def _covariance(c: Any, what: str) -> np.ndarray:
+    if c is None:
+        return np.zeros(36)
+    a = np.asarray(c, dtype=float)
+    if a.shape not in {(36,), (6, 6)}:
+        raise ValueError(f'{what} must have shape (6, 6) or (36,), got {a.shape}')
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f'{what} contains NaN/Inf')
+    return np.ascontiguousarray(a.reshape(36))
+
+
+# ------------------------------------------------------------------------- builders
+
+
+def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = None,
+                    effort: Any = None, frame_id: str = '') -> Any:
+    """``sensor_msgs/JointState``.
+
+    ``pos`` must have one entry per name; ``vel``/``effort`` either the same length
+    or ``None`` (sent as empty arrays, as JointState.msg allows).
+    """
+    names = list(names)
+    for i, nm in enumerate(names):
+        if not isinstance(nm, str) or not nm:
+            raise ValueError(f'JointState: joint name at index {i} must be a non-empty str, '
+                             f'got {nm!r}')
+    dup = sorted({nm for nm in names if names.count(nm) > 1})
+    if dup:
+        raise ValueError(f'JointState: duplicate joint names {dup}')
+    n = len(names)
+    p = _vector(pos, n, 'JointState.position')
+    v = np.zeros(0) if vel is None else _vector(vel, n, 'JointState.velocity')
+    e = np.zeros(0) if effort is None else _vector(effort, n, 'JointState.effort')
+    return _T[JOINT_STATE](header=header_msg(stamp_s, frame_id), name=names,
+                           position=p, velocity=v, effort=e)
+
+
+def _pose_msg(g: Any) -> Any:
+    p, q = pose_from_matrix(g)
+    return _T['geometry_msgs/msg/Pose'](
+        position=_T['geometry_msgs/msg/Point'](x=float(p[0]), y=float(p[1]), z=float(p[2])),
+        orientation=_T['geometry_msgs/msg/Quaternion'](
+            x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])))
+
+
+def odometry_msg(stamp_s: Any, g: Any, V_body6: Any, frame_id: str = 'odom',
+                 child_frame_id: str = 'base_link', pose_covariance: Any = None,
+                 twist_covariance: Any = None) -> Any:
+    """``nav_msgs/Odometry`` from the base pose ``g`` (4x4, child in frame_id) and the
+    body twist ``V_body6 = [v; omega]`` expressed in ``child_frame_id``.
+
+    Covariances default to zeros (exact simulated ground truth); pass (6, 6) or
+    (36,) arrays, row-major in the order (x, y, z, rot x, rot y, rot z).
+    """
+    _check_frame_id(frame_id, 'Odometry.header.frame_id')
+    _check_frame_id(child_frame_id, 'Odometry.child_frame_id')
+    V = _vector(V_body6, 6, 'Odometry twist V_body6')
+    return _T[ODOMETRY](
+        header=header_msg(stamp_s, frame_id),
+        child_frame_id=child_frame_id,
+        pose=_T['geometry_msgs/msg/PoseWithCovariance'](
+            pose=_pose_msg(check_rigid_transform(g, name='Odometry pose g')),
+            covariance=_covariance(pose_covariance, 'Odometry pose covariance')),
+        twist=_T['geometry_msgs/msg/TwistWithCovariance'](
+            twist=_T['geometry_msgs/msg/Twist'](linear=_vec3(V[:3]), angular=_vec3(V[3:])),
+            covariance=_covariance(twist_covariance, 'Odometry twist covariance')))
+
+
+def transform_stamped_msg(stamp_s: Any, parent: str, child: str, g: Any) -> Any:
+    """``geometry_msgs/TransformStamped``: pose of ``child`` in ``parent`` (4x4)."""
+    _check_frame_id(parent, 'TransformStamped parent frame_id')
+    _check_frame_id(child, 'TransformStamped child_frame_id')
+    if parent == child:
+        raise ValueError(f'TransformStamped: parent and child frame are both {parent!r}')
+    p, q = pose_from_matrix(check_rigid_transform(g, name=f'transform {parent}->{child}'))
+    return _T['geometry_msgs/msg/TransformStamped'](
+        header=header_msg(stamp_s, parent), child_frame_id=child,
+        transform=_T['geometry_msgs/msg/Transform'](
+            translation=_vec3(p),
+            rotation=_T['geometry_msgs/msg/Quaternion'](
+                x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))))
+
+
+def tf_msg(stamp_s: Any, transforms: Iterable[tuple[str, str, Any]]) -> Any:
+    """``tf2_msgs/TFMessage`` from a list of ``(parent, child, 4x4)``, all at one stamp."""
+    stamp = time_msg(stamp_s)
+    items = []
+    for k, item in enumerate(transforms):
+        try:
+            parent, child, g = item
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f'TFMessage: transform {k} must be (parent, child, 4x4)') from exc
+        items.append(transform_stamped_msg(stamp, parent, child, g))
+    return _T[TF_MESSAGE](transforms=items)
+
+
+def clock_msg(stamp_s: Any) -> Any:
+    """``rosgraph_msgs/Clock``."""
+    return _T[CLOCK](clock=time_msg(stamp_s))
+
+
+def float64_multi_array_msg(values: Any, labels: Sequence[str] | None = None) -> Any:
+    """``std_msgs/Float64MultiArray`` (e.g. ``<controller>/commands`` joint efforts).
+
+    1-D input without labels gets an empty layout (as ``ros2 topic pub`` and
+    forward_command_controller use); N-D input (or labels) gets a row-major layout
+    with ``dim[i].stride = prod(shape[i:])`` as documented in MultiArrayLayout.msg.
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if a.ndim == 0:
+        raise ValueError('Float64MultiArray: values must be at least 1-D')
+    if not np.all(np.isfinite(a)):
+        bad = int(np.flatnonzero(~np.isfinite(a.reshape(-1)))[0])
+        raise ValueError(f'Float64MultiArray: values contain NaN/Inf at flat index {bad}')
+    dims = []
+    if a.ndim > 1 or labels is not None:
+        labels = [''] * a.ndim if labels is None else list(labels)
+        if len(labels) != a.ndim:
+            raise ValueError(f'Float64MultiArray: {len(labels)} labels for {a.ndim}-D values')
+        for i, lab in enumerate(labels):
+            dims.append(_T['std_msgs/msg/MultiArrayDimension'](
+                label=str(lab), size=int(a.shape[i]), stride=int(np.prod(a.shape[i:]))))
+    return _T[FLOAT64_MULTI_ARRAY](
+        layout=_T['std_msgs/msg/MultiArrayLayout'](dim=dims, data_offset=0),
+        data=np.ascontiguousarray(a.reshape(-1)))
+
+
+def wrench_stamped_msg(stamp_s: Any, wrench6: Any, frame_id: str = 'base_link') -> Any:
+    """``geometry_msgs/WrenchStamped`` from ``wrench6 = [force; torque]`` in ``frame_id``."""
+    _check_frame_id(frame_id, 'WrenchStamped.header.frame_id')
+    w = _vector(wrench6, 6, 'WrenchStamped wrench6')
+    return _T[WRENCH_STAMPED](
+        header=header_msg(stamp_s, frame_id),
+        wrench=_T['geometry_msgs/msg/Wrench'](force=_vec3(w[:3]), torque=_vec3(w[3:])))
+
+
+def _diag_level(level: Any) -> int:
+    if isinstance(level, str):
+        key = level.strip().upper()
+        if key not in DIAGNOSTIC_LEVELS:
+            raise ValueError(f'DiagnosticStatus: unknown level {level!r}; expected one of '
+                             f'{sorted(DIAGNOSTIC_LEVELS)} or 0..3')
+        return DIAGNOSTIC_LEVELS[key]
+    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (numbers.Integral,
+                                                                      np.integer)):
+        raise ValueError(f'DiagnosticStatus: level must be int 0..3 or a name, got {level!r}')
+    if int(level) not in DIAGNOSTIC_LEVELS.values():
+        raise ValueError(f'DiagnosticStatus: level must be 0..3 (OK/WARN/ERROR/STALE), '
+                         f'got {level}')
+    return int(level)
+
+
+def _kv_value(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))  # shortest round-trip representation
+    if isinstance(v, (np.integer, np.bool_)):
+        return str(v.item())
+    return str(v)
+
+
+def diagnostic_status_msg(name: str, level: Any = 'OK', message: str = '',
+                          hardware_id: str = '', values: Mapping[str, Any] | None = None) -> Any:
+    """``diagnostic_msgs/DiagnosticStatus``; ``values`` become KeyValue strings
+    (floats with full round-trip precision)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError('DiagnosticStatus: name must be a non-empty str')
+    kvs = [_T['diagnostic_msgs/msg/KeyValue'](key=str(k), value=_kv_value(v))
+           for k, v in (values or {}).items()]
+    return _T['diagnostic_msgs/msg/DiagnosticStatus'](
+        level=_diag_level(level), name=name, message=str(message),
+        hardware_id=str(hardware_id), values=kvs)
+
+
+def diagnostic_array_msg(stamp_s: Any, statuses: Iterable[Any], frame_id: str = '') -> Any:
+    """``diagnostic_msgs/DiagnosticArray``.
+
+    ``statuses``: DiagnosticStatus messages, or mappings with keys ``name`` and
+    optionally ``level``, ``message``, ``hardware_id``, ``values`` (see
+    :func:`diagnostic_status_msg`).
+    """
+    out = []
+    for k, s in enumerate(statuses):
+        if _is_msg(s, 'diagnostic_msgs/msg/DiagnosticStatus'):
+            out.append(s)
+        elif isinstance(s, Mapping):
+            unknown = set(s) - {'name', 'level', 'message', 'hardware_id', 'values'}
+            if unknown or 'name' not in s:
+                raise ValueError(f'DiagnosticArray: status {k} needs key "name"; unknown keys '
+                                 f'{sorted(unknown)}')
+            out.append(diagnostic_status_msg(**s))
+        else:
+            raise ValueError(f'DiagnosticArray: status {k} must be a DiagnosticStatus or a '
+                             f'mapping, got {type(s).__name__}')
+    return _T[DIAGNOSTIC_ARRAY](header=header_msg(stamp_s, frame_id), status=out)
+
+
+# -------------------------------------------------------------------------- parsers
+
+
+class JointStateData(NamedTuple):
+    """Parsed ``sensor_msgs/JointState`` (arrays ordered like ``names``)."""
+
+    stamp_ns: int
+    names: list[str]
+    position: np.ndarray
+    velocity: np.ndarray | None
+    effort: np.ndarray | None
+
+
+class OdometryData(NamedTuple):
+    """Parsed ``nav_msgs/Odometry``: pose g (4x4) and body twist [v; omega]."""
+
+    stamp_ns: int
+    frame_id: str
+    child_frame_id: str
+    g: np.ndarray
+    twist: np.ndarray
+
+
+class TransformData(NamedTuple):
+    """One parsed ``geometry_msgs/TransformStamped``."""
+
+    stamp_ns: int
+    parent: str
+    child: str
+    g: np.ndarray
+
+
+class WrenchData(NamedTuple):
+    """Parsed ``geometry_msgs/WrenchStamped``: wrench = [force; torque]."""
+
+    stamp_ns: int
+    frame_id: str
+    wrench: np.ndarray
+
+
+def _expect(msg: Any, msgtype: str) -> None:
+    got = getattr(msg, '__msgtype__', type(msg).__name__)
+    if got != msgtype:
+        raise ValueError(f'expected a {msgtype} message, got {got}')
+
+
+def _finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np.ndarray:
+    a = np.asarray(arr, dtype=np.float64).reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        i = int(bad[0])
+        who = f" (joint '{names[i]}')" if names is not None and i < len(names) else ''
+        raise ValueError(f'{what} contains NaN/Inf at index {i}{who}')
+    return a
+
+
+def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStateData:
+    """Check a JointState and return its arrays, reordered to ``names`` if given.
+
+    ``position`` must match ``name`` in length; ``velocity``/``effort`` may be empty
+    (returned as ``None``) or must match too.  With ``names``, every requested
+    joint must be present (extra joints in the message are ignored).
+    """
+    _expect(msg, JOINT_STATE)
+    msg_names = list(msg.name)
+    n = len(msg_names)
+    dup = sorted({nm for nm in msg_names if msg_names.count(nm) > 1})
+    if dup:
+        raise ValueError(f'JointState: duplicate joint names {dup}')
+    fields = {}
+    for field in ('position', 'velocity', 'effort'):
+        a = np.asarray(getattr(msg, field), dtype=np.float64).reshape(-1)
+        if a.size == 0 and field != 'position' and n > 0:
+            fields[field] = None
+            continue
+        if a.size != n:
+            raise ValueError(f'JointState: {field} has {a.size} entries but name has {n}')
+        fields[field] = _finite_field(a, f'JointState.{field}', msg_names)
+    if names is not None:
+        names = list(names)
+        index = {nm: i for i, nm in enumerate(msg_names)}
+        missing = [nm for nm in names if nm not in index]
+        if missing:
+            raise ValueError(f'JointState: missing joint names {missing} (message has '
+                             f'{msg_names})')
+        order = np.array([index[nm] for nm in names], dtype=int)
+        fields = {k: (None if v is None else v[order]) for k, v in fields.items()}
+        msg_names = names
+    return JointStateData(time_msg_to_ns(msg.header.stamp), msg_names, fields['position'],
+                          fields['velocity'], fields['effort'])
+
+
+def _quat_field(q: Any, what: str) -> np.ndarray:
+    a = _finite_field([q.x, q.y, q.z, q.w], what)
+    n = float(np.linalg.norm(a))
+    if abs(n - 1.0) > QUAT_NORM_TOL:
+        raise ValueError(f'{what} is not a unit quaternion (norm {n:.6g})')
+    return a / n
+
+
+def _transform_to_matrix(translation: Any, rotation: Any, what: str) -> np.ndarray:
+    p = _finite_field([translation.x, translation.y, translation.z], f'{what} translation')
+    q = _quat_field(rotation, f'{what} rotation')
+    return matrix_from_pose(p, q)
+
+
+def parse_odometry(msg: Any) -> OdometryData:
+    """Odometry -> (stamp_ns, frame_id, child_frame_id, g 4x4, body twist [v; omega])."""
+    _expect(msg, ODOMETRY)
+    pose = msg.pose.pose
+    g = _transform_to_matrix(pose.position, pose.orientation, 'Odometry.pose')
+    tw = msg.twist.twist
+    V = _finite_field([tw.linear.x, tw.linear.y, tw.linear.z,
+                       tw.angular.x, tw.angular.y, tw.angular.z], 'Odometry.twist')
+    return OdometryData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id,
+                        msg.child_frame_id, g, V)
+
+
+def parse_transform(msg: Any) -> TransformData:
+    """TransformStamped -> (stamp_ns, parent, child, 4x4)."""
+    _expect(msg, 'geometry_msgs/msg/TransformStamped')
+    what = f'TransformStamped {msg.header.frame_id!r}->{msg.child_frame_id!r}'
+    if not msg.header.frame_id or not msg.child_frame_id:
+        raise ValueError(f'{what}: empty frame id')
+    g = _transform_to_matrix(msg.transform.translation, msg.transform.rotation, what)
+    return TransformData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id,
+                         msg.child_frame_id, g)
+
+
+def parse_tf(msg: Any) -> list[TransformData]:
+    """TFMessage -> list of :class:`TransformData`."""
+    _expect(msg, TF_MESSAGE)
+    return [parse_transform(t) for t in msg.transforms]
+
+
+def parse_clock(msg: Any) -> int:
+    """Clock -> integer nanoseconds."""
+    _expect(msg, CLOCK)
+    return time_msg_to_ns(msg.clock)
+
+
+def parse_float64_multi_array(msg: Any, expected_len: int | None = None,
+                              reshape: bool = True) -> np.ndarray:
+    """Float64MultiArray -> array.
+
+    Honors ``layout.data_offset``; with a consistent row-major multi-dimensional
+    layout and ``reshape=True`` the result has shape ``[d.size for d in dim]``.
+    ``expected_len`` checks the number of (flat) elements.
+    """
+    _expect(msg, FLOAT64_MULTI_ARRAY)
+    data = np.asarray(msg.data, dtype=np.float64).reshape(-1)
+    off = int(msg.layout.data_offset)
+    if not 0 <= off <= data.size:
+        raise ValueError(f'Float64MultiArray: data_offset {off} outside data of length '
+                         f'{data.size}')
+    data = data[off:]
+    dims = list(msg.layout.dim)
+    shape = None
+    if dims:
+        sizes = [int(d.size) for d in dims]
+        total = int(np.prod(sizes))
+        if total != data.size:
+            raise ValueError(f'Float64MultiArray: layout sizes {sizes} give {total} elements '
+                             f'but data has {data.size} after offset {off}')
+        strides = [int(d.stride) for d in dims]
+        expected = [int(np.prod(sizes[i:])) for i in range(len(sizes))]
+        if len(dims) > 1 and strides != expected:
+            raise ValueError(f'Float64MultiArray: strides {strides} are not row-major '
+                             f'contiguous {expected}')
+        shape = sizes
+    if expected_len is not None and data.size != expected_len:
+        raise ValueError(f'Float64MultiArray: expected {expected_len} values, got {data.size}')
+    data = _finite_field(data, 'Float64MultiArray.data')
+    if reshape and shape is not None and len(shape) > 1:
+        data = data.reshape(shape)
+    return data
+
+
+def parse_wrench_stamped(msg: Any) -> WrenchData:
+    """WrenchStamped -> (stamp_ns, frame_id, [force; torque])."""
+    _expect(msg, WRENCH_STAMPED)
+    f, t = msg.wrench.force, msg.wrench.torque
+    w = _finite_field([f.x, f.y, f.z, t.x, t.y, t.z], 'WrenchStamped.wrench')
+    return WrenchData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id, w)
+
+
+def parse_diagnostic_array(msg: Any) -> list[dict[str, Any]]:
+    """DiagnosticArray -> list of dicts (name, level, message, hardware_id, values)."""
+    _expect(msg, DIAGNOSTIC_ARRAY)
+    out = []
+    for s in msg.status:
+        out.append({'name': s.name, 'level': _diag_level(int(s.level)), 'message': s.message,
+                    'hardware_id': s.hardware_id,
+                    'values': {kv.key: kv.value for kv in s.values}})
+    return out
+
+
+# ----------------------------------------------------------------------------- CDR
+
+
+def serialize(msg: Any, msgtype: str | None = None) -> bytes:
+    """CDR bytes (with the 4-byte encapsulation header) of a typestore message."""
+    msgtype = msgtype or getattr(msg, '__msgtype__', None)
+    if msgtype is None:
+        raise ValueError(f'cannot infer ROS message type of {type(msg).__name__}')
+    return bytes(TYPESTORE.serialize_cdr(msg, msgtype))
+
+
+def deserialize(data: bytes | bytearray | memoryview, msgtype: str) -> Any:
+    """Typestore message from CDR bytes; malformed/short data raises ValueError."""
+    if msgtype not in _T:
+        raise ValueError(f'unknown message type {msgtype!r}')
+    data = bytes(data)
+    if len(data) < 4:
+        raise ValueError(f'{msgtype}: CDR data too short ({len(data)} bytes)')
+    if data[0] != 0 or data[1] not in (0, 1):
+        raise ValueError(f'{msgtype}: unsupported CDR encapsulation header {data[:4].hex()} '
+                         '(expected plain CDR, 0000 or 0001)')
+    try:
+        return TYPESTORE.deserialize_cdr(data, msgtype)
+    except Exception as exc:  # rosbags raises struct/index/decode errors
+        raise ValueError(f'{msgtype}: malformed CDR data ({type(exc).__name__}: {exc})') from exc
+
+
+def msgdef(msgtype: str) -> str:
+    """Concatenated ``ros2msg`` definition text (as stored in MCAP schemas)."""
+    text, _ = TYPESTORE.generate_msgdef(msgtype, ros_version=2)
+    return text
+
+
+def type_hash(msgtype: str) -> str:
+    """RIHS01 type hash (``RIHS01_<64 hex>``) as used by Iron+ discovery."""
+    return TYPESTORE.hash_rihs01(msgtype)
