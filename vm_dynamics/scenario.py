@@ -195,6 +195,27 @@ def _vector(x, n, name) -> np.ndarray:
     return a
 
 
+def _unflatten_reference(ref, n):
+    """ROS parameters cannot hold nested lists: joint waypoint rows are written flat (k·n numbers
+    for k times); reshape them to the k×n rows :mod:`vm_dynamics.control.references` takes."""
+    if not isinstance(ref, dict):
+        return ref
+    ref = dict(ref)
+    joint = ref.get("joint")
+    if isinstance(joint, dict) and joint.get("type") == "waypoints":
+        joint = dict(joint)
+        k = len(joint.get("times", []))
+        for key in ("positions", "velocities", "accelerations"):
+            v = joint.get(key)
+            if isinstance(v, list) and v and not isinstance(v[0], list):
+                if len(v) != k * n:
+                    raise ValueError(f"reference.joint.{key}: expected {k} rows of {n} numbers "
+                                     f"({k * n} in all), got {len(v)}")
+                joint[key] = [v[i * n:(i + 1) * n] for i in range(k)]
+        ref["joint"] = joint
+    return ref
+
+
 def list_scenarios() -> list[tuple[str, str]]:
     """``[(name, description)]`` of the scenarios shipped in ``config/``."""
     out = []
@@ -263,6 +284,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         urdf_path=urdf_path, model=model, g0=g0, V0=V0, q0=q0, qd0=qd0, dt=dt,
         duration=duration, integrator=str(params.get("integrator", "rkmk4")),
         hydrodynamics=hydro, controller=dict(ctrl) if ctrl else None,
-        reference=params.get("reference"), input=dict(params.get("input") or {}),
+        reference=_unflatten_reference(params.get("reference"), n),
+        input=dict(params.get("input") or {}),
         prescribed=params.get("prescribed"),
     )
