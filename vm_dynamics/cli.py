@@ -90,7 +90,12 @@ def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_
     else:
         tau_fn = scn.open_loop_torque
         bw_fn = scn.external_base_wrench
-    frame_fn = scn.external_frame_wrenches if scn.hydrodynamics is not None else None
+    frame_fn = None
+    if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
+        frame_fn = {link: (lambda t, s, link=link: scn.external_frame_wrenches(t, s)[link])
+                    for link in scn.hydrodynamics.link_buoyancy}
+    if prescribed is not None:
+        tau_fn = None  # the joints follow the motion; simulate returns the efforts in traj.tau
 
     log(f"vm-sim: {scn.name}: {model!r}, {scn.integrator}, dt={scn.dt:g} s, "
         f"duration={scn.duration:g} s, controller={ctrl_name or 'none'}"

@@ -127,7 +127,12 @@ class Scenario:
         """Environment wrenches on links (arm-link buoyancy)."""
         if self.hydrodynamics is None:
             return {}
-        return self.hydrodynamics.link_wrenches(self.model, state.g, state.q)
+        key = (t, state.q.tobytes(), state.g.tobytes())
+        cache = self.__dict__.setdefault("_link_wrench_cache", [None, None])
+        if cache[0] != key:
+            cache[0] = key
+            cache[1] = self.hydrodynamics.link_wrenches(self.model, state.g, state.q)
+        return cache[1]
 
     def open_loop_torque(self, t, state) -> np.ndarray:
         """Joint efforts of the ``input`` section (``none``, ``constant`` or ``sinusoid``)."""
