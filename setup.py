@@ -45,6 +45,10 @@ setup(
         "console_scripts": [
             "vm-sim = vm_dynamics.cli:main",
         ],
-        "vm_dynamics.controllers": [],
+        "vm_dynamics.controllers": [
+            "computed_torque = vm_dynamics.control.computed_torque:ComputedTorqueController",
+            "pd_gravity = vm_dynamics.control.pd_gravity:PDGravityController",
+            "task_space = vm_dynamics.control.task_space:TaskSpaceController",
+        ],
     },
 )

@@ -159,8 +159,14 @@ def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_
     if scn.prescribed and scn.prescribed.get("type") == "wheel_loop":
         cycles = analysis.attitude_changes_deg(traj.t, traj.g, float(scn.prescribed.get("period", 10.0)))
         summary["attitude_change_per_cycle"] = cycles
-    if scn.params.get("compare_euler_model"):
-        summary["euler_angle_model"] = _compare_euler(scn, traj, log)
+    euler = None
+    if scn.params.get("compare_euler_model") and model.b == 6:
+        from .euler_model import compare_with_lp
+        euler = compare_with_lp(model, traj)
+        summary["euler_angle_model"] = {k: v for k, v in euler.items() if k != "euler_trajectory"}
+        log(f"vm-sim: ZYX Euler-angle model: {euler['euler_status']}; pitch came within "
+            f"{euler['closest_to_gimbal_lock_deg']:.3g} deg of 90; Euler energy error "
+            f"{_fmt(euler['euler_energy_drift_rel'])} vs LP {_fmt(euler['lp_energy_drift_rel'])}")
 
     info = recording.write_mcap(out / "trajectory.mcap", traj.t, traj.g, traj.V, traj.q, traj.qd,
                                 model.joint_names, effort=getattr(traj, "tau", None),
@@ -178,6 +184,9 @@ def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_
                                     np.linalg.norm(pi - pi[0], axis=1) / scaleP,
                                     title=f"{scn.name}: energy and momentum change (relative)")
         written += ["joints.png", "base.png", "conservation.png"]
+        if euler is not None:
+            _plot_euler(out / "euler_comparison.png", traj, E, K, euler, scn.name)
+            written.append("euler_comparison.png")
         if err is not None:
             recording.plot_tracking(out / "tracking.png", traj.t, err, model.joint_names,
                                     title=f"{scn.name}: joint tracking error")
@@ -192,13 +201,33 @@ def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_
     return summary
 
 
-def _compare_euler(scn, traj, log):
-    """Run the classical ZYX Euler-angle model from the same initial state (tumbling scenario)."""
-    try:
-        from .euler_model import compare_with_lp
-    except ImportError:  # pragma: no cover
-        return None
-    return compare_with_lp(scn.model, traj)
+def _plot_euler(path, traj, E, K, euler, name):
+    """LP vs ZYX Euler-angle model: pitch, energy error, mass-matrix conditioning."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    et = euler["euler_trajectory"]
+    pitch = np.degrees(np.arcsin(np.clip(-traj.g[:, 2, 0], -1.0, 1.0)))
+    scale = max(abs(E[0]), float(np.max(np.abs(K))), 1e-300)
+    fig, ax = plt.subplots(3, 1, figsize=(7.5, 7.5), sharex=True)
+    ax[0].plot(traj.t, pitch, color="k")
+    ax[0].axhline(90, ls=":", color="grey")
+    ax[0].axhline(-90, ls=":", color="grey")
+    ax[0].set_ylabel("ZYX pitch θ [deg]")
+    ax[1].semilogy(traj.t, np.maximum(np.abs(E - E[0]) / scale, 1e-17), label="Lagrange–Poincaré (RKMK4)")
+    ax[1].semilogy(et["t"], np.maximum(et["energy_error_rel"], 1e-17), label="ZYX Euler angles (RK4)")
+    ax[1].set_ylabel("|E − E₀| / E₀")
+    ax[1].legend(loc="upper left")
+    ax[2].semilogy(et["t"], et["condition_number"], color="C1", label="cond(M_Euler)")
+    ax[2].set_ylabel("condition number")
+    ax[2].set_xlabel("time t [s]")
+    ax[2].legend(loc="upper left")
+    for a in ax:
+        a.grid(True, alpha=0.3)
+    fig.suptitle(f"{name}: {euler['euler_status']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
 
 
 def _rotvec(g):
