@@ -29,7 +29,7 @@ setup(
     install_requires=["numpy>=1.21", "scipy>=1.8", "PyYAML>=5.4", "xacro>=2.0"],
     extras_require={
         "sim": ["matplotlib>=3.5", "tqdm>=4.60", "rosbags>=0.10"],
-        "dds": ["cyclonedds>=0.10", "rosbags>=0.10"],
+        "dds": ["cyclonedds>=11,<12", "rosbags>=0.10"],
         "viz": ["foxglove-sdk>=0.10"],
         "fast": ["numba>=0.58"],
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1",
@@ -44,6 +44,9 @@ setup(
     entry_points={
         "console_scripts": [
             "vm-sim = vm_dynamics.cli:main",
+            "dynamics_node = vm_dynamics.nodes.dynamics_node:main",
+            "controller_node = vm_dynamics.nodes.controller_node:main",
+            "vm-foxglove = vm_dynamics.nodes.foxglove_bridge:main",
         ],
         "vm_dynamics.controllers": [
             "computed_torque = vm_dynamics.control.computed_torque:ComputedTorqueController",
