@@ -21,12 +21,26 @@ __all__ = ["energy_series", "momentum_series", "energy_drift_rel", "momentum_dri
            "tracking_errors", "attitude_changes_deg"]
 
 
+def _fast(model):
+    """The recursive (CRBA) path for mass matrices when it applies, else None."""
+    from . import fast
+    if fast.numba_available() and getattr(model, "added_vehicle_inertia", None) is None:
+        return fast.fast_model(model)
+    return None
+
+
 def energy_series(model, traj) -> tuple[np.ndarray, np.ndarray]:
     """(E(t), K(t)) along a trajectory."""
-    E = np.empty(len(traj.t))
-    K = np.empty(len(traj.t))
-    for k in range(len(traj.t)):
-        K[k] = model.kinetic_energy(traj.V[k], traj.q[k], traj.qd[k])
+    N = len(traj.t)
+    E = np.empty(N)
+    K = np.empty(N)
+    fm = _fast(model)
+    for k in range(N):
+        if fm is not None:
+            z = np.concatenate([traj.V[k], traj.qd[k]])
+            K[k] = 0.5 * z @ fm.mass_matrix(traj.q[k]) @ z
+        else:
+            K[k] = model.kinetic_energy(traj.V[k], traj.q[k], traj.qd[k])
         E[k] = K[k] + model.potential_energy(traj.g[k], traj.q[k])
     return E, K
 
@@ -36,12 +50,17 @@ def momentum_series(model, traj) -> tuple[np.ndarray, np.ndarray]:
     N = len(traj.t)
     pi = np.empty((N, 6))
     arm = np.empty((N, 6))
+    fm = _fast(model) if model.b == 6 else None   # the 6-D blocks are M's for an SE3 base
     for k in range(N):
-        kin = lp.kinematics(model, traj.q[k])
-        it = lp.inertia_terms(model, kin, derivatives=False)
+        if fm is not None:
+            M = fm.mass_matrix(traj.q[k])
+            M0_6, M0m_6 = M[:6, :6], M[:6, 6:]
+        else:
+            it = lp.inertia_terms(model, lp.kinematics(model, traj.q[k]), derivatives=False)
+            M0_6, M0m_6 = it.M0_6, it.M0m_6
         T = lie.Ad_inv(traj.g[k]).T
-        arm[k] = T @ (it.M0m_6 @ traj.qd[k])
-        pi[k] = T @ (it.M0_6 @ model.group.embed(traj.V[k])) + arm[k]
+        arm[k] = T @ (M0m_6 @ traj.qd[k])
+        pi[k] = T @ (M0_6 @ model.group.embed(traj.V[k])) + arm[k]
     return pi, arm
 
 

@@ -179,18 +179,25 @@ def _se3_Q(V: np.ndarray) -> np.ndarray:
     rho, phi = V[:3], V[3:6]
     theta = float(np.linalg.norm(phi))
     P, Rh = skew(phi), skew(rho)
-    if theta < 1e-2:
-        # Series Σ_k ad^k/(k+1)! restricted to the block: exact to ~θ^10.
-        return _series_jacobian(V, terms=12)[:3, 3:]
     t2 = theta * theta
-    s, c = np.sin(theta), np.cos(theta)
+    if theta < 0.2:
+        # Taylor expansions of the three coefficients up to θ⁸ (cancellation-free; truncation
+        # below 1e-19 for θ < 0.2, where the closed forms lose digits to cancellation)
+        t4 = t2 * t2
+        c1 = 1.0 / 6.0 - t2 / 120.0 + t4 / 5040.0 - t4 * t2 / 362880.0 + t4 * t4 / 39916800.0
+        c2 = 1.0 / 24.0 - t2 / 720.0 + t4 / 40320.0 - t4 * t2 / 3628800.0 + t4 * t4 / 479001600.0
+        c3 = (1.0 / 120.0 - t2 / 2520.0 + t4 / 120960.0 - t4 * t2 / 9979200.0
+              + t4 * t4 / 1245404160.0)
+    else:
+        s, c = np.sin(theta), np.cos(theta)
+        c1 = (theta - s) / (t2 * theta)
+        c2 = (t2 + 2.0 * c - 2.0) / (2.0 * t2 * t2)
+        c3 = (2.0 * theta - 3.0 * s + theta * c) / (2.0 * t2 * t2 * theta)
     PR = P @ Rh
     RP = Rh @ P
     PRP = PR @ P
-    return (0.5 * Rh
-            + (theta - s) / (t2 * theta) * (PR + RP + PRP)
-            + (t2 + 2.0 * c - 2.0) / (2.0 * t2 * t2) * (P @ PR + RP @ P - 3.0 * PRP)
-            + (2.0 * theta - 3.0 * s + theta * c) / (2.0 * t2 * t2 * theta) * (PRP @ P + P @ PRP))
+    return (0.5 * Rh + c1 * (PR + RP + PRP) + c2 * (P @ PR + RP @ P - 3.0 * PRP)
+            + c3 * (PRP @ P + P @ PRP))
 
 
 def _series_jacobian(V: np.ndarray, terms: int) -> np.ndarray:

@@ -64,6 +64,8 @@ class Model:
     """A vehicle-manipulator system: a vehicle moving in a subgroup of SE(3) carrying a tree of
     revolute/prismatic joints.  Build it with :func:`load_model`."""
 
+    added_vehicle_inertia = None   # set by with_added_vehicle_inertia
+
     def __init__(self, tree: KinematicTree, base="SE3", gravity=(0.0, 0.0, -9.81)):
         self.group = get_group(base)
         self.name = tree.name

@@ -11,9 +11,10 @@ dynamics are the corrected Lagrange–Poincaré equations of paper 000 (seeds-LP
 **Which variable carries the vehicle's motion** (``formulation=``).  The vector part of the state
 is ``(m, q, q̇)`` where ``m`` is one of
 
-* ``"auto"`` (default): ``"spatial_momentum"`` without gravity, ``"body_momentum"`` with it
-  (under gravity μ grows like m·g·t and its transport by the pose error costs accuracy in 𝒱:
-  at dt = 5 ms over 1 s, 𝒱 errors of 3e-6 with μ against 2e-9 with P).
+* ``"auto"`` (default): ``"body_momentum"`` when gravity acts along a translation of the
+  vehicle (free fall: μ grows like m·g·t and its transport by the pose error costs accuracy in
+  𝒱 — at dt = 5 ms over 1 s, 𝒱 errors of 3e-6 with μ against 2e-9 with P), otherwise
+  ``"spatial_momentum"``.
 * ``"spatial_momentum"``: ``μ = Ad*_{h⁻¹} P`` with ``h = g_ref⁻¹ g ∈ H`` and
   ``g_ref = g0`` — the vehicle-algebra momentum transported to a fixed (inertial) frame, the
   momentum map of the H-symmetry (seeds-LP §3.9).  From (LP-1) and ``ḣ = h 𝒱``,
@@ -219,8 +220,10 @@ def _time_grid(t_final, dt) -> np.ndarray:
 class _System:
     """Right-hand side of (LP-1)–(LP-4) in the chosen formulation (see module docstring)."""
 
-    def __init__(self, model, formulation, dynamics, tau_fn, bw_fn, fw_fns, presc_fn, g_ref):
+    def __init__(self, model, formulation, dynamics, tau_fn, bw_fn, fw_fns, presc_fn, g_ref,
+                 fast_model=None):
         self.model = model
+        self.fast = fast_model
         self.group = model.group
         self.b, self.n = model.b, model.n
         self.form = formulation
@@ -277,7 +280,30 @@ class _System:
             return self.mu_from_P(g, F) if self.b else np.zeros(0)   # μ̇ = Ad*_{h⁻¹} F_η
         return self.group.ad(V).T @ P + F                             # Ṗ (LP-1)
 
+    def _fast_call(self, t, g, y):
+        """The same right-hand side with the O(n) recursive path (vm_dynamics.fast): M₀ and 𝒜
+        from the CRBA blocks for (LP-3), (V̇, q̈) from the ABA, and F_η = f₀ − (static base
+        load of gravity and frame wrenches, by one RNEA call) for (LP-1)."""
+        m, q, qd, _ = self.split(t, y)
+        fm = self.fast
+        blocks = fm.lp_blocks(q) if self.form != "velocity" else None
+        V, P = self.velocity(g, m, qd, blocks)
+        state = _make_state(t, g, V, q, qd)
+        tau, bw, fw = self.inputs(t, state)
+        Vdot, qdd = fm.forward_dynamics(g, V, q, qd, tau, bw, fw)
+        if self.form == "velocity":
+            mdot = Vdot
+        else:
+            F = np.zeros(self.b) if bw is None else np.asarray(bw, dtype=float)
+            if self.has_gravity or fw:
+                zb, zn = np.zeros(self.b), np.zeros(self.n)
+                F = F - fm.inverse_dynamics(g, zb, q, zn, zb, zn, fw)[0]
+            mdot = self.mdot_from_F(g, V, P, F)
+        return V, np.concatenate([mdot, qd, qdd]), (V, tau, bw, q, qd)
+
     def __call__(self, t, g, y):
+        if self.fast is not None and self.presc is None:
+            return self._fast_call(t, g, y)
         m, q, qd, qdd_p = self.split(t, y)
         model = self.model
         lp_path = self.dynamics is None
@@ -336,7 +362,7 @@ class _System:
 # ---------------------------------------------------------------------------------- simulate
 def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",
              prescribed=None, frame_wrenches=None, rtol=1e-9, atol=1e-12, callback=None,
-             progress=False, *, formulation="auto", dynamics=None,
+             progress=False, *, formulation="auto", dynamics="auto",
              substeps=1) -> Trajectory:
     """Simulate the vehicle-manipulator from ``(g0, V0, q0, qd0)`` for ``t_final`` seconds.
 
@@ -358,8 +384,11 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     progress : show a tqdm progress bar.
     formulation : ``"auto"`` | ``"spatial_momentum"`` | ``"body_momentum"`` | ``"velocity"``
         (module docstring).
-    dynamics : forward-dynamics function with the signature of :meth:`Model.forward_dynamics`
-        (default: the closed-form LP path with one ``lp_terms`` per stage).
+    dynamics : ``"auto"`` (default: ``"fast"`` when numba is installed, else ``"lp"``),
+        ``"fast"`` (the O(n) recursive path of :mod:`vm_dynamics.fast`, which solves the same
+        equations and agrees with the LP reference to 1e-10), ``"lp"`` (the closed-form LP
+        reference with one ``lp_terms`` per stage), or a forward-dynamics function with the
+        signature of :meth:`Model.forward_dynamics`.
 
     A KeyboardInterrupt returns the samples computed so far with ``traj.interrupted = True``.
     """
@@ -376,12 +405,28 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
             raise ValueError(f"{nm}: expected a positive number, got {v!r}")
     if not isinstance(substeps, (int, np.integer)) or substeps < 1:
         raise ValueError(f"substeps: expected a positive integer, got {substeps!r}")
-    if dynamics is not None and not callable(dynamics):
-        raise ValueError("dynamics: expected a callable like Model.forward_dynamics")
+    fast_model = None
+    if dynamics == "auto":
+        from . import fast
+        rigid = getattr(model, "added_vehicle_inertia", None) is None
+        dynamics = "fast" if fast.numba_available() and rigid else "lp"
+    if dynamics == "fast":
+        from . import fast
+        fast_model = fast.fast_model(model)
+        dynamics = None
+    elif dynamics == "lp" or dynamics is None:
+        dynamics = None
+    elif not callable(dynamics):
+        raise ValueError(f"dynamics={dynamics!r}: expected 'auto', 'fast', 'lp' or a callable "
+                         f"like Model.forward_dynamics")
     if callback is not None and not callable(callback):
         raise ValueError("callback: expected a callable state -> bool")
     if formulation == "auto":
-        formulation = ("spatial_momentum" if not np.any(model.gravity) else "body_momentum")
+        # μ grows secularly (≈ m·g·t) only when gravity acts along a translation of the vehicle
+        lin = [a for a in model.group.axes if a < 3]
+        along = g0[:3, :3][:, lin].T @ model.gravity if lin else np.zeros(0)
+        falls = bool(np.any(np.abs(along) > 1e-12 * max(1.0, np.linalg.norm(model.gravity))))
+        formulation = "body_momentum" if falls else "spatial_momentum"
     t_grid = _time_grid(t_final, dt)
     presc = _prescribed_fn(prescribed, n)
     if presc is not None:
@@ -405,7 +450,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
     system = _System(model, formulation, dynamics, _input_fn(tau, n, "tau"),
                      _input_fn(base_wrench, b, "base_wrench"), _frame_inputs(model, frame_wrenches),
-                     presc, g0)
+                     presc, g0, fast_model)
     if formulation == "velocity":
         m0 = V0.copy()
     else:

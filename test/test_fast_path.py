@@ -1,0 +1,295 @@
+"""vm_dynamics.fast (recursive ABA / RNEA / CRBA / RKMK4) vs. the LP reference and Pinocchio.
+
+Both backends are tested: ``numba`` (skipped if numba is missing) and the pure-numpy fallback.
+The first numba call on a machine compiles the kernels (cached on disk afterwards, ``cache=True``),
+so nothing here is timed; speed is measured by ``bench/run.py``.
+
+Oracles: ``lp.forward_dynamics`` / ``Model`` (closed-form LP path, itself verified against
+Pinocchio), Pinocchio's ``aba``/``rnea``/``crba`` built from the same URDF (test/oracles.py),
+``lie.dexp_inv`` and ``scipy.linalg.expm`` for the compiled Lie-group helpers, ``vm.simulate``
+(LP path) for the integrator, conservation of momentum, and the 4th-order convergence of RKMK4.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from conftest import WRENCH_FRAMES, gravity_for, make_oracle, our_model
+
+vm = pytest.importorskip("vm_dynamics")
+fast = pytest.importorskip("vm_dynamics.fast")
+from vm_dynamics import lie, lp  # noqa: E402
+
+RTOL = 1e-10
+
+CASES = [
+    ("ur5", "SE3"),
+    ("b1_z1", "SE3"),
+    ("random_tree", "SE3"),     # prismatic joints, rotated inertias, wrench on the vehicle
+    ("random_tree", "SE2"),
+    ("ur5", "SE2"),
+    ("ur5", "SO3"),
+    ("random_tree", "SO3"),
+    ("panda", "fixed"),
+    ("ur5", "fixed"),
+]
+BACKENDS = [pytest.param("numba", marks=pytest.mark.skipif(not fast.numba_available(),
+                                                             reason="numba not installed")),
+            "numpy"]
+
+
+def close(ours, ref, what, scale=None, rtol=RTOL):
+    ours, ref = np.asarray(ours, float), np.asarray(ref, float)
+    assert ours.shape == ref.shape, f"{what}: shape {ours.shape} != {ref.shape}"
+    scale = np.linalg.norm(ref) if scale is None else scale
+    err = np.max(np.abs(ours - ref), initial=0.0)
+    assert err <= rtol * max(scale, 1e-300), \
+        f"{what}: max abs err {err:.3e} > {rtol:g} * {scale:.3e}"
+
+
+@pytest.fixture(params=[pytest.param((r, b, s), id=f"{r}-{b}-s{s}") for r, b in CASES
+                        for s in (0, 1)])
+def case(request):
+    robot, base, seed = request.param
+    grav = gravity_for(seed + 1)            # tilted gravity
+    model = our_model(robot, base, grav)
+    orc = make_oracle(robot, base, grav, joint_names=list(model.joint_names))
+    rng = np.random.default_rng(4242 + 31 * seed + 977 * CASES.index((robot, base)))
+    g, V, q, qd = orc.random_state(rng)
+    return types.SimpleNamespace(
+        robot=robot, base=base, model=model, orc=orc, rng=rng, g=g, V=V, q=q, qd=qd,
+        n=model.n, b=model.b,
+        tau=5.0 * rng.normal(size=model.n), bw=20.0 * rng.normal(size=model.b),
+        Vdot=rng.normal(size=model.b), qdd=rng.normal(size=model.n),
+        fw={f: 10.0 * rng.normal(size=6) for f in WRENCH_FRAMES[robot]})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("inputs", ["tau", "tau+base", "tau+base+frames"])
+def test_forward_dynamics_vs_lp_and_pinocchio(case, backend, inputs):
+    c = case
+    bw = c.bw if "base" in inputs else None
+    fw = c.fw if "frames" in inputs else None
+    Vd, qdd = fast.forward_dynamics(c.model, c.g, c.V, c.q, c.qd, c.tau, bw, fw, backend=backend)
+    Vd_lp, qdd_lp, _ = lp.forward_dynamics(c.model, c.g, c.V, c.q, c.qd, c.tau, bw, fw)
+    Vd_p, qdd_p = c.orc.aba(c.g, c.V, c.q, c.qd, c.tau, bw, fw)
+    for name, ref in (("lp", np.r_[Vd_lp, qdd_lp]), ("pinocchio", np.r_[Vd_p, qdd_p])):
+        close(np.r_[Vd, qdd], ref, f"FD[{backend}] vs {name} ({c.robot}, {c.base}, {inputs})")
+    assert Vd.shape == (c.b,) and qdd.shape == (c.n,)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inverse_dynamics_vs_pinocchio(case, backend):
+    c = case
+    bw, tau = fast.inverse_dynamics(c.model, c.g, c.V, c.q, c.qd, c.Vdot, c.qdd, c.fw,
+                                    backend=backend)
+    bw_p, tau_p = c.orc.rnea(c.g, c.V, c.q, c.qd, c.Vdot, c.qdd, c.fw)
+    close(np.r_[bw, tau], np.r_[bw_p, tau_p], f"RNEA[{backend}] ({c.robot}, {c.base})")
+    # and FD(ID(a)) = a through the fast path
+    Vd, qdd = fast.forward_dynamics(c.model, c.g, c.V, c.q, c.qd, tau, bw, c.fw, backend=backend)
+    close(np.r_[Vd, qdd], np.r_[c.Vdot, c.qdd], "FD(ID(a))", rtol=1e-9)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mass_matrix_and_lp_blocks(case, backend):
+    c = case
+    M = fast.mass_matrix(c.model, c.q, backend=backend)
+    close(M, c.orc.mass_matrix(c.q), f"CRBA[{backend}] vs pinocchio ({c.robot}, {c.base})")
+    blk = fast.lp_blocks(c.model, c.q, backend=backend)
+    t = lp.lp_terms(c.model, c.q, derivatives=False)
+    for name in ("M0", "M0m", "Mm", "A", "Mhat"):
+        close(getattr(blk, name), getattr(t, name), f"lp_blocks.{name}[{backend}]",
+              scale=np.linalg.norm(getattr(t, name)) + np.linalg.norm(M) * (name != "A"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_equals_loop(backend):
+    model = our_model("random_tree", "SE3", gravity_for(2))
+    orc = make_oracle("random_tree", "SE3", gravity_for(2), joint_names=list(model.joint_names))
+    rng = np.random.default_rng(9)
+    shape = (2, 3)
+    states = [orc.random_state(rng) for _ in range(6)]
+    g, V, q, qd = (np.stack([s[k] for s in states]).reshape(shape + states[0][k].shape)
+                   for k in range(4))
+    tau = rng.normal(size=model.n)                          # broadcast to every state
+    bw = rng.normal(size=shape + (6,))
+    fw = {"tool_link": rng.normal(size=shape + (6,)), "vehicle": rng.normal(size=6)}
+    Vd, qdd = fast.forward_dynamics_batch(model, g, V, q, qd, tau, bw, fw, backend=backend)
+    assert Vd.shape == shape + (6,) and qdd.shape == shape + (model.n,)
+    for i in np.ndindex(*shape):
+        fwi = {"tool_link": fw["tool_link"][i], "vehicle": fw["vehicle"]}
+        one = fast.forward_dynamics(model, g[i], V[i], q[i], qd[i], tau, bw[i], fwi,
+                                    backend=backend)
+        close(np.r_[Vd[i], qdd[i]], np.r_[one], f"batch[{i}] vs single", rtol=1e-13)
+    # large batch on the parallel path (numba), fixed base; also numba == numpy
+    m2 = our_model("ur5", "fixed", gravity_for(0))
+    N = 300
+    q = rng.uniform(-3, 3, size=(N, m2.n))
+    qd = rng.normal(size=(N, m2.n))
+    tau = rng.normal(size=(N, m2.n))
+    g = np.broadcast_to(np.eye(4), (N, 4, 4))
+    Vd, qdd = fast.forward_dynamics_batch(m2, g, np.zeros((N, 0)), q, qd, tau, backend=backend,
+                                          parallel=True)
+    ref = fast.forward_dynamics_batch(m2, g, np.zeros((N, 0)), q, qd, tau, backend="numpy")[1]
+    for i in (0, 137, N - 1):
+        close(qdd[i], fast.forward_dynamics(m2, np.eye(4), [], q[i], qd[i], tau[i],
+                                            backend=backend)[1], f"batch[{i}] fixed base",
+              rtol=1e-13)
+    close(qdd, ref, "batch numba vs numpy", rtol=1e-11)
+
+
+def test_lie_helpers_match_lie_module():
+    if not fast.numba_available():
+        pytest.skip("numba not installed")
+    from scipy.linalg import expm
+
+    from vm_dynamics.fast import _numba_kernels as nb
+    rng = np.random.default_rng(3)
+    for th in (0.0, 1e-9, 1e-4, 0.05, 0.0999, 0.1001, 0.7, 2.5, np.pi - 1e-7):
+        for _ in range(4):
+            ax = rng.normal(size=3)
+            X = np.r_[3.0 * rng.normal(size=3), th * ax / np.linalg.norm(ax)]
+            W = rng.normal(size=6)
+            out, G = np.empty(6), np.empty((4, 4))
+            nb.dexp_inv_apply(X, W, out)
+            nb.se3_exp(X, G)
+            ref = lie.dexp_inv(X) @ W
+            close(out, ref, f"dexp_inv(θ={th})", rtol=1e-13)
+            # expm as the oracle: lie.se3_exp's closed-form coefficients lose ~1e-12 near θ = 1e-4
+            close(G, expm(lie.hat(X)), f"se3_exp(θ={th})", scale=1.0 + np.linalg.norm(X),
+                  rtol=1e-14)
+
+
+FORMS = ["spatial_momentum", "velocity"]
+
+
+@pytest.mark.parametrize("formulation", FORMS)
+@pytest.mark.parametrize("robot,base", [("ur5", "SE3"), ("random_tree", "SE2"), ("ur5", "SO3"),
+                                        ("panda", "fixed")])
+def test_rkmk4_numba_equals_lie_composition(robot, base, formulation):
+    """The compiled RKMK4 step == the same method composed from lie.dexp_inv/se3_exp (numpy)."""
+    if not fast.numba_available():
+        pytest.skip("numba not installed")
+    model = our_model(robot, base, gravity_for(1))
+    orc = make_oracle(robot, base, gravity_for(1), joint_names=list(model.joint_names))
+    rng = np.random.default_rng(5)
+    g, V, q, qd = orc.random_state(rng, v_scale=3.0)
+    args = (g, V, q, qd, rng.normal(size=model.n), 0.05, rng.normal(size=model.b),
+            {WRENCH_FRAMES[robot][0]: rng.normal(size=6)})
+    a = fast.rkmk4_step(model, *args, formulation=formulation, backend="numba")
+    b = fast.rkmk4_step(model, *args, formulation=formulation, backend="numpy")
+    for name, x, y in zip(("g", "V", "q", "qd"), a, b):
+        close(x, y, f"rkmk4 {name}", scale=1.0 + np.linalg.norm(y), rtol=1e-12)
+    traj = fast.rkmk4_rollout(model, *args[:6], 3, *args[6:], formulation=formulation)
+    assert traj[0].shape == (4, 4, 4)
+    for name, x, y in zip(("g", "V", "q", "qd"), (t[1] for t in traj), a):
+        close(x, y, f"rollout step 1 {name}", scale=1.0 + np.linalg.norm(y), rtol=1e-14)
+
+
+@pytest.mark.parametrize("robot,base", [("ur5", "SE3"), ("random_tree", "SE2"),
+                                        ("random_tree", "SO3"), ("ur5", "fixed")])
+def test_rkmk4_matches_vm_simulate(robot, base):
+    """Same discrete method as vm.simulate: the default spatial-momentum formulation against the
+    LP reference path (independent dynamics), and formulation='velocity' driven by the fast FD;
+    with gravity, joint efforts, a base wrench and a frame wrench."""
+    grav = gravity_for(1)
+    model = our_model(robot, base, grav)
+    orc = make_oracle(robot, base, grav, joint_names=list(model.joint_names))
+    rng = np.random.default_rng(11)
+    g, V, q, qd = orc.random_state(rng)
+    tau, bw = rng.normal(size=model.n), rng.normal(size=model.b)
+    fw = {WRENCH_FRAMES[robot][0]: rng.normal(size=6)}
+    kw = dict(tau=tau, base_wrench=bw if model.b else None, frame_wrenches=fw, method="rkmk4")
+    for form, dyn in (("spatial_momentum", None),
+                      ("velocity", fast.fast_model(model).forward_dynamics)):
+        sim = vm.simulate(model, g, V, q, qd, 0.2, 0.02, formulation=form, dynamics=dyn, **kw)
+        traj = fast.rkmk4_rollout(model, g, V, q, qd, tau, 0.02, 10, bw, fw, formulation=form)
+        for name, x, y in zip(("g", "V", "q", "qd"), traj, (sim.g, sim.V, sim.q, sim.qd)):
+            close(x, y, f"rollout vs vm.simulate[{form}]: {name}",
+                  scale=1.0 + np.abs(y).max(initial=0.0), rtol=1e-10)
+
+
+@pytest.mark.parametrize("formulation", FORMS)
+def test_rkmk4_order_and_conservation(formulation):
+    """Global error O(h⁴); free-floating momentum: exact (to rounding) for the spatial-momentum
+    formulation, within the truncation error for 'velocity'."""
+    model = our_model("ur5", "SE3", (0.0, 0.0, 0.0))
+    orc = make_oracle("ur5", "SE3", (0.0, 0.0, 0.0), joint_names=list(model.joint_names))
+    rng = np.random.default_rng(11)
+    g, V, q, qd = orc.random_state(rng)
+    tau = np.zeros(model.n)
+    T = 0.4
+    ref = fast.rkmk4_rollout(model, g, V, q, qd, tau, T / 320, 320, formulation=formulation)
+    errs = []
+    for steps in (20, 40):
+        out = fast.rkmk4_rollout(model, g, V, q, qd, tau, T / steps, steps,
+                                 formulation=formulation)
+        errs.append(max(np.abs(out[2][-1] - ref[2][-1]).max(),
+                        np.abs(lie.se3_log(lie.se3_inv(ref[0][-1]) @ out[0][-1])).max()))
+    ratio = errs[0] / errs[1]
+    assert 11.0 < ratio < 22.0, f"RKMK4 error ratio {ratio:.2f} for dt halved (expect ~16)"
+    h0 = model.momentum(g, V, q, qd)
+    coarse = fast.rkmk4_rollout(model, g, V, q, qd, tau, 0.05, 40, formulation=formulation)
+    drift = max(np.linalg.norm(model.momentum(*s) - h0) for s in zip(*coarse)) / np.linalg.norm(h0)
+    if formulation == "spatial_momentum":
+        assert drift < 1e-13, f"momentum drift {drift:.2e} (should be rounding only)"
+    else:
+        assert 1e-13 < drift < 1e-2, f"momentum drift {drift:.2e}"
+
+
+def test_bad_inputs_raise_value_error():
+    model = our_model("ur5", "SE3", gravity_for(0))
+    g, V, q, qd, tau = np.eye(4), np.zeros(6), np.zeros(6), np.zeros(6), np.zeros(6)
+    for backend in [b.values[0] if hasattr(b, "values") else b for b in BACKENDS]:
+        if backend == "numba" and not fast.numba_available():
+            continue
+        fd = lambda *a, **k: fast.forward_dynamics(model, *a, backend=backend, **k)  # noqa: E731
+        with pytest.raises(ValueError, match="q: expected shape"):
+            fd(g, V, np.zeros(5), qd, tau)
+        with pytest.raises(ValueError, match="qd: contains NaN"):
+            fd(g, V, q, np.r_[np.nan, qd[1:]], tau)
+        with pytest.raises(ValueError, match="g: not a rigid transform"):
+            fd(2.0 * np.eye(4), V, q, qd, tau)
+        with pytest.raises(ValueError, match="unknown frame 'nope'"):
+            fd(g, V, q, qd, tau, frame_wrenches={"nope": np.zeros(6)})
+        with pytest.raises(ValueError, match=r"state \(1,\): .*tau: contains NaN"):
+            bad = np.zeros((2, 6))
+            bad[1, 3] = np.inf
+            fast.forward_dynamics_batch(model, g, V, q, qd, bad, backend=backend)
+        with pytest.raises(ValueError, match="dt: expected a positive"):
+            fast.rkmk4_step(model, g, V, q, qd, tau, 0.0, backend=backend)
+    with pytest.raises(ValueError, match="backend="):
+        fast.forward_dynamics(model, g, V, q, qd, tau, backend="cuda")
+
+
+def test_numba_is_optional():
+    """``import vm_dynamics`` never imports numba; without numba the fast path falls back to
+    numpy and gives the same numbers."""
+    code = r"""
+import sys
+import vm_dynamics
+assert "numba" not in sys.modules, "import vm_dynamics imported numba"
+import vm_dynamics.fast
+assert "numba" not in sys.modules, "import vm_dynamics.fast imported numba"
+sys.modules["numba"] = None                      # make 'import numba' fail from here on
+import numpy as np
+from vm_dynamics import fast
+m = vm_dynamics.load_model(sys.argv[1], base="SE3")
+assert not fast.numba_available() and fast.fast_model(m).backend == "numpy"
+rng = np.random.default_rng(0)
+q, qd, tau, V = rng.normal(size=6), rng.normal(size=6), rng.normal(size=6), rng.normal(size=6)
+a = np.r_[fast.forward_dynamics(m, np.eye(4), V, q, qd, tau)]
+b = np.r_[m.forward_dynamics(np.eye(4), V, q, qd, tau)]
+assert np.abs(a - b).max() <= 1e-10 * np.linalg.norm(b), (a, b)
+print("ok")
+"""
+    from conftest import robot_path
+    env = dict(os.environ)
+    r = subprocess.run([sys.executable, "-c", code, robot_path("ur5")], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

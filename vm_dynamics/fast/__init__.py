@@ -1,0 +1,465 @@
+"""Fast dynamics path: O(n) recursive algorithms over the tree, compiled with numba when present.
+
+:mod:`vm_dynamics.lp` stays the paper-faithful reference; this package solves the same
+equations with the recursions of rigid-body dynamics, for simulation and control loops.
+
+API (same conventions as :meth:`vm_dynamics.Model.forward_dynamics`: ``g`` the 4×4 vehicle pose,
+``V`` its body twist as a b-vector in the subgroup ``ι₀ = model.group.iota``, gravity
+``model.gravity`` in the inertial frame, ``base_wrench`` a b-vector in the vehicle frame,
+``frame_wrenches = {frame: [f; n]}`` a wrench at a frame's origin in that frame's axes)::
+
+    forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None) -> (V̇, q̈)
+    forward_dynamics_batch(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
+                           parallel=False) -> (V̇ (..., b), q̈ (..., n))
+    inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None) -> (base_wrench, τ)
+    mass_matrix(model, q);  lp_blocks(model, q) -> LPBlocks(M0, M0m, Mm, A, Mhat)
+    rkmk4_step(model, g, V, q, qd, tau, dt, ..., formulation="spatial_momentum") -> (g, V, q, q̇)
+    rkmk4_rollout(model, g, V, q, qd, tau, dt, steps, ...) -> trajectory arrays
+
+``model`` is a :class:`~vm_dynamics.Model` or a :class:`FastModel` built from one (the constant
+arrays are extracted once per model and remembered).  Every function takes
+``backend="auto" | "numba" | "numpy"``; ``"auto"`` uses numba if it can be imported, else the
+pure-numpy implementation of the same recursions (:mod:`._numpy_kernels`, slower, same results).
+Numba is imported on first use, never by ``import vm_dynamics``.  Its kernels are compiled with
+``cache=True``: the first call on a machine compiles them (about a minute for all of them), later
+processes load the cache.
+
+**Where the recursions live.**  All quantities are expressed in the vehicle frame, about its origin
+— the inertial frame that coincides with the vehicle frame at the current instant.  There the
+joint twists are ``S_j = Ad_{G_parent(j)} ξ_j`` (the columns of ⁰J, (29), with ``G_j`` the product
+of exponentials (13)–(16) and ξ_j of (17)), the body inertias are 𝔐_k (55) moved by ``G_k``, the
+body twists are ``v_k = ι₀V + Σ_{i ∈ path(k)} S_i q̇_i``, and the vehicle's spatial acceleration is
+``ι₀V̇`` (the term ``ad_{ι₀V} ι₀V`` vanishes).  Gravity is the uniform acceleration
+``a_g = [Rᵀa; 0]``, applied as a fictitious root acceleration ``−a_g``.  The vehicle moves in the
+subgroup, so the wrench constraining it satisfies ``ι₀ᵀ f_c = 0``.
+
+**Equivalence with the LP equations.**  In the coordinates (V, q̇) both paths solve the reduced
+Euler–Poincaré (Lagrange–Poincaré) equations of the same Lagrangian
+``½[V; q̇]ᵀM(q)[V; q̇] − U(g, q)`` with the mass matrix M of (64): the first b rows are ι₀ᵀ of the
+Newton–Euler equation of the whole system in the vehicle frame, ``Ṗ = ad*_V P + F_η`` (LP-1), the
+last n rows are the joint equations.  The LP path block-diagonalises M with the connection
+(``Ω = V + 𝒜q̇``, (69), (73)) and solves ``M̂ q̈ = …`` (LP-2), where ``M̂ = M_𝔪 − M₀𝔪ᵀM₀⁻¹M₀𝔪``
+(75) is the Schur complement of the locked inertia M₀.  The articulated-body algorithm (ABA)
+eliminates the same linear system in the other order: joints from the leaves to the root,
+leaving the vehicle's articulated inertia ``ι₀ᵀ I^A₀ ι₀ = M₀ − M₀𝔪 M_𝔪⁻¹ M₀𝔪ᵀ`` and
+``V̇ = (ι₀ᵀI^A₀ι₀)⁻¹ ι₀ᵀ(I^A₀ a_g − p^A₀)``, then ``q̈`` from the root to the leaves.  Both are
+exact, so (V̇, q̈) agree to rounding (``test/test_fast_path.py`` checks them against
+``lp.forward_dynamics`` and Pinocchio's ``aba``).  Likewise RNEA gives the inverse dynamics of
+seeds-LP §4.2 and the composite-rigid-body algorithm gives M, hence M₀ (65), M₀𝔪 (66), M_𝔪 (67),
+𝒜 (69) and M̂ (75) in :func:`lp_blocks`.
+
+Costs: forward and inverse dynamics O(n); mass matrix O(n·depth).  Algorithms: Featherstone,
+*Rigid Body Dynamics Algorithms* (2008), ABA (Table 7.1) and RNEA (Table 5.1) in a single
+frame, CRBA (Table 6.2); RKMK4 as in seeds-LP §4.3.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import lie
+from . import _numpy_kernels as _npk
+
+__all__ = ["FastModel", "LPBlocks", "fast_model", "numba_available", "forward_dynamics",
+           "forward_dynamics_batch", "inverse_dynamics", "mass_matrix", "lp_blocks",
+           "rkmk4_step", "rkmk4_rollout"]
+
+_PARALLEL_MIN_WORK = 256   # with parallel=True, smaller batches (in joint-states) stay serial
+
+_STATUS = {1: "g: not a rigid transform (rotation block not orthonormal with det +1, or last "
+              "row not [0, 0, 0, 1]) or contains NaN/Inf",
+           2: "non-finite result",
+           3: "non-positive articulated inertia pivot (singular mass matrix)"}
+
+
+def numba_available() -> bool:
+    """True if the numba kernels can be used (numba importable)."""
+    return _load_numba() is not None
+
+
+def _load_numba():
+    try:
+        from . import _numba_kernels
+    except ImportError:
+        return None
+    return _numba_kernels
+
+
+class LPBlocks(NamedTuple):
+    """Blocks of the LP mass matrix (64): M₀ (65), M₀𝔪 (66), M_𝔪 (67), 𝒜 (69), M̂ (75)."""
+
+    M0: np.ndarray
+    M0m: np.ndarray
+    Mm: np.ndarray
+    A: np.ndarray
+    Mhat: np.ndarray
+
+
+class FastModel:
+    """Constant arrays of a :class:`~vm_dynamics.Model` laid out for the recursive kernels.
+
+    Body 0 is the vehicle, body ``j + 1`` the body moved by joint ``j``:
+
+    * ``parent[j]`` — body index of joint j's parent body (``< j + 1``);
+    * ``jtype[j]`` — 0 revolute/continuous, 1 prismatic;
+    * ``xi[j]`` — ξ_j, the joint twist in the vehicle frame at home (17);
+    * ``inert[k] = (m, h, I_o)`` — 𝔐_k (55) as mass, first moment ``h = m c`` and rotational
+      inertia about the vehicle origin (vehicle axes at home); row 0 is the vehicle's 𝔐₀;
+    * ``axes`` — the rows of ``[v; ω]`` spanned by ι₀; ``grav`` — gravity (inertial frame);
+    * ``frames[name] = (body, Ad(ḡ_frame)⁻ᵀ)`` — maps a wrench in frame axes to the body-fixed
+      vehicle-at-home frame.
+    """
+
+    def __init__(self, model, backend: str = "auto"):
+        if backend not in ("auto", "numba", "numpy"):
+            raise ValueError(f"backend={backend!r}: choose 'auto', 'numba' or 'numpy'")
+        if getattr(model, "added_vehicle_inertia", None) is not None:
+            raise ValueError("the fast path handles rigid-body inertias only; this model's vehicle "
+                             "has an added (hydrodynamic) inertia: use the LP path (lp.py)")
+        self.model = model
+        self.n, self.b = int(model.n), int(model.b)
+        n = self.n
+        self.parent = np.ascontiguousarray(np.asarray(model.parent_joint, dtype=np.int64) + 1)
+        self.jtype = np.array([1 if t == "prismatic" else 0 for t in model.joint_types],
+                              dtype=np.int64)
+        self.xi = np.ascontiguousarray(model.xi, dtype=np.float64)
+        self.inert = np.empty((n + 1, 13))
+        for k, M in enumerate([model.vehicle_inertia, *model.body_inertia_home]):
+            self.inert[k, 0] = M[0, 0]
+            self.inert[k, 1:4] = lie.unskew(M[3:, :3])
+            self.inert[k, 4:13] = (0.5 * (M[3:, 3:] + M[3:, 3:].T)).reshape(9)
+        self.axes = np.asarray(model.group.axes, dtype=np.int64)
+        self.grav = np.ascontiguousarray(model.gravity, dtype=np.float64)
+        self.frames = {name: (int(model.frame_body[name]),
+                              np.ascontiguousarray(lie.Ad_inv(model.frame_home[name]).T))
+                       for name in model.frame_names}
+        self._no_fw = (np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
+        self._zero_b = np.zeros(self.b)
+        nb = _load_numba() if backend != "numpy" else None
+        if backend == "numba" and nb is None:
+            raise ValueError("backend='numba': numba is not installed")
+        self._nb = nb
+        self._consts = (self.parent, self.jtype, self.xi, self.inert, self.axes, self.grav)
+
+    @property
+    def backend(self) -> str:
+        return "numba" if self._nb is not None else "numpy"
+
+    # ------------------------------------------------------------------ input handling
+    def _vec(self, x, n, name):
+        a = np.ascontiguousarray(x, dtype=np.float64)
+        if a.shape != (n,):
+            if a.ndim == 0 and n == 1:
+                return a.reshape(1)
+            raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
+        # read-only arrays would make numba compile (and cache) a second specialisation
+        return a if a.flags.writeable else a.copy()
+
+    def _pose(self, g):
+        a = np.ascontiguousarray(g, dtype=np.float64)
+        if a.shape != (4, 4):
+            raise ValueError(f"g: expected shape (4, 4), got {a.shape}")
+        return a if a.flags.writeable else a.copy()
+
+    def _frame_arrays(self, frame_wrenches, batch=None):
+        """(body indices (m,), wrenches mapped by Ad(ḡ_frame)⁻ᵀ: (m, 6) or (N, m, 6))."""
+        if not frame_wrenches:
+            if batch is None:
+                return self._no_fw
+            return self._no_fw[0], np.zeros((batch[1], 0, 6))
+        if not isinstance(frame_wrenches, dict):
+            raise ValueError("frame_wrenches: expected a dict {frame name: 6-vector wrench}")
+        bodies, ws = [], []
+        for name, w in frame_wrenches.items():
+            try:
+                body, T = self.frames[name]
+            except (KeyError, TypeError):
+                raise ValueError(f"frame_wrenches: unknown frame {name!r}; frames are "
+                                 f"{', '.join(self.frames)}") from None
+            if batch is None:
+                ws.append(T @ self._vec(w, 6, f"frame_wrenches[{name!r}]"))
+            else:
+                shape, N = batch
+                w = np.asarray(w, dtype=np.float64)
+                if w.shape[-1:] != (6,):
+                    raise ValueError(f"frame_wrenches[{name!r}]: expected trailing dimension 6, "
+                                     f"got shape {w.shape}")
+                try:
+                    w = np.broadcast_to(w, shape + (6,)).reshape(N, 6)
+                except ValueError:
+                    raise ValueError(f"frame_wrenches[{name!r}]: shape {w.shape} does not "
+                                     f"broadcast to the batch shape {shape}") from None
+                ws.append(w @ T.T)
+            bodies.append(body)
+        fw = np.ascontiguousarray(np.stack(ws, axis=-2))
+        return np.array(bodies, dtype=np.int64), fw
+
+    def _raise(self, status, inputs, where=""):
+        msg = _STATUS.get(int(status), f"status {status}")
+        if status == 2:
+            for name, x in inputs.items():
+                if x is not None and not np.all(np.isfinite(x)):
+                    raise ValueError(f"{where}{name}: contains NaN or Inf")
+        raise ValueError(where + msg)
+
+    # ------------------------------------------------------------------ forward dynamics
+    def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
+        """``(V̇, q̈)`` by the articulated-body algorithm; see the module docstring."""
+        n, b = self.n, self.b
+        g = self._pose(g)
+        V, q = self._vec(V, b, "V"), self._vec(q, n, "q")
+        qd, tau = self._vec(qd, n, "qd"), self._vec(tau, n, "tau")
+        bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
+        fb, fw = self._frame_arrays(frame_wrenches)
+        if self._nb is not None:
+            out = np.empty(b + n)
+            st = self._nb.forward_dynamics(*self._consts, g, V, q, qd, tau, bw, fb, fw, out)
+        else:
+            out, st = _npk.forward_dynamics(self, g[None], V[None], q[None], qd[None],
+                                            tau[None], bw[None], fb, fw[None])
+            out, st = out[0], st[0]
+        if st:
+            self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
+                                 frame_wrenches=fw))
+        return out[:b], out[b:]
+
+    def forward_dynamics_batch(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
+                               parallel=False):
+        """Forward dynamics over leading batch dimensions (broadcast between the arguments):
+        ``g (..., 4, 4)``, ``V (..., b)``, ``q, qd, tau (..., n)``, ``base_wrench (..., b)``,
+        ``frame_wrenches {frame: (..., 6)}`` → ``V̇ (..., b)``, ``q̈ (..., n)``.
+
+        One compiled loop over the states, sharing one workspace.  ``parallel=True`` (numba
+        backend) splits large batches over numba's threads; on a machine whose cores are busy
+        with other work that is slower than the default single thread (threads wait for each
+        other), so measure before turning it on (``bench/run.py`` section 4)."""
+        n, b = self.n, self.b
+        args = {"g": (g, (4, 4)), "V": (V, (b,)), "q": (q, (n,)), "qd": (qd, (n,)),
+                "tau": (tau, (n,))}
+        if base_wrench is not None:
+            args["base_wrench"] = (base_wrench, (b,))
+        arrs = {}
+        for name, (x, tail) in args.items():
+            a = np.asarray(x, dtype=np.float64)
+            if a.shape[a.ndim - len(tail):] != tail or a.ndim < len(tail):
+                raise ValueError(f"{name}: expected trailing shape {tail}, got {a.shape}")
+            arrs[name] = (a, tail)
+        try:
+            shape = np.broadcast_shapes(*[a.shape[:a.ndim - len(t)] for a, t in arrs.values()])
+        except ValueError:
+            raise ValueError("batch shapes do not broadcast: " + ", ".join(
+                f"{k} {a.shape}" for k, (a, _) in arrs.items())) from None
+        N = int(np.prod(shape, dtype=np.int64))
+        flat = {}
+        for name, (a, tail) in arrs.items():
+            full = shape + tail
+            if a.shape == full and a.flags.c_contiguous and a.flags.writeable:
+                flat[name] = a.reshape((N,) + tail)
+            else:
+                flat[name] = np.array(np.broadcast_to(a, full), order="C").reshape((N,) + tail)
+        if base_wrench is None:
+            flat["base_wrench"] = np.zeros((N, b))
+        fb, fw = self._frame_arrays(frame_wrenches, batch=(shape, N))
+        out = np.empty((N, b + n))
+        if self._nb is not None:
+            st = np.zeros(N, dtype=np.int64)
+            args = (*self._consts, flat["g"], flat["V"], flat["q"], flat["qd"], flat["tau"],
+                    flat["base_wrench"], fb, fw, out, st)
+            if not parallel or N * (n + 1) < _PARALLEL_MIN_WORK:  # thread start-up would dominate
+                self._nb.forward_dynamics_range(*args, 0, N)
+            else:
+                self._nb.forward_dynamics_batch(*args, min(N, 4 * self._nb.num_threads()))
+        else:
+            out, st = _npk.forward_dynamics(self, flat["g"], flat["V"], flat["q"], flat["qd"],
+                                            flat["tau"], flat["base_wrench"], fb, fw)
+        if st.any():
+            i = int(np.flatnonzero(st)[0])
+            idx = np.unravel_index(i, shape) if shape else ()
+            self._raise(st[i], {k: v[i] for k, v in flat.items()} | {"frame_wrenches": fw[i]},
+                        where=f"state {tuple(int(x) for x in idx)}: ")
+        return out[:, :b].reshape(shape + (b,)), out[:, b:].reshape(shape + (n,))
+
+    # ------------------------------------------------------------------ inverse dynamics, M
+    def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None):
+        """``(base_wrench, τ)`` producing ``(V̇, q̈)`` by the recursive Newton–Euler algorithm."""
+        n, b = self.n, self.b
+        g = self._pose(g)
+        V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")
+        Vdot, qdd = self._vec(Vdot, b, "Vdot"), self._vec(qdd, n, "qdd")
+        fb, fw = self._frame_arrays(frame_wrenches)
+        if self._nb is not None:
+            out = np.empty(b + n)
+            st = self._nb.inverse_dynamics(*self._consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
+        else:
+            out, st = _npk.inverse_dynamics(self, g[None], V[None], q[None], qd[None],
+                                            Vdot[None], qdd[None], fb, fw[None])
+            out, st = out[0], st[0]
+        if st:
+            self._raise(st, dict(g=g, V=V, q=q, qd=qd, Vdot=Vdot, qdd=qdd, frame_wrenches=fw))
+        return out[:b], out[b:]
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) by the composite-rigid-body algorithm."""
+        q = self._vec(q, self.n, "q")
+        if self._nb is not None:
+            M = np.empty((self.b + self.n,) * 2)
+            st = self._nb.mass_matrix(self.parent, self.jtype, self.xi, self.inert, self.axes,
+                                      q, M)
+        else:
+            M = _npk.mass_matrix(self, q)
+            st = 0 if np.all(np.isfinite(M)) else 2
+        if st:
+            self._raise(st, {"q": q})
+        return M
+
+    def lp_blocks(self, q) -> LPBlocks:
+        """M₀ (65), M₀𝔪 (66), M_𝔪 (67), 𝒜 = M₀⁻¹M₀𝔪 (69), M̂ = M_𝔪 − 𝒜ᵀM₀𝒜 (75)."""
+        M = self.mass_matrix(q)
+        b = self.b
+        M0, M0m, Mm = M[:b, :b], M[:b, b:], M[b:, b:]
+        A = np.linalg.solve(M0, M0m) if b else np.zeros((0, self.n))
+        Mhat = Mm - M0m.T @ A
+        return LPBlocks(M0, M0m, Mm, A, 0.5 * (Mhat + Mhat.T))
+
+    # ------------------------------------------------------------------ integration
+    def _step_inputs(self, g, V, q, qd, tau, dt, base_wrench, frame_wrenches):
+        n, b = self.n, self.b
+        dt = float(dt)
+        if not (np.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt: expected a positive finite step, got {dt}")
+        bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
+        return (self._pose(g), self._vec(V, b, "V"), self._vec(q, n, "q"),
+                self._vec(qd, n, "qd"), self._vec(tau, n, "tau"), bw,
+                *self._frame_arrays(frame_wrenches), dt)
+
+    def rkmk4_step(self, g, V, q, qd, tau, dt, base_wrench=None, frame_wrenches=None,
+                   formulation="spatial_momentum"):
+        """One Runge–Kutta–Munthe-Kaas step of order 4 (seeds-LP §4.3) → ``(g, V, q, q̇)``.
+
+        ``g(t) = g_k exp(ι₀Θ)`` with ``Θ̇ = dexp⁻¹_{−Θ} V`` (the ``+½ad_Θ`` sign, lie.py); the
+        vector part by classical RK4; τ and the wrenches are held constant over the step.
+        ``formulation`` as in :func:`vm_dynamics.simulate`: ``"spatial_momentum"`` integrates
+        ``μ = Ad*_{h⁻¹}P`` (momentum in the frame of the step start; ``μ̇ = Ad*_{h⁻¹}F_η``,
+        (LP-1)) and recovers V by (LP-3), so without external wrenches or gravity the inertial
+        momentum is conserved to rounding; ``"velocity"`` integrates V with V̇ from the ABA.
+        """
+        form = self._form(formulation)
+        g, V, q, qd, tau, bw, fb, fw, dt = self._step_inputs(g, V, q, qd, tau, dt, base_wrench,
+                                                             frame_wrenches)
+        if self._nb is not None:
+            go, Vo, qo, qdo = np.empty((4, 4)), np.empty(self.b), np.empty(self.n), np.empty(self.n)
+            st = self._nb.rkmk4_step(*self._consts, g, V, q, qd, tau, bw, fb, fw, dt, form,
+                                     go, Vo, qo, qdo)
+            res = (go, Vo, qo, qdo)
+        else:
+            res, st = _npk.rkmk4_step(self, g, V, q, qd, tau, bw, fb, fw, dt, form)
+        if st:
+            self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
+                                 frame_wrenches=fw))
+        return res
+
+    @staticmethod
+    def _form(formulation):
+        forms = ("velocity", "spatial_momentum")
+        if formulation not in forms:
+            raise ValueError(f"formulation={formulation!r}: choose one of {', '.join(forms)}")
+        return forms.index(formulation)
+
+    def rkmk4_rollout(self, g, V, q, qd, tau, dt, steps, base_wrench=None, frame_wrenches=None,
+                      formulation="spatial_momentum"):
+        """``steps`` RKMK4 steps (:meth:`rkmk4_step`) with constant inputs, looped inside the
+        compiled code.
+
+        Returns the trajectory ``(g (steps+1, 4, 4), V (steps+1, b), q, q̇ (steps+1, n))``,
+        index 0 being the initial state.
+        """
+        form = self._form(formulation)
+        steps = int(steps)
+        if steps < 0:
+            raise ValueError(f"steps: expected a non-negative integer, got {steps}")
+        g, V, q, qd, tau, bw, fb, fw, dt = self._step_inputs(g, V, q, qd, tau, dt, base_wrench,
+                                                             frame_wrenches)
+        gt = np.empty((steps + 1, 4, 4))
+        Vt, qt, qdt = np.empty((steps + 1, self.b)), np.empty((steps + 1, self.n)), \
+            np.empty((steps + 1, self.n))
+        if self._nb is not None:
+            st, i = self._nb.rkmk4_rollout(*self._consts, g, V, q, qd, tau, bw, fb, fw, dt, form,
+                                           gt, Vt, qt, qdt)
+        else:
+            st, i = 0, 0
+            gt[0], Vt[0], qt[0], qdt[0] = g, V, q, qd
+            for i in range(steps):
+                res, st = _npk.rkmk4_step(self, gt[i], Vt[i], qt[i], qdt[i], tau, bw, fb, fw, dt,
+                                          form)
+                if st:
+                    break
+                gt[i + 1], Vt[i + 1], qt[i + 1], qdt[i + 1] = res
+        if st:
+            self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
+                                 frame_wrenches=fw), where=f"step {i}: ")
+        return gt, Vt, qt, qdt
+
+
+# ---------------------------------------------------------------------- free functions
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def fast_model(model, backend: str = "auto") -> FastModel:
+    """The :class:`FastModel` of ``model`` (built once per model and backend, then reused)."""
+    if isinstance(model, FastModel):
+        if backend in ("auto", model.backend):
+            return model
+        model = model.model
+    per_model = _CACHE.get(model)
+    if per_model is None:
+        per_model = _CACHE.setdefault(model, {})
+    fm = per_model.get(backend)
+    if fm is None or fm.grav is not model.gravity and not np.array_equal(fm.grav, model.gravity):
+        fm = per_model[backend] = FastModel(model, backend)
+    return fm
+
+
+def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
+                     backend="auto"):
+    """``(V̇, q̈)``: same contract as :meth:`Model.forward_dynamics`, by the O(n) ABA."""
+    return fast_model(model, backend).forward_dynamics(g, V, q, qd, tau, base_wrench,
+                                                       frame_wrenches)
+
+
+def forward_dynamics_batch(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
+                           backend="auto", parallel=False):
+    """Batched :func:`forward_dynamics` over leading dimensions (see
+    :meth:`FastModel.forward_dynamics_batch`)."""
+    return fast_model(model, backend).forward_dynamics_batch(g, V, q, qd, tau, base_wrench,
+                                                             frame_wrenches, parallel)
+
+
+def inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None, backend="auto"):
+    """``(base_wrench, τ)``: same contract as :meth:`Model.inverse_dynamics`, by RNEA."""
+    return fast_model(model, backend).inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
+
+
+def mass_matrix(model, q, backend="auto"):
+    """Mass matrix (64) by CRBA."""
+    return fast_model(model, backend).mass_matrix(q)
+
+
+def lp_blocks(model, q, backend="auto") -> LPBlocks:
+    """LP blocks M₀, M₀𝔪, M_𝔪, 𝒜, M̂ (65)–(75) from the CRBA mass matrix."""
+    return fast_model(model, backend).lp_blocks(q)
+
+
+def rkmk4_step(model, g, V, q, qd, tau, dt, base_wrench=None, frame_wrenches=None,
+               formulation="spatial_momentum", backend="auto"):
+    """One RKMK4 step → ``(g, V, q, q̇)`` (see :meth:`FastModel.rkmk4_step`)."""
+    return fast_model(model, backend).rkmk4_step(g, V, q, qd, tau, dt, base_wrench,
+                                                 frame_wrenches, formulation)
+
+
+def rkmk4_rollout(model, g, V, q, qd, tau, dt, steps, base_wrench=None, frame_wrenches=None,
+                  formulation="spatial_momentum", backend="auto"):
+    """``steps`` RKMK4 steps in compiled code → trajectory (see :meth:`FastModel.rkmk4_rollout`)."""
+    return fast_model(model, backend).rkmk4_rollout(g, V, q, qd, tau, dt, steps, base_wrench,
+                                                    frame_wrenches, formulation)
