@@ -217,6 +217,7 @@ def _plot_euler(path, traj, E, K, euler, name):
     ax[1].semilogy(traj.t, np.maximum(np.abs(E - E[0]) / scale, 1e-17), label="Lagrange–Poincaré (RKMK4)")
     ax[1].semilogy(et["t"], np.maximum(et["energy_error_rel"], 1e-17), label="ZYX Euler angles (RK4)")
     ax[1].set_ylabel("|E − E₀| / E₀")
+    ax[1].set_ylim(1e-18, 1e3)
     ax[1].legend(loc="upper left")
     ax[2].semilogy(et["t"], et["condition_number"], color="C1", label="cond(M_Euler)")
     ax[2].set_ylabel("condition number")
