@@ -48,8 +48,14 @@ def share_dir() -> Path:
     candidates = []
     if os.environ.get("VM_DYNAMICS_SHARE"):
         candidates.append(Path(os.environ["VM_DYNAMICS_SHARE"]))
-    candidates.append(Path(__file__).resolve().parent.parent)
+    here = Path(__file__).resolve().parent
+    candidates.append(here.parent)                                    # source checkout
+    if len(here.parents) > 3:                                         # <prefix>/lib/pythonX/site-packages
+        candidates.append(here.parents[3] / "share" / "vm_dynamics")
     candidates.append(Path(sys.prefix) / "share" / "vm_dynamics")
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            candidates.append(Path(prefix) / "share" / "vm_dynamics")
     try:  # pragma: no cover - only with ROS
         from ament_index_python.packages import get_package_share_directory
         candidates.append(Path(get_package_share_directory("vm_dynamics")))

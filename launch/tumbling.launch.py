@@ -1,0 +1,17 @@
+"""Scenario tumbling (config/tumbling.yaml): sim.launch.py with that scenario.
+
+    ros2 launch vm_dynamics tumbling.launch.py [controller:=NAME] [rviz:=false]
+"""
+from launch import LaunchDescription
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import PathJoinSubstitution
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    sim = PathJoinSubstitution([FindPackageShare('vm_dynamics'), 'launch', 'sim.launch.py'])
+    return LaunchDescription([
+        IncludeLaunchDescription(PythonLaunchDescriptionSource(sim),
+                                 launch_arguments={'scenario': 'tumbling'}.items()),
+    ])

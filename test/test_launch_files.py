@@ -1,0 +1,484 @@
+"""Launch files, parameter YAML and the RViz config validated without ROS.
+
+The launch files are executed against a small strict stand-in for exactly the parts of
+``launch``/``launch_ros``/``ament_index_python`` they use (constructor signatures as in ROS 2
+Jazzy's launch 3.4 / launch_ros 0.26: keyword-only arguments where the real API has them,
+unknown keywords rejected), which records the actions.  The recorded description is then
+checked: every executable exists (console_scripts of setup.py resolving to a callable, or a
+ROS package in package.xml), every file exists (parameter files, RViz config, the xacro input,
+which must expand to a URDF the model loader accepts), every parameter is declared by the node
+that receives it with the right type (the same resolution the DDS transport applies), and every
+topic named by the RViz config or subscribed by a node is published by a launched node with
+the same type.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import runpy
+import shlex
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vm_dynamics import ros_msgs as rm
+from vm_dynamics.nodes import controller_node, dynamics_node
+from vm_dynamics.nodes.controller_core import controller_parameter_defaults
+from vm_dynamics.nodes.dynamics_core import DYNAMICS_PARAMETERS, flatten, parameter_defaults
+from vm_dynamics.scenario import read_params_file
+from vm_dynamics.transport import ros_args as rargs
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH = REPO / "launch"
+SCENARIOS = sorted(p.stem for p in (REPO / "config").glob("*.yaml"))
+
+#: executables of other ROS packages the launch files may start, with the parameters they
+#: declare and the topics they publish/subscribe (robot_state_publisher README, rviz2)
+ROS_EXECUTABLES = {
+    ("robot_state_publisher", "robot_state_publisher"): {
+        "params": {"robot_description": "", "publish_frequency": 20.0, "ignore_timestamp": False,
+                   "frame_prefix": ""},
+        "pub": {"/robot_description": "std_msgs/msg/String", "/tf": rm.TF_MESSAGE,
+                "/tf_static": rm.TF_MESSAGE},
+        "sub": {"/joint_states": rm.JOINT_STATE}},
+    ("rviz2", "rviz2"): {"params": {}, "pub": {}, "sub": {}},
+}
+
+
+# ------------------------------------------------------------------ strict launch stand-in
+class Subst:
+    """Base of the fake substitutions: ``perform(context) -> str``."""
+
+    def perform(self, context):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+def perform(value, context):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Subst):
+        return value.perform(context)
+    if isinstance(value, (list, tuple)):
+        return "".join(perform(v, context) for v in value)
+    raise TypeError(f"not a substitution: {value!r}")
+
+
+class LaunchConfiguration(Subst):
+    def __init__(self, variable_name, *, default=None):
+        self.name, self.default = variable_name, default
+
+    def perform(self, context):
+        if self.name in context.configs:
+            return context.configs[self.name]
+        if self.default is not None:
+            return perform(self.default, context)
+        raise KeyError(f"launch configuration {self.name!r} is not declared")
+
+
+class Command(Subst):
+    def __init__(self, command, *, on_stderr="fail"):
+        self.command, self.on_stderr = command, on_stderr
+
+    def perform(self, context):
+        argv = shlex.split(perform(self.command, context))
+        context.commands.append(argv)
+        if argv[0] != "xacro" or len(argv) != 2:
+            raise AssertionError(f"unexpected command {argv}")
+        from vm_dynamics.urdf import read_urdf_source
+        return read_urdf_source(argv[1])[0]
+
+
+class PathJoinSubstitution(Subst):
+    def __init__(self, substitutions):
+        self.parts = list(substitutions)
+
+    def perform(self, context):
+        return str(Path(*[perform(p, context) for p in self.parts]))
+
+
+class FindPackageShare(Subst):
+    def __init__(self, package):
+        self.package = package
+
+    def perform(self, context):
+        return get_package_share_directory(perform(self.package, context))
+
+
+def get_package_share_directory(package):
+    if package == "vm_dynamics":
+        return str(REPO)            # the source tree has the installed share/ layout
+    raise LookupError(f"package {package!r} not found (only vm_dynamics is resolvable here)")
+
+
+class ParameterValue:
+    def __init__(self, value, *, value_type=None):
+        self.value, self.value_type = value, value_type
+
+    def evaluate(self, context):
+        text = perform(self.value, context)
+        if self.value_type is str:
+            return text
+        return yaml.safe_load(text)
+
+
+class IfCondition:
+    def __init__(self, predicate_expression):
+        self.expr = predicate_expression
+
+    def evaluate(self, context):
+        value = perform(self.expr, context).strip().lower()
+        if value not in ("true", "false", "1", "0"):
+            raise AssertionError(f"IfCondition: {value!r} is not a boolean expression")
+        return value in ("true", "1")
+
+
+class UnlessCondition(IfCondition):
+    def evaluate(self, context):
+        return not super().evaluate(context)
+
+
+class Action:
+    def __init__(self, *, condition=None):
+        self.condition = condition
+
+
+class DeclareLaunchArgument(Action):
+    def __init__(self, name, *, default_value=None, description=None, choices=None, **kwargs):
+        super().__init__(**kwargs)
+        if choices is not None and default_value is not None and default_value not in choices:
+            raise AssertionError(f"argument {name}: default {default_value!r} not in {choices}")
+        self.name, self.default_value, self.choices = name, default_value, choices
+        self.description = description
+
+
+class OpaqueFunction(Action):
+    def __init__(self, *, function, args=None, kwargs=None, **left_over_kwargs):
+        super().__init__(**left_over_kwargs)
+        if not callable(function):
+            raise TypeError("OpaqueFunction expected a callable")
+        self.function, self.args, self.kwargs = function, args or [], kwargs or {}
+
+
+class PythonLaunchDescriptionSource:
+    def __init__(self, launch_file_path):
+        self.path = launch_file_path
+
+
+class IncludeLaunchDescription(Action):
+    def __init__(self, launch_description_source, *, launch_arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        self.source = launch_description_source
+        self.launch_arguments = list(launch_arguments or [])
+
+
+_EXECUTE_PROCESS_KWARGS = {"name", "cwd", "env", "additional_env", "shell", "sigterm_timeout",
+                           "sigkill_timeout", "emulate_tty", "output", "output_format",
+                           "cached_output", "log_cmd", "on_exit", "respawn", "respawn_delay",
+                           "respawn_max_retries", "prefix", "condition"}
+
+
+class Node(Action):
+    def __init__(self, *, executable, package=None, name=None, namespace=None, exec_name=None,
+                 parameters=None, remappings=None, ros_arguments=None, arguments=None,
+                 **kwargs):
+        unknown = set(kwargs) - _EXECUTE_PROCESS_KWARGS
+        if unknown:
+            raise TypeError(f"Node: unexpected keyword arguments {sorted(unknown)}")
+        super().__init__(condition=kwargs.get("condition"))
+        if kwargs.get("output", "log") not in ("screen", "log", "both", "own_log"):
+            raise AssertionError(f"Node output {kwargs['output']!r}")
+        self.package, self.executable, self.name = package, executable, name
+        self.parameters = list(parameters or [])
+        self.remappings = list(remappings or [])
+        self.arguments = list(arguments or [])
+
+
+class LaunchDescription:
+    def __init__(self, initial_entities=None):
+        self.entities = list(initial_entities or [])
+
+
+def fake_modules():
+    mods = {}
+
+    def mod(name, **attrs):
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        mods[name] = m
+        return m
+    mod("launch", LaunchDescription=LaunchDescription)
+    mod("launch.actions", DeclareLaunchArgument=DeclareLaunchArgument,
+        OpaqueFunction=OpaqueFunction, IncludeLaunchDescription=IncludeLaunchDescription)
+    mod("launch.conditions", IfCondition=IfCondition, UnlessCondition=UnlessCondition)
+    mod("launch.substitutions", LaunchConfiguration=LaunchConfiguration, Command=Command,
+        PathJoinSubstitution=PathJoinSubstitution)
+    mod("launch.launch_description_sources",
+        PythonLaunchDescriptionSource=PythonLaunchDescriptionSource)
+    mod("launch_ros")
+    mod("launch_ros.actions", Node=Node)
+    mod("launch_ros.parameter_descriptions", ParameterValue=ParameterValue)
+    mod("launch_ros.substitutions", FindPackageShare=FindPackageShare)
+    mod("ament_index_python")
+    mod("ament_index_python.packages", get_package_share_directory=get_package_share_directory)
+    return mods
+
+
+class Context:
+    def __init__(self, configs):
+        self.configs = dict(configs)
+        self.commands = []
+        self.declared = {}
+
+
+def run_launch(path, arguments=None, context=None):
+    """Execute a launch file; return (started Nodes with resolved parameters, context)."""
+    context = context or Context(arguments or {})
+    ld = runpy.run_path(str(path))["generate_launch_description"]()
+    assert isinstance(ld, LaunchDescription)
+    nodes = []
+
+    def visit(entities):
+        for e in entities:
+            if e.condition is not None and not e.condition.evaluate(context):
+                continue
+            if isinstance(e, DeclareLaunchArgument):
+                context.declared[e.name] = e
+                if e.name not in context.configs:
+                    assert e.default_value is not None, f"argument {e.name} needs a value"
+                    context.configs[e.name] = perform(e.default_value, context)
+                if e.choices is not None:
+                    assert context.configs[e.name] in e.choices, (e.name, context.configs)
+            elif isinstance(e, OpaqueFunction):
+                visit(e.function(context, *e.args, **e.kwargs) or [])
+            elif isinstance(e, IncludeLaunchDescription):
+                assert isinstance(e.source, PythonLaunchDescriptionSource)
+                inner = Path(perform(e.source.path, context))
+                assert inner.is_file(), inner
+                args = {perform(k, context): perform(v, context) for k, v in e.launch_arguments}
+                sub = Context({**context.configs, **args})
+                inner_nodes, sub = run_launch(inner, context=sub)
+                context.commands += sub.commands
+                for k, v in sub.configs.items():     # bookkeeping for the checks below
+                    context.configs.setdefault(k, v)
+                nodes.extend(inner_nodes)
+            elif isinstance(e, Node):
+                nodes.append(e)
+            else:
+                raise AssertionError(f"unexpected launch entity {e!r}")
+    visit(ld.entities)
+    return nodes, context
+
+
+@pytest.fixture(autouse=True)
+def _fake_launch(monkeypatch):
+    for name, module in fake_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+# ------------------------------------------------------------------ the package's declarations
+def console_scripts():
+    """``{name: 'module:function'}`` from setup.py's entry_points (parsed, not executed)."""
+    tree = ast.parse((REPO / "setup.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value == "console_scripts":
+                    out = {}
+                    for item in ast.literal_eval(v):
+                        name, _, target = item.partition("=")
+                        out[name.strip()] = target.strip()
+                    return out
+    raise AssertionError("setup.py has no console_scripts")
+
+
+def exec_depends():
+    import xml.etree.ElementTree as ET
+    root = ET.parse(REPO / "package.xml").getroot()
+    return {e.text for tag in ("exec_depend", "depend") for e in root.iter(tag)}
+
+
+def node_interface(node):
+    """(declared parameter defaults, published {topic: type}, subscribed {topic: type})."""
+    if node.package == "vm_dynamics" and node.executable == "dynamics_node":
+        pub = {"/" + t.lstrip("/"): mt for t, mt, _ in dynamics_node.PUBLICATIONS.values()}
+        sub = {"/" + t: mt for t, mt in dynamics_node.SUBSCRIPTIONS.items()}
+        return parameter_defaults(DYNAMICS_PARAMETERS), pub, sub
+    if node.package == "vm_dynamics" and node.executable == "controller_node":
+        pub = {"/" + t: mt for t, mt, _ in controller_node.PUBLICATIONS.values()}
+        sub = {("/" + t.lstrip("/") if not t.startswith("~") else
+                f"/controller_node{t[1:]}"): mt
+               for t, (mt, _) in controller_node.SUBSCRIPTIONS.items()}
+        return None, pub, sub     # parameters depend on the overrides (see check_parameters)
+    spec = ROS_EXECUTABLES[(node.package, node.executable)]
+    return spec["params"], spec["pub"], spec["sub"]
+
+
+def resolved_parameters(node, context):
+    """The node's parameter overrides as launch_ros builds them: parameter files, then the
+    dicts (launch_ros writes each dict to a temporary file), in the given order."""
+    ra = rargs.parse_ros_args(["node", "--ros-args"] + [
+        a for item in node.parameters if isinstance(item, (str, Path))
+        for a in ("--params-file", str(item))])
+    for item in node.parameters:
+        if isinstance(item, (str, Path)):
+            assert Path(item).is_file(), f"parameter file {item} missing"
+    table = list(ra.overrides)
+    for item in node.parameters:
+        if isinstance(item, dict):
+            values = []
+            for key, value in item.items():
+                if isinstance(value, ParameterValue):
+                    value = value.evaluate(context)
+                elif isinstance(value, Subst):
+                    value = yaml.safe_load(value.perform(context))
+                values.append((key, value))
+            table.append((f"/{node.name}", tuple(values)))
+    return dataclasses.replace(ra, overrides=tuple(table))
+
+
+def check_parameters(node, context):
+    """Every override is declared by the node with the same type; returns the values."""
+    defaults, _, _ = node_interface(node)
+    ra = resolved_parameters(node, context)
+    fqn = f"/{node.name}"
+    overrides = rargs.parameter_overrides_for(ra, fqn)
+    dict_keys = {k for item in node.parameters if isinstance(item, dict) for k in item}
+    if defaults is None:
+        defaults = controller_parameter_defaults(overrides)
+    declared = set(flatten(defaults)) | {"use_sim_time"}
+    for key in dict_keys:
+        assert key in declared, f"{node.executable}: launch passes undeclared parameter {key!r}"
+    resolved = rargs.resolve_parameters(defaults, ra, fqn)   # raises on a type mismatch
+    return resolved
+
+
+# vm-sim-only keys of scenario files (not node parameters)
+SIM_ONLY = ("scenario", "description", "duration", "input.", "prescribed.",
+            "compare_euler_model")
+
+
+# ------------------------------------------------------------------ tests
+def test_console_scripts_resolve_to_callables():
+    scripts = console_scripts()
+    for name in ("dynamics_node", "controller_node", "vm-foxglove"):
+        module, _, func = scripts[name].partition(":")
+        assert callable(getattr(importlib.import_module(module), func)), name
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario_yaml_is_a_parameter_file_for_both_nodes(scenario):
+    path = REPO / "config" / f"{scenario}.yaml"
+    params = flatten(read_params_file(path))
+    ra = rargs.parse_ros_args(["x", "--ros-args", "--params-file", str(path)])
+    dyn = rargs.resolve_parameters(parameter_defaults(DYNAMICS_PARAMETERS), ra, "/dynamics_node")
+    consumed = set(dyn.overridden)
+    if "controller.name" in params:
+        ctl_defaults = controller_parameter_defaults(rargs.parameter_overrides_for(
+            ra, "/controller_node"))
+        ctl = rargs.resolve_parameters(ctl_defaults, ra, "/controller_node")
+        consumed |= set(ctl.overridden)
+    unused = [k for k in params if k not in consumed and not k.startswith(SIM_ONLY)]
+    assert not unused, f"{scenario}.yaml: keys no node declares: {unused}"
+
+
+def test_sim_launch_default_scenario_starts_the_four_nodes():
+    nodes, ctx = run_launch(LAUNCH / "sim.launch.py")
+    assert [(n.package, n.executable) for n in nodes] == [
+        ("vm_dynamics", "dynamics_node"), ("robot_state_publisher", "robot_state_publisher"),
+        ("rviz2", "rviz2"), ("vm_dynamics", "controller_node")]
+    assert set(ctx.declared) == {"scenario", "controller", "rviz", "use_sim_time",
+                                 "real_time_factor", "lockstep"}
+
+
+@pytest.mark.parametrize("launch_file", sorted(p.name for p in LAUNCH.glob("*.launch.py")))
+@pytest.mark.parametrize("args", [{}, {"rviz": "false", "controller": "pd_gravity",
+                                       "lockstep": "true", "real_time_factor": "0.5"},
+                                  {"controller": "none", "use_sim_time": "false"}])
+def test_launch_file_names_only_existing_things(launch_file, args):
+    nodes, ctx = run_launch(LAUNCH / launch_file, args)
+    scripts, depends = console_scripts(), exec_depends()
+    published, subscribed = {}, {}
+    for node in nodes:
+        # executables
+        if node.package == "vm_dynamics":
+            assert node.executable in scripts, node.executable
+        else:
+            assert (node.package, node.executable) in ROS_EXECUTABLES
+            assert node.package in depends, f"package.xml lacks exec_depend {node.package}"
+        # files named in arguments (rviz -d)
+        for i, a in enumerate(node.arguments):
+            if a == "-d":
+                rviz = Path(node.arguments[i + 1])
+                assert rviz.is_file() and rviz.parent.name == "rviz"
+        # parameters
+        resolved = check_parameters(node, ctx)
+        if node.executable == "controller_node":
+            assert resolved.values["use_sim_time"] is (args.get("use_sim_time") != "false")
+            if args.get("controller") == "pd_gravity":
+                assert resolved.values["controller"] == "pd_gravity"
+        if node.executable == "dynamics_node":
+            assert "use_sim_time" not in {k for d in node.parameters if isinstance(d, dict)
+                                          for k in d}      # the clock source runs on wall time
+            if "lockstep" in args:
+                assert resolved.values["lockstep"] is True
+                assert resolved.values["real_time_factor"] == 0.5
+        _, pub, sub = node_interface(node)
+        published.update(pub)
+        subscribed.update(sub)
+    names = [n.executable for n in nodes]
+    assert names.count("dynamics_node") == 1 and "robot_state_publisher" in names
+    assert ("rviz2" in names) == (args.get("rviz", "true") == "true")
+    scenario = ctx.configs["scenario"]
+    has_ctrl = "controller.name" in flatten(read_params_file(REPO / "config" /
+                                                             f"{scenario}.yaml"))
+    expect_ctrl = args.get("controller") != "none" and (has_ctrl or bool(args.get("controller")))
+    assert ("controller_node" in names) == expect_ctrl
+    # the URDF given to robot_state_publisher is the scenario's, and it loads
+    (cmd,) = {tuple(c) for c in ctx.commands}
+    assert Path(cmd[1]).is_file()
+    urdf_file = read_params_file(REPO / "config" / f"{scenario}.yaml")["robot_description_file"]
+    assert Path(cmd[1]) == REPO / "urdf" / urdf_file
+    # topics: everything subscribed is published by a launched node with the same type
+    for topic, mtype in subscribed.items():
+        if topic.startswith("/controller_node/"):
+            continue                                   # references: from the user
+        if topic in ("/effort_controller/commands", "/base_wrench") and not expect_ctrl:
+            continue                                   # open loop: nobody commands
+        assert published.get(topic) == mtype, (topic, mtype, published.get(topic))
+    for topic, mtype in published.items():
+        assert mtype in rm.TYPESTORE.types, mtype
+
+
+def test_rviz_config_topics_are_published_and_frames_exist():
+    nodes, ctx = run_launch(LAUNCH / "sim.launch.py")
+    published = {}
+    for node in nodes:
+        published.update(node_interface(node)[1])
+    cfg = yaml.safe_load((REPO / "rviz" / "vm_dynamics.rviz").read_text())
+    vm = cfg["Visualization Manager"]
+    assert vm["Global Options"]["Fixed Frame"] == DYNAMICS_PARAMETERS["odom_frame"][0]
+    wanted = {"rviz_default_plugins/RobotModel": "std_msgs/msg/String",
+              "rviz_default_plugins/Odometry": rm.ODOMETRY,
+              "rviz_default_plugins/Path": "nav_msgs/msg/Path",
+              "rviz_default_plugins/TF": None}
+    seen = set()
+    for display in vm["Displays"]:
+        cls = display["Class"]
+        seen.add(cls)
+        topic = (display.get("Topic") or display.get("Description Topic") or {}).get("Value")
+        if topic:
+            assert topic in published, f"{cls} shows {topic}, which no launched node publishes"
+            assert published[topic] == wanted[cls]
+    assert set(wanted) <= seen
+    robot = next(d for d in vm["Displays"] if d["Class"].endswith("RobotModel"))
+    assert robot["Description Topic"]["Durability Policy"] == "Transient Local"
+
+
+def test_setup_installs_launch_rviz_config_and_urdf():
+    text = (REPO / "setup.py").read_text()
+    for pattern in ('"launch/*.launch.py"', '"rviz/*.rviz"', '"config/*.yaml"', '"urdf/*"'):
+        assert pattern in text, pattern

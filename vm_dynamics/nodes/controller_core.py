@@ -1,0 +1,473 @@
+"""The controller node's logic, independent of any transport (no ROS, no DDS).
+
+:class:`ControllerCore` wraps a controller plug-in (:func:`vm_dynamics.control.get_controller`,
+parameter ``controller`` or ``controller.name`` plus ``controller.*`` gains) and feeds it the
+measured state:
+
+* ``sensor_msgs/JointState`` (``/joint_states``) -> ``q``, ``q̇`` (names mapped to the model);
+* ``nav_msgs/Odometry`` (``/odom``) -> the vehicle pose ``g`` and its **body** twist, which
+  Odometry carries in ``child_frame_id`` (REP-105, Odometry.msg) and which restricted to the
+  vehicle subgroup is ``𝒱 = ι₀ᵀ V`` (paper 000 (37)/(39)).
+
+References: the scenario's ``reference.*`` parameters (:func:`reference_from_config`), replaced
+at run time by ``trajectory_msgs/JointTrajectory`` (``~/joint_trajectory``: joint names mapped,
+unknown names rejected, interpolated by quintic segments from the current desired state) and
+``geometry_msgs/PoseStamped`` (``~/base_pose``: a minimum-jerk screw motion on SE(3) from the
+current desired vehicle pose, arriving at ``header.stamp`` if that lies in the future, else
+after ``base_pose_duration``).
+
+Outputs, every control period: efforts as ``std_msgs/Float64MultiArray`` in the order of the
+``joints`` parameter and the vehicle wrench as ``geometry_msgs/WrenchStamped`` in the body frame
+(``base_frame``).  Nothing is published without a state, with a stale state
+(``state_timeout``), or if the controller returns non-finite values.
+
+Reference time: with ``reference_start: zero`` reference times are ROS times (simulated time
+with ``use_sim_time``, the scenario's references start at the simulation's t = 0); with
+``first_state`` they count from the stamp of the first state received.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import ros_msgs as rm
+from ..control import available_controllers, get_controller
+from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
+from ..scenario import _unflatten_reference
+from ..simulate import State
+from .dynamics_core import (ROBOT_PARAMETERS, EventLog, Robot, flatten, load_robot,
+                            parameter_defaults, unflatten)
+
+__all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defaults",
+           "JOINT_TRAJECTORY", "POSE_STAMPED"]
+
+JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
+
+#: Parameters of the controller node: ``name: (default, description)``.  The selected
+#: controller's own parameters are declared as ``controller.<name>`` in addition
+#: (:func:`controller_parameter_defaults`), and the ``reference.*`` keys found in the
+#: parameter file.
+CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
+    **ROBOT_PARAMETERS,
+    "controller": ("", "controller plug-in name; overrides controller.name (the file's "
+                   "controller.* gains are then not used)"),
+    "controller.name": ("", "controller plug-in name (scenario files: controller: {name: ...})"),
+    "state_timeout": (0.5, "do not command when the latest state is older than this (ROS "
+                      "time, s); 0 disables"),
+    "base_pose_duration": (2.0, "duration of the motion to a ~/base_pose target whose stamp "
+                           "is not in the future, s"),
+    "reference_start": ("zero", "zero: reference times are ROS times; first_state: they start "
+                        "at the first state's stamp"),
+}
+
+
+def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameter defaults of the controller node given the overrides it will receive
+    (flat names): the fixed table, ``controller.<key>`` for every parameter of the selected
+    controller (default ``None`` = dynamically typed; unset ones keep the controller's own
+    default), and every ``reference.*`` key present in the overrides."""
+    out = parameter_defaults(CONTROLLER_PARAMETERS)
+    ov = flatten(overrides)
+    name = ov.get("controller") or ov.get("controller.name") or ""
+    if isinstance(name, str) and name:
+        # the plug-in's parameter table, from a default-configured instance (public API)
+        for key in getattr(get_controller(name, None), "PARAMS", {}):
+            if key != "name":
+                out.setdefault(f"controller.{key}", None)
+    for key in ov:
+        if key.startswith("reference."):
+            out.setdefault(key, None)
+    return out
+
+
+def _stamp_s(stamp) -> float:
+    return rm.time_msg_to_ns(stamp) * 1e-9
+
+
+def _monotone_velocities(t: np.ndarray, p: np.ndarray, v_start: np.ndarray) -> np.ndarray:
+    """Waypoint velocities when a trajectory gives positions only: ``v_start`` at the first
+    point, zero at the last, and at interior points the mean of the adjacent slopes, or zero
+    where the slopes differ in sign (no overshoot at local extrema; Fritsch–Carlson idea)."""
+    v = np.zeros_like(p)
+    v[0] = v_start
+    if len(t) > 2:
+        s = np.diff(p, axis=0) / np.diff(t)[:, None]
+        inner = 0.5 * (s[:-1] + s[1:])
+        inner[s[:-1] * s[1:] <= 0.0] = 0.0
+        v[1:-1] = inner
+    return v
+
+
+class _PartialJointTrajectory:
+    """Joint reference that follows ``new`` for the joints ``index`` and ``prev`` for the rest."""
+
+    def __init__(self, prev: Callable, index: np.ndarray, new: JointWaypoints):
+        self.prev, self.index, self.new = prev, index, new
+
+    def __call__(self, t):
+        q, v, a = (np.array(x, dtype=float) for x in self.prev(t))
+        qn, vn, an = self.new(t)
+        q[self.index], v[self.index], a[self.index] = qn, vn, an
+        return q, v, a
+
+
+class _Hold:
+    def __init__(self, q):
+        self.q = np.array(q, dtype=float)
+
+    def __call__(self, t):
+        return self.q.copy(), np.zeros_like(self.q), np.zeros_like(self.q)
+
+
+class ControllerCore:
+    """Controller plug-in + state reconstruction + references (see the module docstring)."""
+
+    RESEND_PERIOD = 0.5
+
+    def __init__(self, robot: Robot, params: Mapping[str, Any],
+                 clock: Callable[[], float] = time.monotonic):
+        p = parameter_defaults(CONTROLLER_PARAMETERS)
+        p.update(flatten(params))
+        self.robot = robot
+        self.model = m = robot.model
+        self.params = p
+        self.log = EventLog(clock)
+        override, file_name = p["controller"], p["controller.name"]
+        name = override or file_name
+        if not name:
+            raise ValueError("no controller: set the parameter 'controller' (or controller.name)"
+                             f"; available: {', '.join(available_controllers())}")
+        gains = {k[len("controller."):]: v for k, v in p.items()
+                 if k.startswith("controller.") and k != "controller.name" and v is not None}
+        if override and override != file_name:
+            if gains:
+                self.log.emit("INFO", "gains", f"controller {override!r} overrides "
+                              f"controller.name {file_name!r}: running it with its default "
+                              f"parameters (ignoring {sorted(gains)})", throttle=False)
+            gains = {}
+        self.controller_name = name
+        self.ctrl = get_controller(name, gains)
+        ref_cfg = unflatten(p, "reference")
+        self.scenario_reference = (reference_from_config(_unflatten_reference(ref_cfg, m.n))
+                                   if ref_cfg else Reference())
+        self.reference = self.scenario_reference
+        if p["reference_start"] not in ("zero", "first_state"):
+            raise ValueError(f"reference_start: {p['reference_start']!r}; use zero or "
+                             f"first_state")
+        for key in ("state_timeout", "base_pose_duration"):
+            if not (isinstance(p[key], (int, float)) and math.isfinite(p[key]) and p[key] >= 0):
+                raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
+        if p["base_pose_duration"] <= 0:
+            raise ValueError("base_pose_duration: must be > 0")
+        if not (isinstance(p["control_rate"], (int, float)) and p["control_rate"] > 0):
+            raise ValueError(f"control_rate: expected a positive rate, got {p['control_rate']!r}")
+        self.period = 1.0 / float(p["control_rate"])
+        self.lockstep = bool(p["lockstep"])
+        self._external = None
+        if robot.hydrodynamics is not None:
+            hyd = robot.hydrodynamics
+
+            def external(t, s):
+                w6 = hyd.vehicle_wrench(s.g, m.group.embed(s.V), m.gravity)
+                return m.group.project(w6), hyd.link_wrenches(m, s.g, s.q) or None
+            self._external = external
+        self._js = None          # (t, q, qd)
+        self._od = None          # (t, g, V)
+        self._new_js = self._new_od = False
+        self._bound = False
+        self._answered = None    # (state stamp, wall time) of the last compute
+        self._hold = None        # State used for reset (hold values)
+        self.t0 = None if p["reference_start"] == "first_state" else 0.0
+        self.rejected = 0
+        self.last_error = ""
+        self.computed = 0
+        self.last_t = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any],
+                    clock: Callable[[], float] = time.monotonic) -> "ControllerCore":
+        return cls(load_robot(params), params, clock)
+
+    # ---------------------------------------------------------------- messages in
+    def _reject(self, what: str, text: str) -> bool:
+        self.rejected += 1
+        self.last_error = f"{what}: {text}"
+        self.log.emit("WARN", f"reject-{what}", f"rejected {what}: {text}")
+        return False
+
+    def _time_check(self, t: float) -> None:
+        last = self._js[0] if self._js is not None else None
+        if last is not None and t < last - 1e-9:
+            self.log.emit("INFO", "time-back", f"time jumped back from {last:.6g} s to "
+                          f"{t:.6g} s (simulation reset?): controller re-initialised, "
+                          f"references from messages dropped", throttle=False)
+            self._bound = False
+            self._answered = None
+            self._od = None
+            self._new_od = False
+            self.reference = self.scenario_reference
+            if self.params["reference_start"] == "first_state":
+                self.t0 = None
+
+    def on_joint_state(self, msg: Any) -> bool:
+        """``sensor_msgs/JointState``: every model joint must be present (extras ignored)."""
+        try:
+            js = rm.parse_joint_state(msg, self.model.joint_names)
+            if js.velocity is None and self.model.n:
+                raise ValueError("velocity is empty; the controller needs joint velocities")
+        except ValueError as exc:
+            return self._reject("joint state", str(exc))
+        t = js.stamp_ns * 1e-9
+        self._time_check(t)
+        qd = js.velocity if js.velocity is not None else np.zeros(0)
+        self._js = (t, js.position, qd)
+        self._new_js = True
+        return True
+
+    def on_odometry(self, msg: Any) -> bool:
+        """``nav_msgs/Odometry`` of ``base_frame`` in ``odom_frame``; twist in the body frame."""
+        r = self.robot
+        try:
+            od = rm.parse_odometry(msg)
+            if od.frame_id != r.odom_frame or od.child_frame_id != r.base_frame:
+                raise ValueError(f"frames {od.frame_id!r} -> {od.child_frame_id!r}; expected "
+                                 f"{r.odom_frame!r} -> {r.base_frame!r}")
+        except ValueError as exc:
+            return self._reject("odometry", str(exc))
+        self._od = (od.stamp_ns * 1e-9, od.g, self.model.group.project(od.twist))
+        self._new_od = True
+        return True
+
+    def state(self) -> State | None:
+        """The latest measured ``State`` (time = joint-state stamp), or None if incomplete."""
+        if self._js is None:
+            return None
+        t, q, qd = self._js
+        if self._od is not None:
+            _, g, V = self._od
+        elif self.model.b == 0:
+            g, V = np.eye(4), np.zeros(0)
+        else:
+            return None
+        return State(t, g, V, q, qd)
+
+    def lockstep_ready(self) -> bool:
+        """Lockstep: a new joint state and odometry with equal stamps arrived since the last
+        compute, for a state not answered yet — or re-sent by the dynamics node (it re-sends
+        a state it got no command for) at least ``RESEND_PERIOD`` s after our answer."""
+        if self._js is None or not self._new_js:
+            return False
+        if self.model.b and not (self._od is not None and self._new_od
+                                 and abs(self._od[0] - self._js[0]) < 1e-9):
+            return False
+        if self._answered is not None and self._answered[0] == self._js[0]:
+            return self.log.clock() - self._answered[1] >= self.RESEND_PERIOD
+        return True
+
+    # ---------------------------------------------------------------- references
+    def _ref_time(self, t: float) -> float:
+        if self.t0 is None:
+            self.t0 = t
+        return t - self.t0
+
+    def now_ref(self) -> float | None:
+        """Reference time of the latest state (or of the latest compute, if later)."""
+        s = self.state()
+        ts = [x for x in (s.t if s is not None else None, self.last_t) if x is not None]
+        return self._ref_time(max(ts)) if ts else None
+
+    def _joint_desired(self, tr: float):
+        if self.reference.joint is not None:
+            return tuple(np.asarray(x, dtype=float) for x in self.reference.joint(tr))
+        q = self._hold.q if self._hold is not None else self.state().q
+        return np.array(q, dtype=float), np.zeros(self.model.n), np.zeros(self.model.n)
+
+    def _base_desired(self, tr: float) -> np.ndarray:
+        if self.reference.base is not None:
+            return np.asarray(self.reference.base(tr)[0], dtype=float)
+        return np.array(self._hold.g if self._hold is not None else self.state().g, dtype=float)
+
+    def on_joint_trajectory(self, msg: Any) -> bool:
+        """``trajectory_msgs/JointTrajectory``: follow it from now (see module docstring)."""
+        try:
+            self.reference = replace(self.reference, joint=self._trajectory(msg))
+        except ValueError as exc:
+            return self._reject("joint trajectory", str(exc))
+        return True
+
+    def _trajectory(self, msg: Any):
+        got = getattr(msg, "__msgtype__", type(msg).__name__)
+        if got != JOINT_TRAJECTORY:
+            raise ValueError(f"expected a {JOINT_TRAJECTORY} message, got {got}")
+        names = list(msg.joint_names)
+        model_names = self.model.joint_names
+        unknown = [nm for nm in names if nm not in model_names]
+        if unknown:
+            raise ValueError(f"unknown joint name(s) {unknown}; the model's joints are "
+                             f"{model_names}")
+        dup = sorted({nm for nm in names if names.count(nm) > 1})
+        if dup:
+            raise ValueError(f"duplicate joint names {dup}")
+        now = self.now_ref()
+        if now is None:
+            raise ValueError("no joint state received yet; cannot start a trajectory")
+        index = np.array([model_names.index(nm) for nm in names], dtype=int)
+        q_d, v_d, a_d = self._joint_desired(now)
+        if not msg.points:               # JTC convention: an empty trajectory stops motion
+            return _Hold(q_d)
+        if not names:
+            raise ValueError("joint_names is empty")
+        k = len(names)
+        times, pos, vel, acc = [], [], [], []
+        have_v = have_a = True
+        for i, pt in enumerate(msg.points):
+            tfs = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
+            times.append(tfs)
+            p = np.asarray(pt.positions, dtype=float)
+            if p.shape != (k,):
+                raise ValueError(f"points[{i}].positions has {p.size} values for {k} joints")
+            pos.append(p)
+            for field, store in (("velocities", vel), ("accelerations", acc)):
+                a = np.asarray(getattr(pt, field), dtype=float)
+                if a.size == 0:
+                    store.append(None)
+                elif a.shape != (k,):
+                    raise ValueError(f"points[{i}].{field} has {a.size} values for {k} joints")
+                else:
+                    store.append(a)
+        have_v = all(v is not None for v in vel)
+        have_a = all(a is not None for a in acc)
+        if any(v is not None for v in vel) and not have_v:
+            raise ValueError("velocities given for some points only")
+        if any(a is not None for a in acc) and not have_a:
+            raise ValueError("accelerations given for some points only")
+        P = np.array(pos)
+        for label, arr in (("positions", P), ("velocities", np.array(vel) if have_v else None),
+                           ("accelerations", np.array(acc) if have_a else None)):
+            if arr is not None and not np.all(np.isfinite(arr)):
+                raise ValueError(f"points: {label} contain NaN/Inf")
+        tfs = np.array(times)
+        if not np.all(np.isfinite(tfs)) or np.any(tfs < 0) or np.any(np.diff(tfs) <= 0):
+            raise ValueError(f"time_from_start must be >= 0 and strictly increasing, got "
+                             f"{tfs.tolist()}")
+        stamp_ns = rm.time_msg_to_ns(msg.header.stamp)
+        start = now if stamp_ns == 0 else self._ref_time(stamp_ns * 1e-9)
+        T = start + tfs
+        keep = T > now + 1e-9
+        if not np.any(keep):
+            raise ValueError(f"trajectory ends at reference time {T[-1]:.6g} s, before now "
+                             f"({now:.6g} s)")
+        T, P = T[keep], P[keep]
+        times = np.concatenate([[now], T])
+        pos = np.vstack([q_d[index], P])
+        if have_v:
+            V = np.vstack([v_d[index], np.array(vel)[keep]])
+        else:
+            V = _monotone_velocities(times, pos, v_d[index])
+        A = np.vstack([a_d[index], np.array(acc)[keep]]) if have_a else np.zeros_like(pos)
+        A[0] = a_d[index]
+        wp = JointWaypoints(times, pos, V, A)
+        if len(index) == self.model.n and np.array_equal(index, np.arange(self.model.n)):
+            return wp
+        prev = self.reference.joint if self.reference.joint is not None else _Hold(q_d)
+        return _PartialJointTrajectory(prev, index, wp)
+
+    def on_base_pose(self, msg: Any) -> bool:
+        """``geometry_msgs/PoseStamped`` target of the vehicle in ``odom_frame``."""
+        try:
+            self.reference = replace(self.reference, base=self._base_motion(msg))
+        except ValueError as exc:
+            return self._reject("base pose", str(exc))
+        return True
+
+    def _base_motion(self, msg: Any):
+        got = getattr(msg, "__msgtype__", type(msg).__name__)
+        if got != POSE_STAMPED:
+            raise ValueError(f"expected a {POSE_STAMPED} message, got {got}")
+        r, m = self.robot, self.model
+        if m.b == 0:
+            raise ValueError("the vehicle is fixed (base_type fixed): no base pose reference")
+        frame = msg.header.frame_id
+        if frame not in (r.odom_frame, "world"):
+            raise ValueError(f"frame_id {frame!r}; a base pose must be given in the inertial "
+                             f"frame {r.odom_frame!r}")
+        pos = msg.pose.position
+        ori = msg.pose.orientation
+        p = np.array([pos.x, pos.y, pos.z], dtype=float)
+        qv = np.array([ori.x, ori.y, ori.z, ori.w], dtype=float)
+        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(qv))):
+            raise ValueError("pose contains NaN/Inf")
+        nq = float(np.linalg.norm(qv))
+        if abs(nq - 1.0) > rm.QUAT_NORM_TOL:
+            raise ValueError(f"orientation is not a unit quaternion (norm {nq:.6g})")
+        now = self.now_ref()
+        if now is None:
+            raise ValueError("no state received yet; cannot start a base motion")
+        g_new = rm.matrix_from_pose(p, qv / nq)
+        stamp_ns = rm.time_msg_to_ns(msg.header.stamp)
+        end = self._ref_time(stamp_ns * 1e-9) if stamp_ns else -math.inf
+        if end <= now + 1e-3:
+            end = now + float(self.params["base_pose_duration"])
+        group = m.group.name if m.b < 6 else None
+        return PoseWaypoints([now, end], [self._base_desired(now), g_new], group)
+
+    # ---------------------------------------------------------------- control
+    def compute(self, t: float | None = None):
+        """``(tau (n, URDF order), base_wrench (b, body))`` at ROS time ``t`` (default: the
+        state's stamp), or None if no fresh valid state / non-finite output."""
+        s = self.state()
+        if s is None:
+            return None
+        t = s.t if t is None else float(t)
+        timeout = float(self.params["state_timeout"])
+        if timeout > 0 and t - s.t > timeout:
+            self.log.emit("WARN", "stale", f"latest state is {t - s.t:.3f} s old (> "
+                          f"state_timeout {timeout:g} s): not commanding")
+            return None
+        if not self._bound:
+            self.ctrl.reset(self.model, s, external=self._external)
+            self._hold = s
+            self._bound = True
+        tr = self._ref_time(t)
+        try:
+            tau, bw = self.ctrl.compute(tr, State(tr, s.g, s.V, s.q, s.qd), self.reference)
+            tau = np.asarray(tau, dtype=float).reshape(self.model.n)
+            bw = np.asarray(bw, dtype=float).reshape(self.model.b)
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            self.log.emit("ERROR", "compute", f"controller {self.controller_name!r} failed: "
+                          f"{exc}")
+            return None
+        if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(bw))):
+            self.log.emit("ERROR", "nonfinite", f"controller {self.controller_name!r} returned "
+                          f"NaN/Inf at t={t:.6g} s; nothing published")
+            return None
+        self._new_js = self._new_od = False
+        self._answered = (s.t, self.log.clock())
+        self.computed += 1
+        self.last_t = t
+        return tau, bw
+
+    def command_messages(self, t: float | None = None) -> list:
+        """``[('effort_commands', Float64MultiArray), ('base_wrench', WrenchStamped)]`` or []."""
+        out = self.compute(t)
+        if out is None:
+            return []
+        tau, bw = out
+        stamp = self.last_t
+        return [("effort_commands", rm.float64_multi_array_msg(tau[self.robot.joint_index])),
+                ("base_wrench", rm.wrench_stamped_msg(stamp, self.model.group.embed(bw),
+                                                      self.robot.base_frame))]
+
+    def joint_error(self, t: float | None = None) -> np.ndarray | None:
+        """``q_d(t) − q`` of the latest state (for monitoring and tests)."""
+        s = self.state()
+        if s is None:
+            return None
+        tr = self._ref_time(s.t if t is None else t)
+        return self._joint_desired(tr)[0] - s.q

@@ -1,0 +1,124 @@
+"""``controller_node``: a controller plug-in as a ROS 2 node (rclpy or plain DDS).
+
+    controller_node --ros-args --params-file config/spacecraft_arm.yaml [-p controller:=pd_gravity]
+
+Subscribes ``joint_states`` and ``odom`` (sensor-data QoS: accepts reliable and best-effort
+publishers), ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory) and ``~/base_pose``
+(geometry_msgs/PoseStamped); publishes ``effort_controller/commands``
+(std_msgs/Float64MultiArray, order of ``joints``) and ``base_wrench`` (geometry_msgs/WrenchStamped,
+body frame) every ``1/control_rate`` s of ROS time — or, with ``lockstep``, once for every new
+state.  ``use_sim_time`` defaults to **true** for this node (it controls a simulation); set it
+to false for hardware publishing wall-clock stamps.
+
+The selected controller's parameters are declared as ``controller.<name>`` (read from the
+plug-in's ``PARAMS``), and the ``reference.*`` entries of the parameter file are declared as
+found, so a scenario file is a complete parameter file for this node too.
+"""
+from __future__ import annotations
+
+import sys
+
+from .. import ros_msgs as rm
+from ..transport import make_transport
+from ..transport import ros_args as rargs
+from .controller_core import (JOINT_TRAJECTORY, POSE_STAMPED, ControllerCore,
+                              controller_parameter_defaults)
+from .dynamics_node import _log
+
+__all__ = ["main", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
+
+NODE_NAME = "controller_node"
+
+PUBLICATIONS = {
+    "effort_commands": ("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY, "default"),
+    "base_wrench": ("base_wrench", rm.WRENCH_STAMPED, "default"),
+}
+SUBSCRIPTIONS = {
+    "joint_states": (rm.JOINT_STATE, "sensor"),
+    "odom": (rm.ODOMETRY, "sensor"),
+    "~/joint_trajectory": (JOINT_TRAJECTORY, "default"),
+    "~/base_pose": (POSE_STAMPED, "default"),
+}
+
+
+class ControllerNode:
+    """Wires a :class:`ControllerCore` to a transport."""
+
+    def __init__(self, transport, core: ControllerCore):
+        self.t, self.core = transport, core
+        self.pubs = {key: transport.publisher(topic, mtype, qos)
+                     for key, (topic, mtype, qos) in PUBLICATIONS.items()}
+        handlers = {"joint_states": self.on_joint_state, "odom": self.on_odometry,
+                    "~/joint_trajectory": core.on_joint_trajectory,
+                    "~/base_pose": core.on_base_pose}
+        for topic, (mtype, qos) in SUBSCRIPTIONS.items():
+            transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos)
+        self.timer = None if core.lockstep else transport.timer(core.period, self.tick)
+
+    def _wrap(self, handler):
+        def cb(msg):
+            handler(msg)
+            _log(self.t.logger, self.core.log.pop())
+        return cb
+
+    def on_joint_state(self, msg) -> None:
+        if self.core.on_joint_state(msg) and self.core.lockstep:
+            self._lockstep()
+
+    def on_odometry(self, msg) -> None:
+        if self.core.on_odometry(msg) and self.core.lockstep:
+            self._lockstep()
+
+    def _lockstep(self) -> None:
+        if self.core.lockstep_ready():
+            self.publish(self.core.command_messages())
+
+    def tick(self) -> None:
+        self.publish(self.core.command_messages(self.t.now()))
+        _log(self.t.logger, self.core.log.pop())
+
+    def publish(self, messages) -> None:
+        # the wrench first: in lockstep the dynamics node advances on the efforts
+        for key, msg in sorted(messages, key=lambda km: km[0] != "base_wrench"):
+            self.pubs[key].publish(msg)
+
+
+def sim_time_default_argv(argv: list[str]) -> list[str]:
+    """``argv`` with ``use_sim_time:=true`` inserted *before* every other ROS argument, so
+    that it is only a default (a later ``-p``/``--params-file`` overrides it)."""
+    return list(argv[:1]) + ["--ros-args", "-p", "use_sim_time:=true", "--"] + list(argv[1:])
+
+
+def main(argv=None) -> int:
+    argv = sim_time_default_argv(list(sys.argv if argv is None else argv))
+    try:
+        ra = rargs.parse_ros_args(argv)
+        name, ns = rargs.node_identity(ra, NODE_NAME)
+        overrides = rargs.parameter_overrides_for(ra, f"{ns.rstrip('/')}/{name}")
+        defaults = controller_parameter_defaults(overrides)
+        transport = make_transport(NODE_NAME, defaults, argv)
+    except ValueError as exc:
+        print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        try:
+            core = ControllerCore.from_params(transport.params)
+        except ValueError as exc:
+            transport.logger.fatal(f"invalid configuration: {exc}")
+            return 2
+        _log(transport.logger, core.log.pop())
+        transport.logger.info(
+            f"controller {core.controller_name!r} ({core.ctrl!r}) on {core.model!r}, "
+            f"{core.params['control_rate']:g} Hz" + (", lockstep" if core.lockstep else "")
+            + f", use_sim_time={transport.params['use_sim_time']}")
+        ControllerNode(transport, core)
+        transport.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        transport.shutdown()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

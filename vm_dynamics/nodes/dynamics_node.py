@@ -1,0 +1,173 @@
+"""``dynamics_node``: the vehicle-manipulator simulation as a ROS 2 node (rclpy or plain DDS).
+
+    dynamics_node --ros-args --params-file config/spacecraft_arm.yaml [-p real_time_factor:=0.0]
+
+Publishes ``joint_states`` (sensor_msgs/JointState, applied effort), ``odom``
+(nav_msgs/Odometry: pose in ``odom_frame``, body twist in ``child_frame_id``), ``/tf``
+(``odom_frame`` -> ``base_frame``), ``/clock`` (rosgraph_msgs/Clock, best effort), ``/diagnostics``
+and ``ee_path`` (nav_msgs/Path of ``ee_frame``); subscribes ``effort_controller/commands``
+(std_msgs/Float64MultiArray in the order of ``joints``) and ``base_wrench``
+(geometry_msgs/WrenchStamped); services ``~/reset`` (std_srvs/Trigger) and ``~/pause``
+(std_srvs/SetBool).  All logic is in :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`;
+this module only wires it to the transport and paces it to the wall clock.
+
+The node is the clock source, so its own timers always run on wall time: ``use_sim_time`` is
+forced to false for it (with a warning if it was set).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from .. import ros_msgs as rm
+from ..transport import make_transport
+from ..transport import ros_args as rargs
+from .dynamics_core import DYNAMICS_PARAMETERS, DynamicsCore, Pacer, parameter_defaults
+
+__all__ = ["main", "DynamicsNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS", "SERVICES"]
+
+NODE_NAME = "dynamics_node"
+
+#: core output key -> (topic, message type, QoS profile)
+PUBLICATIONS = {
+    "joint_states": ("joint_states", rm.JOINT_STATE, "default"),
+    "odom": ("odom", rm.ODOMETRY, "default"),
+    "tf": ("/tf", rm.TF_MESSAGE, "default"),
+    "clock": ("/clock", rm.CLOCK, "clock"),
+    "diagnostics": ("/diagnostics", rm.DIAGNOSTIC_ARRAY, "default"),
+    "ee_path": ("ee_path", "nav_msgs/msg/Path", "default"),
+}
+SUBSCRIPTIONS = {
+    "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
+    "base_wrench": rm.WRENCH_STAMPED,
+}
+SERVICES = {"~/reset": "std_srvs/srv/Trigger", "~/pause": "std_srvs/srv/SetBool"}
+
+
+def _log(logger, records) -> None:
+    for level, text in records:
+        {"INFO": logger.info, "WARN": logger.warn, "ERROR": logger.error}.get(
+            level, logger.info)(text)
+
+
+class DynamicsNode:
+    """Wires a :class:`DynamicsCore` to a transport: publishers, subscriptions, timer,
+    services."""
+
+    def __init__(self, transport, core: DynamicsCore, wall=time.monotonic):
+        self.t, self.core, self.wall = transport, core, wall
+        self.pubs = {key: transport.publisher(topic, mtype, qos)
+                     for key, (topic, mtype, qos) in PUBLICATIONS.items()}
+        transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
+                            self.on_effort, "default")
+        transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, "default")
+        try:
+            transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
+            transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
+        except (NotImplementedError, ValueError) as exc:  # a transport without services
+            transport.logger.warn(f"services ~/reset and ~/pause unavailable: {exc}")
+        rtf = float(core.params["real_time_factor"])
+        tick = 0.001 if rtf == 0 or core.lockstep else min(0.01, max(0.001, core.dt / rtf))
+        self.pacer = Pacer(core.dt, rtf, tick)
+        self.pacer.reset(wall(), core.steps)
+        self.timer = transport.timer(tick, self.tick)
+        self.flush()
+
+    # ---------------------------------------------------------------- callbacks
+    def on_effort(self, msg) -> None:
+        self.core.apply_effort_command(msg)
+        if self.core.lockstep:
+            self.advance_lockstep()
+        _log(self.t.logger, self.core.log.pop())
+
+    def on_wrench(self, msg) -> None:
+        self.core.apply_base_wrench(msg)
+        if self.core.lockstep:
+            self.advance_lockstep()
+        _log(self.t.logger, self.core.log.pop())
+
+    def on_reset(self, request):
+        out = self.core.reset()
+        self.pacer.reset(self.wall(), self.core.steps)
+        self.flush()
+        return out
+
+    def on_pause(self, request):
+        out = self.core.pause(bool(request.data))
+        self.pacer.reset(self.wall(), self.core.steps)
+        self.flush()
+        return out
+
+    # ---------------------------------------------------------------- stepping
+    def advance_lockstep(self) -> None:
+        while self.core.advance_lockstep():
+            self.flush()
+
+    def tick(self) -> None:
+        core, now = self.core, self.wall()
+        core.timing = self.pacer.stats()
+        if core.lockstep:
+            self.advance_lockstep()
+        elif core.paused:
+            self.pacer.steps_due(now, core.steps)
+            self.pacer.reset(now, core.steps)
+        else:
+            due = self.pacer.steps_due(now, core.steps)
+            for _ in range(due):
+                if not core.step():
+                    break
+                self.flush(now)
+            if core.step_times:
+                self.pacer.note_step_time(core.step_times[-1])
+        self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        """Publish what is due and forward the core's log records."""
+        core = self.core
+        for key, msg in core.pop_due(self.wall() if now is None else now):
+            self.pubs[key].publish(msg)
+        _log(self.t.logger, core.log.pop())
+
+
+def wall_clock_argv(argv: list[str], logger=None) -> list[str]:
+    """``argv`` with ``use_sim_time`` forced to false (the node is the clock source)."""
+    ra = rargs.parse_ros_args(argv)
+    name, ns = rargs.node_identity(ra, NODE_NAME)
+    fqn = f"{ns.rstrip('/')}/{name}"
+    if rargs.parameter_overrides_for(ra, fqn).get("use_sim_time") is True:
+        msg = (f"{fqn}: use_sim_time ignored (the dynamics node publishes /clock; its timers "
+               "run on wall time)")
+        (logger.warn if logger else lambda m: print(f"[WARN] {m}", file=sys.stderr))(msg)
+    return list(argv) + ["--ros-args", "-p", "use_sim_time:=false"]
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv if argv is None else argv)
+    try:
+        argv = wall_clock_argv(argv)
+        transport = make_transport(NODE_NAME, parameter_defaults(DYNAMICS_PARAMETERS), argv)
+    except ValueError as exc:
+        print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        try:
+            core = DynamicsCore.from_params(transport.params)
+        except ValueError as exc:
+            transport.logger.fatal(f"invalid configuration: {exc}")
+            return 2
+        m = core.model
+        transport.logger.info(
+            f"{m!r} from {core.robot.source}; {core.method}, dt={core.dt:g} s, backend "
+            f"{core.backend}, real_time_factor={core.params['real_time_factor']:g}"
+            + (", lockstep" if core.lockstep else "") + f"; joints {core.robot.joints}")
+        DynamicsNode(transport, core)
+        transport.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        transport.shutdown()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

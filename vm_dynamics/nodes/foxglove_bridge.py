@@ -1,0 +1,223 @@
+"""``vm-foxglove``: watch a scenario live in the Foxglove app, without ROS and without DDS.
+
+    vm-foxglove spacecraft_arm                  # then open Foxglove -> ws://127.0.0.1:8765
+    vm-foxglove uvms --controller pd_gravity --real-time-factor 0.5 --duration 20
+    vm-foxglove planar_rover -p dt:=0.002 --mcap run.mcap
+
+The :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore` and (if the scenario or
+``--controller`` names one) a :class:`~vm_dynamics.nodes.controller_core.ControllerCore` run
+in this process, exchanging messages synchronously every control period (deterministic, like
+``lockstep``), paced to the wall clock.  Everything is streamed by a foxglove-sdk WebSocket
+server on **127.0.0.1** (loopback) as ROS 2 messages (``cdr`` + ``ros2msg`` schemas — the same
+bytes the nodes put on DDS):
+
+``/joint_states``, ``/odom``, ``/tf``, ``/diagnostics``, ``/ee_path``, ``/robot_description``
+(std_msgs/String; also served as the parameter ``robot_description`` for the 3D panel's URDF
+layer), ``/effort_controller/commands``, ``/base_wrench``, and ``/vm_dynamics/metrics`` (JSON:
+energy-balance residual, momentum change, tracking error, real-time factor — for Plot panels).
+The app's clock follows simulated time (``broadcast_time``).  ``--mcap FILE`` also records the
+stream.  Parameters are the scenario file's, overridden by ``-p name:=value`` (YAML values).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+import numpy as np
+import yaml
+
+from .. import ros_msgs as rm
+from ..scenario import read_params_file, scenario_path
+from .controller_core import ControllerCore
+from .dynamics_core import DynamicsCore, Pacer, flatten
+from .dynamics_node import PUBLICATIONS
+
+__all__ = ["main", "FoxgloveBridge", "CHANNELS"]
+
+STRING = "std_msgs/msg/String"
+
+#: topic -> ROS message type of every channel the bridge opens
+CHANNELS = {
+    **{("/" + topic.lstrip("/")): mtype for topic, mtype, _ in PUBLICATIONS.values()},
+    "/effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
+    "/base_wrench": rm.WRENCH_STAMPED,
+    "/robot_description": STRING,
+}
+_KEY_TOPIC = {key: "/" + topic.lstrip("/") for key, (topic, _, _) in PUBLICATIONS.items()}
+_KEY_TOPIC.update({"effort_commands": "/effort_controller/commands",
+                   "base_wrench": "/base_wrench"})
+
+
+class FoxgloveBridge:
+    """The cores in-process plus the foxglove channels they are logged to.
+
+    ``sink(topic, msgtype, cdr_bytes, log_time_ns)`` receives every message (the foxglove
+    channels by default; tests pass a list appender).
+    """
+
+    def __init__(self, params, controller: str | None = None, sink=None,
+                 wall=time.monotonic):
+        params = flatten(params)
+        self.wall = wall
+        self.dyn = DynamicsCore.from_params(params)
+        name = controller if controller is not None else (
+            params.get("controller.name") or "")
+        self.ctrl = None
+        if name and name != "none":
+            cparams = dict(params)
+            if controller is not None:
+                cparams["controller"] = controller
+            self.ctrl = ControllerCore.from_params(cparams)
+        self.steps_per_period = self.dyn.steps_per_period
+        self.metrics_sink = None
+        self.sink = sink if sink is not None else self._foxglove_sink()
+        self._description_wall = None
+
+    # ---------------------------------------------------------------- channels
+    def _foxglove_sink(self):
+        import foxglove
+        channels = {topic: foxglove.Channel(
+            topic, message_encoding="cdr",
+            schema=foxglove.Schema(name=mtype, encoding="ros2msg",
+                                   data=rm.msgdef(mtype).encode()))
+            for topic, mtype in CHANNELS.items()}
+        metrics = foxglove.Channel("/vm_dynamics/metrics", message_encoding="json")
+
+        def sink(topic, mtype, data, log_time):
+            channels[topic].log(data, log_time=log_time)
+        self.metrics_sink = lambda d, log_time: metrics.log(d, log_time=log_time)
+        return sink
+
+    def _emit(self, key_or_topic: str, msg, stamp_ns: int) -> None:
+        topic = _KEY_TOPIC.get(key_or_topic, key_or_topic)
+        mtype = CHANNELS[topic]
+        self.sink(topic, mtype, rm.serialize(msg, mtype), stamp_ns)
+
+    # ---------------------------------------------------------------- loop
+    def control_period(self) -> bool:
+        """Publish what is due, run the controller (if any) on the current state, then one
+        control period of simulation.  False when the simulation is paused/diverged."""
+        d, c = self.dyn, self.ctrl
+        now = self.wall()
+        stamp = rm.stamp_to_ns(d.t)
+        for key, msg in d.pop_due(now):
+            self._emit(key, msg, stamp)
+            if key == "joint_states" and self.metrics_sink is not None:
+                self.metrics_sink(self.metrics(), stamp)
+        if self._description_wall is None or now - self._description_wall > 2.0:
+            self._emit("/robot_description",
+                       rm.TYPESTORE.types[STRING](data=d.robot.urdf_xml), stamp)
+            self._description_wall = now
+        if c is not None:
+            for key, msg in d.state_messages():
+                if key == "joint_states":
+                    c.on_joint_state(msg)
+                elif key == "odom":
+                    c.on_odometry(msg)
+            for key, msg in c.command_messages():
+                (d.apply_effort_command if key == "effort_commands" else d.apply_base_wrench)(msg)
+                self._emit(key, msg, stamp)
+        return d.run(self.steps_per_period) > 0
+
+    def metrics(self) -> dict:
+        d = self.dyn
+        out = {"t": d.t, "energy_balance_residual": d.residual,
+               "watchdog": d.watchdog, "paused": d.paused,
+               "real_time_factor": d.timing.get("real_time_factor")}   # None until measured
+        if self.ctrl is not None:
+            e = self.ctrl.joint_error(d.t)
+            if e is not None:
+                out["tracking_error"] = float(np.linalg.norm(e))
+                out["joint_errors"] = [float(x) for x in e]
+        return out
+
+    def run(self, duration: float = 0.0, real_time_factor: float = 1.0, server=None,
+            should_stop=lambda: False) -> None:
+        """Run until ``duration`` s of simulated time (0 = forever), paced to the wall clock."""
+        d = self.dyn
+        period = self.steps_per_period * d.dt
+        pacer = Pacer(period, real_time_factor, period)
+        while not should_stop() and (duration <= 0 or d.t < duration - 1e-12):
+            now = self.wall()
+            due = pacer.steps_due(now, int(round(d.t / period)))
+            d.timing = pacer.stats()
+            for _ in range(max(due, 0) if real_time_factor > 0 else 1):
+                if not self.control_period():
+                    break
+            if server is not None:
+                server.broadcast_time(rm.stamp_to_ns(d.t))
+            if real_time_factor > 0 or d.paused:
+                time.sleep(min(period / max(real_time_factor, 1e-9), 0.02)
+                           if real_time_factor > 0 else 0.05)
+
+
+def _listener(values: dict):
+    """A ServerListener serving ``robot_description`` (the 3D panel's URDF parameter source)."""
+    from foxglove.websocket import ServerListener
+
+    class Listener(ServerListener):
+        def on_get_parameters(self, client, param_names, request_id=None):
+            import foxglove
+            names = param_names or list(values)
+            return [foxglove.Parameter(n, value=values[n]) for n in names if n in values]
+    return Listener()
+
+
+def _overrides(pairs) -> dict:
+    out = {}
+    for item in pairs or []:
+        name, sep, value = item.partition(":=")
+        if not sep or not name:
+            raise ValueError(f"-p {item!r}: expected name:=value")
+        out[name] = yaml.safe_load(value)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="vm-foxglove", description=__doc__.split("\n\n")[0])
+    ap.add_argument("scenario", help="scenario name (vm-sim --list) or parameter YAML file")
+    ap.add_argument("--controller", help="controller plug-in, or 'none' (default: the "
+                    "scenario's)")
+    ap.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
+    ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--real-time-factor", type=float, default=1.0,
+                    help="simulated s per wall s; 0 = as fast as possible")
+    ap.add_argument("--duration", type=float, default=0.0, help="simulated s (0 = forever)")
+    ap.add_argument("--mcap", help="also record the stream to this MCAP file")
+    ap.add_argument("-p", action="append", metavar="NAME:=VALUE",
+                    help="override a parameter (YAML value), e.g. -p dt:=0.002")
+    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        params = flatten(read_params_file(scenario_path(args.scenario)))
+        params.update(_overrides(args.p))
+        if not (args.real_time_factor >= 0 and math.isfinite(args.real_time_factor)):
+            raise ValueError("--real-time-factor must be a finite number >= 0")
+        import foxglove
+        from foxglove.websocket import Capability
+        bridge = FoxgloveBridge(params, args.controller)
+    except ValueError as exc:
+        print(f"vm-foxglove: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    values = {"robot_description": bridge.dyn.robot.urdf_xml}
+    server = foxglove.start_server(name="vm_dynamics", host=args.host, port=args.port,
+                                   capabilities=[Capability.Time, Capability.Parameters],
+                                   server_listener=_listener(values))
+    writer = foxglove.open_mcap(args.mcap, allow_overwrite=True) if args.mcap else None
+    print(f"vm-foxglove: {bridge.dyn.model!r}, controller "
+          f"{bridge.ctrl.controller_name if bridge.ctrl else 'none'}; open Foxglove and connect "
+          f"to ws://{args.host}:{server.port} (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        bridge.run(args.duration, args.real_time_factor, server)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if writer is not None:
+            writer.close()
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
