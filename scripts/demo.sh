@@ -4,6 +4,6 @@
 # summary.json,*.png}.  Extra arguments go to vm-sim, e.g. `bash scripts/demo.sh --duration 2`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-bash "$here/scripts/setup.sh" sim
+bash "$here/scripts/setup.sh" sim,fast
 cd "$here"
 exec .venv/bin/vm-sim spacecraft_arm --out out/spacecraft_arm "$@"
