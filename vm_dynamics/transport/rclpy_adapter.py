@@ -364,6 +364,11 @@ class RclpyTransport(Transport):
             self._rclpy.spin(self._node)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except Exception:
+            # Ctrl-C / SIGTERM invalidate the context while a callback may be publishing
+            # (RCLError "publisher's context is invalid"): a clean exit, not a crash.
+            if self._rclpy.ok():
+                raise
 
     def _release(self) -> None:
         node = getattr(self, '_node', None)
