@@ -11,6 +11,7 @@ Pinocchio), Pinocchio's ``aba``/``rnea``/``crba`` built from the same URDF (test
 """
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
@@ -238,6 +239,92 @@ def test_rkmk4_order_and_conservation(formulation):
     drift = max(np.linalg.norm(model.momentum(*s) - h0) for s in zip(*coarse)) / np.linalg.norm(h0)
     if formulation == "spatial_momentum":
         assert drift < 1e-13, f"momentum drift {drift:.2e} (should be rounding only)"
+    else:
+        assert 1e-13 < drift < 1e-2, f"momentum drift {drift:.2e}"
+
+
+def _added_inertia_models():
+    """(id, model with an added vehicle inertia M_A, its rigid twin): the uvms scenario
+    (hydrodynamic added mass) and a random tree with a random SPD M_A (not of rigid-body form)."""
+    from urdf_factory import random_tree_urdf
+
+    from vm_dynamics.scenario import load_scenario
+    uvms = load_scenario("uvms").model
+    rigid_uvms = copy.copy(uvms)                 # same URDF masses, no M_A
+    rigid_uvms.vehicle_inertia = uvms.vehicle_inertia - uvms.added_vehicle_inertia
+    rigid_uvms.added_vehicle_inertia = None
+    A = np.random.default_rng(17).normal(size=(6, 6))
+    M_A = A @ A.T + 0.3 * np.eye(6)
+    tree = vm.load_model(random_tree_urdf(seed=3), base="SE3", gravity=gravity_for(2))
+    return [("uvms", uvms, rigid_uvms), ("random_tree", tree.with_added_vehicle_inertia(M_A), tree)]
+
+
+ADDED = _added_inertia_models()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("which", [a[0] for a in ADDED])
+def test_added_vehicle_inertia_vs_lp(which, backend):
+    """Vehicle with an added (hydrodynamic) inertia M_A: FD, ID, M and the LP blocks agree with
+    the LP reference (M_A in M₀, gravity on the URDF masses only) with gravity, a base wrench and
+    frame wrenches; and the static load (V = 0, V̇ = 0) does not see M_A at all."""
+    _, m, rigid = next(a for a in ADDED if a[0] == which)
+    assert m.added_vehicle_inertia is not None and np.linalg.norm(m.gravity) > 0
+    fm = fast.fast_model(m, backend)
+    close(fm.root_extra, m.added_vehicle_inertia, "root_extra", rtol=0.0)
+    rng = np.random.default_rng(23)
+    frames = list(m.frame_names)
+    for trial in range(3):
+        g = lie.se3_exp(rng.normal(size=6))
+        V, q, qd = rng.normal(size=m.b), rng.normal(size=m.n), rng.normal(size=m.n)
+        tau, bw = 5.0 * rng.normal(size=m.n), 20.0 * rng.normal(size=m.b)
+        fw = {frames[-1]: 10.0 * rng.normal(size=6), frames[1]: 10.0 * rng.normal(size=6)}
+        for bw_, fw_ in ((None, None), (bw, None), (bw, fw)):
+            ours = np.r_[fast.forward_dynamics(m, g, V, q, qd, tau, bw_, fw_, backend=backend)]
+            ref = np.r_[m.forward_dynamics(g, V, q, qd, tau, base_wrench=bw_, frame_wrenches=fw_)]
+            close(ours, ref, f"FD[{backend}] {which} (bw={bw_ is not None}, "
+                             f"fw={fw_ is not None}, trial {trial})")
+        Vd, qdd = rng.normal(size=m.b), rng.normal(size=m.n)
+        ours = np.r_[fast.inverse_dynamics(m, g, V, q, qd, Vd, qdd, fw, backend=backend)]
+        ref = np.r_[m.inverse_dynamics(g, V, q, qd, Vd, qdd, frame_wrenches=fw)]
+        close(ours, ref, f"ID[{backend}] {which} (trial {trial})")
+        M = fast.mass_matrix(m, q, backend=backend)
+        close(M, m.mass_matrix(q), f"CRBA[{backend}] {which}")
+        blk = fast.lp_blocks(m, q, backend=backend)
+        t = lp.lp_terms(m, q, derivatives=False)
+        for name in ("M0", "M0m", "Mm", "A", "Mhat"):
+            close(getattr(blk, name), getattr(t, name), f"lp_blocks.{name}[{backend}] {which}",
+                  scale=np.linalg.norm(getattr(t, name)) + np.linalg.norm(M) * (name != "A"))
+        zb, zn = np.zeros(m.b), np.zeros(m.n)     # gravity + frame wrenches only: M_A inert
+        close(np.r_[fast.inverse_dynamics(m, g, zb, q, zn, zb, zn, fw, backend=backend)],
+              np.r_[fast.inverse_dynamics(rigid, g, zb, q, zn, zb, zn, fw, backend=backend)],
+              f"static load with/without M_A [{backend}] {which}")
+
+
+@pytest.mark.parametrize("formulation", FORMS)
+def test_added_vehicle_inertia_rkmk4(formulation):
+    """RKMK4 with M_A: numba step == numpy composition; without gravity and wrenches the
+    spatial-momentum formulation conserves the momentum of the LP model (which includes M_A V)."""
+    _, m, _ = ADDED[1]
+    rng = np.random.default_rng(29)
+    g, V = lie.se3_exp(rng.normal(size=6)), rng.normal(size=m.b)
+    q, qd = rng.normal(size=m.n), rng.normal(size=m.n)
+    args = (g, V, q, qd, rng.normal(size=m.n), 0.05, rng.normal(size=m.b),
+            {m.frame_names[-1]: rng.normal(size=6)})
+    if fast.numba_available():
+        a = fast.rkmk4_step(m, *args, formulation=formulation, backend="numba")
+        b = fast.rkmk4_step(m, *args, formulation=formulation, backend="numpy")
+        for name, x, y in zip(("g", "V", "q", "qd"), a, b):
+            close(x, y, f"rkmk4 {name} with M_A", scale=1.0 + np.linalg.norm(y), rtol=1e-12)
+    from urdf_factory import random_tree_urdf
+    free = vm.load_model(random_tree_urdf(seed=3), base="SE3", gravity=(0.0, 0.0, 0.0))
+    free = free.with_added_vehicle_inertia(m.added_vehicle_inertia)
+    h0 = free.momentum(g, V, q, qd)
+    traj = fast.rkmk4_rollout(free, g, V, q, qd, np.zeros(m.n), 0.05, 20,
+                              formulation=formulation)
+    drift = max(np.linalg.norm(free.momentum(*s) - h0) for s in zip(*traj)) / np.linalg.norm(h0)
+    if formulation == "spatial_momentum":
+        assert drift < 1e-13, f"momentum drift {drift:.2e} with M_A (should be rounding only)"
     else:
         assert 1e-13 < drift < 1e-2, f"momentum drift {drift:.2e}"
 

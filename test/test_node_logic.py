@@ -283,16 +283,18 @@ def test_watchdog_trips_zeroes_inputs_and_recovers():
     np.testing.assert_array_equal(dyn.applied_effort(), [1.0, 1.0])
 
 
-def test_hydrodynamic_model_uses_lp_and_balances_energy_at_second_order():
-    """uvms: the fast path cannot represent added mass -> LP with a warning.  Energy balance
-    with buoyancy and damping (vehicle wrench at every stage, link buoyancy held per step):
-    the residual E - E0 - W is the quadrature error of W, O(dt^2)."""
+@pytest.mark.parametrize("backend", ["auto", "lp"])
+def test_hydrodynamic_model_balances_energy_at_second_order(backend):
+    """uvms (added mass): the fast path represents it (no fallback to LP), the LP path on request.
+    Energy balance with buoyancy and damping (vehicle wrench at every stage, link buoyancy held
+    per step): the residual E - E0 - W is the quadrature error of W, O(dt^2)."""
     res = []
     for dt in (0.004, 0.002):
         p = flatten(read_params_file(REPO / "config" / "uvms.yaml"))
-        dyn = DynamicsCore.from_params(dict(p, dt=dt))
-        assert dyn.backend == "lp"
-        assert any("not usable" in r[2] for r in dyn.log.records)
+        dyn = DynamicsCore.from_params(dict(p, dt=dt, dynamics_backend=backend))
+        assert dyn.backend == backend
+        assert (dyn._fast is None) == (backend == "lp")
+        assert not any("not usable" in r[2] for r in dyn.log.records)
         assert dyn.set_effort([2.0, -1.0, 0.5, 0.3])
         assert dyn.run(int(round(0.1 / dt))) == int(round(0.1 / dt))
         assert dyn.check_energy()

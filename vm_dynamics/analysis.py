@@ -24,7 +24,7 @@ __all__ = ["energy_series", "momentum_series", "energy_drift_rel", "momentum_dri
 def _fast(model):
     """The recursive (CRBA) path for mass matrices when it applies, else None."""
     from . import fast
-    if fast.numba_available() and getattr(model, "added_vehicle_inertia", None) is None:
+    if fast.numba_available():
         return fast.fast_model(model)
     return None
 

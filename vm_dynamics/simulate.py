@@ -408,8 +408,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     fast_model = None
     if dynamics == "auto":
         from . import fast
-        rigid = getattr(model, "added_vehicle_inertia", None) is None
-        dynamics = "fast" if fast.numba_available() and rigid else "lp"
+        dynamics = "fast" if fast.numba_available() else "lp"
     if dynamics == "fast":
         from . import fast
         fast_model = fast.fast_model(model)

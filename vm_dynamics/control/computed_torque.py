@@ -174,8 +174,8 @@ class ComputedTorqueController(Controller):
     * ``dynamics`` [``auto``]: ``lp`` evaluates the law with the closed-form LP terms above;
       ``fast`` with the O(n) recursions of :mod:`vm_dynamics.fast` — the same torque (tests check
       1e-9): free-floating, two RNEA calls give ``𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇=0, q̈_cmd))`` and then
-      ``τ = RNEA_𝔪(𝒱̇, q̈_cmd)``; ``auto`` picks ``fast`` when numba is installed and the model
-      has rigid-body inertias only.
+      ``τ = RNEA_𝔪(𝒱̇, q̈_cmd)``; ``auto`` picks ``fast`` when numba is installed (also with an
+      added vehicle inertia, :meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
 
     Without a joint (or base) reference the controller holds the value of ``reset``.
     """
@@ -200,8 +200,7 @@ class ComputedTorqueController(Controller):
         choice = self.params["dynamics"]
         if choice != "lp":
             from .. import fast
-            rigid = getattr(model, "added_vehicle_inertia", None) is None
-            if choice == "fast" or (fast.numba_available() and rigid):
+            if choice == "fast" or fast.numba_available():
                 self.fast = fast.fast_model(model)
         if state is None:
             self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)

@@ -33,6 +33,14 @@ body twists are ``v_k = ι₀V + Σ_{i ∈ path(k)} S_i q̇_i``, and the vehicle
 ``a_g = [Rᵀa; 0]``, applied as a fictitious root acceleration ``−a_g``.  The vehicle moves in the
 subgroup, so the wrench constraining it satisfies ``ι₀ᵀ f_c = 0``.
 
+**Added vehicle inertia.**  A model from :meth:`~vm_dynamics.Model.with_added_vehicle_inertia`
+has the kinetic energy ``½Vᵀ(𝔐₀ + M_A)V + …`` with a constant M_A (symmetric PSD, not of
+rigid-body form), while gravity acts on the URDF masses only.  M_A (``FastModel.root_extra``)
+therefore adds to the root body's inertia where the vehicle's own acceleration ι₀V̇ and velocity
+enter, but not to the fictitious gravity acceleration: ABA root pivot ``ι₀ᵀ(I^A₀ + M_A)ι₀`` and
+bias ``p^A₀ −= ad_{ι₀V}ᵀ(M_A ι₀V)``; RNEA root force ``+ M_A ι₀V̇ − ad_{ι₀V}ᵀ(M_A ι₀V)``;
+CRBA ``M₀ += ι₀ᵀM_Aι₀``; the locked momentum P (77) includes ``ι₀ᵀM_Aι₀V``.
+
 **Equivalence with the LP equations.**  In the coordinates (V, q̇) both paths solve the reduced
 Euler–Poincaré (Lagrange–Poincaré) equations of the same Lagrangian
 ``½[V; q̇]ᵀM(q)[V; q̇] − U(g, q)`` with the mass matrix M of (64): the first b rows are ι₀ᵀ of the
@@ -106,7 +114,12 @@ class FastModel:
     * ``jtype[j]`` — 0 revolute/continuous, 1 prismatic;
     * ``xi[j]`` — ξ_j, the joint twist in the vehicle frame at home (17);
     * ``inert[k] = (m, h, I_o)`` — 𝔐_k (55) as mass, first moment ``h = m c`` and rotational
-      inertia about the vehicle origin (vehicle axes at home); row 0 is the vehicle's 𝔐₀;
+      inertia about the vehicle origin (vehicle axes at home); row 0 is the vehicle's rigid 𝔐₀
+      (URDF masses, on which gravity acts);
+    * ``root_extra`` — the vehicle's added inertia M_A (6×6 symmetric PSD, vehicle frame, e.g.
+      hydrodynamic added mass from :meth:`~vm_dynamics.Model.with_added_vehicle_inertia`; zeros
+      if none): kinetic energy ``½Vᵀ(𝔐₀ + M_A)V + …``, so M_A adds to the root's inertia in ABA,
+      RNEA and CRBA, but gravity does not act on it;
     * ``axes`` — the rows of ``[v; ω]`` spanned by ι₀; ``grav`` — gravity (inertial frame);
     * ``frames[name] = (body, Ad(ḡ_frame)⁻ᵀ)`` — maps a wrench in frame axes to the body-fixed
       vehicle-at-home frame.
@@ -115,9 +128,6 @@ class FastModel:
     def __init__(self, model, backend: str = "auto"):
         if backend not in ("auto", "numba", "numpy"):
             raise ValueError(f"backend={backend!r}: choose 'auto', 'numba' or 'numpy'")
-        if getattr(model, "added_vehicle_inertia", None) is not None:
-            raise ValueError("the fast path handles rigid-body inertias only; this model's vehicle "
-                             "has an added (hydrodynamic) inertia: use the LP path (lp.py)")
         self.model = model
         self.n, self.b = int(model.n), int(model.b)
         n = self.n
@@ -125,8 +135,12 @@ class FastModel:
         self.jtype = np.array([1 if t == "prismatic" else 0 for t in model.joint_types],
                               dtype=np.int64)
         self.xi = np.ascontiguousarray(model.xi, dtype=np.float64)
+        added = getattr(model, "added_vehicle_inertia", None)
+        self.root_extra = np.zeros((6, 6)) if added is None else \
+            np.ascontiguousarray(0.5 * (added + added.T), dtype=np.float64)
         self.inert = np.empty((n + 1, 13))
-        for k, M in enumerate([model.vehicle_inertia, *model.body_inertia_home]):
+        rigid0 = model.vehicle_inertia if added is None else model.vehicle_inertia - added
+        for k, M in enumerate([rigid0, *model.body_inertia_home]):
             self.inert[k, 0] = M[0, 0]
             self.inert[k, 1:4] = lie.unskew(M[3:, :3])
             self.inert[k, 4:13] = (0.5 * (M[3:, 3:] + M[3:, 3:].T)).reshape(9)
@@ -141,7 +155,8 @@ class FastModel:
         if backend == "numba" and nb is None:
             raise ValueError("backend='numba': numba is not installed")
         self._nb = nb
-        self._consts = (self.parent, self.jtype, self.xi, self.inert, self.axes, self.grav)
+        self._consts = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes,
+                        self.grav)
 
     @property
     def backend(self) -> str:
@@ -305,8 +320,8 @@ class FastModel:
         q = self._vec(q, self.n, "q")
         if self._nb is not None:
             M = np.empty((self.b + self.n,) * 2)
-            st = self._nb.mass_matrix(self.parent, self.jtype, self.xi, self.inert, self.axes,
-                                      q, M)
+            st = self._nb.mass_matrix(self.parent, self.jtype, self.xi, self.inert,
+                                      self.root_extra, self.axes, q, M)
         else:
             M = _npk.mass_matrix(self, q)
             st = 0 if np.all(np.isfinite(M)) else 2

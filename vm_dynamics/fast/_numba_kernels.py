@@ -297,28 +297,35 @@ def _workspace(n):
 
 # ----------------------------------------------------------------------------- forward dynamics
 @njit(**_OPT)
-def _aba(parent, jtype, xi, inert, axes, gloc, V, q, qd, tau, bw, fw_body, fw, out,
+def _aba(parent, jtype, xi, inert, rootx, axes, gloc, V, q, qd, tau, bw, fw_body, fw, out,
          Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs):
     """Articulated-body forward dynamics with the vehicle as a root moving in the subgroup ι₀.
 
-    ``gloc`` is the gravitational acceleration in vehicle axes, Rᵀa.  Writes ``[V̇; q̈]`` into
+    ``gloc`` is the gravitational acceleration in vehicle axes, Rᵀa; ``rootx`` the constant
+    extra (added) inertia of the vehicle, on which gravity does not act.  Writes ``[V̇; q̈]`` into
     ``out``; returns a status code (see the module docstring).
     """
     _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
-    return _aba_dynamics(parent, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S, IA,
-                         vel, cacc, pA, U, aux, acc, K, rhs)
+    return _aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S,
+                         IA, vel, cacc, pA, U, aux, acc, K, rhs)
 
 
 @njit(**_OPT)
-def _aba_dynamics(parent, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S, IA, vel,
-                  cacc, pA, U, aux, acc, K, rhs):
+def _aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S, IA,
+                  vel, cacc, pA, U, aux, acc, K, rhs):
     """The three ABA passes after :func:`_kinematics` (IA holds the body inertias on entry and
-    is overwritten by the articulated inertias)."""
+    is overwritten by the articulated inertias).  The vehicle's added inertia ``rootx`` (M_A)
+    enters the root only: its gyroscopic wrench −ad_Vᵀ(M_A V) in p^A₀ and M_A in the root
+    pivot, not the gravity term (the root acceleration ι₀V̇ − a_g acts on the rigid masses, ι₀V̇
+    on M_A)."""
     n = qd.shape[0]
     b = axes.shape[0]
     _velocities(parent, S, axes, V, qd, vel, cacc)
     for k in range(n + 1):
         _bias(IA[k], vel[k], pA[k])
+    _bias(rootx, vel[0], rhs)
+    for r in range(6):
+        pA[0, r] += rhs[r]
     _subtract_external(axes, bw, fw_body, fw, Rw, Pw, pA)
     # leaves → root: articulated inertias I^A and bias forces p^A
     for j in range(n - 1, -1, -1):
@@ -365,7 +372,7 @@ def _aba_dynamics(parent, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, 
             ar = axes[r]
             rhs[r] = I0[ar, 0] * g0 + I0[ar, 1] * g1 + I0[ar, 2] * g2 - pA[0, ar]
             for c in range(b):
-                K[r, c] = I0[ar, axes[c]]
+                K[r, c] = I0[ar, axes[c]] + rootx[ar, axes[c]]
         if not _solve_spd(K, rhs, b):
             return 3
         for r in range(b):
@@ -401,19 +408,20 @@ def _gravity_local(g, grav, out):
 
 
 @njit(**_OPT)
-def forward_dynamics(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, out):
+def forward_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body,
+                     fw, out):
     if not _check_pose(g):
         return 1
     Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = _workspace(q.shape[0])
     gloc = np.empty(3)
     _gravity_local(g, grav, gloc)
-    return _aba(parent, jtype, xi, inert, axes, gloc, V, q, qd, tau, bw, fw_body, fw,
+    return _aba(parent, jtype, xi, inert, rootx, axes, gloc, V, q, qd, tau, bw, fw_body, fw,
                 out, Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
 
 
 @njit(**_OPT)
-def forward_dynamics_range(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body,
-                           fw, out, status, lo, hi):
+def forward_dynamics_range(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw,
+                           fw_body, fw, out, status, lo, hi):
     """``forward_dynamics`` of states ``lo..hi-1`` of a batch, sharing one workspace (so the
     per-state cost carries no allocation)."""
     Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = _workspace(q.shape[1])
@@ -423,19 +431,19 @@ def forward_dynamics_range(parent, jtype, xi, inert, axes, grav, g, V, q, qd, ta
             status[i] = 1
             continue
         _gravity_local(g[i], grav, gloc)
-        status[i] = _aba(parent, jtype, xi, inert, axes, gloc, V[i], q[i], qd[i], tau[i], bw[i],
-                         fw_body, fw[i], out[i], Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K,
-                         rhs)
+        status[i] = _aba(parent, jtype, xi, inert, rootx, axes, gloc, V[i], q[i], qd[i], tau[i],
+                         bw[i], fw_body, fw[i], out[i], Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc,
+                         K, rhs)
 
 
 @njit(parallel=True, **_OPT)
-def forward_dynamics_batch(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body,
-                           fw, out, status, nchunk):
+def forward_dynamics_batch(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw,
+                           fw_body, fw, out, status, nchunk):
     """``forward_dynamics`` over the leading axis (N states) in ``nchunk`` parallel chunks."""
     N = q.shape[0]
     for ch in prange(nchunk):
-        forward_dynamics_range(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw,
-                               fw_body, fw, out, status, (ch * N) // nchunk,
+        forward_dynamics_range(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau,
+                               bw, fw_body, fw, out, status, (ch * N) // nchunk,
                                ((ch + 1) * N) // nchunk)
 
 
@@ -446,9 +454,11 @@ def num_threads() -> int:
 
 # ----------------------------------------------------------------------------- inverse dynamics
 @njit(**_OPT)
-def inverse_dynamics(parent, jtype, xi, inert, axes, grav, g, V, q, qd, Vdot, qdd, fw_body, fw,
-                     out):
-    """Recursive Newton–Euler in the vehicle frame: writes ``[base wrench; τ]`` into ``out``."""
+def inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, qdd, fw_body,
+                     fw, out):
+    """Recursive Newton–Euler in the vehicle frame: writes ``[base wrench; τ]`` into ``out``.
+    The vehicle's added inertia ``rootx`` (M_A) adds ``M_A ι₀V̇ − ad_Vᵀ(M_A V)`` to the root
+    force (no gravity on M_A)."""
     if not _check_pose(g):
         return 1
     n = q.shape[0]
@@ -475,6 +485,12 @@ def inverse_dynamics(parent, jtype, xi, inert, axes, grav, g, V, q, qd, Vdot, qd
             for c in range(6):
                 s += Ib[k, r, c] * acc[k, c]
             f[k, r] += s
+    _bias(rootx, vel[0], rhs)
+    for r in range(6):
+        s = rhs[r]
+        for i in range(b):
+            s += rootx[r, axes[i]] * Vdot[i]
+        f[0, r] += s
     _subtract_external(axes, zero, fw_body, fw, Rw, Pw, f)
     for j in range(n - 1, -1, -1):
         k = j + 1
@@ -494,8 +510,9 @@ def inverse_dynamics(parent, jtype, xi, inert, axes, grav, g, V, q, qd, Vdot, qd
 
 # ----------------------------------------------------------------------------- mass matrix
 @njit(**_OPT)
-def mass_matrix(parent, jtype, xi, inert, axes, q, M):
-    """Composite-rigid-body algorithm in the vehicle frame: M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]] (64)."""
+def mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M):
+    """Composite-rigid-body algorithm in the vehicle frame: M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]] (64);
+    the vehicle's added inertia ``rootx`` adds to M₀."""
     n = q.shape[0]
     b = axes.shape[0]
     Rw, Pw, S, Ic, vel, cacc, pA, U, aux, acc, K, rhs = _workspace(n)
@@ -527,7 +544,7 @@ def mass_matrix(parent, jtype, xi, inert, axes, q, M):
             M[b + j, r] = F[axes[r]]
     for r in range(b):
         for c in range(b):
-            M[r, c] = Ic[0, axes[r], axes[c]]
+            M[r, c] = Ic[0, axes[r], axes[c]] + rootx[axes[r], axes[c]]
     for i in range(b + n):
         for j in range(b + n):
             if not np.isfinite(M[i, j]):
@@ -646,13 +663,13 @@ def _momentum_terms(parent, axes, qd, S, Ib, vel, cacc, Ic0, hm):
 
 
 @njit(**_OPT)
-def _velocity_from_momentum(axes, P, Ic0, hm, K, V):
-    """V = M₀⁻¹(P − M₀𝔪q̇) (LP-3) with M₀ = ι₀ᵀIc0ι₀."""
+def _velocity_from_momentum(axes, P, Ic0, rootx, hm, K, V):
+    """V = M₀⁻¹(P − M₀𝔪q̇) (LP-3) with M₀ = ι₀ᵀ(Ic0 + M_A)ι₀."""
     b = axes.shape[0]
     for r in range(b):
         V[r] = P[r] - hm[axes[r]]
         for c in range(b):
-            K[r, c] = Ic0[axes[r], axes[c]]
+            K[r, c] = Ic0[axes[r], axes[c]] + rootx[axes[r], axes[c]]
     return _solve_spd(K, V, b)
 
 
@@ -679,8 +696,8 @@ def _coad(G, W, out, inverse):
 
 
 @njit(**_OPT)
-def _rkmk4(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt, form,
-           g_out, V_out, q_out, qd_out, ws, st):
+def _rkmk4(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt,
+           form, g_out, V_out, q_out, qd_out, ws, st):
     """One RKMK4 step (seeds-LP §4.3): g(t) = g_k exp(ι₀Θ), Θ̇ = dexp⁻¹_{−Θ}(ι₀V); the vector
     part (m, q, q̇) by classical RK4; inputs held constant over the step.
 
@@ -725,7 +742,7 @@ def _rkmk4(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, 
                 for r in range(b):
                     s = hm[axes[r]]
                     for c in range(b):
-                        s += Ic0[axes[r], axes[c]] * V[c]
+                        s += (Ic0[axes[r], axes[c]] + rootx[axes[r], axes[c]]) * V[c]
                     m0[r] = s
                     Vs[r] = V[r]
             else:                                # P = Ad*_h μ, V from (LP-3)
@@ -736,7 +753,7 @@ def _rkmk4(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, 
                 _coad(gs, V6, t6, False)
                 for r in range(b):
                     ms[r] = t6[axes[r]]
-                if not _velocity_from_momentum(axes, ms, Ic0, hm, K, Vs):
+                if not _velocity_from_momentum(axes, ms, Ic0, rootx, hm, K, Vs):
                     return 3
             # F_η: ι₀ᵀ of the total external wrench (vehicle frame, about its origin)
             for k in range(n + 1):
@@ -754,8 +771,8 @@ def _rkmk4(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, 
             _coad(gs, W6, t6, True)              # μ̇ = Ad*_{h⁻¹} F_η
             for r in range(b):
                 km[1, r] = t6[axes[r]]
-        status = _aba_dynamics(parent, axes, gloc, Vs, qds, tau, bw, fw_body, fw, out, Rw, Pw,
-                               S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
+        status = _aba_dynamics(parent, rootx, axes, gloc, Vs, qds, tau, bw, fw_body, fw, out, Rw,
+                               Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
         if status != 0:
             return status
         # k_stage = (Θ̇, ṁ, q̇, q̈)
@@ -804,7 +821,7 @@ def _rkmk4(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, 
             ms[r] = t6[axes[r]]
         _kinematics(parent, jtype, xi, inert, q_out, Rw, Pw, S, IA)
         _momentum_terms(parent, axes, qd_out, S, IA, vel, cacc, Ic0, hm)
-        if not _velocity_from_momentum(axes, ms, Ic0, hm, K, V_out):
+        if not _velocity_from_momentum(axes, ms, Ic0, rootx, hm, K, V_out):
             return 3
     for r in range(b):
         if not np.isfinite(V_out[r]):
@@ -824,8 +841,8 @@ def _rk_scratch(b, n):
 
 
 @njit(**_OPT)
-def rkmk4_rollout(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt,
-                  form, g_tr, V_tr, q_tr, qd_tr):
+def rkmk4_rollout(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw,
+                  dt, form, g_tr, V_tr, q_tr, qd_tr):
     """``steps = len(g_tr) − 1`` RKMK4 steps from (g, V, q, q̇); the trajectory is written into
     the ``*_tr`` arrays (index 0 = initial state).  Returns (status, index of the failed step)."""
     if not _check_pose(g):
@@ -839,7 +856,7 @@ def rkmk4_rollout(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw
     q_tr[0] = q
     qd_tr[0] = qd
     for i in range(g_tr.shape[0] - 1):
-        status = _rkmk4(parent, jtype, xi, inert, axes, grav, g_tr[i], V_tr[i], q_tr[i],
+        status = _rkmk4(parent, jtype, xi, inert, rootx, axes, grav, g_tr[i], V_tr[i], q_tr[i],
                         qd_tr[i], tau, bw, fw_body, fw, dt, form, g_tr[i + 1], V_tr[i + 1],
                         q_tr[i + 1], qd_tr[i + 1], ws, st)
         if status != 0:
@@ -848,12 +865,12 @@ def rkmk4_rollout(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw
 
 
 @njit(**_OPT)
-def rkmk4_step(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt,
+def rkmk4_step(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt,
                form, g_out, V_out, q_out, qd_out):
     """One RKMK4 step into the ``*_out`` arrays; returns a status code."""
     if not _check_pose(g):
         return 1
     ws = _workspace(q.shape[0])
     st = _rk_scratch(axes.shape[0], q.shape[0])
-    return _rkmk4(parent, jtype, xi, inert, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt,
-                  form, g_out, V_out, q_out, qd_out, ws, st)
+    return _rkmk4(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw,
+                  dt, form, g_out, V_out, q_out, qd_out, ws, st)

@@ -138,6 +138,7 @@ def forward_dynamics(c, g, V, q, qd, tau, bw, fw_body, fw):
     Rw, Pw, S, IA = kinematics(c, q)
     vel, cacc = velocities(c, S, V, qd)
     pA = _bias(IA, vel) - external(c, bw, fw_body, fw, Rw, Pw, n)
+    pA[:, 0] += _bias(c.root_extra, vel[:, 0])     # added inertia M_A: −ad_Vᵀ(M_A V), no gravity
     U = np.empty((N, n, 6))
     Dinv = np.empty((N, n))
     u = np.empty((N, n))
@@ -158,7 +159,7 @@ def forward_dynamics(c, g, V, q, qd, tau, bw, fw_body, fw):
     acc[:, 0] = -ag
     if b:
         ax = c.axes
-        K = IA[:, 0][:, ax][:, :, ax]
+        K = (IA[:, 0] + c.root_extra)[:, ax][:, :, ax]
         rhs = (_mv(IA[:, 0], ag) - pA[:, 0])[:, ax]
         good = ok & np.all(np.isfinite(K), axis=(1, 2))
         K = np.where(good[:, None, None], K, np.eye(b))
@@ -188,6 +189,7 @@ def inverse_dynamics(c, g, V, q, qd, Vdot, qdd, fw_body, fw):
     for j in range(n):
         acc[:, j + 1] = acc[:, c.parent[j]] + cacc[:, j] + S[:, j] * qdd[:, j, None]
     f = _mv(Ib, acc) + _bias(Ib, vel) - external(c, np.zeros((N, b)), fw_body, fw, Rw, Pw, n)
+    f[:, 0] += Vdot @ c.root_extra[:, c.axes].T + _bias(c.root_extra, vel[:, 0])   # M_A
     out = np.empty((N, b + n))
     for j in range(n - 1, -1, -1):
         out[:, b + j] = np.einsum("ni,ni->n", S[:, j], f[:, j + 1])
@@ -197,7 +199,8 @@ def inverse_dynamics(c, g, V, q, qd, Vdot, qdd, fw_body, fw):
 
 
 def mass_matrix(c, q):
-    """Composite-rigid-body algorithm for one configuration q (n,) → M (b+n, b+n)."""
+    """Composite-rigid-body algorithm for one configuration q (n,) → M (b+n, b+n); the vehicle's
+    added inertia ``c.root_extra`` adds to M₀."""
     n = q.shape[0]
     b = len(c.axes)
     _, _, S, Ic = kinematics(c, q[None])
@@ -205,7 +208,7 @@ def mass_matrix(c, q):
     for j in range(n - 1, -1, -1):
         Ic[c.parent[j]] += Ic[j + 1]
     M = np.zeros((b + n, b + n))
-    M[:b, :b] = Ic[0][np.ix_(c.axes, c.axes)]
+    M[:b, :b] = (Ic[0] + c.root_extra)[np.ix_(c.axes, c.axes)]
     for j in range(n):
         F = Ic[j + 1] @ S[j]
         i = j
@@ -217,7 +220,8 @@ def mass_matrix(c, q):
 
 
 def _locked_momentum_terms(c, gs, q, qd, bw, fw_body, fw):
-    """(M₀, M₀𝔪, F_η) at one state: F_η = ι₀ᵀ of the total external wrench incl. gravity."""
+    """(M₀, M₀𝔪, F_η) at one state: F_η = ι₀ᵀ of the total external wrench incl. gravity (on the
+    rigid masses only; M₀ includes the added inertia)."""
     b, n = len(c.axes), len(q)
     M = mass_matrix(c, q)
     Rw, Pw, _, Ib = kinematics(c, q[None])
