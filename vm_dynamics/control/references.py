@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import lie
 from ..groups import get_group
+from ..model import _as_pose
 
 __all__ = ["JointWaypoints", "JointSinusoid", "JointSetpoint", "PoseWaypoints", "PoseSetpoint",
            "Reference", "as_reference", "reference_from_config", "pose_from_config",
@@ -83,13 +84,7 @@ def _array(x, shape, name) -> np.ndarray:
 
 
 def _pose(g, name) -> np.ndarray:
-    a = _array(g, (4, 4), name)
-    R = a[:3, :3]
-    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0.0
-            or np.abs(a[3] - [0, 0, 0, 1]).max() > 1e-12):
-        raise ValueError(f"{name}: not a rigid transform (rotation not orthonormal with det +1, "
-                         f"or last row not [0, 0, 0, 1])")
-    return a
+    return _as_pose(g, name)
 
 
 # ---------------------------------------------------------------------------- joint trajectories
