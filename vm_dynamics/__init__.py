@@ -7,8 +7,10 @@ first), wrenches ``[f; n]``, the vehicle velocity is its body (left-trivialised)
 from .groups import FIXED, SE2, SE3, SO3, VehicleGroup, get_group
 from .model import Model, load_model
 from .reconstruction import reconstruct_base
+from .engine import SimulationError, Simulator
 from .simulate import State, Trajectory, simulate
 
 __all__ = ["load_model", "Model", "VehicleGroup", "get_group", "SE3", "SE2", "SO3", "FIXED",
-           "simulate", "Trajectory", "State", "reconstruct_base"]
+           "simulate", "Trajectory", "State", "reconstruct_base", "Simulator",
+           "SimulationError"]
 __version__ = "0.1.0"

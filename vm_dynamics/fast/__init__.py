@@ -13,8 +13,10 @@ API (same conventions as :meth:`vm_dynamics.Model.forward_dynamics`: ``g`` the 4
                            parallel=False) -> (V̇ (..., b), q̈ (..., n))
     inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None) -> (base_wrench, τ)
     mass_matrix(model, q);  lp_blocks(model, q) -> LPBlocks(M0, M0m, Mm, A, Mhat)
-    rkmk4_step(model, g, V, q, qd, tau, dt, ..., formulation="spatial_momentum") -> (g, V, q, q̇)
-    rkmk4_rollout(model, g, V, q, qd, tau, dt, steps, ...) -> trajectory arrays
+
+Time stepping is the engine's job (:class:`vm_dynamics.engine.Simulator`, whose compiled step
+lives in :mod:`._engine_kernels`); :func:`resolve_backend` is the one place that picks numba,
+numpy or the LP reference.
 
 ``model`` is a :class:`~vm_dynamics.Model` or a :class:`FastModel` built from one (the constant
 arrays are extracted once per model and remembered).  Every function takes
@@ -58,7 +60,7 @@ seeds-LP §4.2 and the composite-rigid-body algorithm gives M, hence M₀ (65), 
 
 Costs: forward and inverse dynamics O(n); mass matrix O(n·depth).  Algorithms: Featherstone,
 *Rigid Body Dynamics Algorithms* (2008), ABA (Table 7.1) and RNEA (Table 5.1) in a single
-frame, CRBA (Table 6.2); RKMK4 as in seeds-LP §4.3.
+frame, CRBA (Table 6.2).
 """
 from __future__ import annotations
 
@@ -72,7 +74,7 @@ from . import _numpy_kernels as _npk
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "numba_available", "forward_dynamics",
            "forward_dynamics_batch", "inverse_dynamics", "mass_matrix", "lp_blocks",
-           "rkmk4_step", "rkmk4_rollout"]
+           "resolve_backend", "BACKENDS"]
 
 _PARALLEL_MIN_WORK = 256   # with parallel=True, smaller batches (in joint-states) stay serial
 
@@ -88,11 +90,37 @@ def numba_available() -> bool:
 
 
 def _load_numba():
-    try:
-        from . import _numba_kernels
-    except ImportError:
-        return None
-    return _numba_kernels
+    from . import _numba_kernels
+    return _numba_kernels if _numba_kernels.NUMBA else None
+
+
+BACKENDS = ("auto", "numba", "numpy", "lp")
+
+
+def resolve_backend(backend: str = "auto", engine: bool = False) -> str:
+    """The one place that picks the implementation of the dynamics (every entry point asks it).
+
+    ``"auto"`` → ``"numba"`` if numba can be imported, else the numba-free fallback: for the
+    algorithms (forward/inverse dynamics, mass matrix, LP blocks) that is ``"numpy"`` (the same
+    recursions vectorised with numpy, :mod:`._numpy_kernels`); for the simulation engine
+    (``engine=True``) it is ``"python"`` (the engine's kernels run as plain Python; much slower,
+    install numba).  ``"lp"`` — the closed-form LP reference of :mod:`vm_dynamics.lp` — is only
+    ever used when asked for by name.  ``"numba"`` without numba raises ValueError.
+    """
+    choices = ("auto", "numba", "lp") if engine else BACKENDS
+    if backend not in choices:
+        raise ValueError(f"backend={backend!r}: unknown; choose one of {', '.join(choices)}")
+    if backend == "lp":
+        return "lp"
+    have = numba_available()
+    if backend == "numba" and not have:
+        raise ValueError("backend='numba': numba is not installed (pip install numba, or "
+                         "vm_dynamics[fast]); use backend='auto' for the numba-free fallback")
+    if backend == "numpy":
+        return "numpy"
+    if have:
+        return "numba"
+    return "python" if engine else "numpy"
 
 
 class LPBlocks(NamedTuple):
@@ -338,84 +366,6 @@ class FastModel:
         Mhat = Mm - M0m.T @ A
         return LPBlocks(M0, M0m, Mm, A, 0.5 * (Mhat + Mhat.T))
 
-    # ------------------------------------------------------------------ integration
-    def _step_inputs(self, g, V, q, qd, tau, dt, base_wrench, frame_wrenches):
-        n, b = self.n, self.b
-        dt = float(dt)
-        if not (np.isfinite(dt) and dt > 0.0):
-            raise ValueError(f"dt: expected a positive finite step, got {dt}")
-        bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
-        return (self._pose(g), self._vec(V, b, "V"), self._vec(q, n, "q"),
-                self._vec(qd, n, "qd"), self._vec(tau, n, "tau"), bw,
-                *self._frame_arrays(frame_wrenches), dt)
-
-    def rkmk4_step(self, g, V, q, qd, tau, dt, base_wrench=None, frame_wrenches=None,
-                   formulation="spatial_momentum"):
-        """One Runge–Kutta–Munthe-Kaas step of order 4 (seeds-LP §4.3) → ``(g, V, q, q̇)``.
-
-        ``g(t) = g_k exp(ι₀Θ)`` with ``Θ̇ = dexp⁻¹_{−Θ} V`` (the ``+½ad_Θ`` sign, lie.py); the
-        vector part by classical RK4; τ and the wrenches are held constant over the step.
-        ``formulation`` as in :func:`vm_dynamics.simulate`: ``"spatial_momentum"`` integrates
-        ``μ = Ad*_{h⁻¹}P`` (momentum in the frame of the step start; ``μ̇ = Ad*_{h⁻¹}F_η``,
-        (LP-1)) and recovers V by (LP-3), so without external wrenches or gravity the inertial
-        momentum is conserved to rounding; ``"velocity"`` integrates V with V̇ from the ABA.
-        """
-        form = self._form(formulation)
-        g, V, q, qd, tau, bw, fb, fw, dt = self._step_inputs(g, V, q, qd, tau, dt, base_wrench,
-                                                             frame_wrenches)
-        if self._nb is not None:
-            go, Vo, qo, qdo = np.empty((4, 4)), np.empty(self.b), np.empty(self.n), np.empty(self.n)
-            st = self._nb.rkmk4_step(*self._consts, g, V, q, qd, tau, bw, fb, fw, dt, form,
-                                     go, Vo, qo, qdo)
-            res = (go, Vo, qo, qdo)
-        else:
-            res, st = _npk.rkmk4_step(self, g, V, q, qd, tau, bw, fb, fw, dt, form)
-        if st:
-            self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
-                                 frame_wrenches=fw))
-        return res
-
-    @staticmethod
-    def _form(formulation):
-        forms = ("velocity", "spatial_momentum")
-        if formulation not in forms:
-            raise ValueError(f"formulation={formulation!r}: choose one of {', '.join(forms)}")
-        return forms.index(formulation)
-
-    def rkmk4_rollout(self, g, V, q, qd, tau, dt, steps, base_wrench=None, frame_wrenches=None,
-                      formulation="spatial_momentum"):
-        """``steps`` RKMK4 steps (:meth:`rkmk4_step`) with constant inputs, looped inside the
-        compiled code.
-
-        Returns the trajectory ``(g (steps+1, 4, 4), V (steps+1, b), q, q̇ (steps+1, n))``,
-        index 0 being the initial state.
-        """
-        form = self._form(formulation)
-        steps = int(steps)
-        if steps < 0:
-            raise ValueError(f"steps: expected a non-negative integer, got {steps}")
-        g, V, q, qd, tau, bw, fb, fw, dt = self._step_inputs(g, V, q, qd, tau, dt, base_wrench,
-                                                             frame_wrenches)
-        gt = np.empty((steps + 1, 4, 4))
-        Vt, qt, qdt = np.empty((steps + 1, self.b)), np.empty((steps + 1, self.n)), \
-            np.empty((steps + 1, self.n))
-        if self._nb is not None:
-            st, i = self._nb.rkmk4_rollout(*self._consts, g, V, q, qd, tau, bw, fb, fw, dt, form,
-                                           gt, Vt, qt, qdt)
-        else:
-            st, i = 0, 0
-            gt[0], Vt[0], qt[0], qdt[0] = g, V, q, qd
-            for i in range(steps):
-                res, st = _npk.rkmk4_step(self, gt[i], Vt[i], qt[i], qdt[i], tau, bw, fb, fw, dt,
-                                          form)
-                if st:
-                    break
-                gt[i + 1], Vt[i + 1], qt[i + 1], qdt[i + 1] = res
-        if st:
-            self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
-                                 frame_wrenches=fw), where=f"step {i}: ")
-        return gt, Vt, qt, qdt
-
 
 # ---------------------------------------------------------------------- free functions
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -464,17 +414,3 @@ def mass_matrix(model, q, backend="auto"):
 def lp_blocks(model, q, backend="auto") -> LPBlocks:
     """LP blocks M₀, M₀𝔪, M_𝔪, 𝒜, M̂ (65)–(75) from the CRBA mass matrix."""
     return fast_model(model, backend).lp_blocks(q)
-
-
-def rkmk4_step(model, g, V, q, qd, tau, dt, base_wrench=None, frame_wrenches=None,
-               formulation="spatial_momentum", backend="auto"):
-    """One RKMK4 step → ``(g, V, q, q̇)`` (see :meth:`FastModel.rkmk4_step`)."""
-    return fast_model(model, backend).rkmk4_step(g, V, q, qd, tau, dt, base_wrench,
-                                                 frame_wrenches, formulation)
-
-
-def rkmk4_rollout(model, g, V, q, qd, tau, dt, steps, base_wrench=None, frame_wrenches=None,
-                  formulation="spatial_momentum", backend="auto"):
-    """``steps`` RKMK4 steps in compiled code → trajectory (see :meth:`FastModel.rkmk4_rollout`)."""
-    return fast_model(model, backend).rkmk4_rollout(g, V, q, qd, tau, dt, steps, base_wrench,
-                                                    frame_wrenches, formulation)
