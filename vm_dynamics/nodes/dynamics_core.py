@@ -874,7 +874,8 @@ class DynamicsCore:
         idle = s == self._last_pop_steps
         self._last_pop_steps = s
         if not state_due and idle and (self._last_publish_wall is None
-                                       or wall_now - self._last_publish_wall >= idle_republish):
+                                       or wall_now - self._last_publish_wall
+                                       >= idle_republish - 1e-9):
             state_due = True              # not advancing: heartbeat
         clock_due = state_due or s >= self._next_clock
         if state_due:
