@@ -341,7 +341,7 @@ class Simulator:
         model = self.model
         g = _as_pose(g, "g0").copy()
         V = _as_vector(V, model.b, "V0").copy()
-        self._t = float(t)
+        self._t = self._t0 = float(t)
         if not np.isfinite(self._t):
             raise ValueError(f"t: expected a finite time, got {t!r}")
         if self._presc:
@@ -414,6 +414,7 @@ class Simulator:
         """Return to a state saved by :meth:`snapshot`."""
         t, steps, g, V, q, qd, m, W = snap
         self._t, self.steps = t, steps
+        self._t0 = t - steps * self.dt
         self._g, self._V, self._q, self._qd = g.copy(), V.copy(), q.copy(), qd.copy()
         self._m, self._W = m.copy(), W.copy()
         self._ensure_buffers()
@@ -554,7 +555,7 @@ class Simulator:
                 QD[k].copy()
             self._V, self._W = VV[k].copy(), WW[k].copy()
             self.steps += done
-            self._t = t0 + done * self.dt
+            self._t = self._t0 + self.steps * self.dt
             self.evaluations += done * self.tab.stages
         times = t0 + self.dt * np.arange(1, done + 1)
         if st:
@@ -592,7 +593,7 @@ class Simulator:
     def _commit(self, g, m, q, qd, V, W):
         self._g, self._m, self._q, self._qd, self._V, self._W = g, m, q, qd, V, W
         self.steps += 1
-        self._t = self._t + self.dt
+        self._t = self._t0 + self.steps * self.dt       # no accumulated round-off in t
 
     # Python driver over the stage evaluations (per-stage inputs, dopri5, the LP reference)
     def _inputs_at(self, fn, t, g_s, V, q, qd, prevalidated):

@@ -192,7 +192,10 @@ class FastModel:
 
     # ------------------------------------------------------------------ input handling
     def _vec(self, x, n, name):
-        a = np.ascontiguousarray(x, dtype=np.float64)
+        try:
+            a = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected {n} numbers, got {x!r}") from None
         if a.shape != (n,):
             if a.ndim == 0 and n == 1:
                 return a.reshape(1)
@@ -201,7 +204,10 @@ class FastModel:
         return a if a.flags.writeable else a.copy()
 
     def _pose(self, g):
-        a = np.ascontiguousarray(g, dtype=np.float64)
+        try:
+            a = np.ascontiguousarray(g, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"g: expected a 4x4 homogeneous matrix, got {g!r}") from None
         if a.shape != (4, 4):
             raise ValueError(f"g: expected shape (4, 4), got {a.shape}")
         return a if a.flags.writeable else a.copy()
