@@ -149,6 +149,40 @@ class _CompiledStages:
         self.Theta6 = np.zeros(6)
         self.frames = fm.frames
         self.axes = list(sim.model.group.axes)
+        ek = self.ek
+        self.k_step, self.k_rollout = ek.engine_step, ek.engine_rollout
+        self.k_stage, self.k_stage_state = ek.engine_stage, ek.engine_stage_state
+        if sim.backend == "numba":
+            self._warm_up(sim)
+
+    def _warm_up(self, sim):
+        """Run every kernel once on a neutral state (compiles them on a machine's first run,
+        with a notice, or loads them from numba's disk cache) before any timed loop, and bind
+        their compiled entry points (:func:`vm_dynamics.fast.bind_compiled`)."""
+        from .fast import bind_compiled, compile_notice
+        ek = self.ek
+        b, n, s = self.b, self.n, sim.tab.stages
+        g, zb, z = np.eye(4), np.zeros(b), np.zeros(n)
+        held = (z, zb, np.zeros(6), np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
+        P = np.zeros((s + 1, n))
+        outs = (np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n), np.empty(b),
+                np.empty(2))
+        with compile_notice():
+            self.k_step = bind_compiled(ek.engine_step, (
+                self.C, sim.env, sim._tab_a, sim._tab_b, 1, False, g, 0.001, g, zb, z, z,
+                np.zeros(2), *held, P, P, P, *outs, self.ws, self.sc))
+            self.k_rollout = bind_compiled(ek.engine_rollout, (
+                self.C, sim.env, sim._tab_a, sim._tab_b, 1, False, g, 0.001, g, zb, z, z,
+                np.zeros(2), *held, P[None], P[None], P[None], np.empty((1, 4, 4)),
+                np.empty((1, b)), np.empty((1, n)), np.empty((1, n)), np.empty((1, b)),
+                np.empty((1, 2)), self.ws, self.sc))
+            self.k_stage_state = bind_compiled(ek.engine_stage_state, (
+                self.C, 1, g, g, self.Theta6, zb, z, z, self.g_s, self.V, self.ws, self.sc))
+            self.k_stage = bind_compiled(ek.engine_stage, (
+                self.C, sim.env, 1, False, g, g, self.Theta6, zb, z, z, z, *held, self.dTheta,
+                self.dm, self.qdd, self.pw, self.V, self.ws, self.sc))
+            ek.momentum_variable(self.C, 1, g, g, zb, z, z, np.empty(b), self.ws, self.sc)
+            ek.energy(self.C, g, zb, z, z, self.ws, self.sc)
 
     def _theta6(self, Theta):
         self.Theta6[:] = 0.0
@@ -156,13 +190,13 @@ class _CompiledStages:
         return self.Theta6
 
     def stage_state(self, sim, g, Theta, m, q, qd):
-        st = self.ek.engine_stage_state(self.C, sim._form, sim._gri, g, self._theta6(Theta), m,
+        st = self.k_stage_state(self.C, sim._form, sim._gri, g, self._theta6(Theta), m,
                                         q, qd, self.g_s, self.V, self.ws, self.sc)
         return st, self.g_s, self.V
 
     def stage(self, sim, g, Theta, m, q, qd, qdd_p, inputs):
         tau, bw, bwi, fwb, fw, _ = inputs
-        st = self.ek.engine_stage(self.C, sim.env, sim._form, sim._presc, sim._gri, g,
+        st = self.k_stage(self.C, sim.env, sim._form, sim._presc, sim._gri, g,
                                   self._theta6(Theta), m, q, qd, qdd_p, tau, bw, bwi, fwb, fw,
                                   self.dTheta, self.dm, self.qdd, self.pw, self.V, self.ws,
                                   self.sc)
@@ -424,11 +458,12 @@ class Simulator:
                     frame_wrenches=None):
         """Validate inputs once into the arrays the kernels take (reusable across steps)."""
         model = self.model
-        tau = self._zero_tau if tau is None else _as_vector(tau, model.n, "tau")
-        bw = self._zero_b if base_wrench is None else _as_vector(base_wrench, model.b,
-                                                                 "base_wrench")
+        # fresh C-contiguous float64 arrays: the compiled entry points take exactly that type
+        tau = self._zero_tau if tau is None else np.array(_as_vector(tau, model.n, "tau"))
+        bw = self._zero_b if base_wrench is None else \
+            np.array(_as_vector(base_wrench, model.b, "base_wrench"))
         bwi = self._zero6 if base_wrench_inertial is None else \
-            _as_vector(base_wrench_inertial, 6, "base_wrench_inertial")
+            np.array(_as_vector(base_wrench_inertial, 6, "base_wrench_inertial"))
         if not frame_wrenches:
             return tau, bw, bwi, *self._no_fw, {}
         if not isinstance(frame_wrenches, dict):
@@ -443,7 +478,8 @@ class Simulator:
             raw[name] = _as_vector(w, 6, f"frame_wrenches[{name!r}]")
             bodies.append(body)
             ws.append(T @ raw[name])
-        return tau, bw, bwi, np.array(bodies, dtype=np.int64), np.ascontiguousarray(ws), raw
+        return (tau, bw, bwi, np.array(bodies, dtype=np.int64),
+                np.ascontiguousarray(ws, dtype=float), raw)
 
     def _prescribed_at(self, t):
         out = self.prescribed(t)
@@ -545,7 +581,7 @@ class Simulator:
             PQ = PQD = PQDD = self._pdummy[None]
         st_ = self._stages
         with np.errstate(all="ignore"):
-            st, done = st_.ek.engine_rollout(
+            st, done = st_.k_rollout(
                 st_.C, self.env, self._tab_a, self._tab_b, self._form, self._presc, self._gri,
                 self.dt, self._g, self._m, self._q, self._qd, self._W, tau, bw, bwi, fwb, fw,
                 PQ, PQD, PQDD, G, M, Q, QD, VV, WW, st_.ws, st_.sc)
@@ -579,7 +615,7 @@ class Simulator:
             pq = pqd = pqdd = self._pdummy
         g_o, m_o, q_o, qd_o, V_o, W_o = self._out
         with np.errstate(all="ignore"):
-            st = st_.ek.engine_step(st_.C, self.env, self._tab_a, self._tab_b, self._form,
+            st = st_.k_step(st_.C, self.env, self._tab_a, self._tab_b, self._form,
                                     self._presc, self._gri, self.dt, self._g, self._m, self._q,
                                     self._qd, self._W, tau, bw, bwi, fwb, fw, pq, pqd, pqdd,
                                     g_o, m_o, q_o, qd_o, V_o, W_o, st_.ws, st_.sc)

@@ -195,10 +195,19 @@ class Model:
 
     def _fast(self, backend: str):
         """The O(n) recursions for ``backend`` (None for the LP reference); see
-        :func:`vm_dynamics.fast.resolve_backend`."""
-        from . import fast
-        choice = fast.resolve_backend(backend)
-        return None if choice == "lp" else fast.fast_model(self, choice)
+        :func:`vm_dynamics.fast.resolve_backend`.  Remembered per backend name (the model's
+        constants never change after construction)."""
+        cache = self.__dict__.get("_fast_cache")
+        if cache is None or cache[0] != id(self):       # new, or a copy.copy of a model
+            cache = self._fast_cache = (id(self), {})
+        fm = cache[1].get(backend)
+        if fm is None or fm.grav is not self.gravity:
+            from . import fast
+            choice = fast.resolve_backend(backend)
+            if choice == "lp":
+                return None
+            fm = cache[1][backend] = fast.fast_model(self, choice)
+        return fm
 
     def _blocks(self, q, backend):
         fm = self._fast(backend)

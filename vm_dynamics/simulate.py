@@ -217,6 +217,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     if prescribed is not None and tau is not None:
         raise ValueError("tau: cannot be given together with prescribed joint motion "
                          "(the efforts are computed and returned in traj.tau)")
+    setup_start = time.perf_counter()
     sim = Simulator(model, float(dt) / substeps, "rkmk4" if method == "dopri5" else method,
                     formulation=formulation, backend=backend, environment=environment,
                     prescribed=prescribed, rtol=rtol, atol=atol, forward_dynamics=user_fd)
@@ -293,7 +294,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
     stats = IntegrationStats()
     interrupted = stopped = False
-    start = time.perf_counter()
+    start = time.perf_counter()          # after the engine's set-up (kernel loading)
     try:
         with np.errstate(all="ignore"):
             if method == "dopri5":
@@ -319,7 +320,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                       interrupted=interrupted, stopped=stopped,
                       meta=dict(dt=float(dt), t_final=float(t_grid[-1]), rtol=rtol, atol=atol,
                                 substeps=substeps, prescribed=prescribed is not None,
-                                backend=sim.backend))
+                                backend=sim.backend, setup_time=start - setup_start))
 
 
 def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_of,

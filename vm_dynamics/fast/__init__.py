@@ -64,6 +64,9 @@ frame, CRBA (Table 6.2).
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -95,6 +98,49 @@ def _load_numba():
 
 
 BACKENDS = ("auto", "numba", "numpy", "lp")
+
+COMPILE_NOTICE = ("vm_dynamics: compiling dynamics kernels, first run only (about a minute; "
+                  "cached on disk for later runs) ...")
+
+
+_NOTICE_SHOWN: list = []
+
+
+def bind_compiled(dispatcher, args):
+    """Call a numba kernel once with ``args`` (compiling it, or loading it from the disk cache)
+    and return the compiled entry point for exactly those argument types.
+
+    Calling the entry point skips the dispatcher's per-call type resolution (about half of the
+    call overhead of a kernel with 15-30 arguments).  It is only ever called with arguments of
+    the same types — arrays this package allocates or validates (float64/int64, C-contiguous,
+    writeable) — so the types always match the signature."""
+    dispatcher(*args)
+    try:
+        sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+        return dispatcher.overloads[sig].entry_point
+    except (KeyError, AttributeError, TypeError):     # numba internals changed: stay general
+        return dispatcher
+
+
+@contextlib.contextmanager
+def compile_notice(after: float = 1.0, stream=None):
+    """Say so on stderr if the block takes longer than ``after`` seconds — which, around the
+    first call of the numba kernels, means they are being compiled (later processes load them
+    from numba's on-disk cache in milliseconds)."""
+    done = threading.Event()
+    out = sys.stderr if stream is None else stream
+
+    def notify():
+        if not done.wait(after) and not _NOTICE_SHOWN:
+            _NOTICE_SHOWN.append(True)           # once per process
+            print(COMPILE_NOTICE, file=out, flush=True)
+    th = threading.Thread(target=notify, name="vm_dynamics-compile-notice", daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        done.set()
+        th.join()
 
 
 def resolve_backend(backend: str = "auto", engine: bool = False) -> str:
@@ -185,6 +231,24 @@ class FastModel:
         self._nb = nb
         self._consts = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes,
                         self.grav)
+        if nb is not None:
+            self._warm_up()
+
+    def _warm_up(self):
+        """Call each numba kernel once at a neutral state, so that compiling (first run on a
+        machine) or loading them from the disk cache happens here, announced, and not inside
+        a timed loop; then bind the compiled entry points (:func:`bind_compiled`)."""
+        n, b = self.n, self.b
+        z, zb = np.zeros(n), np.zeros(b)
+        nb = self._nb
+        fd_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
+        id_args = (*self._consts, np.eye(4), zb, z, z, zb, z, *self._no_fw, np.empty(b + n))
+        mm_args = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes, z,
+                   np.empty((b + n, b + n)))
+        with compile_notice():
+            self._fd = bind_compiled(nb.forward_dynamics, fd_args)
+            self._id = bind_compiled(nb.inverse_dynamics, id_args)
+            self._mm = bind_compiled(nb.mass_matrix, mm_args)
 
     @property
     def backend(self) -> str:
@@ -264,7 +328,7 @@ class FastModel:
         fb, fw = self._frame_arrays(frame_wrenches)
         if self._nb is not None:
             out = np.empty(b + n)
-            st = self._nb.forward_dynamics(*self._consts, g, V, q, qd, tau, bw, fb, fw, out)
+            st = self._fd(*self._consts, g, V, q, qd, tau, bw, fb, fw, out)
         else:
             out, st = _npk.forward_dynamics(self, g[None], V[None], q[None], qd[None],
                                             tau[None], bw[None], fb, fw[None])
@@ -340,7 +404,7 @@ class FastModel:
         fb, fw = self._frame_arrays(frame_wrenches)
         if self._nb is not None:
             out = np.empty(b + n)
-            st = self._nb.inverse_dynamics(*self._consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
+            st = self._id(*self._consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
         else:
             out, st = _npk.inverse_dynamics(self, g[None], V[None], q[None], qd[None],
                                             Vdot[None], qdd[None], fb, fw[None])
@@ -354,7 +418,7 @@ class FastModel:
         q = self._vec(q, self.n, "q")
         if self._nb is not None:
             M = np.empty((self.b + self.n,) * 2)
-            st = self._nb.mass_matrix(self.parent, self.jtype, self.xi, self.inert,
+            st = self._mm(self.parent, self.jtype, self.xi, self.inert,
                                       self.root_extra, self.axes, q, M)
         else:
             M = _npk.mass_matrix(self, q)
