@@ -323,11 +323,11 @@ def test_input_validation(free):
     args = (free, G0, V0, Q0, QD0, 0.05, 0.01)
     with pytest.raises(ValueError, match="tau"):
         vm.simulate(*args, tau=np.zeros(6))
-    with pytest.raises(ValueError, match=r"tau: callable returned shape \(3,\) at t=0"):
+    with pytest.raises(ValueError, match=r"tau: expected shape \(7,\), got \(3,\) \(inputs at t=0\)"):
         vm.simulate(*args, tau=lambda t, s: np.zeros(3))
-    with pytest.raises(ValueError, match=r"base_wrench: callable returned NaN .* at t=0.02"):
+    with pytest.raises(ValueError, match=r"base_wrench: contains NaN .* at t=0.02"):
         vm.simulate(*args, base_wrench=lambda t, s: np.full(6, np.nan) if t > 0.015 else np.zeros(6))
-    with pytest.raises(ValueError, match=r"frame_wrenches\['ee_link'\]: callable returned shape"):
+    with pytest.raises(ValueError, match=r"frame_wrenches\['ee_link'\]: expected shape \(6,\)"):
         vm.simulate(*args, frame_wrenches={"ee_link": lambda t, s: np.zeros(5)})
     with pytest.raises(ValueError, match="unknown frame 'nope'"):
         vm.simulate(*args, frame_wrenches={"nope": np.zeros(6)})

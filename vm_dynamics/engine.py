@@ -152,6 +152,7 @@ class _CompiledStages:
         ek = self.ek
         self.k_step, self.k_rollout = ek.engine_step, ek.engine_rollout
         self.k_stage, self.k_stage_state = ek.engine_stage, ek.engine_stage_state
+        self.k_begin, self.k_end, self.k_finish = ek.stage_begin, ek.stage_end, ek.stage_finish
         if sim.backend == "numba":
             self._warm_up(sim)
 
@@ -181,6 +182,13 @@ class _CompiledStages:
             self.k_stage = bind_compiled(ek.engine_stage, (
                 self.C, sim.env, 1, False, g, g, self.Theta6, zb, z, z, z, *held, self.dTheta,
                 self.dm, self.qdd, self.pw, self.V, self.ws, self.sc))
+            self.k_begin = bind_compiled(ek.stage_begin, (
+                self.C, 1, False, g, sim._tab_a, 0.001, 0, g, zb, z, z, P, P, self.ws, self.sc))
+            self.k_end = bind_compiled(ek.stage_end, (
+                self.C, sim.env, 1, False, 0, z, *held, self.ws, self.sc))
+            self.k_finish = bind_compiled(ek.stage_finish, (
+                self.C, 1, False, g, sim._tab_b, 0.001, g, zb, z, z, np.zeros(2), P, P, *outs,
+                self.ws, self.sc))
             ek.momentum_variable(self.C, 1, g, g, zb, z, z, np.empty(b), self.ws, self.sc)
             ek.energy(self.C, g, zb, z, z, self.ws, self.sc)
 
@@ -201,6 +209,38 @@ class _CompiledStages:
                                   self.dTheta, self.dm, self.qdd, self.pw, self.V, self.ws,
                                   self.sc)
         return st, self.dTheta[self.axes], self.dm, self.qdd, self.pw, self.V
+
+    def step_staged(self, sim, fn):
+        """One fixed-step RKMK step whose inputs come from ``fn(t, state)`` at every stage:
+        compiled :func:`stage_begin` / :func:`stage_end` around the Python call, then
+        :func:`stage_finish`.  Returns the status and the new state arrays."""
+        sc, ws, C = self.sc, self.ws, self.C
+        tab, dt, t0 = sim.tab, sim.dt, sim._t
+        if sim._presc:
+            pq, pqd, pqdd = sim._prescribed_rows()
+        else:
+            pq = pqd = pqdd = sim._pdummy
+        g, m, q, qd = sim._g, sim._m, sim._q, sim._qd
+        for i in range(tab.stages):
+            st = self.k_begin(C, sim._form, sim._presc, sim._gri, sim._tab_a, dt, i, g, m, q,
+                              qd, pq, pqd, ws, sc)
+            if st:
+                return st, None
+            ti = t0 + tab.c[i] * dt
+            state = State(ti, _ro(sc[4].copy()), _ro(sc[20].copy()), _ro(sc[17].copy()),
+                          _ro(sc[18].copy()))
+            inputs = sim._call_inputs(fn, ti, state)
+            if i == 0:
+                sim.last_stage_inputs = inputs
+            tau, bw, bwi, fwb, fw, _ = inputs
+            st = self.k_end(C, sim.env, sim._form, sim._presc, i, pqdd[i], tau, bw, bwi, fwb,
+                            fw, ws, sc)
+            if st:
+                return st, None
+        outs = sim._out
+        st = self.k_finish(C, sim._form, sim._presc, sim._gri, sim._tab_b, dt, g, m, q, qd,
+                           sim._W, pq, pqd, *outs, ws, sc)
+        return st, outs
 
     def momentum_variable(self, sim, g, V, q, qd):
         m = np.empty(self.b)
@@ -635,14 +675,22 @@ class Simulator:
     def _inputs_at(self, fn, t, g_s, V, q, qd, prevalidated):
         if prevalidated:
             return fn(t, None)
-        state = State(t, _ro(g_s.copy()), _ro(V.copy()), _ro(q), _ro(qd))
+        return self._call_inputs(fn, t, State(t, _ro(g_s.copy()), _ro(V.copy()), _ro(q),
+                                              _ro(qd)))
+
+    def _call_inputs(self, fn, t, state):
+        """``fn(t, state) -> (tau, base_wrench, frame_wrenches)``, validated; errors name the
+        input and the time."""
         out = fn(t, state)
         try:
             tau, bw, fws = out
         except (TypeError, ValueError):
             raise ValueError(f"stage_inputs: must return (tau, base_wrench, frame_wrenches); "
-                             f"got {out!r}") from None
-        return self.held_inputs(tau, bw, None, fws)
+                             f"got {out!r} at t={t:.9g}") from None
+        try:
+            return self.held_inputs(tau, bw, None, fws)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (inputs at t={t:.9g})") from None
 
     def _rhs(self, fn, prevalidated):
         """``rhs(t, g, y) -> (V, ẏ, inputs)`` over the vector state y = [m, (q, q̇,) W]."""
@@ -692,6 +740,15 @@ class Simulator:
     def _step_stages(self, fn, prevalidated=False):
         """One step by the Python driver: the stage loop of the tableau (fixed-step methods)
         or one adaptive dopri5 interval, each stage a compiled (or LP) evaluation."""
+        if not self.tab.adaptive and self.backend != "lp" and not prevalidated:
+            with np.errstate(all="ignore"):
+                st, outs = self._stages.step_staged(self, fn)
+            if st:
+                self._fail(st)
+            self._out = (self._g, self._m, self._q, self._qd, self._V, self._W)
+            self._commit(*outs)
+            self.evaluations += self.tab.stages
+            return
         if self.tab.adaptive:
             rhs = self._rhs(fn, prevalidated)
             out = {}

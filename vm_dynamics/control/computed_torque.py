@@ -174,7 +174,7 @@ class ComputedTorqueController(Controller):
     * ``dynamics`` [``auto``]: ``lp`` evaluates the law with the closed-form LP terms above;
       ``fast`` with the O(n) recursions of :mod:`vm_dynamics.fast` — the same torque (tests check
       1e-9): free-floating, two RNEA calls give ``𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇=0, q̈_cmd))`` and then
-      ``τ = RNEA_𝔪(𝒱̇, q̈_cmd)``; ``auto`` picks ``fast`` when numba is installed (also with an
+      ``τ = RNEA_𝔪(𝒱̇, q̈_cmd)``; ``auto`` = ``fast`` (numba, or numpy without it; also with an
       added vehicle inertia, :meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
 
     Without a joint (or base) reference the controller holds the value of ``reset``.
@@ -197,11 +197,9 @@ class ComputedTorqueController(Controller):
         self.kp = gain_vector(self.params["kp"], model.n, "kp", self.name)
         self.kd = gain_vector(self.params["kd"], model.n, "kd", self.name)
         self.fast = None
-        choice = self.params["dynamics"]
-        if choice != "lp":
+        if self.params["dynamics"] != "lp":          # the O(n) recursions (numba or numpy)
             from .. import fast
-            if choice == "fast" or fast.numba_available():
-                self.fast = fast.fast_model(model)
+            self.fast = fast.fast_model(model, fast.resolve_backend("auto"))
         if state is None:
             self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)
         else:
@@ -232,12 +230,8 @@ class ComputedTorqueController(Controller):
         return tau, f0 - f_ext
 
     def _fast_free_floating(self, g, V, q, qd, qdd_cmd, f_ext, frame_w):
-        """The free-floating law by recursive inverse dynamics: the base row of RNEA is affine in
-        𝒱̇ with slope M₀, so 𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇ = 0)) makes the base wrench the applied one,
-        and τ = RNEA_𝔪(𝒱̇, q̈_cmd) — identical to M̂q̈_cmd + bias of (LP-2)."""
-        fm, b = self.fast, self.model.b
-        Vdot = np.zeros(b)
-        if b:
-            r0, _ = fm.inverse_dynamics(g, V, q, qd, Vdot, qdd_cmd, frame_w)
-            Vdot = np.linalg.solve(fm.lp_blocks(q).M0, f_ext - r0)
-        return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd_cmd, frame_w)[1]
+        """The free-floating law by recursive inverse dynamics in one compiled call
+        (:meth:`vm_dynamics.fast.FastModel.free_floating_inverse_dynamics`): the base row of RNEA
+        is affine in 𝒱̇ with slope M₀, so 𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇ = 0)) makes the base wrench
+        the applied one, and τ = RNEA_𝔪(𝒱̇, q̈_cmd) — identical to M̂q̈_cmd + bias of (LP-2)."""
+        return self.fast.free_floating_inverse_dynamics(g, V, q, qd, qdd_cmd, f_ext, frame_w)[1]

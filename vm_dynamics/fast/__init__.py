@@ -245,9 +245,11 @@ class FastModel:
         id_args = (*self._consts, np.eye(4), zb, z, z, zb, z, *self._no_fw, np.empty(b + n))
         mm_args = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes, z,
                    np.empty((b + n, b + n)))
+        ff_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
         with compile_notice():
             self._fd = bind_compiled(nb.forward_dynamics, fd_args)
             self._id = bind_compiled(nb.inverse_dynamics, id_args)
+            self._ffid = bind_compiled(nb.free_floating_inverse_dynamics, ff_args)
             self._mm = bind_compiled(nb.mass_matrix, mm_args)
 
     @property
@@ -412,6 +414,30 @@ class FastModel:
         if st:
             self._raise(st, dict(g=g, V=V, q=q, qd=qd, Vdot=Vdot, qdd=qdd, frame_wrenches=fw))
         return out[:b], out[b:]
+
+    def free_floating_inverse_dynamics(self, g, V, q, qd, qdd, base_wrench=None,
+                                       frame_wrenches=None):
+        """``(V̇, τ)``: the joint efforts that produce ``q̈`` while the vehicle moves freely
+        under the known ``base_wrench`` (and the frame wrenches, gravity), and the vehicle's
+        resulting acceleration — the arm equation (LP-2) of the coupled system (seeds-LP
+        §4.2), as used by free-floating computed-torque control.  Two RNEA passes and M₀."""
+        n, b = self.n, self.b
+        g = self._pose(g)
+        V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")
+        qdd = self._vec(qdd, n, "qdd")
+        bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
+        fb, fw = self._frame_arrays(frame_wrenches)
+        if self._nb is not None:
+            out = np.empty(b + n)
+            st = self._ffid(*self._consts, g, V, q, qd, qdd, bw, fb, fw, out)
+            if st:
+                self._raise(st, dict(g=g, V=V, q=q, qd=qd, qdd=qdd, base_wrench=bw))
+            return out[:b], out[b:]
+        Vdot = np.zeros(b)
+        if b:
+            r0, _ = self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
+            Vdot = np.linalg.solve(self.mass_matrix(q)[:b, :b], bw - r0)
+        return Vdot, self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)[1]
 
     def mass_matrix(self, q) -> np.ndarray:
         """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) by the composite-rigid-body algorithm."""

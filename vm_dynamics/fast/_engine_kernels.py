@@ -50,7 +50,7 @@ def engine_scratch(b, n, s):
             np.empty((s, 2)),                                          # 10-14 stage slopes
             np.empty(6), np.empty(b), np.empty(n), np.empty(n),        # 15 Θ, 16 m, 17 q, 18 q̇
             np.empty(b + n), np.empty(b), np.empty(2), np.empty(6),     # 19 out, 20 V, 21 pw, 22
-            np.empty(b))                                               # 23 P
+            np.empty(b), np.empty((4, 4)))                             # 23 P, 24 h_k
 
 
 @njit(**_OPT)
@@ -238,72 +238,85 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
 
 
 @njit(**_OPT)
-def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
-                fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out, ws, sc):
-    """One RKMK step of size ``dt`` with the inputs held (seeds-LP §4.3).
+def stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc):
+    """Stage ``i`` of an RKMK step from ``(g, m, q, q̇)``: the stage state from the slopes of
+    the earlier stages (``Θ_i = dt Σ_j a_ij K_j``, …), its pose ``g exp(ι₀Θ_i)`` (``sc[4]``) and
+    velocity V (LP-3, ``sc[20]``); q, q̇ of the stage in ``sc[17]``, ``sc[18]``."""
+    axes = C[5]
+    b = axes.shape[0]
+    n = q.shape[0]
+    gs, g_s, h_s = sc[3], sc[4], sc[5]
+    KT, Km, Kq, Kqd = sc[10], sc[11], sc[12], sc[13]
+    Th, ms, qs, qds, Vs, t6 = sc[15], sc[16], sc[17], sc[18], sc[20], sc[22]
+    for r in range(6):
+        acc = 0.0
+        for j in range(i):
+            acc += tab_a[i, j] * KT[j, r]
+        Th[r] = -dt * acc                     # −Θ (the argument of dexp⁻¹ in stage_end)
+        t6[r] = dt * acc
+    for r in range(b):
+        acc = 0.0
+        for j in range(i):
+            acc += tab_a[i, j] * Km[j, r]
+        ms[r] = m[r] + dt * acc
+    for r in range(n):
+        if presc:
+            qs[r] = pq[i, r]
+            qds[r] = pqd[i, r]
+        else:
+            a1 = 0.0
+            a2 = 0.0
+            for j in range(i):
+                a1 += tab_a[i, j] * Kq[j, r]
+                a2 += tab_a[i, j] * Kqd[j, r]
+            qs[r] = q[r] + dt * a1
+            qds[r] = qd[r] + dt * a2
+    se3_exp(t6, gs)
+    _mul4(g, gs, g_s)
+    hk = sc[24]
+    _mul4(gri, g, hk)
+    _mul4(hk, gs, h_s)
+    return _stage_velocity(C, form, g_s, h_s, ms, qs, qds, ws, sc, Vs)
 
-    ``g(t) = g_k exp(ι₀Θ)``, ``Θ̇ = dexp⁻¹_{−Θ}(ι₀V)``; the vector part (m, q, q̇, W) by the
-    explicit Runge–Kutta tableau ``(tab_a, tab_b)``.  With ``presc`` the joints follow the rows
-    of ``pq, pqd, pqdd`` (one per stage, then the end of the step) and only (g, m, W) are
-    integrated.  ``gri = g_ref⁻¹`` (spatial-momentum frame).  Returns a status code.
-    """
+
+@njit(**_OPT)
+def stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc):
+    """Rates of the stage state left by :func:`stage_begin` with the given inputs, stored as
+    the stage's slopes (row ``i`` of ``Θ̇, ṁ, q̇, q̈`` and the power)."""
+    axes = C[5]
+    b = axes.shape[0]
+    g_s, h_s = sc[4], sc[5]
+    KT, Km, Kq, Kqd, KW = sc[10], sc[11], sc[12], sc[13], sc[14]
+    Th, ms, qs, qds, Vs, six, t6 = sc[15], sc[16], sc[17], sc[18], sc[20], sc[7], sc[22]
+    st = _stage_rates(C, E, form, presc, g_s, h_s, ms, qs, qds, qdd_p, Vs, tau, bw, bwi,
+                      fw_body, fw, ws, sc, Km[i], Kqd[i], KW[i])
+    if st != 0:
+        return st
+    for r in range(6):
+        six[r] = 0.0
+    for r in range(b):
+        six[axes[r]] = Vs[r]
+    dexp_inv_apply(Th, six, t6)
+    for r in range(6):
+        KT[i, r] = 0.0
+    for r in range(b):
+        KT[i, axes[r]] = t6[axes[r]]           # Θ̇ ∈ 𝔥 (exact: 𝔥 is a subalgebra)
+    for r in range(qs.shape[0]):
+        Kq[i, r] = qds[r]
+    return 0
+
+
+@njit(**_OPT)
+def stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out, q_out,
+                 qd_out, V_out, W_out, ws, sc):
+    """Combine the stage slopes into the step's end state: ``g_k exp(ι₀Θ)`` (re-orthonormalised)
+    and ``(m, q, q̇, W) + dt Σ b_i K_i``, then V by (LP-3).  Returns a status code."""
     axes = C[5]
     b = axes.shape[0]
     n = q.shape[0]
     s = tab_b.shape[0]
-    gs, g_s, h_s = sc[3], sc[4], sc[5]
+    gs, h_s, t6 = sc[3], sc[5], sc[22]
     KT, Km, Kq, Kqd, KW = sc[10], sc[11], sc[12], sc[13], sc[14]
-    Th, ms, qs, qds, Vs, pw = sc[15], sc[16], sc[17], sc[18], sc[20], sc[21]
-    six, t6 = sc[7], sc[22]
-    hk = np.empty((4, 4))
-    _mul4(gri, g, hk)
-    for i in range(s):
-        for r in range(6):
-            acc = 0.0
-            for j in range(i):
-                acc += tab_a[i, j] * KT[j, r]
-            Th[r] = -dt * acc                 # −Θ (the argument of dexp⁻¹ below)
-        for r in range(b):
-            acc = 0.0
-            for j in range(i):
-                acc += tab_a[i, j] * Km[j, r]
-            ms[r] = m[r] + dt * acc
-        for r in range(n):
-            if presc:
-                qs[r] = pq[i, r]
-                qds[r] = pqd[i, r]
-            else:
-                a1 = 0.0
-                a2 = 0.0
-                for j in range(i):
-                    a1 += tab_a[i, j] * Kq[j, r]
-                    a2 += tab_a[i, j] * Kqd[j, r]
-                qs[r] = q[r] + dt * a1
-                qds[r] = qd[r] + dt * a2
-        for r in range(6):
-            t6[r] = -Th[r]
-        se3_exp(t6, gs)
-        _mul4(g, gs, g_s)
-        _mul4(hk, gs, h_s)
-        st = _stage_velocity(C, form, g_s, h_s, ms, qs, qds, ws, sc, Vs)
-        if st != 0:
-            return st
-        st = _stage_rates(C, E, form, presc, g_s, h_s, ms, qs, qds, pqdd[i], Vs, tau, bw, bwi,
-                          fw_body, fw, ws, sc, Km[i], Kqd[i], KW[i])
-        if st != 0:
-            return st
-        for r in range(6):
-            six[r] = 0.0
-        for r in range(b):
-            six[axes[r]] = Vs[r]
-        dexp_inv_apply(Th, six, t6)
-        for r in range(6):
-            KT[i, r] = 0.0
-        for r in range(b):
-            KT[i, axes[r]] = t6[axes[r]]       # Θ̇ ∈ 𝔥 (exact: 𝔥 is a subalgebra)
-        for r in range(n):
-            Kq[i, r] = qds[r]
-    # combine
     for r in range(6):
         acc = 0.0
         for i in range(s):
@@ -351,6 +364,28 @@ def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, b
     if not (np.isfinite(W_out[0]) and np.isfinite(W_out[1])):
         return 2
     return 0
+
+
+@njit(**_OPT)
+def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
+                fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out, ws, sc):
+    """One RKMK step of size ``dt`` with the inputs held (seeds-LP §4.3).
+
+    ``g(t) = g_k exp(ι₀Θ)``, ``Θ̇ = dexp⁻¹_{−Θ}(ι₀V)``; the vector part (m, q, q̇, W) by the
+    explicit Runge–Kutta tableau ``(tab_a, tab_b)``: :func:`stage_begin` and :func:`stage_end`
+    for every stage, then :func:`stage_finish`.  With ``presc`` the joints follow the rows of
+    ``pq, pqd, pqdd`` (one per stage, then the end of the step) and only (g, m, W) are
+    integrated.  ``gri = g_ref⁻¹`` (spatial-momentum frame).  Returns a status code.
+    """
+    for i in range(tab_b.shape[0]):
+        st = stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc)
+        if st != 0:
+            return st
+        st = stage_end(C, E, form, presc, i, pqdd[i], tau, bw, bwi, fw_body, fw, ws, sc)
+        if st != 0:
+            return st
+    return stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out,
+                        q_out, qd_out, V_out, W_out, ws, sc)
 
 
 @njit(**_OPT)

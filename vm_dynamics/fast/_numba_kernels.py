@@ -721,3 +721,40 @@ def _coad(G, W, out, inverse):
         for r in range(3):
             out[r] = G[0, r] * f0 + G[1, r] * f1 + G[2, r] * f2
             out[3 + r] = G[0, r] * m0 + G[1, r] * m1 + G[2, r] * m2
+
+
+# ----------------------------------------------------------------------------- free-floating ID
+@njit(**_OPT)
+def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd,
+                                   qdd, bw, fw_body, fw, out):
+    """Joint efforts for ``q̈`` with the vehicle free under the known wrench ``bw``: writes
+    ``[V̇; τ]`` into ``out``.  The base row of RNEA is affine in V̇ with slope M₀ (65), so
+    ``V̇ = M₀⁻¹(bw − RNEA₀(V̇ = 0))`` makes the base wrench the applied one and
+    ``τ = RNEA_𝔪(V̇, q̈)`` — the arm equation (LP-2) of the coupled system,
+    ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η`` (seeds-LP §4.2), without forming M̂."""
+    n = q.shape[0]
+    b = axes.shape[0]
+    Vdot = np.zeros(b)
+    st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, qdd,
+                          fw_body, fw, out)
+    if st != 0:
+        return st
+    if b > 0:
+        M = np.empty((b + n, b + n))
+        st = mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M)
+        if st != 0:
+            return st
+        K = np.empty((6, 6))
+        for r in range(b):
+            Vdot[r] = bw[r] - out[r]
+            for c in range(b):
+                K[r, c] = M[r, c]
+        if not _solve_spd(K, Vdot, b):
+            return 3
+        st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot,
+                              qdd, fw_body, fw, out)
+        if st != 0:
+            return st
+    for r in range(b):
+        out[r] = Vdot[r]
+    return 0
