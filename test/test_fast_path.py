@@ -275,3 +275,17 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code, robot_path("ur5")], capture_output=True,
                        text=True, env=env, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_frame_pose_vs_lp_reference(case, backend):
+    """Frame poses by the recursive kinematics == the LP reference kinematics (lp.py)."""
+    model = case.model
+    rng = np.random.default_rng(21)
+    q = rng.normal(size=model.n)
+    for frame in model.frame_names:
+        ref = model.frame_pose(q, frame, backend="lp")
+        close(model.frame_pose(q, frame, backend=backend), ref, f"frame {frame}",
+              scale=1.0 + np.abs(ref).max(), rtol=1e-13)
+    with pytest.raises(ValueError, match="unknown frame 'nope'"):
+        model.frame_pose(q, "nope", backend=backend)

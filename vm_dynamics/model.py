@@ -302,11 +302,17 @@ class Model:
         """Kinetic plus gravitational potential energy."""
         return self.kinetic_energy(V, q, qd) + self.potential_energy(g, q)
 
-    def frame_pose(self, q, frame: str, g=None) -> np.ndarray:
-        """Pose of a frame (any URDF link) in the vehicle frame, or in the inertial frame if ``g``."""
+    def frame_pose(self, q, frame: str, g=None, backend: str = "auto") -> np.ndarray:
+        """Pose of a frame (any URDF link) in the vehicle frame, or in the inertial frame if
+        ``g``: ``G_k ḡ_frame`` by the product of exponentials (13)–(16).  ``backend`` as in
+        :meth:`forward_dynamics` (``"lp"``: the reference kinematics of lp.py)."""
         if frame not in self.frame_body:
             raise ValueError(f"frame: unknown frame {frame!r}; frames are {', '.join(self.frame_names)}")
-        ge = lp.frame_pose_vehicle(self, lp.kinematics(self, self._q(q)), frame)
+        fm = self._fast(backend)
+        if fm is not None:
+            ge = fm.frame_pose(q, frame)
+        else:
+            ge = lp.frame_pose_vehicle(self, lp.kinematics(self, self._q(q)), frame)
         return ge if g is None else _as_pose(g) @ ge
 
     def frame_jacobian(self, q, frame: str) -> np.ndarray:

@@ -223,6 +223,8 @@ class FastModel:
         self.frames = {name: (int(model.frame_body[name]),
                               np.ascontiguousarray(lie.Ad_inv(model.frame_home[name]).T))
                        for name in model.frame_names}
+        self.frame_home = {name: np.ascontiguousarray(model.frame_home[name], dtype=float)
+                           for name in model.frame_names}
         self._no_fw = (np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
         self._zero_b = np.zeros(self.b)
         nb = _load_numba() if backend != "numpy" else None
@@ -250,6 +252,10 @@ class FastModel:
             self._fd = bind_compiled(nb.forward_dynamics, fd_args)
             self._id = bind_compiled(nb.inverse_dynamics, id_args)
             self._ffid = bind_compiled(nb.free_floating_inverse_dynamics, ff_args)
+            if self.frames:
+                self._fp = bind_compiled(nb.frame_pose, (
+                    self.parent, self.jtype, self.xi, self.inert, z, 0, np.eye(4),
+                    np.empty((4, 4))))
             self._mm = bind_compiled(nb.mass_matrix, mm_args)
 
     @property
@@ -438,6 +444,28 @@ class FastModel:
             r0, _ = self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
             Vdot = np.linalg.solve(self.mass_matrix(q)[:b, :b], bw - r0)
         return Vdot, self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)[1]
+
+    def frame_pose(self, q, frame: str) -> np.ndarray:
+        """Pose of a frame in the vehicle frame (4×4): ``G_k ḡ_frame`` (13)–(16)."""
+        try:
+            body, _ = self.frames[frame]
+        except (KeyError, TypeError):
+            raise ValueError(f"frame: unknown frame {frame!r}; frames are "
+                             f"{', '.join(self.frames)}") from None
+        q = self._vec(q, self.n, "q")
+        home = self.frame_home[frame]
+        if self._nb is not None:
+            out = np.empty((4, 4))
+            if self._fp(self.parent, self.jtype, self.xi, self.inert, q, body, home, out):
+                self._raise(2, {"q": q})
+            return out
+        Rw, Pw, _, _ = _npk.kinematics(self, q[None])
+        out = np.eye(4)
+        out[:3, :3] = Rw[0, body] @ home[:3, :3]
+        out[:3, 3] = Rw[0, body] @ home[:3, 3] + Pw[0, body]
+        if not np.all(np.isfinite(out)):
+            self._raise(2, {"q": q})
+        return out
 
     def mass_matrix(self, q) -> np.ndarray:
         """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) by the composite-rigid-body algorithm."""

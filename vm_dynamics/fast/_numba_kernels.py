@@ -758,3 +758,28 @@ def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, 
     for r in range(b):
         out[r] = Vdot[r]
     return 0
+
+
+# ----------------------------------------------------------------------------- frame poses
+@njit(**_OPT)
+def frame_pose(parent, jtype, xi, inert, q, body, home, out):
+    """Pose (4×4, vehicle frame) of a frame fixed to ``body`` whose home pose is ``home``:
+    ``G_body ḡ_frame`` with the product of exponentials (13)–(16)."""
+    n = q.shape[0]
+    Rw, Pw, S, Ib, vel, cacc, pA, U, aux, acc, K, rhs = _workspace(n)
+    _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib)
+    R = Rw[body]
+    p = Pw[body]
+    for r in range(3):
+        for c in range(4):
+            out[r, c] = R[r, 0] * home[0, c] + R[r, 1] * home[1, c] + R[r, 2] * home[2, c]
+        out[r, 3] += p[r]
+    out[3, 0] = 0.0
+    out[3, 1] = 0.0
+    out[3, 2] = 0.0
+    out[3, 3] = 1.0
+    for r in range(3):
+        for c in range(4):
+            if not np.isfinite(out[r, c]):
+                return 2
+    return 0

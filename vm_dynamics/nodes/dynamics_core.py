@@ -87,7 +87,8 @@ DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
                          "Python without numba) or lp (the closed-form LP reference, slow)"),
     "dt": (0.001, "integration step, s"),
     "publish_rate": (50.0, "joint_states/odom/tf rate, Hz of simulated time"),
-    "clock_rate": (1000.0, "/clock rate, Hz of simulated time (at most one per step)"),
+    "clock_rate": (1000.0, "/clock rate, Hz of simulated time (at most one per step, and at "
+                   "most this many per wall second when faster than real time)"),
     "diagnostics_rate": (1.0, "/diagnostics rate, Hz of wall time"),
     "real_time_factor": (1.0, "simulated seconds per wall second; 0 = as fast as possible"),
     "command_timeout": (0.5, "watchdog: zero an input not refreshed for this long "
@@ -448,6 +449,7 @@ class DynamicsCore:
         self._last_publish_wall = None
         self._last_publish_steps = -1
         self._last_pop_steps = -1
+        self._last_clock_wall = None
         self._next_diag_wall = None
         self.ee_path.clear()
 
@@ -733,6 +735,21 @@ class DynamicsCore:
                 break
         return done
 
+    def _clock_allowed(self, wall_now: float) -> bool:
+        """/clock goes out at ``clock_rate`` Hz of simulated time but, faster than real time,
+        at most ``clock_rate`` times per wall second (subscribers need a monotonic clock, not
+        20 000 messages a second)."""
+        period = 1.0 / float(self.params["clock_rate"])
+        return self._last_clock_wall is None or wall_now - self._last_clock_wall >= period - 1e-9
+
+    def steps_until_due(self, wall_now: float | None = None) -> int:
+        """Steps until the next state or clock message is due (≥ 1): the node runs that many
+        in one call before publishing."""
+        nxt = self._next_state if not self.lockstep else self.steps + self.steps_per_period
+        if wall_now is None or self._clock_allowed(wall_now):
+            nxt = min(nxt, self._next_clock)
+        return max(1, nxt - self.steps)
+
     def lockstep_ready(self) -> bool:
         """Fresh inputs arrived since the last advance: the efforts (if there are joints) and,
         with ``lockstep_wrench`` and a movable vehicle, the base wrench."""
@@ -877,7 +894,7 @@ class DynamicsCore:
                                        or wall_now - self._last_publish_wall
                                        >= idle_republish - 1e-9):
             state_due = True              # not advancing: heartbeat
-        clock_due = state_due or s >= self._next_clock
+        clock_due = state_due or (s >= self._next_clock and self._clock_allowed(wall_now))
         if state_due:
             msgs = self.state_messages()       # energy check first: may roll back
             s = self.steps
@@ -892,6 +909,7 @@ class DynamicsCore:
                 if self._path_counter % 10 == 1:
                     out.append(("ee_path", self.ee_path_message()))
         if clock_due:
+            self._last_clock_wall = wall_now
             out.append(("clock", self.clock_message()))
             self._next_clock = (s // self._clock_every + 1) * self._clock_every
         period = 1.0 / float(self.params["diagnostics_rate"])

@@ -113,10 +113,12 @@ class DynamicsNode:
             self.pacer.reset(now, core.steps)
         else:
             due = self.pacer.steps_due(now, core.steps)
-            for _ in range(due):
-                if not core.step():
+            while due > 0:              # runs of compiled steps up to the next message due
+                done = core.run(min(due, core.steps_until_due(self.wall())))
+                if not done:
                     break
-                self.flush(now)
+                due -= done
+                self.flush()
             if core.step_times:
                 self.pacer.note_step_time(core.step_times[-1])
         self.flush(now)
