@@ -259,3 +259,33 @@ def test_simulate_held_and_callable_inputs_agree():
     assert _err(a, b) < 1e-13
     np.testing.assert_array_equal(a.tau, b.tau)
     assert a.meta["backend"] == "numba"
+
+
+def test_compile_notice_says_so_only_when_kernels_must_be_compiled():
+    import io
+    import types as _t
+
+    from vm_dynamics import fast as f
+
+    def disp(index):
+        cf = _t.SimpleNamespace(_load_index=lambda: index)
+        return _t.SimpleNamespace(_cache=_t.SimpleNamespace(_cache_file=cf))
+    shown = list(f._NOTICE_SHOWN)
+    try:
+        f._NOTICE_SHOWN.clear()
+        out = io.StringIO()
+        with f.compile_notice(disp({"sig": 1}), stream=out):
+            pass
+        assert out.getvalue() == ""                               # cached: silent
+        with f.compile_notice(disp({"sig": 1}), disp({}), stream=out):
+            pass
+        assert "compiling dynamics kernels, first run only" in out.getvalue()
+        f._NOTICE_SHOWN.clear()
+        out = io.StringIO()
+        with f.compile_notice(stream=out, after=0.05):            # unknown: after a delay
+            import time
+            time.sleep(0.3)
+        assert "compiling" in out.getvalue()
+    finally:
+        f._NOTICE_SHOWN[:] = shown
+    assert f.kernels_cached(_t.SimpleNamespace()) is None

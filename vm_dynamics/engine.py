@@ -168,7 +168,8 @@ class _CompiledStages:
         P = np.zeros((s + 1, n))
         outs = (np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n), np.empty(b),
                 np.empty(2))
-        with compile_notice():
+        with compile_notice(ek.engine_step, ek.engine_rollout, ek.engine_stage,
+                            ek.stage_begin, ek.stage_end, ek.stage_finish):
             self.k_step = bind_compiled(ek.engine_step, (
                 self.C, sim.env, sim._tab_a, sim._tab_b, 1, False, g, 0.001, g, zb, z, z,
                 np.zeros(2), *held, P, P, P, *outs, self.ws, self.sc))

@@ -122,18 +122,38 @@ def bind_compiled(dispatcher, args):
         return dispatcher
 
 
+def kernels_cached(*dispatchers) -> bool | None:
+    """True if numba's on-disk cache holds a valid entry for every dispatcher (the index of
+    each matches its current source file), False if one must be compiled, None if unknown."""
+    try:
+        return all(bool(d._cache._cache_file._load_index()) for d in dispatchers)
+    except Exception:          # noqa: BLE001 - numba internals changed or caching disabled
+        return None
+
+
 @contextlib.contextmanager
-def compile_notice(after: float = 1.0, stream=None):
-    """Say so on stderr if the block takes longer than ``after`` seconds — which, around the
-    first call of the numba kernels, means they are being compiled (later processes load them
-    from numba's on-disk cache in milliseconds)."""
-    done = threading.Event()
+def compile_notice(*dispatchers, after: float = 1.0, stream=None):
+    """Announce on stderr (once per process) that the kernels are being compiled: at once if
+    numba's disk cache has no valid entry for one of ``dispatchers``, or, if that cannot be
+    told, when the block takes longer than ``after`` seconds.  Later processes load the
+    kernels from the cache without a word."""
     out = sys.stderr if stream is None else stream
+    cached = kernels_cached(*dispatchers) if dispatchers else None
+
+    def say():
+        if not _NOTICE_SHOWN:
+            _NOTICE_SHOWN.append(True)
+            print(COMPILE_NOTICE, file=out, flush=True)
+    if cached is False:
+        say()
+    if cached is not None:
+        yield
+        return
+    done = threading.Event()
 
     def notify():
-        if not done.wait(after) and not _NOTICE_SHOWN:
-            _NOTICE_SHOWN.append(True)           # once per process
-            print(COMPILE_NOTICE, file=out, flush=True)
+        if not done.wait(after):
+            say()
     th = threading.Thread(target=notify, name="vm_dynamics-compile-notice", daemon=True)
     th.start()
     try:
@@ -248,7 +268,8 @@ class FastModel:
         mm_args = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes, z,
                    np.empty((b + n, b + n)))
         ff_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
-        with compile_notice():
+        with compile_notice(nb.forward_dynamics, nb.inverse_dynamics, nb.mass_matrix,
+                            nb.free_floating_inverse_dynamics, nb.frame_pose):
             self._fd = bind_compiled(nb.forward_dynamics, fd_args)
             self._id = bind_compiled(nb.inverse_dynamics, id_args)
             self._ffid = bind_compiled(nb.free_floating_inverse_dynamics, ff_args)
