@@ -289,3 +289,15 @@ def test_compile_notice_says_so_only_when_kernels_must_be_compiled():
     finally:
         f._NOTICE_SHOWN[:] = shown
     assert f.kernels_cached(_t.SimpleNamespace()) is None
+
+
+def test_prescribed_efforts_are_those_of_each_sample():
+    """With per-stage input callables the recorded efforts of prescribed motion belong to the
+    sample's own state: a zero base-wrench callable changes nothing."""
+    scn = load_scenario("satellite_wheels")
+    presc = scn.prescribed_motion()
+    a = vm.simulate(scn.model, scn.g0, scn.V0, None, None, 0.05, 0.01, prescribed=presc)
+    b = vm.simulate(scn.model, scn.g0, scn.V0, None, None, 0.05, 0.01, prescribed=presc,
+                    base_wrench=lambda t, s: np.zeros(scn.model.b))
+    np.testing.assert_allclose(b.tau, a.tau, rtol=0, atol=1e-12 * np.abs(a.tau).max())
+    assert _err(a, b) < 1e-14

@@ -845,33 +845,39 @@ class Simulator:
         self._set_from_y(np.array(g, dtype=float), np.asarray(y, dtype=float), float(t))
         self._t = float(t)
 
-    def prescribed_effort(self, frame_wrenches=None, base_wrench=None) -> np.ndarray:
-        """Joint efforts realising the prescribed q̈ at the current state:
-        ``τ = M̂(q̈_p − q̈(τ = 0))``, since (LP-2) is affine in τ with slope M̂⁻¹."""
+    def prescribed_effort(self, frame_wrenches=None, base_wrench=None, state=None) -> np.ndarray:
+        """Joint efforts realising the prescribed q̈ at the current state (or at ``state``, a
+        :class:`State` of the prescribed motion): ``τ = M̂(q̈_p − q̈(τ = 0))``, since (LP-2) is
+        affine in τ with slope M̂⁻¹.  The environment's wrenches act as at every stage."""
         from .fast import fast_model
         if not self._presc:
             raise ValueError("prescribed_effort: the simulator has no prescribed motion")
         model = self.model
-        _, _, qdd_p = self._prescribed_at(self._t)
-        bw = base_wrench
+        if state is None:
+            t, g, V, q, qd = self._t, self._g, self._V, self._q, self._qd
+        else:
+            t, g, V, q, qd = (float(state.t), _as_pose(state.g, "state.g"),
+                              _as_vector(state.V, model.b, "state.V"),
+                              _as_vector(state.q, model.n, "state.q"),
+                              _as_vector(state.qd, model.n, "state.qd"))
+        _, _, qdd_p = self._prescribed_at(t)
+        bw = None if base_wrench is None else _as_vector(base_wrench, model.b, "base_wrench")
         if self.hydrodynamics is not None:
             grp = model.group
-            env = grp.project(self.hydrodynamics.vehicle_wrench(self._g, grp.embed(self._V),
-                                                                model.gravity))
+            env = grp.project(self.hydrodynamics.vehicle_wrench(g, grp.embed(V), model.gravity))
             bw = env if bw is None else bw + env
             fws = dict(frame_wrenches or {})
-            for link, w in self.hydrodynamics.link_wrenches(model, self._g, self._q).items():
+            for link, w in self.hydrodynamics.link_wrenches(model, g, q).items():
                 fws[link] = fws.get(link, 0.0) + w
             frame_wrenches = fws
         if self.backend == "lp":
-            t = lp.lp_terms(model, self._q, derivatives=True)
-            _, qdd0, _ = lp.forward_dynamics(model, self._g, self._V, self._q, self._qd,
-                                             self._zero_tau, bw, frame_wrenches, terms=t)
-            return t.Mhat @ (qdd_p - qdd0)
+            terms = lp.lp_terms(model, q, derivatives=True)
+            _, qdd0, _ = lp.forward_dynamics(model, g, V, q, qd, self._zero_tau, bw,
+                                             frame_wrenches, terms=terms)
+            return terms.Mhat @ (qdd_p - qdd0)
         fm = fast_model(model, "numba" if self.backend == "numba" else "numpy")
-        _, qdd0 = fm.forward_dynamics(self._g, self._V, self._q, self._qd, self._zero_tau, bw,
-                                      frame_wrenches)
-        return fm.lp_blocks(self._q).Mhat @ (qdd_p - qdd0)
+        _, qdd0 = fm.forward_dynamics(g, V, q, qd, self._zero_tau, bw, frame_wrenches)
+        return fm.lp_blocks(q).Mhat @ (qdd_p - qdd0)
 
     def __repr__(self):
         return (f"Simulator({self.model.name!r}, dt={self.dt:g}, method={self.method!r}, "

@@ -67,6 +67,12 @@ class Trajectory:
     def __len__(self) -> int:
         return len(self.t)
 
+    def __repr__(self) -> str:
+        span = f"t = {self.t[0]:g}..{self.t[-1]:g} s" if len(self.t) else "empty"
+        flags = "".join(f", {k}" for k in ("interrupted", "stopped") if getattr(self, k))
+        return (f"Trajectory({len(self.t)} samples, {span}, b={self.V.shape[1]}, "
+                f"n={self.q.shape[1]}, method={self.method!r}, steps={self.steps}{flags})")
+
     def __getitem__(self, index) -> "Trajectory":
         """Sub-trajectory of the samples selected by a slice or an index array
         (``traj[::10]``); the run statistics are kept."""
@@ -245,11 +251,11 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
             tau_k, bw_k = inputs[0], inputs[1]
         rec["tau"][k] = tau_k
         rec["base_wrench"][k] = bw_k
-        if prescribed is not None:
-            fws = ({name: fn(t, State(t, g, V, q, qd)) for name, fn in fw_fns}
-                   if fw_fns else None)
-            rec["tau"][k] = sim.prescribed_effort(fws, rec["base_wrench"][k]
-                                                  if bw_fn is not None else None)
+        if prescribed is not None:          # at the sample's own state (not the engine's)
+            st = State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
+            fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
+            rec["tau"][k] = sim.prescribed_effort(
+                fws, rec["base_wrench"][k] if bw_fn is not None else None, state=st)
 
     def record(k, t, g, V, q, qd, defer=False):
         """Store sample k (its inputs now, or later by set_inputs if ``defer``); returns True
