@@ -113,23 +113,20 @@ def parse_param_overrides(items) -> dict:
 
 
 def _number_list(text: str, flag: str) -> list:
-    from .transport.ros_args import parse_param_value
-    s = text.strip()
-    if not s.startswith("["):
-        s = f"[{s}]"
+    """``"0.1, 0.2"``, ``"[0.1, 0.2]"`` or ``"0.1 0.2"`` -> ``[0.1, 0.2]`` (ints allowed)."""
+    body = text.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1]
     try:
-        v = parse_param_value(s, flag)
-    except ValueError as exc:
-        raise UsageError(str(exc).splitlines()[0]) from None
-    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                          for x in v):
-        raise UsageError(f"{flag}: expected a list of numbers, got {text!r}")
-    return [float(x) for x in v]
+        return [float(x) for x in re.split(r"[,\s]+", body.strip()) if x]
+    except ValueError:
+        raise UsageError(f"{flag}: expected numbers like 0.1,0.2 or [0.1, 0.2], got "
+                         f"{text!r}") from None
 
 
 def _positive_finite(value, flag):
     if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{flag} must be a positive finite number, got {value:g}")
+        raise UsageError(f"{flag} must be positive and finite, got {value:g}")
     return value
 
 
@@ -449,6 +446,7 @@ def _base_summary(run, traj, wall, diverged, interrupted):
         "joints": model.joint_names,
         "integrator": scn.integrator,
         "controller": run.ctrl_name,
+        "controller_parameters": dict(getattr(run.ctrl, "params", {}) or {}) or None,
         "dt": scn.dt,
         "duration": scn.duration,
         "simulated_time": sim_time,
@@ -644,6 +642,10 @@ def _fmt(x, spec=".2e"):
 
 
 # ----------------------------------------------------------------------------- main
+def _log(message: str) -> None:
+    print(message, flush=True)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
@@ -670,6 +672,7 @@ def _main(argv) -> int:
             raise UsageError(f"--controller {args.controller!r} contradicts -p controller.name:="
                              f"{overrides['controller.name']!r}; give one")
         explicit.discard("name")
+        print(f"vm-sim: loading {args.scenario} ...", flush=True)
         try:
             scn = load_scenario(args.scenario, overrides)
             run = _prepare(scn, args.controller, args.out, args.record_rate,
@@ -679,7 +682,7 @@ def _main(argv) -> int:
     except UsageError as exc:
         print(f"vm-sim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    summary = _execute(run, log=print)
+    summary = _execute(run, log=_log)
     if summary.get("diverged"):
         print(f"vm-sim: error: {summary['divergence']['message']}", file=sys.stderr)
         return EXIT_DIVERGED
