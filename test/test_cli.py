@@ -52,6 +52,9 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     for key in ("energy_drift_rel", "momentum_drift_rel"):
         v = summary[key]
         assert v is None or (math.isfinite(v) and 0 <= v < 1e-8), (key, v)
+    # the energy balance E - E0 - W holds on every scenario, whoever does work
+    assert 0 <= summary["energy_balance_rel"] < 1e-8, summary["energy_balance_rel"]
+    assert summary["diverged"] is False and summary["interrupted"] is False
     if scn.controller:
         assert summary["tracking_error_final"] < 1e-3
         assert 0 <= summary["tracking_error_rms"] < 1e-3

@@ -58,8 +58,9 @@ _INITIAL_OPTIONS = (("joint_positions", "--joint-positions"),
                     ("base_twist", "--base-twist"))
 
 
-class UsageError(Exception):
-    """A user error: printed as one line, exit code 2."""
+class UsageError(ValueError):
+    """A user error (bad option or value): printed by ``vm-sim`` as one line, exit code 2; a
+    ``ValueError`` for library callers of :func:`run_scenario`."""
 
 
 class _Parser(argparse.ArgumentParser):
