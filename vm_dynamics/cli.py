@@ -599,6 +599,8 @@ def _plain_status(status: str) -> str:
     """The Euler model's status without raw exception tuples such as
     ``(34, 'Numerical result out of range')`` (an ``OverflowError`` from ``math``)."""
     s = re.sub(r":?\s*\(\d+, '([^']*)'\)", lambda m: f" ({m.group(1).lower()})", str(status))
+    s = re.sub(r":\s*\w+: entries must not exceed [^,]*, got (\S+)$",
+               r" (the state reached \1: overflow)", s)
     return s.replace("numerical result out of range", "floating-point overflow")
 
 

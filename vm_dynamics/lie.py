@@ -48,11 +48,13 @@ _MAX_JINV_COEF = 1e102
 
 
 # ---------------------------------------------------------------------------- input checks
-def _array(x, shape: tuple, name: str) -> np.ndarray:
+def _array(x, shape: tuple, name: str, limit: float = MAX_MAGNITUDE) -> np.ndarray:
     """``x`` as a float64 array of ``shape`` with finite entries, else ``ValueError(name: ...)``.
 
     Rejects booleans, complex numbers, strings and objects (numpy would silently convert or
-    truncate them).  Float64 arrays of the right shape are returned as they are (no copy)."""
+    truncate them).  Float64 arrays of the right shape are returned as they are (no copy).
+    ``limit`` is the largest magnitude accepted: :data:`MAX_MAGNITUDE` where the function
+    multiplies entries, ``inf`` (finite only) where it just rearranges them."""
     if type(x) is np.ndarray and x.dtype == _F64 and x.shape == shape:
         a = x
     else:
@@ -66,10 +68,10 @@ def _array(x, shape: tuple, name: str) -> np.ndarray:
             raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
         a = a.astype(float)
     m = np.abs(a).max()
-    if not m <= MAX_MAGNITUDE:
+    if not (m <= limit and m < math.inf):
         if not np.isfinite(m):
             raise ValueError(f"{name}: contains NaN or Inf")
-        raise ValueError(f"{name}: entries must not exceed {MAX_MAGNITUDE:g} in magnitude "
+        raise ValueError(f"{name}: entries must not exceed {limit:g} in magnitude "
                          f"(products would overflow a float), got {m:.3g}")
     return a
 
@@ -82,8 +84,7 @@ def _norm3(w: np.ndarray) -> float:
 # ---------------------------------------------------------------------------- hat maps
 def skew(w) -> np.ndarray:
     """``w~``: the 3×3 skew-symmetric matrix with ``w~ p = w × p``."""
-    w = _array(w, (3,), "w")
-    return _skew(w)
+    return _skew(_array(w, (3,), "w", math.inf))
 
 
 def _skew(w) -> np.ndarray:
@@ -94,13 +95,13 @@ def _skew(w) -> np.ndarray:
 
 def unskew(W) -> np.ndarray:
     """Inverse of :func:`skew` (uses the antisymmetric part of ``W``)."""
-    W = _array(W, (3, 3), "W")
-    return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
+    W = 0.5 * _array(W, (3, 3), "W", math.inf)      # halve first: no overflow in the sums
+    return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
 def hat(V) -> np.ndarray:
     """se(3) hat of a twist ``[v; ω]`` (paper 000, eq. 2)."""
-    V = _array(V, (6,), "V")
+    V = _array(V, (6,), "V", math.inf)
     X = np.zeros((4, 4))
     X[:3, :3] = _skew(V[3:6])
     X[:3, 3] = V[:3]
@@ -109,7 +110,7 @@ def hat(V) -> np.ndarray:
 
 def vee(X) -> np.ndarray:
     """Inverse of :func:`hat`: ``[v; ω]``."""
-    X = _array(X, (4, 4), "X")
+    X = _array(X, (4, 4), "X", math.inf)
     return np.concatenate([X[:3, 3], unskew(X[:3, :3])])
 
 
@@ -222,7 +223,7 @@ def _so3_left_jacobian_inv(w, theta, name):
 # ---------------------------------------------------------------------------- SE(3)
 def make_pose(R, p) -> np.ndarray:
     """4×4 homogeneous matrix ``[[R, p], [0, 1]]``."""
-    return _make_pose(_array(R, (3, 3), "R"), _array(p, (3,), "p"))
+    return _make_pose(_array(R, (3, 3), "R", math.inf), _array(p, (3,), "p", math.inf))
 
 
 def _make_pose(R, p) -> np.ndarray:
