@@ -205,6 +205,9 @@ def _output_dir(scn, out_arg) -> Path:
             raise UsageError(f"scenario: the name {scn.name!r} cannot be the output directory "
                              f"out/<name> (use letters, digits, '_', '.', '-'); pass --out DIR")
         out, flag = Path("out") / scn.name, "output directory"
+        if not out.resolve().is_relative_to(Path("out").resolve()):   # before touching it
+            raise UsageError(f"output directory: {str(out)!r} resolves to "
+                             f"{str(out.resolve())!r}, outside out/; pass --out DIR")
     if out.exists() and not out.is_dir():
         raise UsageError(f"{flag}: {str(out)!r} exists and is not a directory")
     try:
@@ -215,9 +218,6 @@ def _output_dir(scn, out_arg) -> Path:
     except OSError as exc:
         raise UsageError(f"{flag}: cannot write in {str(out)!r}: "
                          f"{exc.strerror or exc}") from None
-    if out_arg is None and not out.resolve().is_relative_to(Path("out").resolve()):
-        raise UsageError(f"output directory: {str(out)!r} resolves to {str(out.resolve())!r}, "
-                         f"outside out/; pass --out DIR")
     return out
 
 
