@@ -22,6 +22,7 @@ the same file ``vm-sim <name>`` does.  Keys (nested maps become dotted ROS param
 """
 from __future__ import annotations
 
+import io
 import os
 import sys
 from dataclasses import dataclass, field
@@ -97,7 +98,9 @@ def read_params_file(path) -> dict:
         if len(text) > MAX_PARAMS_FILE_BYTES:
             raise ValueError(f"{path}: larger than {MAX_PARAMS_FILE_BYTES} bytes; not a "
                              f"parameter file")
-        doc = yaml.load(text, Loader=_NoAliasLoader)   # noqa: S506 - a SafeLoader subclass
+        stream = io.StringIO(text)
+        stream.name = str(path)                        # YAML errors quote the file
+        doc = yaml.load(stream, Loader=_NoAliasLoader)   # noqa: S506 - a SafeLoader subclass
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
