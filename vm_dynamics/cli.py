@@ -397,7 +397,8 @@ def _simulate(run: _Run, log):
     except (ValueError, ArithmeticError) as exc:
         # the dynamics failed on a state the monitor had not yet flagged
         first = str(exc).splitlines()[0] if str(exc) else ""
-        diverged = {"t": monitor.last_good_t,
+        t_fail = getattr(exc, "t", None)      # e.g. engine.SimulationError carries the time
+        diverged = {"t": float(t_fail) if isinstance(t_fail, (int, float)) else monitor.last_good_t,
                     "reason": f"{type(exc).__name__}: {first}" if first else type(exc).__name__}
     wall = time.perf_counter() - t0
     if monitor.t is not None and diverged is None:
