@@ -422,3 +422,18 @@ def test_keyboard_interrupt_while_loading_is_caught(monkeypatch, capsys):
     monkeypatch.setattr(scenario, "load_scenario", interrupted)
     assert cli.main(["tumbling"]) == 130
     assert capsys.readouterr().err == "vm-sim: interrupted\n"
+
+
+def test_energy_balance_of_prescribed_motion_with_a_zero_base_wrench_callable():
+    """traj.tau of a prescribed motion must not depend on passing a base wrench that is zero
+    (the efforts that realise the motion do the work W of the balance E - E0 - W)."""
+    from vm_dynamics import analysis
+    from vm_dynamics.simulate import simulate
+    scn = load_scenario("satellite_wheels")
+    m = scn.model
+    runs = [simulate(m, scn.g0, scn.V0, scn.q0, scn.qd0, 0.5, scn.dt,
+                     prescribed=scn.prescribed_motion(), **kw)
+            for kw in ({}, {"base_wrench": lambda t, s: np.zeros(m.b)})]
+    np.testing.assert_allclose(runs[1].tau, runs[0].tau, rtol=1e-12, atol=1e-15)
+    for traj in runs:
+        assert analysis.conservation_checks(m, traj).summary()["energy_balance_rel"] < 1e-7

@@ -371,9 +371,9 @@ def _simulate(run: _Run, log):
         ctrl_tau, ctrl_bw = ctrl.inputs(run.reference)
         tau_fn = lambda t, s: ctrl_tau(t, s) + scn.open_loop_torque(t, s)      # noqa: E731
         bw_fn = lambda t, s: ctrl_bw(t, s) + scn.external_base_wrench(t, s)    # noqa: E731
-    else:
-        tau_fn = scn.open_loop_torque
-        bw_fn = scn.external_base_wrench
+    else:       # open loop: pass only the inputs that exist (None = no input, no call)
+        tau_fn = scn.open_loop_torque if scn.input.get("type", "none") != "none" else None
+        bw_fn = scn.external_base_wrench if scn.hydrodynamics is not None else None
     frame_fn = None
     if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
         frame_fn = {link: (lambda t, s, link=link: scn.external_frame_wrenches(t, s)[link])
