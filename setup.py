@@ -23,7 +23,7 @@ setup(
         ("share/" + package_name + "/urdf", _files("urdf/*")),
         ("share/" + package_name + "/rviz", _files("rviz/*.rviz")),
     ],
-    package_data={package_name: ["data/*"]},
+    package_data={package_name: ["data/*", "py.typed"]},
     include_package_data=True,
     python_requires=">=3.10",
     install_requires=["numpy>=1.21", "scipy>=1.8", "PyYAML>=5.4", "xacro>=2.0"],
@@ -32,7 +32,7 @@ setup(
         "dds": ["cyclonedds>=11,<12", "rosbags>=0.10"],
         "viz": ["foxglove-sdk>=0.10"],
         "fast": ["numba>=0.58"],
-        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1", "mujoco>=3",
+        "test": ["pytest>=7", "hypothesis>=6.80", "pin>=3", "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1", "mujoco>=3",
                  "colcon-common-extensions>=0.3",
                  "mcap-ros2-support>=0.5"],
     },
@@ -41,7 +41,6 @@ setup(
     maintainer_email="maintainers@users.noreply.a-seed-092a831c.example",
     description="Singularity-free Lagrange-Poincare dynamics of vehicle-manipulator systems",
     license="BSD-3-Clause",
-    tests_require=["pytest"],
     entry_points={
         "console_scripts": [
             "vm-sim = vm_dynamics.cli:main",

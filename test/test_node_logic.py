@@ -370,8 +370,8 @@ def test_non_finite_state_pauses_without_publishing_it(monkeypatch):
     good_q = dyn.q
     np.testing.assert_array_equal(published.position, good_q)
     def nan_step(*args, **kwargs):       # the engine reports a non-finite state
-        raise SimulationError("step at t = 0.025 s failed: the state became non-finite "
-                              "(NaN/Inf)", 0.025)
+        raise SimulationError(0.025, "the step from t = 0.025 s failed: the state became "
+                                     "non-finite (NaN/Inf)")
     monkeypatch.setattr(dyn.sim, "step", nan_step)
     assert not dyn.step()
     assert dyn.diverged and "non-finite" in dyn.error

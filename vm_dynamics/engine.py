@@ -54,6 +54,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from . import lie, lp
+from .errors import SimulationDiverged
 from .integrators import TABLEAUX, IntegrationStats, integrate
 from .model import _as_pose, _as_vector
 
@@ -77,12 +78,15 @@ class State(NamedTuple):
     qd: np.ndarray
 
 
-class SimulationError(ValueError):
-    """A step failed (non-finite state, singular inertia); ``t`` is the time of the step start."""
+class SimulationError(SimulationDiverged):
+    """A step of the engine failed (non-finite or overflowing state, singular inertia).
 
-    def __init__(self, message: str, t: float):
-        super().__init__(message)
-        self.t = t
+    ``t`` is the time of the step's start (the last good state), ``reason`` what failed;
+    ``partial`` (from :meth:`Simulator.run`) the rows completed before, ``trajectory`` (from
+    :func:`vm_dynamics.simulate`) the samples recorded before.  A
+    :class:`~vm_dynamics.errors.SimulationDiverged`, hence a ``ValueError``."""
+
+    partial = None
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -644,8 +648,8 @@ class Simulator:
         return times, G, VV, Q, QD
 
     def _fail(self, st, where=""):
-        raise SimulationError(f"step at t = {self._t:.9g} s failed{where}: "
-                              f"{_STATUS.get(int(st), f'status {st}')}", self._t)
+        raise SimulationError(self._t, f"the step from t = {self._t:.9g} s failed{where}: "
+                              f"{_STATUS.get(int(st), f'status {st}')}")
 
     def _step_compiled(self, inputs):
         tau, bw, bwi, fwb, fw, _ = inputs

@@ -181,7 +181,10 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         model already.
 
     A KeyboardInterrupt returns the samples computed so far with ``traj.interrupted = True``.
-    A failed step (non-finite state) raises :class:`~vm_dynamics.engine.SimulationError`.
+    A failed step (non-finite or overflowing state) raises
+    :class:`~vm_dynamics.engine.SimulationError` (a :class:`~vm_dynamics.SimulationDiverged`):
+    ``"diverged at t = X s (…); reduce dt or the gains"``, with the samples computed before in
+    its ``trajectory``.
     """
     n, b = model.n, model.b
     g0 = _as_pose(g0, "g0")
@@ -296,6 +299,15 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                                      inputs_of, callback is not None or prescribed is not None)
     except KeyboardInterrupt:
         interrupted = True
+    except SimulationError as exc:          # keep what was computed: the samples before
+        K = count[0]
+        exc.trajectory = Trajectory(**{k: v[:K].copy() for k, v in rec.items()},
+                                    method=method, formulation=sim.formulation,
+                                    steps=sim.steps, evaluations=sim.evaluations,
+                                    wall_time=time.perf_counter() - start, stopped=True,
+                                    meta=dict(dt=float(dt), diverged=True,
+                                              backend=sim.backend))
+        raise
     finally:
         if bar is not None:
             bar.close()

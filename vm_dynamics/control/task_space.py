@@ -27,6 +27,7 @@ from .. import lie, lp
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
 from .computed_torque import (free_floating_terms, joint_reference, pose_reference,
                               se3_tracking_acceleration)
+from .pd_gravity import checked_output, checked_state
 from .references import as_reference
 from ..lp import jacobian_dot_z   # noqa: F401  (public here too; the algorithm lives in lp)
 
@@ -87,8 +88,12 @@ class TaskSpaceController(Controller):
         self.ee_hold = self.g_hold @ model.frame_pose(self.q_hold, frame)
 
     def compute(self, t, state, reference):
+        with np.errstate(all="ignore"):     # an overflow is reported by checked_output
+            return checked_output(self.name, *self._compute(t, state, reference))
+
+    def _compute(self, t, state, reference):
         model = self._require_reset()
-        g, V, q, qd = read_state(model, state)
+        g, V, q, qd = checked_state(model, state, self.name)
         ref = as_reference(reference)
         terms = lp.lp_terms(model, q)
         kin = terms.kin
