@@ -1,0 +1,88 @@
+"""``vm-view``: replay a recording in the browser, with a time slider.
+
+    vm-view out/spacecraft_arm/trajectory.mcap            # then open the printed URL
+    vm-view run.mcap --host 0.0.0.0 --port 9000 --ee tool0
+
+Reads any MCAP (or rosbag2 directory with one) that holds ``/robot_description`` and the
+robot's TF: ``vm-sim``'s recordings, ``vm-foxglove --mcap``, or ``ros2 bag record
+/robot_description /tf /tf_static`` of the nodes with robot_state_publisher.  Serves on
+127.0.0.1 (loopback) unless ``--host`` says otherwise, and prints the URL to open.  Bad
+arguments and unreadable files get a one-line error and exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A user error: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _parser():
+    p = _Parser(prog="vm-view", description="Replay a vm_dynamics / ROS 2 MCAP recording in "
+                "the browser (robot from /robot_description, motion from /tf).")
+    p.add_argument("recording", help="trajectory.mcap (or a rosbag2 directory holding one)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to serve on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8080,
+                   help="port (default 8080; 0 = any free port; a busy port moves to the next)")
+    p.add_argument("--ee", help="end-effector frame whose path is drawn (default: ee_link or "
+                   "the last leaf link)")
+    p.add_argument("--rate", type=float, default=30.0,
+                   help="samples per second kept from the recording (default 30)")
+    p.add_argument("--play", action="store_true", help="start playing at once")
+    return p
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = _parser().parse_args(argv)
+        if not 0 <= args.port <= 65535:
+            raise UsageError(f"--port must be in 0..65535, got {args.port}")
+        if not (args.rate > 0 and args.rate != float("inf")):
+            raise UsageError(f"--rate must be a finite positive number, got {args.rate:g}")
+        try:
+            import viser  # noqa: F401
+            import mcap  # noqa: F401
+        except ImportError as exc:
+            from . import missing_extra
+            raise UsageError(missing_extra(exc)) from None
+        from .scene import playback_from_mcap
+        from .server import RobotViewer
+        try:
+            pb = playback_from_mcap(args.recording, max_rate=args.rate, ee_frame=args.ee)
+        except ValueError as exc:
+            raise UsageError(str(exc).splitlines()[0]) from None
+        try:
+            viewer = RobotViewer(pb.urdf, host=args.host, port=args.port, ee_frame=pb.ee_frame,
+                                 title=f"vm-view {args.recording}")
+        except (ValueError, OSError) as exc:
+            raise UsageError(str(exc).splitlines()[0]) from None
+    except UsageError as exc:
+        print(f"vm-view: error: {exc}", file=sys.stderr)
+        return 2
+    for w in viewer.warnings:
+        print(f"vm-view: warning: {w}", file=sys.stderr)
+    viewer.set_playback(pb)
+    if args.play:
+        viewer.play(True)
+    if viewer.port != args.port and args.port != 0:
+        print(f"vm-view: port {args.port} is busy; serving on {viewer.port}", file=sys.stderr)
+    print(f"vm-view: {len(pb)} samples, {pb.t[0]:.3f}..{pb.t[-1]:.3f} s, {len(pb.links)} links "
+          f"in frame {pb.fixed_frame!r}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
+    viewer.wait()
+    viewer.stop()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
