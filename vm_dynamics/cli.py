@@ -43,6 +43,16 @@ def _parser():
     p.add_argument("--record-rate", type=float, default=100.0,
                    help="rate of the MCAP recording, Hz (default 100; 0 = every step)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--view", action="store_true",
+                   help="show the robot in the browser as it simulates (at real time), then "
+                   "replay it with a time slider until Ctrl-C; prints the URL (needs [viz])")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="--view: address to serve on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8080,
+                   help="--view: port (default 8080; 0 = any free port)")
+    p.add_argument("--video", metavar="FILE",
+                   help="also render the robot offscreen to FILE (.mp4: 800x600 at 25 fps, "
+                   ".gif: 480x360 at 12.5 fps)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -60,9 +70,10 @@ def _build_controller(scn, name):
 
 
 def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_rate=100.0,
-                 plots=True, log=print):
+                 plots=True, log=print, callback=None):
     """Simulate a loaded :class:`~vm_dynamics.scenario.Scenario` and write its outputs.
 
+    ``callback(state)`` is passed to ``vm.simulate`` (called at every sample).
     Returns the summary dict.
     """
     from . import analysis, recording
@@ -103,7 +114,7 @@ def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_
     t0 = time.perf_counter()
     traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
                     tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
-                    prescribed=prescribed, progress=progress,
+                    prescribed=prescribed, progress=progress, callback=callback,
                     **({"frame_wrenches": frame_fn} if frame_fn else {}))
     wall = time.perf_counter() - t0
     interrupted = bool(getattr(traj, "interrupted", False))
@@ -171,6 +182,7 @@ def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_
     info = recording.write_mcap(out / "trajectory.mcap", traj.t, traj.g, traj.V, traj.q, traj.qd,
                                 model.joint_names, effort=getattr(traj, "tau", None),
                                 base_iota=model.group.iota,
+                                robot_description=str(scn.urdf_path),
                                 rate_hz=record_rate if record_rate and record_rate > 0 else None)
     summary["recording"] = {"file": "trajectory.mcap", "messages": getattr(info, "message_counts", None)}
     written = ["trajectory.mcap", "summary.json"]
@@ -280,10 +292,72 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"vm-sim: error: {exc}", file=sys.stderr)
         return 2
-    run_scenario(scn, controller_name=args.controller, out_dir=args.out,
-                 progress=not args.quiet and sys.stderr.isatty(), record_rate=args.record_rate,
-                 plots=not args.no_plots)
+    try:
+        hooks, live, frames = _view_hooks(scn, args)
+    except UsageError as exc:
+        print(f"vm-sim: error: {exc}", file=sys.stderr)
+        return 2
+    callback = None
+    if hooks:
+        def callback(state):
+            for hook in hooks:
+                hook(state)
+            return False
+    try:
+        run_scenario(scn, controller_name=args.controller, out_dir=args.out,
+                     progress=not args.quiet and sys.stderr.isatty(),
+                     record_rate=args.record_rate, plots=not args.no_plots, callback=callback)
+        if frames is not None:
+            from .viewer.video import write_video
+            write_video(args.video, frames.playback(), title=scn.name)
+            print(f"vm-sim: wrote {args.video}")
+        if live is not None:
+            live.finish()
+            print(f"vm-sim: replay at {live.viewer.url}  (Ctrl-C to quit)", flush=True)
+            live.viewer.wait()
+    finally:
+        if live is not None:
+            live.viewer.stop()
     return 0
+
+
+def _view_hooks(scn, args):
+    """The ``--view`` / ``--video`` per-sample hooks: (hooks, LiveView or None,
+    FrameCollector or None).  A missing viewer dependency is a UsageError naming the extra."""
+    hooks, live, frames = [], None, None
+    if not (args.view or args.video):
+        return hooks, live, frames
+    if args.video:
+        from pathlib import Path as _P
+        if _P(args.video).suffix.lower() not in (".mp4", ".gif"):
+            raise UsageError(f"--video: {args.video!r} must end with .mp4 or .gif")
+        if _P(args.video).is_dir():
+            raise UsageError(f"--video: {args.video!r} is a directory")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be in 0..65535, got {args.port}")
+    try:
+        from .viewer import live as _live
+        if args.video:
+            import matplotlib  # noqa: F401
+            if args.video.lower().endswith(".mp4"):
+                import imageio_ffmpeg  # noqa: F401
+            from .viewer.video import VIDEO_DEFAULTS
+            fps = VIDEO_DEFAULTS[_P(args.video).suffix.lower()][0]
+            frames = _live.FrameCollector(str(scn.urdf_path), scn.model.joint_names, fps=fps)
+            hooks.append(frames)
+        if args.view:
+            from .viewer.server import RobotViewer
+            viewer = RobotViewer(str(scn.urdf_path), host=args.host, port=args.port,
+                                 title=f"vm-sim {scn.name}")
+            live = _live.LiveView(viewer, scn.model.joint_names)
+            hooks.append(live)
+            print(f"vm-sim: live view at {viewer.url}  (open it in a browser)", flush=True)
+    except ImportError as exc:
+        from .viewer import missing_extra
+        raise UsageError(missing_extra(exc)) from None
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--view/--video: {str(exc).splitlines()[0]}") from None
+    return hooks, live, frames
 
 
 if __name__ == "__main__":  # pragma: no cover
