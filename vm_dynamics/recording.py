@@ -379,6 +379,12 @@ class UrdfTree:
                 raise ValueError(f'joint {j.name!r}: mimics unknown joint {j.mimic[0]!r}')
         #: joints whose position is an input (movable, not mimic), in URDF document order
         self.position_joints = [j.name for j in joints if j.type != 'fixed' and j.mimic is None]
+        # origin translation, quaternion (x, y, z, w) and axis as floats, for the fast path
+        self._origin_pq = {j.name: (tuple(float(v) for v in j.origin[:3, 3]),
+                                    tuple(float(v) for v in rm.quat_from_matrix(j.origin[:3, :3],
+                                                                                 tol=1e-6)),
+                                    j.origin[:3, :3] @ j.axis)
+                           for j in ordered}
 
     def static_transforms(self) -> list[tuple[str, str, np.ndarray]]:
         """``(parent, child, 4x4)`` of every fixed joint (``/tf_static``)."""
@@ -409,6 +415,39 @@ class UrdfTree:
             out.append((j.parent, j.child, j.origin @ m))
         return out
 
+    def moving_transforms_pq(self, positions: Mapping[str, float]) -> list[tuple]:
+        """Like :meth:`moving_transforms` but as ``(parent, child, (x, y, z), (qx, qy, qz,
+        qw))`` computed in closed form (origin quaternion times the joint's axis-angle
+        quaternion): the fast path of the recorder, without matrix checks."""
+        out = []
+        for j in self.joints:
+            if j.type == 'fixed':
+                continue
+            if j.mimic is not None:
+                src, mult, off = j.mimic
+                if src not in positions:
+                    raise ValueError(f'joint {src!r} (mimicked by {j.name!r}) has no position')
+                x = mult * float(positions[src]) + off
+            else:
+                if j.name not in positions:
+                    raise ValueError(f'joint {j.name!r} has no position')
+                x = float(positions[j.name])
+            p, q0, axis_parent = self._origin_pq[j.name]
+            if j.type == 'prismatic':
+                p = (p[0] + axis_parent[0] * x, p[1] + axis_parent[1] * x,
+                     p[2] + axis_parent[2] * x)
+                q = q0
+            else:
+                s, c = math.sin(0.5 * x), math.cos(0.5 * x)
+                bx, by, bz, bw = j.axis[0] * s, j.axis[1] * s, j.axis[2] * s, c
+                ax, ay, az, aw = q0
+                q = (aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz)
+            out.append((j.parent, j.child, p, q))
+        return out
+
     def link_poses(self, positions: Mapping[str, float],
                    root_pose: Any = None) -> dict[str, np.ndarray]:
         """Pose (4x4) of every link in the frame of ``root_pose`` (default: the root link)."""
@@ -424,6 +463,17 @@ class UrdfTree:
 # ------------------------------------------------------------------------ writer
 
 STRING = 'std_msgs/msg/String'
+
+
+def _transform_stamped(stamp: Any, parent: str, child: str, p: tuple, q: tuple) -> Any:
+    """geometry_msgs/TransformStamped from a translation and a unit quaternion (x, y, z, w)
+    computed by :meth:`UrdfTree.moving_transforms_pq` (no checks: the fast path)."""
+    T = rm.TYPESTORE.types
+    return T['geometry_msgs/msg/TransformStamped'](
+        header=T['std_msgs/msg/Header'](stamp=stamp, frame_id=parent), child_frame_id=child,
+        transform=T['geometry_msgs/msg/Transform'](
+            translation=T['geometry_msgs/msg/Vector3'](x=p[0], y=p[1], z=p[2]),
+            rotation=T['geometry_msgs/msg/Quaternion'](x=q[0], y=q[1], z=q[2], w=q[3])))
 
 
 class McapRecorder:
@@ -586,14 +636,14 @@ class McapRecorder:
                           rm.TYPESTORE.types[STRING](data=self.tree.xml))
             if self._static:
                 self._put('/tf_static', ns, rm.tf_msg(stamp, self._static))
-        tfs = [(self.odom, self.base, g)]
+        tf = rm.tf_msg(stamp, [(self.odom, self.base, g)] + list(extra_tf))
         if self.tree is not None:
-            tfs += self.tree.moving_transforms(dict(zip(self.names, q)))
-        tfs += list(extra_tf)
+            tf.transforms[1:1] = [_transform_stamped(stamp, *item) for item in
+                                  self.tree.moving_transforms_pq(dict(zip(self.names, q)))]
         self._put('/clock', ns, rm.clock_msg(stamp))
         self._put('/joint_states', ns, rm.joint_state_msg(stamp, self.names, q, qd, eff))
         self._put('/odom', ns, rm.odometry_msg(stamp, g, self._iota @ V, self.odom, self.base))
-        self._put('/tf', ns, rm.tf_msg(stamp, tfs))
+        self._put('/tf', ns, tf)
         self._indices.append(k)
         self.end_ns = ns
         return True
