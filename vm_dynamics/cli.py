@@ -52,7 +52,7 @@ def _parser():
                    help="--view: port (default 8080; 0 = any free port)")
     p.add_argument("--video", metavar="FILE",
                    help="also render the robot offscreen to FILE (.mp4: 800x600 at 25 fps, "
-                   ".gif: 480x360 at 12.5 fps)")
+                   ".gif: 440x330 at 10 fps)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 

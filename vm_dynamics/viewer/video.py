@@ -160,12 +160,12 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
 
 
 #: (fps, size) by file type: GIFs are kept small enough for a README (a few hundred KB)
-VIDEO_DEFAULTS = {".mp4": (25.0, (800, 600)), ".gif": (12.5, (480, 360))}
+VIDEO_DEFAULTS = {".mp4": (25.0, (800, 600)), ".gif": (10.0, (440, 330))}
 
 
 def write_video(path: str | os.PathLike, playback: Playback, fps: float | None = None,
                 size=None, speed: float = 1.0, title: str | None = None,
-                gif_colors: int = 48, **view) -> Path:
+                gif_colors: int = 32, **view) -> Path:
     """Render ``playback`` to ``path`` (``.mp4`` or ``.gif``; ``fps`` and ``size`` default to
     :data:`VIDEO_DEFAULTS`; ``view``: ``elev``, ``azim``, ``zoom`` of :func:`render_frames`);
     returns the path."""
