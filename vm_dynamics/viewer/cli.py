@@ -2,6 +2,7 @@
 
     vm-view out/spacecraft_arm/trajectory.mcap            # then open the printed URL
     vm-view run.mcap --host 0.0.0.0 --port 9000 --ee tool0
+    vm-view --ros spacecraft_arm     # follow running nodes (joint_states, odom) over DDS/rclpy
 
 Reads any MCAP (or rosbag2 directory with one) that holds ``/robot_description`` and the
 robot's TF: ``vm-sim``'s recordings, ``vm-foxglove --mcap``, or ``ros2 bag record
@@ -29,7 +30,13 @@ class _Parser(argparse.ArgumentParser):
 def _parser():
     p = _Parser(prog="vm-view", description="Replay a vm_dynamics / ROS 2 MCAP recording in "
                 "the browser (robot from /robot_description, motion from /tf).")
-    p.add_argument("recording", help="trajectory.mcap (or a rosbag2 directory holding one)")
+    p.add_argument("recording", nargs="?",
+                   help="trajectory.mcap (or a rosbag2 directory holding one)")
+    p.add_argument("--ros", metavar="SCENARIO",
+                   help="instead of a recording, follow the running nodes' joint_states and "
+                   "odom (rclpy or plain DDS, ROS_DOMAIN_ID) and draw SCENARIO's robot "
+                   "(a name of vm-sim --list or a scenario YAML)")
+    p.add_argument("--namespace", default="", help="--ros: namespace of the nodes' topics")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to serve on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8080,
@@ -46,6 +53,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = _parser().parse_args(argv)
+        if (args.recording is None) == (args.ros is None):
+            raise UsageError("give a recording or --ros SCENARIO (one of them)")
         if not 0 <= args.port <= 65535:
             raise UsageError(f"--port must be in 0..65535, got {args.port}")
         if not (args.rate > 0 and args.rate != float("inf")):
@@ -58,6 +67,8 @@ def main(argv=None) -> int:
             raise UsageError(missing_extra(exc)) from None
         from .scene import playback_from_mcap
         from .server import RobotViewer
+        if args.ros is not None:
+            return _follow(args)
         try:
             pb = playback_from_mcap(args.recording, max_rate=args.rate, ee_frame=args.ee)
         except ValueError as exc:
@@ -81,6 +92,39 @@ def main(argv=None) -> int:
           f"in frame {pb.fixed_frame!r}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
     viewer.wait()
     viewer.stop()
+    return 0
+
+
+def _follow(args) -> int:
+    """``--ros``: show the nodes' state live until Ctrl-C."""
+    from ..scenario import load_scenario
+    from ..transport import make_transport
+    from .ros import follow_nodes
+    from .server import RobotViewer
+    try:
+        scn = load_scenario(args.ros)
+        viewer = RobotViewer(str(scn.urdf_path), host=args.host, port=args.port,
+                             ee_frame=args.ee, title=f"vm-view --ros {scn.name}")
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    try:
+        transport = make_transport("vm_view", {}, ["vm_view"])
+    except (ImportError, RuntimeError, ValueError) as exc:
+        viewer.stop()
+        raise UsageError(f"--ros: no ROS 2 transport ({str(exc).splitlines()[0]}); install "
+                         f"vm_dynamics[dds] or source ROS 2") from None
+    follower = follow_nodes(viewer, transport, args.namespace)
+    print(f"vm-view: following {args.namespace or ''}/joint_states and /odom for "
+          f"{scn.name}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
+    try:
+        while True:
+            transport.spin_once(0.05)
+            follower.update()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        transport.shutdown()
+        viewer.stop()
     return 0
 
 
