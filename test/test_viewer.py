@@ -172,7 +172,10 @@ def test_vm_view_cli_errors_are_one_line(tmp_path):
     from vm_dynamics.viewer.cli import main
     cases = [([str(tmp_path / "missing.mcap")], "no such recording"),
              ([str(tmp_path), "--port", "70000"], "--port must be in 0..65535"),
-             ([str(tmp_path), "--rate", "0"], "--rate must be a finite positive number")]
+             ([str(tmp_path), "--rate", "0"], "--rate must be a finite positive number"),
+             ([], "give a recording or --ros SCENARIO"),
+             ([str(tmp_path), "--ros", "tumbling"], "give a recording or --ros SCENARIO"),
+             (["--ros", "no_such_scenario", "--port", "0"], "no_such_scenario")]
     for argv, msg in cases:
         p = subprocess.run([PY, "-m", "vm_dynamics.viewer.cli", *argv], capture_output=True,
                            text=True, timeout=60, cwd=ROOT)
@@ -273,3 +276,43 @@ def test_foxglove_server_speaks_only_the_sdk_subprotocol():
         assert err.value.response.status_code == 400
     finally:
         server.stop()
+
+
+def test_vm_view_ros_follows_the_dynamics_node_over_dds(monkeypatch, tmp_path):
+    """``vm-view --ros``'s follower on the plain-DDS transport draws what a real
+    dynamics_node process publishes: the end effector where the model puts it."""
+    pytest.importorskip("cyclonedds")
+    pytest.importorskip("viser")
+    import os
+    from vm_dynamics.transport.dds import DdsTransport
+    from vm_dynamics.viewer.ros import follow_nodes
+    from vm_dynamics.viewer.server import RobotViewer
+    env = dict(os.environ, CYCLONEDDS_URI=(ROOT / "test" / "cyclonedds-loopback.xml").as_uri(),
+               ROS_DOMAIN_ID=str(20 + os.getpid() % 80), VM_DYNAMICS_TRANSPORT="dds")
+    for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
+        monkeypatch.setenv(k, env[k])
+    scn = load_scenario("planar_rover")
+    log = open(tmp_path / "dyn.log", "w")
+    node = subprocess.Popen([PY, "-m", "vm_dynamics.nodes.dynamics_node", "--ros-args",
+                             "--params-file", str(ROOT / "config" / "planar_rover.yaml"),
+                             "-p", "dynamics_backend:=lp", "-p", "dt:=0.01",
+                             "-p", "initial.joint_positions:=[0.6, -0.4]"],
+                            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    viewer = RobotViewer(str(scn.urdf_path), port=0)
+    transport = DdsTransport("vm_view_test", {}, ["vm_view_test"])
+    try:
+        follower = follow_nodes(viewer, transport)
+        assert transport.spin_until(lambda: follower.shown >= 3, 90.0), \
+            (tmp_path / "dyn.log").read_text()
+        follower.update(force=True)
+        q = [follower.positions[j] for j in scn.model.joint_names]
+        assert abs(q[0] - 0.6) < 0.3   # started at 0.6 rad, moves slowly under gravity
+        ee = scn.model.frame_pose(q, "ee_link", follower.g)
+        np.testing.assert_allclose(viewer._ee.position, ee[:3, 3], atol=1e-9)
+        assert viewer.t > 0
+    finally:
+        transport.shutdown()
+        viewer.stop()
+        node.terminate()
+        node.wait(timeout=20)
+        log.close()
