@@ -4,7 +4,8 @@
     vm-sim --list
 
 Writes to DIR (default ``out/<scenario>``): ``trajectory.mcap`` (``/joint_states``, ``/odom``,
-``/tf``, ``/clock``; playable with ``ros2 bag play``, opens in Foxglove), ``summary.json`` and PNG
+``/tf`` of every moving link, ``/tf_static``, ``/robot_description``, ``/clock``; playable with
+``ros2 bag play``, opens in Foxglove and ``vm-view``), ``summary.json`` and PNG
 plots.  Ctrl-C stops the integration and writes what has been computed so far.  Bad arguments
 get a one-line error and exit code 2.
 """

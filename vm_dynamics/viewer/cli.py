@@ -5,8 +5,9 @@
     vm-view --ros spacecraft_arm     # follow running nodes (joint_states, odom) over DDS/rclpy
 
 Reads any MCAP (or rosbag2 directory with one) that holds ``/robot_description`` and the
-robot's TF: ``vm-sim``'s recordings, ``vm-foxglove --mcap``, or ``ros2 bag record
-/robot_description /tf /tf_static`` of the nodes with robot_state_publisher.  Serves on
+TF of every link: ``vm-sim``'s recordings, or a ``ros2 bag record /robot_description /tf
+/tf_static`` of the nodes with robot_state_publisher.  ``--ros SCENARIO`` follows running
+nodes instead.  Serves on
 127.0.0.1 (loopback) unless ``--host`` says otherwise, and prints the URL to open.  Bad
 arguments and unreadable files get a one-line error and exit code 2.
 """

@@ -10,6 +10,8 @@ come from the viser package.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
 import time
 
@@ -48,7 +50,8 @@ class RobotViewer:
         if self.ee_frame not in self.tree.links:
             raise ValueError(f"end-effector frame {self.ee_frame!r} is not a link of the URDF")
         visuals, self.warnings = urdf_visuals(self.tree.xml, base_dir)
-        self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
+        with contextlib.redirect_stdout(io.StringIO()):   # viser prints a banner; we print
+            self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
         self.host = host
         sc = self.server.scene
         sc.set_up_direction("+z")
@@ -228,7 +231,8 @@ class RobotViewer:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
-        self.server.stop()
+        with contextlib.redirect_stdout(io.StringIO()):   # "(viser) Server stopped"
+            self.server.stop()
 
     def wait(self) -> None:
         """Serve until Ctrl-C."""
