@@ -287,7 +287,8 @@ MIMIC_URDF = """<robot name="m">
     <origin xyz="0 0 0.5" rpy="1.0 0 0"/><axis xyz="1 0 0"/>
     <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
   <joint name="jc" type="continuous"><parent link="b"/><child link="c"/>
-    <origin xyz="0.2 0 0"/><axis xyz="0 0 1"/><mimic joint="ja" multiplier="-2" offset="0.1"/></joint>
+    <origin xyz="0.2 0 0"/><axis xyz="0 0 1"/>
+    <mimic joint="ja" multiplier="-2" offset="0.1"/></joint>
   <joint name="jt" type="fixed"><parent link="c"/><child link="tool"/>
     <origin xyz="0 0 0.1" rpy="0 1.5707963 0"/></joint>
 </robot>"""

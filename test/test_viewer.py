@@ -3,7 +3,6 @@ playbacks read back from recordings (against the model's kinematics), the viser 
 HTTP, ``vm-view`` / ``vm-sim --view`` / ``vm-sim --video`` end to end, and the Foxglove
 bridge's subprotocol and missing-extra hint.  The real-browser test is
 ``test_viewer_browser.py``."""
-import os
 import re
 import signal
 import subprocess

@@ -298,12 +298,12 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"vm-sim: error: {exc}", file=sys.stderr)
         return 2
-    callback = None
-    if hooks:
-        def callback(state):
-            for hook in hooks:
-                hook(state)
-            return False
+
+    def run_hooks(state):
+        for hook in hooks:
+            hook(state)
+        return False
+    callback = run_hooks if hooks else None
     try:
         run_scenario(scn, controller_name=args.controller, out_dir=args.out,
                      progress=not args.quiet and sys.stderr.isatty(),
@@ -313,9 +313,12 @@ def main(argv=None) -> int:
             write_video(args.video, frames.playback(), title=scn.name)
             print(f"vm-sim: wrote {args.video}")
         if live is not None:
-            live.finish()
-            print(f"vm-sim: replay at {live.viewer.url}  (Ctrl-C to quit)", flush=True)
-            live.viewer.wait()
+            try:
+                live.finish()
+                print(f"vm-sim: replay at {live.viewer.url}  (Ctrl-C to quit)", flush=True)
+                live.viewer.wait()
+            except KeyboardInterrupt:   # also when Ctrl-C comes before wait() has started
+                pass
     finally:
         if live is not None:
             live.viewer.stop()

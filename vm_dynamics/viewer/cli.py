@@ -82,17 +82,23 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"vm-view: error: {exc}", file=sys.stderr)
         return 2
-    for w in viewer.warnings:
-        print(f"vm-view: warning: {w}", file=sys.stderr)
-    viewer.set_playback(pb)
-    if args.play:
-        viewer.play(True)
-    if viewer.port != args.port and args.port != 0:
-        print(f"vm-view: port {args.port} is busy; serving on {viewer.port}", file=sys.stderr)
-    print(f"vm-view: {len(pb)} samples, {pb.t[0]:.3f}..{pb.t[-1]:.3f} s, {len(pb.links)} links "
-          f"in frame {pb.fixed_frame!r}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
-    viewer.wait()
-    viewer.stop()
+    try:
+        for w in viewer.warnings:
+            print(f"vm-view: warning: {w}", file=sys.stderr)
+        viewer.set_playback(pb)
+        if args.play:
+            viewer.play(True)
+        if viewer.port != args.port and args.port != 0:
+            print(f"vm-view: port {args.port} is busy; serving on {viewer.port}",
+                  file=sys.stderr)
+        print(f"vm-view: {len(pb)} samples, {pb.t[0]:.3f}..{pb.t[-1]:.3f} s, "
+              f"{len(pb.links)} links in frame {pb.fixed_frame!r}; open {viewer.url}  "
+              f"(Ctrl-C to quit)", flush=True)
+        viewer.wait()
+    except KeyboardInterrupt:   # also when Ctrl-C comes before wait() has started
+        pass
+    finally:
+        viewer.stop()
     return 0
 
 
@@ -115,9 +121,9 @@ def _follow(args) -> int:
         raise UsageError(f"--ros: no ROS 2 transport ({str(exc).splitlines()[0]}); install "
                          f"vm_dynamics[dds] or source ROS 2") from None
     follower = follow_nodes(viewer, transport, args.namespace)
-    print(f"vm-view: following {args.namespace or ''}/joint_states and /odom for "
-          f"{scn.name}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
     try:
+        print(f"vm-view: following {args.namespace or ''}/joint_states and /odom for "
+              f"{scn.name}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
         while True:
             transport.spin_once(0.05)
             follower.update()

@@ -182,7 +182,8 @@ def write_video(path: str | os.PathLike, playback: Playback, fps: float | None =
     try:
         if path.suffix.lower() == ".gif":
             from PIL import Image
-            images = [Image.fromarray(f).quantize(colors=gif_colors, method=Image.Quantize.MEDIANCUT,
+            images = [Image.fromarray(f).quantize(colors=gif_colors,
+                                                  method=Image.Quantize.MEDIANCUT,
                                                   dither=Image.Dither.NONE) for f in frames]
             images[0].save(tmp, save_all=True, append_images=images[1:], loop=0,
                            duration=int(round(1000 / fps)), optimize=True, disposal=1)
