@@ -30,11 +30,13 @@ setup(
     extras_require={
         "sim": ["matplotlib>=3.5", "tqdm>=4.60", "rosbags>=0.10"],
         "dds": ["cyclonedds>=11,<12", "rosbags>=0.10"],
-        "viz": ["foxglove-sdk>=0.10"],
+        # the browser viewer (vm-view, vm-sim --view/--video) and the Foxglove bridge
+        "viz": ["foxglove-sdk>=0.10", "viser>=1.0", "mcap>=1.1", "matplotlib>=3.5",
+                "imageio-ffmpeg>=0.5", "rosbags>=0.10"],
         "fast": ["numba>=0.58"],
         "test": ["pytest>=7", "hypothesis>=6.80", "pin>=3", "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1", "mujoco>=3",
                  "colcon-common-extensions>=0.3",
-                 "mcap-ros2-support>=0.5"],
+                 "mcap-ros2-support>=0.5", "selenium>=4.10"],
     },
     zip_safe=True,
     maintainer="vm_dynamics maintainers",
@@ -47,6 +49,7 @@ setup(
             "dynamics_node = vm_dynamics.nodes.dynamics_node:main",
             "controller_node = vm_dynamics.nodes.controller_node:main",
             "vm-foxglove = vm_dynamics.nodes.foxglove_bridge:main",
+            "vm-view = vm_dynamics.viewer.cli:main",
         ],
         "vm_dynamics.controllers": [
             "computed_torque = vm_dynamics.control.computed_torque:ComputedTorqueController",

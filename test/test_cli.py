@@ -62,11 +62,16 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     for png in ("joints.png", "base.png", "conservation.png"):
         assert (out / png).stat().st_size > 10_000
     counts, schemas, first = _read_mcap(out / "trajectory.mcap")
+    from vm_dynamics.recording import UrdfTree
+    latched = {"/robot_description": "std_msgs/msg/String"}   # complete recordings (issue 12)
+    if UrdfTree(str(scn.urdf_path)).static_transforms():
+        latched["/tf_static"] = "tf2_msgs/msg/TFMessage"
     assert schemas == {"/joint_states": "sensor_msgs/msg/JointState",
                        "/odom": "nav_msgs/msg/Odometry", "/tf": "tf2_msgs/msg/TFMessage",
-                       "/clock": "rosgraph_msgs/msg/Clock"}
+                       "/clock": "rosgraph_msgs/msg/Clock", **latched}
     expected = round(SHORT[name] * 100) + 1  # 100 Hz recording including t = 0
-    assert all(abs(c - expected) <= 1 for c in counts.values()), counts
+    assert all(abs(c - expected) <= 1 for t, c in counts.items() if t not in latched), counts
+    assert all(counts[t] == 1 for t in latched), counts
     js = first["/joint_states"]
     assert list(js.name) == scn.model.joint_names
     np.testing.assert_allclose(js.position, scn.q0, atol=1e-12)

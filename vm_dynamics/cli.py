@@ -7,8 +7,9 @@
     vm-sim --list
 
 Writes to DIR (default ``out/<scenario>``): ``trajectory.mcap`` (``/joint_states``, ``/odom``,
-``/tf``, ``/clock``; playable with ``ros2 bag play``, opens in Foxglove), ``summary.json`` and PNG
-plots.
+``/tf`` of every moving link, ``/tf_static``, ``/robot_description``, ``/clock``; playable with
+``ros2 bag play``, opens in Foxglove and ``vm-view``), ``summary.json`` and PNG plots.
+``--view`` shows the run live in the browser (``vm-view``), ``--video FILE.mp4|.gif`` renders it.
 
 **Parameters.**  The scenario file's values are overridden by ``-p name:=value`` (the ROS 2
 syntax and typing of the nodes: ``-p controller.kp:=30.0``, ``-p initial.joint_positions:=[0.1,
@@ -89,6 +90,16 @@ def _parser():
     p.add_argument("--record-rate", type=float, default=100.0,
                    help="rate of the MCAP recording, Hz (default 100; 0 = every step)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--view", action="store_true",
+                   help="show the robot in the browser as it simulates (at real time), then "
+                   "replay it with a time slider until Ctrl-C; prints the URL (needs [viz])")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="--view: address to serve on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8080,
+                   help="--view: port (default 8080; 0 = any free port)")
+    p.add_argument("--video", metavar="FILE",
+                   help="also render the robot offscreen to FILE (.mp4: 800x600 at 25 fps, "
+                   ".gif: 440x330 at 10 fps)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -189,6 +200,7 @@ class _Run:
     plots: bool
     progress: bool
     notes: list = field(default_factory=list)
+    hooks: list = field(default_factory=list)      # per-sample hooks (--view, --video)
 
 
 def _output_dir(scn, out_arg) -> Path:
@@ -367,20 +379,27 @@ def _simulate(run: _Run, log):
     from .simulate import simulate
     scn, ctrl, model = run.scn, run.ctrl, run.scn.model
     prescribed = scn.prescribed_motion()
+    open_loop = scn.input.get("type", "none") != "none"
     if ctrl is not None:
         ctrl_tau, ctrl_bw = ctrl.inputs(run.reference)
-        tau_fn = lambda t, s: ctrl_tau(t, s) + scn.open_loop_torque(t, s)      # noqa: E731
-        bw_fn = lambda t, s: ctrl_bw(t, s) + scn.external_base_wrench(t, s)    # noqa: E731
+        tau_fn = ((lambda t, s: ctrl_tau(t, s) + scn.open_loop_torque(t, s)) if open_loop
+                  else ctrl_tau)
+        bw_fn = ctrl_bw
     else:       # open loop: pass only the inputs that exist (None = no input, no call)
-        tau_fn = scn.open_loop_torque if scn.input.get("type", "none") != "none" else None
-        bw_fn = scn.external_base_wrench if scn.hydrodynamics is not None else None
+        tau_fn = scn.open_loop_torque if open_loop else None
+        bw_fn = None
+    # the environment (hydrodynamic damping, buoyancy of vehicle and links) acts inside the
+    # engine at every stage; simulate records it in traj.base_wrench
     frame_fn = None
-    if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
-        frame_fn = {link: (lambda t, s, link=link: scn.external_frame_wrenches(t, s)[link])
-                    for link in scn.hydrodynamics.link_buoyancy}
     if prescribed is not None:
         tau_fn = None  # the joints follow the motion; simulate returns the efforts in traj.tau
     monitor = _DivergenceMonitor()
+
+    def callback(state):
+        stop = monitor(state)
+        for hook in run.hooks:
+            hook(state)
+        return stop
     t0 = time.perf_counter()
     diverged = None
     traj = None
@@ -389,7 +408,8 @@ def _simulate(run: _Run, log):
             warnings.simplefilter("ignore", RuntimeWarning)   # divergence is reported once
             traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
                             tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
-                            prescribed=prescribed, progress=run.progress, callback=monitor,
+                            prescribed=prescribed, progress=run.progress, callback=callback,
+                            environment=scn.hydrodynamics,
                             **({"frame_wrenches": frame_fn} if frame_fn else {}))
     except SimulationDiverged as exc:
         diverged = {"t": exc.t, "reason": exc.reason}
@@ -526,6 +546,7 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
             info = recording.write_mcap(tmp, traj.t, traj.g, traj.V, traj.q, traj.qd,
                                         model.joint_names, effort=getattr(traj, "tau", None),
                                         base_iota=model.group.iota,
+                                        robot_description=str(scn.urdf_path),
                                         rate_hz=run.record_rate if run.record_rate > 0 else None)
             os.replace(tmp, out / "trajectory.mcap")
         finally:
@@ -686,13 +707,73 @@ def _main(argv) -> int:
     except UsageError as exc:
         print(f"vm-sim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    summary = _execute(run, log=_log)
+    try:
+        hooks, live, frames = _view_hooks(scn, args)
+    except UsageError as exc:
+        print(f"vm-sim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    run.hooks = hooks
+    try:
+        summary = _execute(run, log=_log)
+        if frames is not None and not summary.get("interrupted"):
+            from .viewer.video import write_video
+            write_video(args.video, frames.playback(), title=scn.name)
+            print(f"vm-sim: wrote {args.video}")
+        if live is not None and not summary.get("interrupted"):
+            try:
+                live.finish()
+                print(f"vm-sim: replay at {live.viewer.url}  (Ctrl-C to quit)", flush=True)
+                live.viewer.wait()
+            except KeyboardInterrupt:   # also when Ctrl-C comes before wait() has started
+                pass
+    finally:
+        if live is not None:
+            live.viewer.stop()
     if summary.get("diverged"):
         print(f"vm-sim: error: {summary['divergence']['message']}", file=sys.stderr)
         return EXIT_DIVERGED
     if summary.get("interrupted"):
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def _view_hooks(scn, args):
+    """The ``--view`` / ``--video`` per-sample hooks: (hooks, LiveView or None,
+    FrameCollector or None).  A missing viewer dependency is a UsageError naming the extra."""
+    hooks, live, frames = [], None, None
+    if not (args.view or args.video):
+        return hooks, live, frames
+    if args.video:
+        from pathlib import Path as _P
+        if _P(args.video).suffix.lower() not in (".mp4", ".gif"):
+            raise UsageError(f"--video: {args.video!r} must end with .mp4 or .gif")
+        if _P(args.video).is_dir():
+            raise UsageError(f"--video: {args.video!r} is a directory")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be in 0..65535, got {args.port}")
+    try:
+        from .viewer import live as _live
+        if args.video:
+            import matplotlib  # noqa: F401
+            if args.video.lower().endswith(".mp4"):
+                import imageio_ffmpeg  # noqa: F401
+            from .viewer.video import VIDEO_DEFAULTS
+            fps = VIDEO_DEFAULTS[_P(args.video).suffix.lower()][0]
+            frames = _live.FrameCollector(str(scn.urdf_path), scn.model.joint_names, fps=fps)
+            hooks.append(frames)
+        if args.view:
+            from .viewer.server import RobotViewer
+            viewer = RobotViewer(str(scn.urdf_path), host=args.host, port=args.port,
+                                 title=f"vm-sim {scn.name}")
+            live = _live.LiveView(viewer, scn.model.joint_names)
+            hooks.append(live)
+            print(f"vm-sim: live view at {viewer.url}  (open it in a browser)", flush=True)
+    except ImportError as exc:
+        from .viewer import missing_extra
+        raise UsageError(missing_extra(exc)) from None
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--view/--video: {str(exc).splitlines()[0]}") from None
+    return hooks, live, frames
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -160,7 +160,8 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         With ``prescribed`` motion ``q0``/``qd0`` may be ``None`` (taken from ``prescribed(0)``);
         if given they must agree with it.
     t_final, dt : output samples at ``t = k·dt`` (the last one at ``t_final``).
-    tau, base_wrench : joint efforts (n) and vehicle wrench (b, ``[f; n]`` in the vehicle frame):
+    tau, base_wrench : joint efforts (n) and vehicle wrench (b, ``[f; n]`` in the vehicle frame;
+        ``traj.base_wrench`` records it plus the environment's vehicle wrench):
         an array (held for the whole run), or a callable ``(t, state) -> array`` evaluated at
         every Runge–Kutta stage, ``state`` a :class:`State`.
     frame_wrenches : ``{frame: wrench or callable}``, wrenches at frame origins in frame axes.
@@ -254,11 +255,15 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
             tau_k, bw_k = inputs[0], inputs[1]
         rec["tau"][k] = tau_k
         rec["base_wrench"][k] = bw_k
+        if environment is not None and b:     # the applied vehicle wrench includes the water's
+            grp = model.group
+            rec["base_wrench"][k] += grp.project(environment.vehicle_wrench(
+                g, grp.embed(V), model.gravity))
         if prescribed is not None:          # at the sample's own state (not the engine's)
             st = State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
             fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
-            rec["tau"][k] = sim.prescribed_effort(
-                fws, rec["base_wrench"][k] if bw_fn is not None else None, state=st)
+            rec["tau"][k] = sim.prescribed_effort(           # (adds the environment itself)
+                fws, np.array(bw_k, dtype=float) if bw_fn is not None else None, state=st)
 
     def record(k, t, g, V, q, qd, defer=False):
         """Store sample k (its inputs now, or later by set_inputs if ``defer``); returns True
