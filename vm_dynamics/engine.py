@@ -146,8 +146,9 @@ class _CompiledStages:
         self.fm = fm
         self.C = fm._consts
         self.b, self.n = sim.model.b, sim.model.n
-        self.ws = ek.workspace(self.n)
-        self.sc = ek.engine_scratch(self.b, self.n, max(1, sim.tab.stages))
+        n_tree = len(fm.xi)                 # joints of the tree (the workspace's size)
+        self.buf = np.zeros(ek.buffer_size(self.b, n_tree))
+        self.ws, self.sc = ek.buffer_views(self.buf, self.b, n_tree)   # views into buf
         self.dTheta, self.dm, self.qdd = np.empty(6), np.empty(self.b), np.empty(self.n)
         self.pw, self.V, self.g_s = np.empty(2), np.empty(self.b), np.empty((4, 4))
         self.Theta6 = np.zeros(6)
@@ -176,26 +177,26 @@ class _CompiledStages:
                             ek.stage_begin, ek.stage_end, ek.stage_finish):
             self.k_step = bind_compiled(ek.engine_step, (
                 self.C, sim.env, sim._tab_a, sim._tab_b, 1, False, g, 0.001, g, zb, z, z,
-                np.zeros(2), *held, P, P, P, *outs, self.ws, self.sc))
+                np.zeros(2), *held, P, P, P, *outs, self.buf))
             self.k_rollout = bind_compiled(ek.engine_rollout, (
                 self.C, sim.env, sim._tab_a, sim._tab_b, 1, False, g, 0.001, g, zb, z, z,
                 np.zeros(2), *held, P[None], P[None], P[None], np.empty((1, 4, 4)),
                 np.empty((1, b)), np.empty((1, n)), np.empty((1, n)), np.empty((1, b)),
-                np.empty((1, 2)), self.ws, self.sc))
+                np.empty((1, 2)), self.buf))
             self.k_stage_state = bind_compiled(ek.engine_stage_state, (
-                self.C, 1, g, g, self.Theta6, zb, z, z, self.g_s, self.V, self.ws, self.sc))
+                self.C, 1, g, g, self.Theta6, zb, z, z, self.g_s, self.V, self.buf))
             self.k_stage = bind_compiled(ek.engine_stage, (
                 self.C, sim.env, 1, False, g, g, self.Theta6, zb, z, z, z, *held, self.dTheta,
-                self.dm, self.qdd, self.pw, self.V, self.ws, self.sc))
+                self.dm, self.qdd, self.pw, self.V, self.buf))
             self.k_begin = bind_compiled(ek.stage_begin, (
-                self.C, 1, False, g, sim._tab_a, 0.001, 0, g, zb, z, z, P, P, self.ws, self.sc))
+                self.C, 1, False, g, sim._tab_a, 0.001, 0, g, zb, z, z, P, P, self.buf))
             self.k_end = bind_compiled(ek.stage_end, (
-                self.C, sim.env, 1, False, 0, z, *held, self.ws, self.sc))
+                self.C, sim.env, 1, False, 0, z, *held, self.buf))
             self.k_finish = bind_compiled(ek.stage_finish, (
                 self.C, 1, False, g, sim._tab_b, 0.001, g, zb, z, z, np.zeros(2), P, P, *outs,
-                self.ws, self.sc))
-            ek.momentum_variable(self.C, 1, g, g, zb, z, z, np.empty(b), self.ws, self.sc)
-            ek.energy(self.C, g, zb, z, z, self.ws, self.sc)
+                self.buf))
+            ek.momentum_variable(self.C, 1, g, g, zb, z, z, np.empty(b), self.buf)
+            ek.energy(self.C, g, zb, z, z, self.buf)
 
     def _theta6(self, Theta):
         self.Theta6[:] = 0.0
@@ -204,22 +205,21 @@ class _CompiledStages:
 
     def stage_state(self, sim, g, Theta, m, q, qd):
         st = self.k_stage_state(self.C, sim._form, sim._gri, g, self._theta6(Theta), m,
-                                        q, qd, self.g_s, self.V, self.ws, self.sc)
+                                        q, qd, self.g_s, self.V, self.buf)
         return st, self.g_s, self.V
 
     def stage(self, sim, g, Theta, m, q, qd, qdd_p, inputs):
         tau, bw, bwi, fwb, fw, _ = inputs
         st = self.k_stage(self.C, sim.env, sim._form, sim._presc, sim._gri, g,
                                   self._theta6(Theta), m, q, qd, qdd_p, tau, bw, bwi, fwb, fw,
-                                  self.dTheta, self.dm, self.qdd, self.pw, self.V, self.ws,
-                                  self.sc)
+                                  self.dTheta, self.dm, self.qdd, self.pw, self.V, self.buf)
         return st, self.dTheta[self.axes], self.dm, self.qdd, self.pw, self.V
 
     def step_staged(self, sim, fn):
         """One fixed-step RKMK step whose inputs come from ``fn(t, state)`` at every stage:
         compiled :func:`stage_begin` / :func:`stage_end` around the Python call, then
         :func:`stage_finish`.  Returns the status and the new state arrays."""
-        sc, ws, C = self.sc, self.ws, self.C
+        sc, buf, C = self.sc, self.buf, self.C
         tab, dt, t0 = sim.tab, sim.dt, sim._t
         if sim._presc:
             pq, pqd, pqdd = sim._prescribed_rows()
@@ -228,7 +228,7 @@ class _CompiledStages:
         g, m, q, qd = sim._g, sim._m, sim._q, sim._qd
         for i in range(tab.stages):
             st = self.k_begin(C, sim._form, sim._presc, sim._gri, sim._tab_a, dt, i, g, m, q,
-                              qd, pq, pqd, ws, sc)
+                              qd, pq, pqd, buf)
             if st:
                 return st, None
             ti = t0 + tab.c[i] * dt
@@ -239,21 +239,21 @@ class _CompiledStages:
                 sim.last_stage_inputs = inputs
             tau, bw, bwi, fwb, fw, _ = inputs
             st = self.k_end(C, sim.env, sim._form, sim._presc, i, pqdd[i], tau, bw, bwi, fwb,
-                            fw, ws, sc)
+                            fw, buf)
             if st:
                 return st, None
         outs = sim._out
         st = self.k_finish(C, sim._form, sim._presc, sim._gri, sim._tab_b, dt, g, m, q, qd,
-                           sim._W, pq, pqd, *outs, ws, sc)
+                           sim._W, pq, pqd, *outs, buf)
         return st, outs
 
     def momentum_variable(self, sim, g, V, q, qd):
         m = np.empty(self.b)
-        self.ek.momentum_variable(self.C, sim._form, sim._gri, g, V, q, qd, m, self.ws, self.sc)
+        self.ek.momentum_variable(self.C, sim._form, sim._gri, g, V, q, qd, m, self.buf)
         return m
 
     def energy(self, g, V, q, qd):
-        return self.ek.energy(self.C, g, V, q, qd, self.ws, self.sc)
+        return self.ek.energy(self.C, g, V, q, qd, self.buf)
 
 
 class _ReferenceStages:
@@ -629,7 +629,7 @@ class Simulator:
             st, done = st_.k_rollout(
                 st_.C, self.env, self._tab_a, self._tab_b, self._form, self._presc, self._gri,
                 self.dt, self._g, self._m, self._q, self._qd, self._W, tau, bw, bwi, fwb, fw,
-                PQ, PQD, PQDD, G, M, Q, QD, VV, WW, st_.ws, st_.sc)
+                PQ, PQD, PQDD, G, M, Q, QD, VV, WW, st_.buf)
         if done:
             k = done - 1
             self._g, self._m, self._q, self._qd = G[k].copy(), M[k].copy(), Q[k].copy(), \
@@ -663,7 +663,7 @@ class Simulator:
             st = st_.k_step(st_.C, self.env, self._tab_a, self._tab_b, self._form,
                                     self._presc, self._gri, self.dt, self._g, self._m, self._q,
                                     self._qd, self._W, tau, bw, bwi, fwb, fw, pq, pqd, pqdd,
-                                    g_o, m_o, q_o, qd_o, V_o, W_o, st_.ws, st_.sc)
+                                    g_o, m_o, q_o, qd_o, V_o, W_o, st_.buf)
         if st:
             self._fail(st)
         # double buffering: the old state's arrays receive the next step's output

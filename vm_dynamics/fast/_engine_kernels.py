@@ -36,21 +36,99 @@ import numpy as np
 
 from ._numba_kernels import (_OPT, _aba_core, _add_external, _check_pose, _coad, _cross,
                              _kinematics, _momentum_terms, _velocities, _velocity_from_momentum,
-                             _workspace, dexp_inv_apply, njit, se3_exp)
+                             dexp_inv_apply, njit, se3_exp)
+
+
+_S = 4   # stage slots in the scratch (lie_euler 1, rkmk4 4; dopri5 uses the Python driver)
+
+
+def buffer_size(b: int, n: int) -> int:
+    """Length of the one float64 buffer holding the ABA workspace and the engine's scratch."""
+    ws = (n + 1) * 9 + (n + 1) * 3 + n * 6 + (n + 1) * 36 + (n + 1) * 6 + n * 6 + (n + 1) * 6 \
+        + n * 6 + n * 2 + (n + 1) * 6 + 36 + 6
+    sc = (n + 1) * 6 + 36 + 6 + 3 * 16 + 3 + 3 * 6 + _S * 6 + _S * b + 2 * _S * n + _S * 2 \
+        + 6 + b + 2 * n + (b + n) + b + 2 + 6 + b + 16
+    return ws + sc
 
 
 @njit(**_OPT)
-def engine_scratch(b, n, s):
-    """Per-simulator work arrays (allocated once; the step allocates nothing else of size n)."""
-    return (np.zeros((n + 1, 6)),          # 0 ext: external wrench per body
-            np.empty((6, 6)), np.empty(6),  # 1 Ic0, 2 hm
-            np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)),   # 3 gs, 4 g_s, 5 h_s
-            np.empty(3), np.empty(6), np.empty(6), np.empty(6),       # 6 gloc, 7-9 six-vectors
-            np.empty((s, 6)), np.empty((s, b)), np.empty((s, n)), np.empty((s, n)),
-            np.empty((s, 2)),                                          # 10-14 stage slopes
-            np.empty(6), np.empty(b), np.empty(n), np.empty(n),        # 15 Θ, 16 m, 17 q, 18 q̇
-            np.empty(b + n), np.empty(b), np.empty(2), np.empty(6),     # 19 out, 20 V, 21 pw, 22
-            np.empty(b), np.empty((4, 4)))                             # 23 P, 24 h_k
+def _take(buf, o, size):
+    return buf[o:o + size], o + size
+
+
+@njit(**_OPT)
+def buffer_views(buf, b, n):
+    """``(ws, sc)``: the ABA workspace of ``_numba_kernels._workspace`` and the engine's scratch,
+    as views into one buffer (passing one array per call instead of ~40 keeps the call cheap)."""
+    o = 0
+    a, o = _take(buf, o, (n + 1) * 9)
+    Rw = a.reshape((n + 1, 3, 3))
+    a, o = _take(buf, o, (n + 1) * 3)
+    Pw = a.reshape((n + 1, 3))
+    a, o = _take(buf, o, n * 6)
+    S = a.reshape((n, 6))
+    a, o = _take(buf, o, (n + 1) * 36)
+    IA = a.reshape((n + 1, 6, 6))
+    a, o = _take(buf, o, (n + 1) * 6)
+    vel = a.reshape((n + 1, 6))
+    a, o = _take(buf, o, n * 6)
+    cacc = a.reshape((n, 6))
+    a, o = _take(buf, o, (n + 1) * 6)
+    pA = a.reshape((n + 1, 6))
+    a, o = _take(buf, o, n * 6)
+    U = a.reshape((n, 6))
+    a, o = _take(buf, o, n * 2)
+    aux = a.reshape((n, 2))
+    a, o = _take(buf, o, (n + 1) * 6)
+    acc = a.reshape((n + 1, 6))
+    a, o = _take(buf, o, 36)
+    K = a.reshape((6, 6))
+    rhs, o = _take(buf, o, 6)
+    ws = (Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
+    a, o = _take(buf, o, (n + 1) * 6)
+    ext = a.reshape((n + 1, 6))                          # 0 external wrench per body
+    a, o = _take(buf, o, 36)
+    Ic0 = a.reshape((6, 6))                              # 1
+    hm, o = _take(buf, o, 6)                             # 2
+    a, o = _take(buf, o, 16)
+    gs = a.reshape((4, 4))                               # 3
+    a, o = _take(buf, o, 16)
+    g_s = a.reshape((4, 4))                              # 4 stage pose
+    a, o = _take(buf, o, 16)
+    h_s = a.reshape((4, 4))                              # 5
+    gloc, o = _take(buf, o, 3)                           # 6
+    v7, o = _take(buf, o, 6)                             # 7-9 six-vectors
+    v8, o = _take(buf, o, 6)
+    v9, o = _take(buf, o, 6)
+    a, o = _take(buf, o, _S * 6)
+    KT = a.reshape((_S, 6))                              # 10-14 stage slopes
+    a, o = _take(buf, o, _S * b)
+    Km = a.reshape((_S, b))
+    a, o = _take(buf, o, _S * n)
+    Kq = a.reshape((_S, n))
+    a, o = _take(buf, o, _S * n)
+    Kqd = a.reshape((_S, n))
+    a, o = _take(buf, o, _S * 2)
+    KW = a.reshape((_S, 2))
+    Th, o = _take(buf, o, 6)                             # 15 −Θ
+    ms, o = _take(buf, o, b)                             # 16 stage m
+    qs, o = _take(buf, o, n)                             # 17 stage q
+    qds, o = _take(buf, o, n)                            # 18 stage q̇
+    out, o = _take(buf, o, b + n)                        # 19 ABA output
+    Vs, o = _take(buf, o, b)                             # 20 stage V
+    pw, o = _take(buf, o, 2)                             # 21
+    v22, o = _take(buf, o, 6)                            # 22
+    P, o = _take(buf, o, b)                              # 23
+    a, o = _take(buf, o, 16)
+    hk = a.reshape((4, 4))                               # 24
+    sc = (ext, Ic0, hm, gs, g_s, h_s, gloc, v7, v8, v9, KT, Km, Kq, Kqd, KW, Th, ms, qs, qds,
+          out, Vs, pw, v22, P, hk)
+    return ws, sc
+
+
+@njit(**_OPT)
+def _views(C, buf):
+    return buffer_views(buf, C[5].shape[0], C[2].shape[0])
 
 
 @njit(**_OPT)
@@ -238,7 +316,7 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
 
 
 @njit(**_OPT)
-def stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc):
+def _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc):
     """Stage ``i`` of an RKMK step from ``(g, m, q, q̇)``: the stage state from the slopes of
     the earlier stages (``Θ_i = dt Σ_j a_ij K_j``, …), its pose ``g exp(ι₀Θ_i)`` (``sc[4]``) and
     velocity V (LP-3, ``sc[20]``); q, q̇ of the stage in ``sc[17]``, ``sc[18]``."""
@@ -280,7 +358,7 @@ def stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc)
 
 
 @njit(**_OPT)
-def stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc):
+def _stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc):
     """Rates of the stage state left by :func:`stage_begin` with the given inputs, stored as
     the stage's slopes (row ``i`` of ``Θ̇, ṁ, q̇, q̈`` and the power)."""
     axes = C[5]
@@ -307,7 +385,7 @@ def stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc):
 
 
 @njit(**_OPT)
-def stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out, q_out,
+def _stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out, q_out,
                  qd_out, V_out, W_out, ws, sc):
     """Combine the stage slopes into the step's end state: ``g_k exp(ι₀Θ)`` (re-orthonormalised)
     and ``(m, q, q̇, W) + dt Σ b_i K_i``, then V by (LP-3).  Returns a status code."""
@@ -367,7 +445,7 @@ def stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out,
 
 
 @njit(**_OPT)
-def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
+def _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
                 fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out, ws, sc):
     """One RKMK step of size ``dt`` with the inputs held (seeds-LP §4.3).
 
@@ -378,18 +456,18 @@ def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, b
     integrated.  ``gri = g_ref⁻¹`` (spatial-momentum frame).  Returns a status code.
     """
     for i in range(tab_b.shape[0]):
-        st = stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc)
+        st = _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc)
         if st != 0:
             return st
-        st = stage_end(C, E, form, presc, i, pqdd[i], tau, bw, bwi, fw_body, fw, ws, sc)
+        st = _stage_end(C, E, form, presc, i, pqdd[i], tau, bw, bwi, fw_body, fw, ws, sc)
         if st != 0:
             return st
-    return stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out,
+    return _stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out,
                         q_out, qd_out, V_out, W_out, ws, sc)
 
 
 @njit(**_OPT)
-def engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, ws, sc):
+def _engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, ws, sc):
     """The pose ``g_s = g exp(ι₀Θ)`` and velocity V of a stage state (for a controller called
     at the stage).  Returns a status code."""
     se3_exp(Theta, sc[3])
@@ -399,7 +477,7 @@ def engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, ws, sc):
 
 
 @njit(**_OPT)
-def engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi, fw_body, fw,
+def _engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi, fw_body, fw,
                  dTheta, dm, qdd, pw, V, ws, sc):
     """All rates of one stage state ``(g exp(ι₀Θ), m, q, q̇)`` with given inputs: ``Θ̇``
     (6-vector, zero off 𝔥), ``ṁ``, ``q̈``, the power ``pw`` and the velocity ``V``."""
@@ -430,7 +508,7 @@ def engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi
 
 
 @njit(**_OPT)
-def momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc):
+def _momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc):
     """The momentum variable ``m`` of ``form`` at the state (g, V, q, q̇): V, μ = Ad*_{h⁻¹}P or
     P = M₀V + M₀𝔪q̇ (77)."""
     parent, jtype, xi, inert, rootx, axes, grav = C
@@ -461,7 +539,7 @@ def momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc):
 
 
 @njit(**_OPT)
-def energy(C, g, V, q, qd, ws, sc):
+def _energy(C, g, V, q, qd, ws, sc):
     """(kinetic, gravitational potential) energy: ``½Σ_k v_kᵀI_kv_k + ½VᵀM_AV`` and
     ``−aᵀ(m p_g + R_g h)`` with the total first moment h of the rigid masses."""
     parent, jtype, xi, inert, rootx, axes, grav = C
@@ -494,27 +572,83 @@ def energy(C, g, V, q, qd, ws, sc):
     return T, U
 
 
-def workspace(n):
-    """The ABA workspace of ``_numba_kernels`` (compiled allocation)."""
-    return _workspace(n)
 
 
 @njit(**_OPT)
 def engine_rollout(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
-                   fw_body, fw, PQ, PQD, PQDD, G, M, Q, QD, VV, WW, ws, sc):
+                   fw_body, fw, PQ, PQD, PQDD, G, M, Q, QD, VV, WW, buf):
     """``len(G)`` steps of :func:`engine_step` with the same held inputs, looped in compiled
     code; step k writes row k of the trajectory arrays.  With ``presc``, ``PQ[k]`` … are the
     prescribed rows of step k.  Returns (status, number of steps completed)."""
+    ws, sc = _views(C, buf)
     for k in range(G.shape[0]):
         kp = k if presc else 0
         if k == 0:
-            st = engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw,
+            st = _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw,
                              bwi, fw_body, fw, PQ[kp], PQD[kp], PQDD[kp], G[k], M[k], Q[k],
                              QD[k], VV[k], WW[k], ws, sc)
         else:
-            st = engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, G[k - 1], M[k - 1],
+            st = _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, G[k - 1], M[k - 1],
                              Q[k - 1], QD[k - 1], WW[k - 1], tau, bw, bwi, fw_body, fw, PQ[kp],
                              PQD[kp], PQDD[kp], G[k], M[k], Q[k], QD[k], VV[k], WW[k], ws, sc)
         if st != 0:
             return st, k
     return 0, G.shape[0]
+
+
+# ----------------------------------------------------------------------------- public entry points
+# Each takes the one buffer of buffer_views instead of the (ws, sc) tuples.
+@njit(**_OPT)
+def stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, buf):
+    ws, sc = _views(C, buf)
+    return _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc)
+
+
+@njit(**_OPT)
+def stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, buf):
+    ws, sc = _views(C, buf)
+    return _stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc)
+
+
+@njit(**_OPT)
+def stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out, q_out,
+                 qd_out, V_out, W_out, buf):
+    ws, sc = _views(C, buf)
+    return _stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out,
+                         q_out, qd_out, V_out, W_out, ws, sc)
+
+
+@njit(**_OPT)
+def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
+                fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out, buf):
+    """One whole RKMK step in one call (:func:`_engine_step`)."""
+    ws, sc = _views(C, buf)
+    return _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
+                        fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out,
+                        ws, sc)
+
+
+@njit(**_OPT)
+def engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, buf):
+    ws, sc = _views(C, buf)
+    return _engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, ws, sc)
+
+
+@njit(**_OPT)
+def engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi, fw_body, fw,
+                 dTheta, dm, qdd, pw, V, buf):
+    ws, sc = _views(C, buf)
+    return _engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi,
+                         fw_body, fw, dTheta, dm, qdd, pw, V, ws, sc)
+
+
+@njit(**_OPT)
+def momentum_variable(C, form, gri, g, V, q, qd, m, buf):
+    ws, sc = _views(C, buf)
+    _momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc)
+
+
+@njit(**_OPT)
+def energy(C, g, V, q, qd, buf):
+    ws, sc = _views(C, buf)
+    return _energy(C, g, V, q, qd, ws, sc)
