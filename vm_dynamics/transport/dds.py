@@ -391,7 +391,9 @@ class _DdsPublisher(Publisher):
 
 class _DdsSubscription:
     def __init__(self, transport: 'DdsTransport', topic: str, msgtype: str,
-                 callback: Callable[[Any], None], reader: DataReader, raw: bool) -> None:
+                 callback: Callable[[Any], None], reader: DataReader, raw: bool,
+                 max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
         self.topic = topic
         self.msgtype = msgtype
         self._transport = transport
@@ -401,6 +403,9 @@ class _DdsSubscription:
 
     def handle_raw(self, data: bytes) -> bool:
         """Decode one CDR sample and deliver it; False (and a warning) if it was dropped."""
+        if self.max_bytes is not None and len(data) > self.max_bytes:
+            self._transport._oversized(self.topic, self.msgtype, len(data), self.max_bytes)
+            return False
         if self._raw:
             return self._transport._deliver(self._callback, bytes(data), self.topic)
         from vm_dynamics import ros_msgs
@@ -503,7 +508,9 @@ class _DdsService:
                 ('malformed', self.name), 5.0, f'dropped undecodable request on {self.name}: '
                 f'{type(exc).__name__}: {exc}')
             return
-        response = self._transport._serve(self.srvtype, self._handler, request)
+        ok, text = self._transport._serve(self.srvtype, self._handler, request)
+        response = service_typestore().types[f'{self.srvtype}_Response'](success=ok,
+                                                                         message=text)
         deadline = time.monotonic() + _REPLY_WAIT_S
         while not self._client_reader_matched(info.publication_handle):
             if time.monotonic() > deadline:
@@ -527,6 +534,8 @@ class DdsTransport(Transport):
     def __init__(self, node_name: str, params_defaults: Any = None,
                  argv: Sequence[str] | None = None, *, namespace: str = '') -> None:
         super().__init__()
+        from vm_dynamics import ros_msgs
+        ros_msgs.use_message_library('rosbags')  # messages on the wire are rosbags CDR
         argv = list(sys.argv if argv is None else argv)
         self._ros_args = rargs.parse_ros_args(argv)
         self.args = list(self._ros_args.non_ros_args)
@@ -618,13 +627,16 @@ class DdsTransport(Transport):
                              self._writer(dds_topic_name(fq), msgtype, qos_spec(qos)))
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: Any = 'default', *, raw: bool = False) -> _DdsSubscription:
-        """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes."""
+                  qos: Any = 'default', *, raw: bool = False,
+                  max_bytes: int | None = None) -> _DdsSubscription:
+        """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes; samples
+        over ``max_bytes`` are dropped before decoding."""
         if not callable(callback):
             raise TypeError('callback must be callable')
+        limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
         fq = self.resolve_name(topic)
         reader = self._reader(dds_topic_name(fq), msgtype, qos_spec(qos))
-        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw)
+        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw, limit)
         self._subs.append(sub)
         return sub
 
