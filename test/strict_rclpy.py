@@ -789,6 +789,8 @@ class FakeRos:
     def inject(self, topic: str, rosbags_msg: Any) -> int:
         """Queue ``rosbags_msg`` (serialised and re-read through CDR) for subscribers of
         ``topic``; returns the number of matching subscriptions."""
+        if not hasattr(rosbags_msg, '__msgtype__'):  # a stand-in rosidl message
+            rosbags_msg = rosidl_to_rosbags(rosbags_msg, self.store)
         rostype = rosbags_msg.__msgtype__
         cdr = self.store.serialize_cdr(rosbags_msg, rostype)
         n = 0

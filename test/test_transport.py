@@ -642,6 +642,10 @@ def test_dds_service_handler_errors_become_failed_responses():
 # ====================================================================== rclpy adapter
 
 
+def strict_rclpy_mod():
+    return sys.modules['strict_rclpy']
+
+
 @pytest.fixture
 def fake_ros():
     sys.path.insert(0, HERE)
@@ -719,54 +723,100 @@ def test_rclpy_params_names_and_logger(fake_ros, tmp_path):
         _rclpy_transport(fake_ros, 'sim', {'rate': 100.0}, ['--ros-args', '-p', 'rate:=100'])
 
 
-def _sample_messages():
-    T = rm.TYPESTORE.types
+def _sample_builders():
+    """(type, builder) pairs: built once with each message library."""
     g = np.eye(4)
     g[:3, 3] = [1.0, -2.0, 0.5]
     return [
-        (rm.JOINT_STATE, rm.joint_state_msg(12.5, ['a', 'b'], [0.1, -0.2], [1.0, 2.0],
-                                            [3.0, 4.0], frame_id='base')),
-        (rm.ODOMETRY, rm.odometry_msg(3.0, g, np.arange(6.0), 'odom', 'base_link')),
-        (rm.TF_MESSAGE, rm.tf_msg(1.0, [('odom', 'base_link', g)])),
-        (rm.CLOCK, rm.clock_msg(7.25)),
-        (rm.FLOAT64_MULTI_ARRAY, rm.float64_multi_array_msg([1.5, -2.0, 3.0])),
-        (rm.WRENCH_STAMPED, rm.wrench_stamped_msg(1.0, np.arange(6.0), 'tool')),
-        (rm.DIAGNOSTIC_ARRAY, rm.diagnostic_array_msg(2.0, [rm.diagnostic_status_msg(
-            'sim', 'WARN', 'slow', values={'rtf': '0.5'})])),
-        ('std_msgs/msg/String', T['std_msgs/msg/String'](data='<robot/>')),
-        ('sensor_msgs/msg/CameraInfo', _random_msg('sensor_msgs/msg/CameraInfo',
-                                                   np.random.default_rng(1))),
-        ('nav_msgs/msg/OccupancyGrid', _random_msg('nav_msgs/msg/OccupancyGrid',
-                                                   np.random.default_rng(2))),
+        (rm.JOINT_STATE, lambda: rm.joint_state_msg(12.5, ['a', 'b'], [0.1, -0.2], [1.0, 2.0],
+                                                    [3.0, 4.0], frame_id='base')),
+        (rm.JOINT_STATE, lambda: rm.joint_state_msg(0.0, ['a'], [1e300])),
+        (rm.ODOMETRY, lambda: rm.odometry_msg(3.0, g, np.arange(6.0), 'odom', 'base_link')),
+        (rm.TF_MESSAGE, lambda: rm.tf_msg(1.0, [('odom', 'base_link', g)])),
+        (rm.CLOCK, lambda: rm.clock_msg(7.25)),
+        (rm.FLOAT64_MULTI_ARRAY, lambda: rm.float64_multi_array_msg([1.5, -2.0, 3.0])),
+        (rm.FLOAT64_MULTI_ARRAY, lambda: rm.float64_multi_array_msg(np.ones((2, 3)), ['r', 'c'])),
+        (rm.WRENCH_STAMPED, lambda: rm.wrench_stamped_msg(1.0, np.arange(6.0), 'tool')),
+        (rm.DIAGNOSTIC_ARRAY, lambda: rm.diagnostic_array_msg(2.0, [rm.diagnostic_status_msg(
+            'sim', 'WARN', 'slow', values={'rtf': 0.5, 'n': np.int64(3)})])),
+        ('geometry_msgs/msg/PoseStamped', lambda: rm.pose_stamped_msg(0.5, 'odom', g)),
+        ('nav_msgs/msg/Path', lambda: rm.path_msg(0.5, 'odom', [
+            rm.pose_stamped_msg(0.25, 'odom', g), rm.pose_stamped_msg(0.5, 'odom', np.eye(4))])),
     ]
 
 
-def test_rclpy_publish_is_byte_identical_through_rosidl(fake_ros):
+def test_rclpy_publishes_rosidl_messages_built_directly_byte_identical(fake_ros):
+    """Under rclpy the builders create rosidl messages (no rosbags object in between); their
+    CDR, serialised by the stand-in from the rosidl type strings, equals the rosbags CDR of
+    the same builder call."""
+    expected = [(mtype, rm.serialize(build(), mtype)) for mtype, build in _sample_builders()]
+    assert rm.message_library() == 'rosbags'
     t = _rclpy_transport(fake_ros, 'pubnode')
     try:
-        for msgtype, msg in _sample_messages():
-            pub = t.publisher(msgtype.split('/')[-1].lower(), msgtype, 'sensor')
+        assert rm.message_library() == 'rosidl'
+        for (mtype, build), (_, cdr) in zip(_sample_builders(), expected):
+            msg = build()
+            assert not hasattr(msg, '__msgtype__'), mtype       # a rosidl object
+            assert rm.msgtype_of(msg) == mtype
+            pub = t.publisher(mtype.split('/')[-1].lower(), mtype, 'sensor')
             pub.publish(msg)
-            topic, rostype, qos, cdr = fake_ros.published[-1]
-            assert (topic, rostype) == ('/' + msgtype.split('/')[-1].lower(), msgtype)
-            assert cdr == bytes(rm.TYPESTORE.serialize_cdr(msg, msgtype)), msgtype
-        rng = np.random.default_rng(3)
-        for msgtype in sorted(rm.TYPESTORE.fielddefs):  # every Jazzy message type
-            msg = _random_msg(msgtype, rng)
-            t.publisher('/all', msgtype).publish(msg)
-            assert fake_ros.published[-1][3] == bytes(rm.TYPESTORE.serialize_cdr(msg, msgtype))
-            # and back: rosidl -> rosbags conversion of the adapter (subscriptions)
-            from vm_dynamics.transport.rclpy_adapter import from_rclpy, to_rclpy
-            back = from_rclpy(to_rclpy(msg, msgtype), msgtype)
-            assert rm.serialize(back, msgtype) == rm.serialize(msg, msgtype), msgtype
-        with pytest.raises(TypeError, match='expected a sensor_msgs/msg/JointState'):
+            topic, rostype, qos, got = fake_ros.published[-1]
+            assert (topic, rostype) == ('/' + mtype.split('/')[-1].lower(), mtype)
+            assert got == cdr, mtype
+        # parsers read rosidl messages too
+        js = rm.parse_joint_state(_sample_builders()[0][1]())
+        assert js.names == ['a', 'b'] and js.effort.tolist() == [3.0, 4.0]
+        diag = rm.parse_diagnostic_array(_sample_builders()[8][1]())
+        assert diag[0]['level'] == 1 and diag[0]['values'] == {'rtf': '0.5', 'n': '3'}
+        with pytest.raises(TypeError, match='expected a rosidl sensor_msgs/msg/JointState'):
             t.publisher('js', rm.JOINT_STATE).publish(rm.clock_msg(1.0))
-        bad = rm.joint_state_msg(1.0, ['a'], [1.0])
-        bad.name = ['a', 3]
-        with pytest.raises(TypeError, match=r'JointState.name\[1\]'):
-            t.publisher('js2', rm.JOINT_STATE).publish(bad)
+        with pytest.raises(ValueError, match="not available"):
+            t.publisher('x', 'no_such_msgs/msg/Nothing')
     finally:
         t.shutdown()
+    assert rm.message_library() == 'rosbags'  # restored on shutdown
+
+
+def test_nodes_import_without_rosbags():
+    """The rclpy path needs no rosbags: node modules, cores, ros_msgs and the rclpy adapter
+    import (and ros_msgs builds/parses with a rosidl library) with rosbags blocked."""
+    code = textwrap.dedent("""
+        import sys, types, array
+        sys.modules['rosbags'] = None   # any import of rosbags raises ImportError
+        import vm_dynamics.nodes.dynamics_node, vm_dynamics.nodes.controller_node
+        import vm_dynamics.nodes.dynamics_core, vm_dynamics.nodes.controller_core
+        import vm_dynamics.transport.rclpy_adapter
+        from vm_dynamics import ros_msgs as rm
+        # a minimal rosidl-like package: classes with keyword constructors
+        def cls(name, fields):
+            def init(self, **kw):
+                for f in fields:
+                    setattr(self, f, kw.get(f))
+            return type(name, (), {'__init__': init, '__module__': 'fake_msgs.msg._x'})
+        for pkg, names in {'builtin_interfaces': {'Time': ['sec', 'nanosec']},
+                           'std_msgs': {'Header': ['stamp', 'frame_id']},
+                           'sensor_msgs': {'JointState': ['header', 'name', 'position',
+                                                          'velocity', 'effort']}}.items():
+            mod = types.ModuleType(pkg + '.msg')
+            for n, f in names.items():
+                c = cls(n, f); c.__module__ = pkg + '.msg._' + n.lower(); setattr(mod, n, c)
+            sys.modules[pkg] = types.ModuleType(pkg); sys.modules[pkg + '.msg'] = mod
+        rm.use_message_library('rosidl')
+        m = rm.joint_state_msg(1.5, ['j'], [2.0], [3.0])
+        assert isinstance(m.position, array.array) and rm.msgtype_of(m) == rm.JOINT_STATE
+        assert rm.parse_joint_state(m).stamp_ns == 1_500_000_000
+        rm.use_message_library('rosbags')
+        try:
+            rm.clock_msg(0.0)
+        except ImportError as e:
+            assert 'vm_dynamics[dds]' in str(e)
+        else:
+            raise AssertionError('rosbags library without rosbags')
+        print('OK')
+    """)
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == 'OK', r.stderr
 
 
 def test_rclpy_qos_profiles(fake_ros):
@@ -805,10 +855,27 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         assert fake_ros.inject('/wrench', rm.wrench_stamped_msg(1.0, np.ones(6), 'b')) == 1
         for _ in range(3):
             t.spin_once(0.0)
-        assert [m.__msgtype__ for m in got] == [rm.FLOAT64_MULTI_ARRAY, rm.ODOMETRY]
-        assert rm.serialize(got[0]) == rm.serialize(cmd)
-        assert rm.serialize(got[1]) == rm.serialize(odom)
+        # callbacks get the rosidl messages rclpy deserialised, no conversion
+        assert [rm.msgtype_of(m) for m in got] == [rm.FLOAT64_MULTI_ARRAY, rm.ODOMETRY]
+        assert not hasattr(got[0], '__msgtype__')
+        def cdr(m):
+            return rm.serialize(strict_rclpy_mod().rosidl_to_rosbags(m, rm.TYPESTORE))
+        assert cdr(got[0]) == cdr(cmd) and cdr(got[1]) == cdr(odom)
         assert fake_ros.logs[-1][0] == 'WARN' and '/wrench' in fake_ros.logs[-1][2]
+
+        # max_bytes: raw subscription, oversized samples dropped before deserialisation
+        small = []
+        t.subscribe('/small', rm.FLOAT64_MULTI_ARRAY, small.append, max_bytes=64)
+        assert fake_ros.nodes[0].subscriptions[-1].raw is True
+        assert fake_ros.inject('/small', rm.float64_multi_array_msg([1.0, 2.0])) == 1
+        assert fake_ros.inject('/small', rm.float64_multi_array_msg(np.ones(100))) == 1
+        for _ in range(2):
+            t.spin_once(0.0)
+        assert len(small) == 1 and list(small[0].data) == [1.0, 2.0]
+        assert 'larger than the limit of 64 bytes' in fake_ros.logs[-1][2]
+        assert t.oversized_dropped == 1
+        with pytest.raises(ValueError, match='max_bytes'):
+            t.subscribe('/x', rm.CLOCK, small.append, max_bytes=0)
 
         calls = {}
         t.service('~/enable', 'std_srvs/srv/SetBool',

@@ -113,11 +113,8 @@ class _RosbagsLibrary:
 
     name = 'rosbags'
 
-    def __init__(self) -> None:
-        self._types = _typestore().types
-
     def __getitem__(self, msgtype: str) -> type:
-        return self._types[msgtype]
+        return _typestore().types[msgtype]
 
     @staticmethod
     def f64seq(a: np.ndarray) -> Any:
