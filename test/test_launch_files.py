@@ -482,3 +482,64 @@ def test_setup_installs_launch_rviz_config_and_urdf():
     text = (REPO / "setup.py").read_text()
     for pattern in ('"launch/*.launch.py"', '"rviz/*.rviz"', '"config/*.yaml"', '"urdf/*"'):
         assert pattern in text, pattern
+
+
+# ---------------------------------------------------------------- package.xml is exact
+
+#: Python module -> rosdep key (REP-145 / rosdistro python.yaml names)
+_ROSDEP_OF_MODULE = {"numpy": "python3-numpy", "yaml": "python3-yaml", "xacro": "xacro",
+                     "matplotlib": "python3-matplotlib", "tqdm": "python3-tqdm",
+                     "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces", "launch": "launch",
+                     "launch_ros": "launch_ros", "ament_index_python": "ament_index_python"}
+#: imported only where ROS is not used, with a pip extra and a one-line hint; no rosdep key
+_PIP_ONLY = {"rosbags", "cyclonedds", "numba", "foxglove"}
+#: executables/tools the launch files need, beyond their imports
+_LAUNCH_RUNS = {"robot_state_publisher", "rviz2", "ros2launch"}
+
+
+def _imported_top_modules(paths):
+    out = set()
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                out.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                out.add(node.module.split(".")[0])
+    return out - set(sys.stdlib_module_names) - {"vm_dynamics", "__future__"}
+
+
+def _interface_packages(paths):
+    """ROS interface packages named by type strings (pkg/msg/T, pkg/srv/T) in the code that
+    runs under rclpy (the rosidl classes are imported by name)."""
+    import re
+    pat = re.compile(r"^([a-z][a-z0-9_]*)/(msg|srv)/[A-Z]\w*$")
+    out = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                m = pat.match(node.value)
+                if m:
+                    out.add(m.group(1))
+    return out
+
+
+def test_package_xml_lists_exactly_what_the_package_needs_with_rosdep_keys():
+    code = [p for p in (REPO / "vm_dynamics").rglob("*.py")]
+    modules = _imported_top_modules(code + list(LAUNCH.glob("*.py")))
+    unknown = modules - set(_ROSDEP_OF_MODULE) - _PIP_ONLY
+    assert not unknown, f"imports without a known rosdep key: {sorted(unknown)}"
+    node_code = [p for p in code if p.parent.name in ("nodes", "transport")
+                 and p.name not in ("dds.py", "foxglove_bridge.py")] \
+        + [REPO / "vm_dynamics" / "ros_msgs.py"]
+    interfaces = _interface_packages(node_code)
+    assert {"sensor_msgs", "std_srvs", "rosgraph_msgs"} <= interfaces
+    expected = ({_ROSDEP_OF_MODULE[m] for m in modules if m in _ROSDEP_OF_MODULE}
+                | interfaces | _LAUNCH_RUNS)
+    assert exec_depends() == expected, (
+        f"missing: {sorted(expected - exec_depends())}, "
+        f"unused: {sorted(exec_depends() - expected)}")
+    import xml.etree.ElementTree as ET
+    root = ET.parse(REPO / "package.xml").getroot()
+    listed = [e.text for e in root.iter() if e.tag.endswith("depend")]
+    assert not set(listed) & _PIP_ONLY and len(listed) == len(set(listed))
