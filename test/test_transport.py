@@ -494,6 +494,45 @@ def test_dds_malformed_sample_and_rejecting_callback_are_dropped_with_warning():
         t.shutdown()
 
 
+def test_dds_nodes_publish_ros_discovery_info_like_rmw():
+    """``ros_discovery_info`` (rmw_dds_common/ParticipantEntitiesInfo): the participant GUID
+    and the node with the GUIDs of all its readers and writers, transient local, so
+    ``ros2 node list`` sees DDS-transport nodes (checked against real ROS 2 in the README)."""
+    from vm_dynamics.transport import dds
+    talker = _dds('talker', argv=['--ros-args', '-r', '__ns:=/robot'])
+    probe = _dds('probe')
+    try:
+        pub = talker.publisher('joint_states', rm.JOINT_STATE)
+        sub = talker.subscribe('cmd', rm.FLOAT64_MULTI_ARRAY, lambda m: None)
+        talker.service('~/reset', 'std_srvs/srv/Trigger', lambda r: (True, ''))
+        # (rmw's discovery reader keeps all samples: one keyless instance for all participants)
+        reader = probe._reader(dds.DISCOVERY_TOPIC, dds.DISCOVERY_TYPE,
+                               dds.DISCOVERY_QOS._replace(depth=100))
+        ppant = talker._dp.guid.bytes
+        found = []
+
+        def seen():
+            for data, info in dds._take_raw(reader):
+                if info.valid_data:
+                    msg = rm.deserialize(data, dds.DISCOVERY_TYPE)
+                    if bytes(msg.gid.data.astype(np.uint8)) == ppant:
+                        found.append(msg)
+            return bool(found) and len(found[-1].node_entities_info_seq[0].writer_gid_seq) == 2
+        assert probe.spin_until(seen, 10.0)
+        (node,) = found[-1].node_entities_info_seq
+        assert (node.node_namespace, node.node_name) == ('/robot', 'talker')
+        gids = {k: {bytes(g.data.astype(np.uint8)) for g in getattr(node, k)}
+                for k in ('reader_gid_seq', 'writer_gid_seq')}
+        assert pub._writer.guid.bytes in gids['writer_gid_seq']
+        assert sub._reader.guid.bytes in gids['reader_gid_seq']
+        assert len(gids['reader_gid_seq']) == 2 and len(gids['writer_gid_seq']) == 2
+        assert talker._discovery_writer.guid.bytes not in gids['writer_gid_seq']
+        assert talker.discovery_info().node_entities_info_seq[0].node_name == 'talker'
+    finally:
+        probe.shutdown()
+        talker.shutdown()
+
+
 def test_dds_sim_time_timers_follow_clock():
     sim = _dds('simnode', {'rate': 10.0}, ['--ros-args', '-p', 'use_sim_time:=true'])
     clk = _dds('clocksrc')

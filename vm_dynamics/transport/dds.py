@@ -52,6 +52,7 @@ import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 from cyclonedds._clayer import ddspy_take
 from cyclonedds.core import (DDSException, GuardCondition, InstanceState, Policy, Qos,
                              ReadCondition, SampleState, ViewState, WaitSet)
@@ -72,6 +73,15 @@ __all__ = ['DdsTransport', 'DdsServiceClient', 'dds_type_name', 'dds_topic_name'
            'idl_struct', 'to_idl', 'user_data', 'dds_qos', 'discovery_config']
 
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
+
+#: Node discovery of rmw_dds_common (rmw_cyclonedds ``rmw_context_impl_s::init``): topic
+#: ``ros_discovery_info`` (no ``rt/`` prefix), reliable, transient local, KEEP_LAST 1.
+DISCOVERY_TOPIC = 'ros_discovery_info'
+DISCOVERY_TYPE = 'rmw_dds_common/msg/ParticipantEntitiesInfo'
+DISCOVERY_QOS = QosSpec(reliable=True, transient_local=True, depth=1)
+#: Participant USER_DATA of rmw_cyclonedds for the default (root) security enclave.
+ENCLAVE_USER_DATA = b'enclave=/;'
+
 _REQ_FIELDS = ('rmw_request_guid', 'rmw_request_seq')
 _REPLY_WAIT_S = 0.1
 _OCTET_LIKE = ('byte', 'uint8', 'char')
@@ -557,7 +567,10 @@ class DdsTransport(Transport):
         self.domain_id = rargs.domain_id_from_env()
         _acquire_domain(self.domain_id, discovery_config())
         try:
-            self._dp = DomainParticipant(self.domain_id)
+            # USER_DATA "enclave=/;" as rmw_cyclonedds sets it: ROS tools then list this
+            # participant in their graph (rmw handle_DCPSParticipant)
+            self._dp = DomainParticipant(self.domain_id,
+                                         qos=Qos(Policy.Userdata(ENCLAVE_USER_DATA)))
         except BaseException:
             _release_domain(self.domain_id)
             raise
@@ -571,6 +584,12 @@ class DdsTransport(Transport):
         self._timers: list[_DdsTimer] = []
         self._csid_counter = 0
         self._closed = False
+        self._reader_gids: list[bytes] = []
+        self._writer_gids: list[bytes] = []
+        self._discovery_writer = None
+        self._discovery_writer = self._writer(DISCOVERY_TOPIC, DISCOVERY_TYPE,
+                                              DISCOVERY_QOS)
+        self._announce()
         self._sim_time = self.params['use_sim_time']
         self._clock_ns = 0
         self._clock_seen = False
@@ -598,6 +617,9 @@ class DdsTransport(Transport):
         topic = self._topic(dds_name, msgtype, request_header)
         w = DataWriter(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=True))
         self._keep.append(w)
+        if self._discovery_writer is not None:  # not the discovery writer itself (as rmw)
+            self._writer_gids.append(w.guid.bytes)
+            self._announce()
         return w
 
     def _reader(self, dds_name: str, msgtype: str, spec: QosSpec, *,
@@ -608,7 +630,30 @@ class DdsTransport(Transport):
         cond = ReadCondition(r, _ANY)
         self._waitset.attach(cond)
         self._keep.extend([r, cond])
+        self._reader_gids.append(r.guid.bytes)
+        self._announce()
         return r
+
+    def discovery_info(self) -> Any:
+        """This node's ``rmw_dds_common/msg/ParticipantEntitiesInfo`` (rosbags message): the
+        participant GUID and one NodeEntitiesInfo with the GUIDs of its readers and writers,
+        as rmw_dds_common's GraphCache builds it (the discovery writer itself excluded)."""
+        T = message_typestore().types
+
+        def gid(guid: bytes) -> Any:
+            return T['rmw_dds_common/msg/Gid'](data=np.frombuffer(guid, dtype=np.uint8).copy())
+        node = T['rmw_dds_common/msg/NodeEntitiesInfo'](
+            node_namespace=self.namespace, node_name=self.node_name,
+            reader_gid_seq=[gid(g) for g in self._reader_gids],
+            writer_gid_seq=[gid(g) for g in self._writer_gids])
+        return T[DISCOVERY_TYPE](gid=gid(self._dp.guid.bytes), node_entities_info_seq=[node])
+
+    def _announce(self) -> None:
+        """Publish :meth:`discovery_info` on ``ros_discovery_info`` (transient local, depth 1),
+        so ``ros2 node list`` / ``ros2 node info`` / ``ros2 topic info -v`` see this node."""
+        if self._discovery_writer is None or self._closed:
+            return
+        self._discovery_writer.write(to_idl(self.discovery_info(), DISCOVERY_TYPE))
 
     def _next_csid(self) -> str:
         self._csid_counter += 1
