@@ -940,3 +940,61 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
     finally:
         t.shutdown()
     assert calls == {'done': True} and not fake_ros.initialized
+
+
+# ====================================================================== signals
+
+
+@pytest.mark.parametrize('module', ['vm_dynamics.nodes.dynamics_node',
+                                    'vm_dynamics.nodes.controller_node'])
+@pytest.mark.parametrize('when', ['startup', 'running'])
+def test_nodes_exit_0_without_traceback_on_sigint_and_second_sigint(module, when, tmp_path):
+    """SIGINT, then a second SIGINT 20 ms later (what ``ros2 launch`` + the terminal send):
+    exit code 0, no traceback, during start-up (transport creation, model loading: ``main``
+    has started) and while spinning.  (A SIGINT while Python is still importing the package,
+    before ``main`` runs, is outside the node's code: see the README's ROS 2 section.)"""
+    import signal
+    env = dict(os.environ, VM_DYNAMICS_TRANSPORT='dds', PYTHONUNBUFFERED='1')
+    params = os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml')
+    log = tmp_path / 'node.log'
+    code = (f"import sys, importlib; m = importlib.import_module({module!r}); "
+            f"print('imported', flush=True); "
+            f"sys.exit(m.main(['node', '--ros-args', '--params-file', {params!r}]))")
+    with open(log, 'w') as fh:
+        p = subprocess.Popen([sys.executable, '-c', code], env=env, stdout=fh,
+                             stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            while 'imported' not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if when == 'startup':
+                time.sleep(0.05)    # creating the transport / loading the model
+            else:
+                deadline = time.monotonic() + 60
+                while 'INFO' not in log.read_text() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert 'INFO' in log.read_text(), log.read_text()
+                time.sleep(0.5)
+            p.send_signal(signal.SIGINT)
+            time.sleep(0.02)
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+            rc = p.wait(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    text = log.read_text()
+    assert rc == 0 and 'Traceback' not in text and 'KeyboardInterrupt' not in text, (rc, text)
+
+
+def test_missing_dds_extra_gives_a_one_line_hint(tmp_path):
+    """No rclpy and no cyclonedds: one line naming the extra, exit code 2."""
+    code = ("import sys; sys.modules['cyclonedds'] = None; sys.modules['rclpy'] = None\n"
+            "from vm_dynamics.nodes import dynamics_node\n"
+            "sys.exit(dynamics_node.main(['dynamics_node']))")
+    env = {k: v for k, v in os.environ.items() if k != tp.TRANSPORT_ENV}
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'vm_dynamics[dds]' in lines[0] and 'Traceback' not in r.stderr
