@@ -306,7 +306,7 @@ def node_interface(node):
     if node.package == "vm_dynamics" and node.executable == "dynamics_node":
         pub = {"/" + t.lstrip("/"): mt for t, mt, _ in dynamics_node.PUBLICATIONS.values()}
         sub = {"/" + t: mt for t, mt in dynamics_node.SUBSCRIPTIONS.items()}
-        return parameter_defaults(DYNAMICS_PARAMETERS), pub, sub
+        return dynamics_node.node_parameter_defaults(), pub, sub
     if node.package == "vm_dynamics" and node.executable == "controller_node":
         pub = {"/" + t: mt for t, mt, _ in controller_node.PUBLICATIONS.values()}
         sub = {("/" + t.lstrip("/") if not t.startswith("~") else
@@ -391,7 +391,10 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
         ("vm_dynamics", "dynamics_node"), ("robot_state_publisher", "robot_state_publisher"),
         ("rviz2", "rviz2"), ("vm_dynamics", "controller_node")]
     assert set(ctx.declared) == {"scenario", "controller", "rviz", "use_sim_time",
-                                 "real_time_factor", "lockstep"}
+                                 "real_time_factor", "lockstep", "path_length"}
+    dyn = nodes[0]
+    assert {"ee_path_length": 3000} in [p for p in dyn.parameters if isinstance(p, dict)] \
+        or any(isinstance(p, dict) and p.get("ee_path_length") == 3000 for p in dyn.parameters)
 
 
 @pytest.mark.parametrize("launch_file", sorted(p.name for p in LAUNCH.glob("*.launch.py")))

@@ -70,6 +70,7 @@ __all__ = [
     'parse_float64_multi_array', 'parse_wrench_stamped', 'parse_diagnostic_array',
     'serialize', 'deserialize', 'msgdef', 'type_hash',
     'use_message_library', 'message_library', 'msgtype_of', 'pose_stamped_msg', 'path_msg',
+    'pose_stamped_from_odometry',
 ]
 
 JOINT_STATE = 'sensor_msgs/msg/JointState'
@@ -561,14 +562,20 @@ def pose_stamped_msg(stamp_s: Any, frame_id: str, g: Any) -> Any:
         pose=_pose_msg(check_rigid_transform(g, name='PoseStamped pose g')))
 
 
+def pose_stamped_from_odometry(msg: Any) -> Any:
+    """``geometry_msgs/PoseStamped`` of an Odometry's pose (header shared, same library)."""
+    _expect(msg, ODOMETRY)
+    return _T['geometry_msgs/msg/PoseStamped'](header=msg.header, pose=msg.pose.pose)
+
+
 def path_msg(stamp_s: Any, frame_id: str, poses: Iterable[Any]) -> Any:
     """``nav_msgs/Path`` in ``frame_id`` from PoseStamped messages (of the same library)."""
     _check_frame_id(frame_id, 'Path.header.frame_id')
     poses = list(poses)
-    for k, pose in enumerate(poses):
-        if not _is_msg(pose, 'geometry_msgs/msg/PoseStamped'):
+    for k in {0, len(poses) - 1} if poses else ():   # all come from one builder
+        if not _is_msg(poses[k], 'geometry_msgs/msg/PoseStamped'):
             raise ValueError(f'Path: pose {k} must be a geometry_msgs/msg/PoseStamped, got '
-                             f'{msgtype_of(pose)}')
+                             f'{msgtype_of(poses[k])}')
     return _T['nav_msgs/msg/Path'](header=header_msg(stamp_s, frame_id), poses=poses)
 
 

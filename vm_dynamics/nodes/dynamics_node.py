@@ -5,7 +5,8 @@
 Publishes ``joint_states`` (sensor_msgs/JointState, applied effort), ``odom``
 (nav_msgs/Odometry: pose in ``odom_frame``, body twist in ``child_frame_id``), ``/tf``
 (``odom_frame`` -> ``base_frame``), ``/clock`` (rosgraph_msgs/Clock, best effort), ``/diagnostics``
-and ``ee_path`` (nav_msgs/Path of ``ee_frame``); subscribes ``effort_controller/commands``
+``ee_path`` (nav_msgs/Path of ``ee_frame``) and ``base_path`` (nav_msgs/Path of
+``base_frame``, from the published odometry; both keep ``ee_path_length`` poses); subscribes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in the order of ``joints``) and ``base_wrench``
 (geometry_msgs/WrenchStamped); services ``~/reset`` (std_srvs/Trigger) and ``~/pause``
 (std_srvs/SetBool).  All logic is in :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`;
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 
 from .. import ros_msgs as rm
 from ..transport import make_transport, shutdown_quietly
@@ -70,6 +72,7 @@ PUBLICATIONS = {
     "clock": ("/clock", rm.CLOCK, "clock"),
     "diagnostics": ("/diagnostics", rm.DIAGNOSTIC_ARRAY, "default"),
     "ee_path": ("ee_path", "nav_msgs/msg/Path", "default"),
+    "base_path": ("base_path", "nav_msgs/msg/Path", "default"),   # built here from odom
 }
 SUBSCRIPTIONS = {
     "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
@@ -96,6 +99,10 @@ class DynamicsNode:
         self.max_bytes = _limit(params, "max_message_bytes")
         self.max_dims = _limit(params, "max_layout_dims")
         self.oversized = 0
+        # base_path: the vehicle's trajectory (base_frame in odom_frame) from the published
+        # odometry, last ee_path_length poses, sent with every 10th state like ee_path
+        self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
+        self._base_path_count = 0
         transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
                             self.on_effort, "default", max_bytes=self.max_bytes)
         transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, "default",
@@ -176,7 +183,21 @@ class DynamicsNode:
         core = self.core
         for key, msg in core.pop_due(self.wall() if now is None else now):
             self.pubs[key].publish(msg)
+            if key == "odom":
+                self._record_base_pose(msg)
         _log(self.t.logger, core.log.pop())
+
+    def _record_base_pose(self, odom) -> None:
+        stamp = rm.time_msg_to_ns(odom.header.stamp)
+        if self.base_path and stamp < self.base_path[-1][0]:
+            self.base_path.clear()                       # reset: time went back
+        if self.base_path and stamp == self.base_path[-1][0]:
+            return                                       # re-sent state (paused)
+        self.base_path.append((stamp, rm.pose_stamped_from_odometry(odom)))
+        self._base_path_count += 1
+        if self._base_path_count % 10 == 1:
+            self.pubs["base_path"].publish(rm.path_msg(
+                stamp * 1e-9, odom.header.frame_id, [p for _, p in self.base_path]))
 
 
 def wall_clock_argv(argv: list[str], logger=None) -> list[str]:
