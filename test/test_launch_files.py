@@ -295,6 +295,20 @@ def console_scripts():
     raise AssertionError("setup.py has no console_scripts")
 
 
+def _interface_exists(mtype):
+    """A ROS interface type exists: as a rosidl class where ROS is installed, else in the
+    rosbags Jazzy typestore (the .msg files of common_interfaces)."""
+    pkg, sub, name = mtype.split("/")
+    try:
+        return hasattr(importlib.import_module(f"{pkg}.{sub}"), name)
+    except ImportError:
+        pass
+    try:
+        return mtype in rm.TYPESTORE.types
+    except ImportError:
+        pytest.skip("neither the ROS interface packages nor rosbags are installed")
+
+
 def exec_depends():
     import xml.etree.ElementTree as ET
     root = ET.parse(REPO / "package.xml").getroot()
@@ -453,7 +467,7 @@ def test_launch_file_names_only_existing_things(launch_file, args):
             continue                                   # open loop: nobody commands
         assert published.get(topic) == mtype, (topic, mtype, published.get(topic))
     for topic, mtype in published.items():
-        assert mtype in rm.TYPESTORE.types, mtype
+        assert _interface_exists(mtype), mtype
 
 
 def test_rviz_config_topics_are_published_and_frames_exist():
