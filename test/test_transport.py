@@ -30,6 +30,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -998,3 +999,150 @@ def test_missing_dds_extra_gives_a_one_line_hint(tmp_path):
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and 'vm_dynamics[dds]' in lines[0] and 'Traceback' not in r.stderr
+
+
+# ============================================================ node input bounds / failures
+
+
+def _controller_core(**overrides):
+    from vm_dynamics.nodes.controller_core import ControllerCore
+    from vm_dynamics.nodes.dynamics_core import flatten
+    from vm_dynamics.scenario import read_params_file
+    doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
+    params = flatten(doc.get('/**', {}).get('ros__parameters', doc))
+    params.update(overrides)
+    return ControllerCore.from_params(params)
+
+
+def _feed_state(core, t=0.1):
+    names = core.model.joint_names
+    assert core.on_joint_state(rm.joint_state_msg(t, names, np.zeros(len(names)),
+                                                  np.zeros(len(names))))
+    assert core.on_odometry(rm.odometry_msg(t, np.eye(4), np.zeros(6), 'odom',
+                                            core.robot.base_frame))
+
+
+@pytest.mark.parametrize('exc', [OverflowError('(34, Numerical result out of range)'),
+                                 ZeroDivisionError('float division by zero'),
+                                 FloatingPointError('overflow encountered'),
+                                 np.linalg.LinAlgError('Singular matrix'),
+                                 KeyError('plug-in bug')])
+def test_controller_core_survives_every_computation_failure(exc):
+    core = _controller_core()
+    _feed_state(core)
+    good = core.ctrl.compute
+    core.ctrl.compute = lambda *a, **k: (_ for _ in ()).throw(exc)
+    assert core.command_messages(0.1) == []
+    level, text = core.log.pop()[-1]
+    assert level == 'ERROR' and type(exc).__name__ in text and 'nothing published' in text
+    assert core.failed == 1
+    core.ctrl.compute = good                       # recovers on the next period
+    assert [k for k, _ in core.command_messages(0.11)] == ['effort_commands', 'base_wrench']
+
+
+def test_controller_core_huge_state_does_not_raise():
+    core = _controller_core()
+    names = core.model.joint_names
+    for mag in (1e110, 1e300, 1.7e308):
+        core.on_joint_state(rm.joint_state_msg(0.1, names, np.full(len(names), mag),
+                                               np.full(len(names), mag)))
+        core.on_odometry(rm.odometry_msg(0.1, np.eye(4), np.full(6, mag), 'odom',
+                                         core.robot.base_frame))
+        for key, msg in core.command_messages(0.1):   # whatever is published is finite
+            if key == 'effort_commands':
+                assert np.all(np.isfinite(np.asarray(msg.data)))
+
+
+class _Points:
+    """A trajectory's points that must not be iterated (only len() is allowed)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        raise AssertionError('points iterated before the size check')
+
+
+def test_controller_trajectory_limits_and_per_reason_throttle_keys():
+    core = _controller_core(max_trajectory_points=5)
+    _feed_state(core)
+    T = rm.TYPESTORE.types
+    name = core.model.joint_names[0]
+
+    def traj(points, names=(name,)):
+        msg = T['trajectory_msgs/msg/JointTrajectory'](header=rm.header_msg(0.0),
+                                                       joint_names=list(names), points=[])
+        msg.points = points
+        return msg
+
+    def point(sec, nsec=0):
+        return T['trajectory_msgs/msg/JointTrajectoryPoint'](
+            positions=np.zeros(1), velocities=np.zeros(0), accelerations=np.zeros(0),
+            effort=np.zeros(0), time_from_start=T['builtin_interfaces/msg/Duration'](
+                sec=sec, nanosec=nsec))
+    assert not core.on_joint_trajectory(traj(_Points(10**6)))
+    assert not core.on_joint_trajectory(traj([point(1, 2_000_000_000)]))
+    assert not core.on_joint_trajectory(traj([point(1)], names=['nope']))
+    assert not core.on_joint_trajectory(traj([point(1)], names=[name] * 50))
+    logged = [text for _, text in core.log.pop()]
+    assert len(logged) == 4, logged      # four reasons within the throttle period: all logged
+    assert 'max_trajectory_points=5' in logged[0]
+    assert 'nanosec must be in [0, 1e9)' in logged[1]
+    assert "unknown joint name(s) ['nope']" in logged[2]
+    assert 'joint_names has 50 entries' in logged[3]
+    assert not core.on_joint_trajectory(traj(_Points(10**6)))
+    assert core.log.pop() == []          # same reason again: throttled
+    assert core.on_joint_trajectory(traj([point(1), point(2)]))
+    with pytest.raises(ValueError, match='max_trajectory_points'):
+        _controller_core(max_trajectory_points=0)
+
+
+class _StubTransport:
+    """The part of a Transport DynamicsNode uses, recording subscriptions and warnings."""
+
+    def __init__(self, params):
+        self.params = params
+        self.subs = {}
+        self.logger = tp.StreamLogger('stub', stream=open(os.devnull, 'w'))
+
+    def publisher(self, topic, msgtype, qos='default'):
+        return types.SimpleNamespace(publish=lambda msg: None)
+
+    def subscribe(self, topic, msgtype, callback, qos='default', *, max_bytes=None):
+        self.subs[topic] = (callback, max_bytes)
+
+    def service(self, name, srvtype, handler):
+        pass
+
+    def timer(self, period, callback):
+        return None
+
+
+def test_dynamics_node_rejects_too_many_layout_dims_before_the_core():
+    from vm_dynamics.nodes import dynamics_node as dn
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore, flatten
+    from vm_dynamics.scenario import read_params_file
+    doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
+    params = dn.node_parameter_defaults()
+    params.update(flatten(doc.get('/**', {}).get('ros__parameters', doc)))
+    params.update({'max_layout_dims': 3, 'max_message_bytes': 4096})
+    core = DynamicsCore.from_params({k: v for k, v in params.items()
+                                     if k not in dn.NODE_PARAMETERS})
+    t = _StubTransport(params)
+    node = dn.DynamicsNode(t, core)
+    cb, limit = t.subs['effort_controller/commands']
+    assert limit == 4096 and t.subs['base_wrench'][1] == 4096
+    many = rm.float64_multi_array_msg(np.ones((1, 1, 1, 2)))          # 4 dims
+    cb(many)
+    assert node.oversized == 1 and core.effort.rejected == 0         # never reached the core
+    assert 'max_layout_dims=3' in t.logger.records[-1][1]
+    cb(rm.float64_multi_array_msg([1.0, 2.0, 3.0]))                  # core: wrong length
+    assert core.effort.rejected == 1
+    cb(rm.float64_multi_array_msg([1.0, 2.0]))
+    assert core.effort.accepted == 1
+    t.params['max_layout_dims'] = 0
+    with pytest.raises(ValueError, match='max_layout_dims'):
+        dn.DynamicsNode(t, core)

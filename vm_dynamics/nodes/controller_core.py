@@ -73,11 +73,11 @@ CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
 #: Rejection reasons: each gets its own throttle key, so one reason flooding the log does not
 #: hide another.  (keyword in the error text, reason tag); first match wins.
 _REASONS = (("max_", "limit"), ("NaN/Inf", "nonfinite"), ("expected a", "type"),
+            ("values for", "size"), ("entries", "size"), ("empty", "size"),
+            ("given for some", "size"),
             ("joint name", "names"), ("duplicate", "names"), ("joint_names", "names"),
             ("time", "time"), ("frame", "frame"), ("quaternion", "quaternion"),
-            ("no joint state", "no-state"), ("no state", "no-state"),
-            ("values for", "size"), ("entries", "size"), ("empty", "size"),
-            ("given for some", "size"))
+            ("no joint state", "no-state"), ("no state", "no-state"))
 
 
 def _reason(text: str) -> str:
@@ -347,8 +347,8 @@ class ControllerCore:
             raise ValueError(f"{len(msg.points)} points, more than max_trajectory_points="
                              f"{limit}")
         if len(msg.joint_names) > len(model_names):
-            raise ValueError(f"{len(msg.joint_names)} joint_names for a model with "
-                             f"{len(model_names)} joints")
+            raise ValueError(f"joint_names has {len(msg.joint_names)} entries for a model "
+                             f"with {len(model_names)} joints")
         names = list(msg.joint_names)
         unknown = [nm for nm in names if nm not in model_names]
         if unknown:
@@ -495,7 +495,7 @@ class ControllerCore:
             self.failed += 1
             self.log.emit("ERROR", f"compute-{type(exc).__name__}",
                           f"controller {self.controller_name!r} failed at t={t:.6g} s: "
-                          f"{_text(exc)}; nothing published")
+                          f"{type(exc).__name__}: {exc}; nothing published")
             return None
         if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(bw))):
             self.log.emit("ERROR", "nonfinite", f"controller {self.controller_name!r} returned "
