@@ -948,7 +948,7 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
 
 @pytest.mark.parametrize('module', ['vm_dynamics.nodes.dynamics_node',
                                     'vm_dynamics.nodes.controller_node'])
-@pytest.mark.parametrize('when', ['startup', 'running'])
+@pytest.mark.parametrize('when', ['startup', 'running', 'sigterm'])
 def test_nodes_exit_0_without_traceback_on_sigint_and_second_sigint(module, when, tmp_path):
     """SIGINT, then a second SIGINT 20 ms later (what ``ros2 launch`` + the terminal send):
     exit code 0, no traceback, during start-up (transport creation, model loading: ``main``
@@ -976,10 +976,11 @@ def test_nodes_exit_0_without_traceback_on_sigint_and_second_sigint(module, when
                     time.sleep(0.1)
                 assert 'INFO' in log.read_text(), log.read_text()
                 time.sleep(0.5)
-            p.send_signal(signal.SIGINT)
+            sig = signal.SIGTERM if when == 'sigterm' else signal.SIGINT
+            p.send_signal(sig)
             time.sleep(0.02)
             if p.poll() is None:
-                p.send_signal(signal.SIGINT)
+                p.send_signal(sig)
             rc = p.wait(timeout=30)
         finally:
             if p.poll() is None:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import struct
 import sys
 import time
@@ -536,6 +537,20 @@ class _DdsService:
 # ---------------------------------------------------------------------- transport
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt() -> None:
+    """SIGTERM ends :meth:`DdsTransport.spin` like Ctrl-C (a clean exit with code 0), as
+    rclpy's signal handlers do for rclpy nodes; only if nobody else handles SIGTERM."""
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread
+        pass
+
+
 class DdsTransport(Transport):
     """Node on a Cyclone DDS participant (domain ``ROS_DOMAIN_ID``); single-threaded executor."""
 
@@ -546,6 +561,7 @@ class DdsTransport(Transport):
         super().__init__()
         from vm_dynamics import ros_msgs
         ros_msgs.use_message_library('rosbags')  # messages on the wire are rosbags CDR
+        _sigterm_as_interrupt()
         argv = list(sys.argv if argv is None else argv)
         self._ros_args = rargs.parse_ros_args(argv)
         self.args = list(self._ros_args.non_ros_args)
