@@ -318,7 +318,8 @@ def exec_depends():
 def node_interface(node):
     """(declared parameter defaults, published {topic: type}, subscribed {topic: type})."""
     if node.package == "vm_dynamics" and node.executable == "dynamics_node":
-        pub = {"/" + t.lstrip("/"): mt for t, mt, _ in dynamics_node.PUBLICATIONS.values()}
+        pub = {"/" + t.lstrip("/"): mt for t, mt, _ in {
+            **dynamics_node.PUBLICATIONS, **dynamics_node.NODE_PUBLICATIONS}.values()}
         sub = {"/" + t: mt for t, mt in dynamics_node.SUBSCRIPTIONS.items()}
         return dynamics_node.node_parameter_defaults(), pub, sub
     if node.package == "vm_dynamics" and node.executable == "controller_node":

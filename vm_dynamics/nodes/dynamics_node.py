@@ -38,6 +38,7 @@ from ..transport import ros_args as rargs
 from .dynamics_core import DYNAMICS_PARAMETERS, DynamicsCore, Pacer, parameter_defaults
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
+           "NODE_PUBLICATIONS",
            "SUBSCRIPTIONS", "SERVICES", "node_parameter_defaults"]
 
 NODE_NAME = "dynamics_node"
@@ -78,7 +79,10 @@ PUBLICATIONS = {
     "clock": ("/clock", rm.CLOCK, "clock"),
     "diagnostics": ("/diagnostics", rm.DIAGNOSTIC_ARRAY, "default"),
     "ee_path": ("ee_path", "nav_msgs/msg/Path", "default"),
-    "base_path": ("base_path", "nav_msgs/msg/Path", "default"),   # built here from odom
+}
+#: topics the node builds itself (not core outputs): key -> (topic, message type, QoS)
+NODE_PUBLICATIONS = {
+    "base_path": ("base_path", "nav_msgs/msg/Path", "default"),   # from the published odom
 }
 SUBSCRIPTIONS = {
     "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
@@ -100,7 +104,8 @@ class DynamicsNode:
     def __init__(self, transport, core: DynamicsCore, wall=time.monotonic):
         self.t, self.core, self.wall = transport, core, wall
         self.pubs = {key: transport.publisher(topic, mtype, qos)
-                     for key, (topic, mtype, qos) in PUBLICATIONS.items()}
+                     for key, (topic, mtype, qos) in {**PUBLICATIONS,
+                                                      **NODE_PUBLICATIONS}.items()}
         params = transport.params
         self.max_bytes = _limit(params, "max_message_bytes")
         self.max_dims = _limit(params, "max_layout_dims")
