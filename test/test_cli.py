@@ -52,6 +52,9 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     for key in ("energy_drift_rel", "momentum_drift_rel"):
         v = summary[key]
         assert v is None or (math.isfinite(v) and 0 <= v < 1e-8), (key, v)
+    # the energy balance E - E0 - W holds on every scenario, whoever does work
+    assert 0 <= summary["energy_balance_rel"] < 1e-8, summary["energy_balance_rel"]
+    assert summary["diverged"] is False and summary["interrupted"] is False
     if scn.controller:
         assert summary["tracking_error_final"] < 1e-3
         assert 0 <= summary["tracking_error_rms"] < 1e-3
@@ -59,11 +62,16 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     for png in ("joints.png", "base.png", "conservation.png"):
         assert (out / png).stat().st_size > 10_000
     counts, schemas, first = _read_mcap(out / "trajectory.mcap")
+    from vm_dynamics.recording import UrdfTree
+    latched = {"/robot_description": "std_msgs/msg/String"}   # complete recordings (issue 12)
+    if UrdfTree(str(scn.urdf_path)).static_transforms():
+        latched["/tf_static"] = "tf2_msgs/msg/TFMessage"
     assert schemas == {"/joint_states": "sensor_msgs/msg/JointState",
                        "/odom": "nav_msgs/msg/Odometry", "/tf": "tf2_msgs/msg/TFMessage",
-                       "/clock": "rosgraph_msgs/msg/Clock"}
+                       "/clock": "rosgraph_msgs/msg/Clock", **latched}
     expected = round(SHORT[name] * 100) + 1  # 100 Hz recording including t = 0
-    assert all(abs(c - expected) <= 1 for c in counts.values()), counts
+    assert all(abs(c - expected) <= 1 for t, c in counts.items() if t not in latched), counts
+    assert all(counts[t] == 1 for t in latched), counts
     js = first["/joint_states"]
     assert list(js.name) == scn.model.joint_names
     np.testing.assert_allclose(js.position, scn.q0, atol=1e-12)
@@ -114,24 +122,323 @@ def test_console_script_list_and_exit_code():
     r = subprocess.run(exe + ["--list"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and all(n in r.stdout for n in SCENARIOS)
     r = subprocess.run(exe + ["tumbling", "--dt", "-1"], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and r.stderr.strip() == "vm-sim: error: --dt must be positive, got -1"
+    assert r.returncode == 2 and r.stderr.strip() == ("vm-sim: error: --dt must be positive and "
+                                                      "finite, got -1")
 
 
-def test_ctrl_c_writes_partial_results(tmp_path):
-    """SIGINT during the integration: the run stops and writes what was computed."""
-    import os
+def _run_cli(args, **kw):
+    """vm-sim in a subprocess (its own signal handling and exit code)."""
+    return subprocess.run([sys.executable, "-m", "vm_dynamics.cli", *args], capture_output=True,
+                          text=True, timeout=kw.pop("timeout", 300), **kw)
+
+
+def _scenario_file(tmp_path, edit, name="custom.yaml", base="tumbling"):
+    """A copy of config/<base>.yaml with ``edit(params)`` applied, as a scenario file."""
+    import yaml
+    from vm_dynamics.scenario import read_params_file, share_dir
+    params = read_params_file(share_dir() / "config" / f"{base}.yaml")
+    params["robot_description_file"] = str(share_dir() / "urdf" / params["robot_description_file"])
+    edit(params)
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
+    return path
+
+
+def _set(**kv):
+    def edit(p):
+        for k, v in kv.items():
+            node = p
+            parts = k.split("__")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = v
+    return edit
+
+
+@pytest.mark.parametrize("args, message", [
+    (["tumbling", "--duration", "inf"], "--duration must be positive and finite, got inf"),
+    (["tumbling", "--dt", "nan"], "--dt must be positive and finite, got nan"),
+    (["tumbling", "--dt", "1e-300"], "dt: 6 s in steps of 1e-300 s is 6e+300 steps; at most"),
+    (["tumbling", "--dt", "5", "--duration", "1"], "dt: the step 5 s is longer than the duration"),
+    (["tumbling", "--record-rate", "inf"], "--record-rate must be a finite number >= 0, got inf"),
+    (["tumbling", "--record-rate", "nan"], "--record-rate must be a finite number >= 0, got nan"),
+    (["tumbling", "--record-rate", "-1"], "--record-rate must be a finite number >= 0"),
+    (["spacecraft_arm", "-p", "controller.kp:=abc"], "parameter 'kp'"),
+    (["spacecraft_arm", "-p", "controller.gain:=1.0"], "unknown parameter 'gain'"),
+    (["spacecraft_arm", "-p", "kp=3"], "-p 'kp=3': expected NAME:=VALUE"),
+    (["spacecraft_arm", "-p", "dt:=*a"], "-p dt"),
+    (["tumbling", "--joint-positions", "[1, 2, 3]"],
+     "initial.joint_positions: expected 2 finite numbers"),
+    (["tumbling", "--joint-positions", "a,b"],
+     "--joint-positions: expected numbers like 0.1,0.2 or [0.1, 0.2], got 'a,b'"),
+    (["tumbling", "--base-orientation", "0,0,0,0"], "initial.base_orientation: zero quaternion"),
+    (["tumbling", "--joint-velocities", "1e7,0"], "initial.joint_velocities: |value| 1e+07"),
+    (["tumbling", "--dt", "0.001", "-p", "dt:=0.002"], "--dt 0.001 contradicts -p dt:=0.002"),
+    (["tumbling", "-p", "initial:=[1.0, 2.0]"], "initial: expected a mapping"),
+    (["tumbling", "-p", "input.type:=bogus"], "input.type: unknown 'bogus'"),
+    (["tumbling", "-p", "input.type:=constant", "-p", "input.effort:=[1.0]"],
+     "input.effort: expected 2 finite numbers"),
+    (["tumbling", "-p", "integrator:=rk45"], "integrator: unknown 'rk45'"),
+    (["tumbling", "-p", "controller.name:=magic"], "controller.name: unknown 'magic'"),
+])
+def test_bad_values_are_one_line_exit_2_before_the_run(args, message, capsys, tmp_path):
+    assert cli.main(args + ["--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("vm-sim: error: ") and message in err, err
+    assert not (tmp_path / "o" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_set(initial=[0.0, 1.0]), "initial: expected a mapping of names to values, got list"),
+    (_set(input__type="constant", input__effort=[1.0, 2.0, 3.0]),
+     "input.effort: expected 2 finite numbers"),
+    (_set(input__type="bogus"), "input.type: unknown 'bogus'"),
+    (_set(controller__name="computed_torque", controller__kp="abc"), "parameter 'kp'"),
+    (_set(dt="fast"), "dt: expected a finite number, got 'fast'"),
+    (_set(duration=".inf"), "duration: expected a finite number"),
+    (_set(initial__joint_positions=[True, False]), "initial.joint_positions: expected 2"),
+    (_set(prescribed__type="wheel_loop", prescribed__joints=[0, 5]),
+     "prescribed.joints: expected two different joint indices in 0..1"),
+])
+def test_bad_yaml_values_are_one_line_exit_2(edit, message, tmp_path, capsys):
+    path = _scenario_file(tmp_path, edit)
+    assert cli.main([str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_yaml_alias_bomb_is_rejected_at_once(tmp_path, capsys):
+    lines = ["/**:", "  ros__parameters:", "    a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for k in range(1, 12):
+        prev = f"*a{k - 1}"
+        lines.append(f"    a{k}: &a{k} [{', '.join([prev] * 10)}]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    import time
+    start = time.perf_counter()
+    assert cli.main([str(path)]) == 2
+    assert time.perf_counter() - start < 5.0
+    err = capsys.readouterr().err
+    assert "aliases ('*a0') are not supported" in err and err.count("\n") == 1, err
+
+
+def test_output_directory_problems_are_found_before_the_run(tmp_path, capsys):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert cli.main(["tumbling", "--out", str(a_file)]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+    assert cli.main(["tumbling", "--out", str(a_file / "sub")]) == 2
+    assert "--out: cannot write in" in capsys.readouterr().err
+    for bad in ("../../escape", "/abs/name", "a/b"):
+        path = _scenario_file(tmp_path, _set(scenario=bad), name="evil.yaml")
+        assert cli.main([str(path)]) == 2
+        err = capsys.readouterr().err
+        assert f"scenario: the name {bad!r} cannot be the output directory" in err, err
+
+
+def test_default_output_directory_must_stay_inside_out(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "out" / "tumbling").symlink_to(tmp_path / "elsewhere")
+    assert cli.main(["tumbling", "--duration", "0.01"]) == 2
+    assert "outside out/" in capsys.readouterr().err
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_outputs_never_write_through_planted_symlinks(tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    victims = {}
+    for name in ("joints.png", "summary.json", "trajectory.mcap", "conservation.png"):
+        victim = tmp_path / f"victim-{name}"
+        victim.write_text("precious")
+        (out / name).symlink_to(victim)
+        victims[name] = victim
+    assert cli.main(["planar_rover", "--duration", "0.05", "--out", str(out), "--quiet"]) == 0
+    for name, victim in victims.items():
+        assert victim.read_text() == "precious", name
+        assert (out / name).is_file() and not (out / name).is_symlink(), name
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]   # no temporary files left
+
+
+def test_p_overrides_and_controller_switch_keep_scenario_parameters(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert cli.main(["spacecraft_arm", "--duration", "0.02", "--out", str(out), "--no-plots",
+                     "-p", "controller.kp:=30.0", "-p", "dt:=0.002"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["dt"] == 0.002 and s["steps"] == 10
+    assert s["controller"] == "computed_torque"
+    assert s["controller_parameters"]["kp"] == 30.0 and s["controller_parameters"]["kd"] == 10.0
+    capsys.readouterr()
+    out = tmp_path / "b"
+    assert cli.main(["spacecraft_arm", "--duration", "0.02", "--out", str(out), "--no-plots",
+                     "--controller", "pd_gravity", "-p", "controller.kd:=3.0"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["controller"] == "pd_gravity"
+    assert s["controller_parameters"]["kp"] == 25.0          # kept from the scenario
+    assert s["controller_parameters"]["kd"] == 3.0           # -p wins over the scenario
+    assert s["controller_parameters"]["mode"] == "free_floating"
+    assert "controller pd_gravity: kept kd, kp, mode from the scenario's computed_torque" \
+        in capsys.readouterr().out
+    out = tmp_path / "c"
+    assert cli.main(["spacecraft_arm", "--duration", "0.02", "--out", str(out), "--no-plots",
+                     "--controller", "task_space"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert "kp" not in s["controller_parameters"]
+    assert "dropped kd, kp (not task_space parameters)" in capsys.readouterr().out
+
+
+def test_initial_state_options(tmp_path):
+    out = tmp_path / "o"
+    assert cli.main(["tumbling", "--duration", "0.01", "--out", str(out), "--no-plots",
+                     "--joint-positions", "0.25, -0.5", "--base-position", "[1.0, 2.0, 3.0]",
+                     "--base-orientation", "0,0,1,1", "--base-twist", "0,0,0,0,0,0",
+                     "--joint-velocities", "0,0"]) == 0
+    counts, schemas, first = _read_mcap(out / "trajectory.mcap")
+    np.testing.assert_allclose(first["/joint_states"].position, [0.25, -0.5], atol=1e-12)
+    o = first["/odom"].pose.pose
+    np.testing.assert_allclose([o.position.x, o.position.y, o.position.z], [1, 2, 3])
+    np.testing.assert_allclose([o.orientation.z, o.orientation.w], [2 ** -0.5, 2 ** -0.5])
+
+
+def test_divergence_stops_with_one_error_partial_outputs_and_exit_3(tmp_path):
+    out = tmp_path / "o"
+    r = _run_cli(["spacecraft_arm", "--duration", "5", "--dt", "0.01", "--out", str(out),
+                  "-p", "controller.kp:=1e9", "-p", "controller.kd:=1.0"])
+    assert r.returncode == 3, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("vm-sim: error: diverged at t = "), r.stderr
+    assert lines[0].endswith("reduce dt or the gains")
+    assert "Warning" not in r.stderr and "Traceback" not in r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["diverged"] is True and s["interrupted"] is False
+    assert 0 < s["divergence"]["t"] < 5 and 0 < s["steps"] < 500
+    assert s["divergence"]["message"] == lines[0][len("vm-sim: error: "):]
+    for name in ("trajectory.mcap", "joints.png", "base.png", "conservation.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert all(math.isfinite(x) for x in s["final_state"]["joint_velocities"])
+    assert "DIVERGED after" in r.stdout
+
+
+def test_momentum_check_is_decided_by_physics_not_by_names():
+    from vm_dynamics import analysis
+    from vm_dynamics.simulate import simulate
+    scn = load_scenario("spacecraft_arm")
+    m = scn.model
+    tau = lambda t, s: 0.5 * np.sin(3 * t) * np.ones(m.n)           # noqa: E731
+    free = simulate(m, scn.g0, scn.V0, scn.q0, scn.qd0, 0.05, 1e-3, tau=tau)
+    c = analysis.conservation_checks(m, free)
+    assert c.momentum_conserved and not c.energy_conserved
+    assert c.summary()["momentum_drift_rel"] < 1e-12
+    # the balance residual is the O(dt⁴) truncation error: 16x smaller at dt/2
+    half = simulate(m, scn.g0, scn.V0, scn.q0, scn.qd0, 0.05, 5e-4, tau=tau)
+    r1 = c.summary()["energy_balance_rel"]
+    r2 = analysis.conservation_checks(m, half).summary()["energy_balance_rel"]
+    assert r1 < 1e-6 and 10 < r1 / r2 < 25, (r1, r2)
+    pushed = simulate(m, scn.g0, scn.V0, scn.q0, scn.qd0, 0.05, 1e-3, tau=tau,
+                      base_wrench=np.r_[1.0, 0, 0, 0, 0, 0])
+    c = analysis.conservation_checks(m, pushed)
+    assert not c.momentum_conserved and c.summary()["momentum_drift_rel"] is None
+    assert c.summary()["conservation"]["momentum"] == "not conserved: vehicle wrench"
+    assert c.summary()["energy_balance_rel"] < 1e-6          # the work of the push is counted
+    rover = load_scenario("planar_rover").model                     # SE(2) on a 10° slope
+    assert not analysis.gravity_conserves_momentum(rover, np.eye(4))
+    flat = vm_load_flat_rover()
+    assert analysis.gravity_conserves_momentum(flat, np.eye(4))     # vertical gravity, SE(2)
+
+
+def vm_load_flat_rover():
+    from vm_dynamics import load_model
+    from vm_dynamics.scenario import share_dir
+    return load_model(str(share_dir() / "urdf" / "planar_rover.urdf"), base="SE2",
+                      gravity=(0.0, 0.0, -9.81))
+
+
+def test_ctrl_c_writes_partial_results_and_exits_130(tmp_path):
+    """SIGINT during the integration: the run stops, writes what was computed, exits 130."""
     import signal
     import time
     proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.cli", "spacecraft_arm",
                              "--duration", "60", "--out", str(tmp_path), "--no-plots"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6.0)
+    for line in proc.stdout:                 # wait until the simulation runs
+        if "controller=computed_torque" in line:
+            break
+    time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["interrupted"] is True
     assert 0 < s["steps"] < 60000
     assert (tmp_path / "trajectory.mcap").stat().st_size > 0
     assert "INTERRUPTED" in out
-    del os
+
+
+def test_second_ctrl_c_while_writing_keeps_the_summary(tmp_path):
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.cli", "tumbling",
+                             "--duration", "60", "--out", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "controller=none" in line:
+            time.sleep(2.0)
+            proc.send_signal(signal.SIGINT)          # stop the integration
+        if "energy and momentum balance ..." in line:
+            proc.send_signal(signal.SIGINT)          # while the outputs are being written
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=300)
+    out = "".join(seen) + out
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["interrupted"] is True and s["steps"] > 0
+    assert "trajectory.mcap" in s["files"] and "energy_balance_rel" in s
+    assert s.get("plots_skipped") is True
+    assert "skipping the remaining plots" in out
+
+
+def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path):
+    import signal
+    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.cli", "uvms",
+                             "--duration", "30", "--out", str(tmp_path), "--no-plots"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("vm-sim: loading uvms"):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+def test_keyboard_interrupt_while_loading_is_caught(monkeypatch, capsys):
+    import vm_dynamics.scenario as scenario
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(scenario, "load_scenario", interrupted)
+    assert cli.main(["tumbling"]) == 130
+    assert capsys.readouterr().err == "vm-sim: interrupted\n"
+
+
+def test_energy_balance_of_prescribed_motion_with_a_zero_base_wrench_callable():
+    """traj.tau of a prescribed motion must not depend on passing a base wrench that is zero
+    (the efforts that realise the motion do the work W of the balance E - E0 - W)."""
+    from vm_dynamics import analysis
+    from vm_dynamics.simulate import simulate
+    scn = load_scenario("satellite_wheels")
+    m = scn.model
+    runs = [simulate(m, scn.g0, scn.V0, scn.q0, scn.qd0, 0.5, scn.dt,
+                     prescribed=scn.prescribed_motion(), **kw)
+            for kw in ({}, {"base_wrench": lambda t, s: np.zeros(m.b)})]
+    np.testing.assert_allclose(runs[1].tau, runs[0].tau, rtol=1e-12, atol=1e-15)
+    for traj in runs:
+        assert analysis.conservation_checks(m, traj).summary()["energy_balance_rel"] < 1e-7

@@ -166,83 +166,6 @@ def test_lie_helpers_match_lie_module():
                   rtol=1e-14)
 
 
-FORMS = ["spatial_momentum", "velocity"]
-
-
-@pytest.mark.parametrize("formulation", FORMS)
-@pytest.mark.parametrize("robot,base", [("ur5", "SE3"), ("random_tree", "SE2"), ("ur5", "SO3"),
-                                        ("panda", "fixed")])
-def test_rkmk4_numba_equals_lie_composition(robot, base, formulation):
-    """The compiled RKMK4 step == the same method composed from lie.dexp_inv/se3_exp (numpy)."""
-    if not fast.numba_available():
-        pytest.skip("numba not installed")
-    model = our_model(robot, base, gravity_for(1))
-    orc = make_oracle(robot, base, gravity_for(1), joint_names=list(model.joint_names))
-    rng = np.random.default_rng(5)
-    g, V, q, qd = orc.random_state(rng, v_scale=3.0)
-    args = (g, V, q, qd, rng.normal(size=model.n), 0.05, rng.normal(size=model.b),
-            {WRENCH_FRAMES[robot][0]: rng.normal(size=6)})
-    a = fast.rkmk4_step(model, *args, formulation=formulation, backend="numba")
-    b = fast.rkmk4_step(model, *args, formulation=formulation, backend="numpy")
-    for name, x, y in zip(("g", "V", "q", "qd"), a, b):
-        close(x, y, f"rkmk4 {name}", scale=1.0 + np.linalg.norm(y), rtol=1e-12)
-    traj = fast.rkmk4_rollout(model, *args[:6], 3, *args[6:], formulation=formulation)
-    assert traj[0].shape == (4, 4, 4)
-    for name, x, y in zip(("g", "V", "q", "qd"), (t[1] for t in traj), a):
-        close(x, y, f"rollout step 1 {name}", scale=1.0 + np.linalg.norm(y), rtol=1e-14)
-
-
-@pytest.mark.parametrize("robot,base", [("ur5", "SE3"), ("random_tree", "SE2"),
-                                        ("random_tree", "SO3"), ("ur5", "fixed")])
-def test_rkmk4_matches_vm_simulate(robot, base):
-    """Same discrete method as vm.simulate: the default spatial-momentum formulation against the
-    LP reference path (independent dynamics), and formulation='velocity' driven by the fast FD;
-    with gravity, joint efforts, a base wrench and a frame wrench."""
-    grav = gravity_for(1)
-    model = our_model(robot, base, grav)
-    orc = make_oracle(robot, base, grav, joint_names=list(model.joint_names))
-    rng = np.random.default_rng(11)
-    g, V, q, qd = orc.random_state(rng)
-    tau, bw = rng.normal(size=model.n), rng.normal(size=model.b)
-    fw = {WRENCH_FRAMES[robot][0]: rng.normal(size=6)}
-    kw = dict(tau=tau, base_wrench=bw if model.b else None, frame_wrenches=fw, method="rkmk4")
-    for form, dyn in (("spatial_momentum", None),
-                      ("velocity", fast.fast_model(model).forward_dynamics)):
-        sim = vm.simulate(model, g, V, q, qd, 0.2, 0.02, formulation=form, dynamics=dyn, **kw)
-        traj = fast.rkmk4_rollout(model, g, V, q, qd, tau, 0.02, 10, bw, fw, formulation=form)
-        for name, x, y in zip(("g", "V", "q", "qd"), traj, (sim.g, sim.V, sim.q, sim.qd)):
-            close(x, y, f"rollout vs vm.simulate[{form}]: {name}",
-                  scale=1.0 + np.abs(y).max(initial=0.0), rtol=1e-10)
-
-
-@pytest.mark.parametrize("formulation", FORMS)
-def test_rkmk4_order_and_conservation(formulation):
-    """Global error O(h⁴); free-floating momentum: exact (to rounding) for the spatial-momentum
-    formulation, within the truncation error for 'velocity'."""
-    model = our_model("ur5", "SE3", (0.0, 0.0, 0.0))
-    orc = make_oracle("ur5", "SE3", (0.0, 0.0, 0.0), joint_names=list(model.joint_names))
-    rng = np.random.default_rng(11)
-    g, V, q, qd = orc.random_state(rng)
-    tau = np.zeros(model.n)
-    T = 0.4
-    ref = fast.rkmk4_rollout(model, g, V, q, qd, tau, T / 320, 320, formulation=formulation)
-    errs = []
-    for steps in (20, 40):
-        out = fast.rkmk4_rollout(model, g, V, q, qd, tau, T / steps, steps,
-                                 formulation=formulation)
-        errs.append(max(np.abs(out[2][-1] - ref[2][-1]).max(),
-                        np.abs(lie.se3_log(lie.se3_inv(ref[0][-1]) @ out[0][-1])).max()))
-    ratio = errs[0] / errs[1]
-    assert 11.0 < ratio < 22.0, f"RKMK4 error ratio {ratio:.2f} for dt halved (expect ~16)"
-    h0 = model.momentum(g, V, q, qd)
-    coarse = fast.rkmk4_rollout(model, g, V, q, qd, tau, 0.05, 40, formulation=formulation)
-    drift = max(np.linalg.norm(model.momentum(*s) - h0) for s in zip(*coarse)) / np.linalg.norm(h0)
-    if formulation == "spatial_momentum":
-        assert drift < 1e-13, f"momentum drift {drift:.2e} (should be rounding only)"
-    else:
-        assert 1e-13 < drift < 1e-2, f"momentum drift {drift:.2e}"
-
-
 def _added_inertia_models():
     """(id, model with an added vehicle inertia M_A, its rigid twin): the uvms scenario
     (hydrodynamic added mass) and a random tree with a random SPD M_A (not of rigid-body form)."""
@@ -301,34 +224,6 @@ def test_added_vehicle_inertia_vs_lp(which, backend):
               f"static load with/without M_A [{backend}] {which}")
 
 
-@pytest.mark.parametrize("formulation", FORMS)
-def test_added_vehicle_inertia_rkmk4(formulation):
-    """RKMK4 with M_A: numba step == numpy composition; without gravity and wrenches the
-    spatial-momentum formulation conserves the momentum of the LP model (which includes M_A V)."""
-    _, m, _ = ADDED[1]
-    rng = np.random.default_rng(29)
-    g, V = lie.se3_exp(rng.normal(size=6)), rng.normal(size=m.b)
-    q, qd = rng.normal(size=m.n), rng.normal(size=m.n)
-    args = (g, V, q, qd, rng.normal(size=m.n), 0.05, rng.normal(size=m.b),
-            {m.frame_names[-1]: rng.normal(size=6)})
-    if fast.numba_available():
-        a = fast.rkmk4_step(m, *args, formulation=formulation, backend="numba")
-        b = fast.rkmk4_step(m, *args, formulation=formulation, backend="numpy")
-        for name, x, y in zip(("g", "V", "q", "qd"), a, b):
-            close(x, y, f"rkmk4 {name} with M_A", scale=1.0 + np.linalg.norm(y), rtol=1e-12)
-    from urdf_factory import random_tree_urdf
-    free = vm.load_model(random_tree_urdf(seed=3), base="SE3", gravity=(0.0, 0.0, 0.0))
-    free = free.with_added_vehicle_inertia(m.added_vehicle_inertia)
-    h0 = free.momentum(g, V, q, qd)
-    traj = fast.rkmk4_rollout(free, g, V, q, qd, np.zeros(m.n), 0.05, 20,
-                              formulation=formulation)
-    drift = max(np.linalg.norm(free.momentum(*s) - h0) for s in zip(*traj)) / np.linalg.norm(h0)
-    if formulation == "spatial_momentum":
-        assert drift < 1e-13, f"momentum drift {drift:.2e} with M_A (should be rounding only)"
-    else:
-        assert 1e-13 < drift < 1e-2, f"momentum drift {drift:.2e}"
-
-
 def test_bad_inputs_raise_value_error():
     model = our_model("ur5", "SE3", gravity_for(0))
     g, V, q, qd, tau = np.eye(4), np.zeros(6), np.zeros(6), np.zeros(6), np.zeros(6)
@@ -348,8 +243,8 @@ def test_bad_inputs_raise_value_error():
             bad = np.zeros((2, 6))
             bad[1, 3] = np.inf
             fast.forward_dynamics_batch(model, g, V, q, qd, bad, backend=backend)
-        with pytest.raises(ValueError, match="dt: expected a positive"):
-            fast.rkmk4_step(model, g, V, q, qd, tau, 0.0, backend=backend)
+        with pytest.raises(ValueError, match="q: expected 6 numbers"):
+            fd(g, V, ["a"] * 6, qd, tau)
     with pytest.raises(ValueError, match="backend="):
         fast.forward_dynamics(model, g, V, q, qd, tau, backend="cuda")
 
@@ -380,3 +275,17 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code, robot_path("ur5")], capture_output=True,
                        text=True, env=env, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_frame_pose_vs_lp_reference(case, backend):
+    """Frame poses by the recursive kinematics == the LP reference kinematics (lp.py)."""
+    model = case.model
+    rng = np.random.default_rng(21)
+    q = rng.normal(size=model.n)
+    for frame in model.frame_names:
+        ref = model.frame_pose(q, frame, backend="lp")
+        close(model.frame_pose(q, frame, backend=backend), ref, f"frame {frame}",
+              scale=1.0 + np.abs(ref).max(), rtol=1e-13)
+    with pytest.raises(ValueError, match="unknown frame 'nope'"):
+        model.frame_pose(q, "nope", backend=backend)

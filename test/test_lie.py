@@ -140,3 +140,92 @@ def test_group_lookup():
     assert SE3.dim == 6 and SE2.dim == 3 and SO3.dim == 3 and FIXED.dim == 0
     with pytest.raises(ValueError, match="unknown vehicle group.*SE3"):
         get_group("SE4")
+
+
+# ---------------------------------------------------------------- robustness (issue 14)
+_VEC3 = ["so3_exp", "so3_left_jacobian", "so3_left_jacobian_inv", "skew"]
+_VEC6 = ["se3_exp", "dexp", "dexp_inv", "ad", "coad", "hat"]
+_MAT4 = ["se3_log", "se3_inv", "Ad", "Ad_inv", "vee"]
+_MAT3 = ["so3_log", "unskew"]
+_ARG = {**{f: ("w", (3,)) for f in _VEC3[:3]}, "skew": ("w", (3,)),
+        **{f: ("V", (6,)) for f in _VEC6}, "vee": ("X", (4, 4)),
+        **{f: ("g", (4, 4)) for f in _MAT4[:4]}, "so3_log": ("R", (3, 3)), "unskew": ("W", (3, 3))}
+
+
+def test_so3_exp_of_a_huge_angle_is_a_clean_error_not_an_overflow():
+    # theta ** 3 on a Python float raised OverflowError above 5.6e102 (issue 14)
+    with pytest.raises(ValueError, match=r"^w: entries must not exceed 1e\+100"):
+        lie.so3_exp([1e103, 0, 0])
+
+
+#: functions that only rearrange entries: any finite magnitude is fine
+_REARRANGE = {"skew", "hat", "vee", "unskew"}
+
+
+@pytest.mark.parametrize("fn", sorted(_ARG))
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e101, -1.7e308])
+def test_non_finite_or_too_large_entries_raise_value_error_naming_the_argument(fn, bad):
+    name, shape = _ARG[fn]
+    x = np.zeros(shape)
+    x.flat[-1] = bad
+    x.flat[1] = -bad
+    if fn in _REARRANGE and np.isfinite(bad):
+        assert np.all(np.isfinite(getattr(lie, fn)(x)))
+        return
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        getattr(lie, fn)(x)
+
+
+@pytest.mark.parametrize("fn", sorted(_ARG))
+@pytest.mark.parametrize("bad", [np.zeros(2), np.zeros((3, 4)), [[1, 2], [3]], "abc",
+                                 np.ones(7, dtype=complex), np.ones(6, dtype=bool), None])
+def test_wrong_shapes_and_types_raise_value_error_naming_the_argument(fn, bad):
+    name, shape = _ARG[fn]
+    if isinstance(bad, np.ndarray) and bad.dtype != float:
+        bad = np.ones(shape, dtype=bad.dtype)       # right shape, wrong kind of number
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        getattr(lie, fn)(bad)
+
+
+@pytest.mark.parametrize("scale", [1e3, 1e20, 1e60, 1e99])
+def test_large_finite_arguments_give_finite_correct_results(scale):
+    axis = np.array([0.48, -0.6, 0.64])
+    w = scale * axis
+    R = lie.so3_exp(w)
+    np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-14)
+    # the rotation by θ = ‖w‖ about the axis, with θ reduced modulo 2π by sin and cos
+    theta = np.linalg.norm(w)
+    K = lie.skew(axis / np.linalg.norm(axis))
+    np.testing.assert_allclose(R, np.eye(3) + np.sin(theta) * K + (1 - np.cos(theta)) * K @ K,
+                               atol=1e-14)
+    V = np.concatenate([scale * np.array([1.0, -2, 3]), w])
+    for fn in ("se3_exp", "dexp", "ad", "hat"):
+        assert np.all(np.isfinite(getattr(lie, fn)(V))), fn
+    try:
+        assert np.all(np.isfinite(lie.dexp_inv(V)))
+    except ValueError as exc:          # only at (or numerically at) a multiple of 2π
+        assert str(exc).startswith("V: dexp⁻¹ is singular")
+
+
+def test_left_jacobian_forms_agree_across_the_taylor_switch_and_stay_inverse():
+    for theta in (0.9e-4, 1.1e-4, 0.19, 0.21, 1.0, 3.0, 6.0, 50.0):
+        w = theta * np.array([0.6, 0.0, 0.8])
+        V = np.concatenate([[0.3, -1.0, 2.0], w])
+        if theta < 7:    # the series is summable in floating point
+            np.testing.assert_allclose(lie.dexp(V), lie._series_jacobian(V, 80), atol=1e-12)
+        np.testing.assert_allclose(lie.dexp(V) @ lie.dexp_inv(V), np.eye(6), atol=1e-9)
+
+
+def test_pose_from_position_and_ros_quaternion():
+    g = lie.pose([1.0, 2.0, 3.0], [0.0, 0.0, np.sin(np.pi / 4), np.cos(np.pi / 4)])
+    np.testing.assert_allclose(g[:3, :3], lie.so3_exp([0, 0, np.pi / 2]), atol=1e-15)
+    np.testing.assert_array_equal(g[:3, 3], [1, 2, 3])
+    # normalised without overflow or underflow of the norm
+    for s in (2e-200, 1.0, 3e99):
+        np.testing.assert_allclose(lie.pose([1, 2, 3], [0, 0, s, s]), g, atol=1e-15)
+    with pytest.raises(ValueError, match="^quaternion_xyzw: zero quaternion"):
+        lie.pose([0, 0, 0], [0, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"^quaternion_xyzw: expected shape \(4,\)"):
+        lie.pose([0, 0, 0], [0, 0, 1])
+    with pytest.raises(ValueError, match="^position: contains NaN or Inf"):
+        lie.pose([0, np.nan, 0], [0, 0, 0, 1])

@@ -1,6 +1,8 @@
 """The README's Python examples run as written (from the repository root)."""
 import os
 import re
+
+import numpy as np
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -15,3 +17,17 @@ def test_readme_python_examples_run(monkeypatch):
     traj = namespace["traj"]
     assert traj.q.shape == (6001, namespace["model"].nq)
     assert os.path.isfile(REPO / "docs" / "spacecraft_arm_base.png")
+    # the plug-in example: a working controller that follows the reference with a lag
+    traj_pd, ref = namespace["traj_pd"], namespace["ref"]
+    assert traj_pd.q.shape == (2001, namespace["model"].nq) and not traj_pd.interrupted
+    moved = np.abs(traj_pd.q[-1] - traj_pd.q[0]).max()
+    assert moved > 0.05                                       # it drove the joints
+    assert namespace["lag"] < 0.5 * np.abs(ref.joint(2.0)[0] - traj_pd.q[0]).max()   # follows
+
+
+def test_readme_documents_the_plugin_reference_api():
+    text = (REPO / "README.md").read_text()
+    for needle in ("reference.joint(t) -> (q_d, qd_d, qdd_d)", "reference.base(t) -> (g_d, V_d, "
+                   "Vdot_d)", "reference.ee(t)", "vm.State(t, g, V, q, qd)",
+                   "vm.pose(position, quaternion_xyzw)"):
+        assert needle in text, needle

@@ -274,3 +274,196 @@ def test_rotation_vector_unwrapping_is_continuous():
     assert np.max(np.abs(np.diff(phi[:, 2]))) > np.pi  # principal log jumps at pi
     un = rec._unwrap_rotvec(phi)
     np.testing.assert_allclose(un[:, 2], angles, atol=1e-9)
+
+
+# ------------------------------------------------ complete recordings (robot description)
+
+MIMIC_URDF = """<robot name="m">
+  <link name="base"/><link name="a"/><link name="b"/><link name="c"/><link name="tool"/>
+  <joint name="ja" type="revolute"><parent link="base"/><child link="a"/>
+    <origin xyz="0.1 0.2 0.3" rpy="0.3 -0.4 0.5"/><axis xyz="0 1 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="jb" type="prismatic"><parent link="a"/><child link="b"/>
+    <origin xyz="0 0 0.5" rpy="1.0 0 0"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="jc" type="continuous"><parent link="b"/><child link="c"/>
+    <origin xyz="0.2 0 0"/><axis xyz="0 0 1"/>
+    <mimic joint="ja" multiplier="-2" offset="0.1"/></joint>
+  <joint name="jt" type="fixed"><parent link="c"/><child link="tool"/>
+    <origin xyz="0 0 0.1" rpy="0 1.5707963 0"/></joint>
+</robot>"""
+
+
+def _compose_tf(tf_static, tf, fixed='odom'):
+    """World poses of every child frame from TFMessages decoded by mcap_ros2 (independent
+    of vm_dynamics: quaternion -> matrix by the standard formula)."""
+    def mat(tr):
+        x, y, z, w = (tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w)
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        T = np.eye(4)
+        T[:3, :3] = R
+        T[:3, 3] = [tr.translation.x, tr.translation.y, tr.translation.z]
+        return T
+    edges = {t.child_frame_id: (t.header.frame_id, mat(t.transform))
+             for msg in (tf_static, tf) for t in msg.transforms}
+    poses = {fixed: np.eye(4)}
+
+    def pose(f):
+        if f not in poses:
+            parent, T = edges[f]
+            poses[f] = pose(parent) @ T
+        return poses[f]
+    for f in edges:
+        pose(f)
+    return poses
+
+
+def test_complete_recording_of_a_scenario_read_back_independently(tmp_path):
+    """/robot_description (latched), /tf_static with the fixed joints and every movable joint
+    on /tf: composing the TF read by mcap_ros2 gives the model's pose of every link."""
+    from vm_dynamics.scenario import load_scenario
+    scn = load_scenario('spacecraft_arm')
+    model = scn.model
+    rng = np.random.default_rng(3)
+    N = 7
+    t = np.arange(N) * 0.1
+    q = scn.q0 + rng.normal(size=(N, model.n))
+    g = np.tile(np.eye(4), (N, 1, 1))
+    for k in range(N):
+        g[k, :3, :3] = rot(rng.normal(size=3), rng.normal())
+        g[k, :3, 3] = rng.normal(size=3)
+    info = rec.write_mcap(tmp_path / 'c.mcap', t, g, np.zeros((N, 6)), q, 0 * q,
+                          model.joint_names, robot_description=str(scn.urdf_path))
+    assert info.message_counts == {'/clock': N, '/joint_states': N, '/odom': N, '/tf': N,
+                                   '/tf_static': 1, '/robot_description': 1}
+    header, summary, msgs = read_mcap(tmp_path / 'c.mcap')
+    channels = {c.topic: c for c in summary.channels.values()}
+    for topic in ('/robot_description', '/tf_static'):
+        qos = channels[topic].metadata['offered_qos_profiles']
+        assert 'durability: transient_local' in qos and 'depth: 1' in qos
+    assert summary.schemas[channels['/robot_description'].schema_id].name == \
+        'std_msgs/msg/String'
+    (t_desc, desc), = msgs['/robot_description']
+    assert t_desc == msgs['/tf'][0][0]            # available from the first sample on
+    assert '<robot name="spacecraft_arm"' in desc.data and 'joint7' in desc.data
+    (_, static), = msgs['/tf_static']
+    assert sorted(x.child_frame_id for x in static.transforms) == sorted(
+        ['solar_wing_left', 'solar_wing_right', 'arm_base', 'ee_link'])
+    for k in range(N):
+        _, tf = msgs['/tf'][k]
+        assert len(tf.transforms) == 1 + model.n   # odom->base_link + the 7 arm joints
+        poses = _compose_tf(static, tf)
+        for frame in model.frame_names:
+            np.testing.assert_allclose(poses[frame], model.frame_pose(q[k], frame, g[k]),
+                                       atol=1e-12, err_msg=f'{frame} at sample {k}')
+
+
+def test_urdf_tree_mimic_prismatic_and_closed_form_match(tmp_path):
+    tree = rec.UrdfTree(MIMIC_URDF)
+    assert tree.root == 'base' and tree.position_joints == ['ja', 'jb']
+    assert [p[:2] for p in tree.static_transforms()] == [('c', 'tool')]
+    pos = {'ja': 0.7, 'jb': -0.3}
+    mats = tree.moving_transforms(pos)
+    for (p, c, T), (p2, c2, xyz, quat) in zip(mats, tree.moving_transforms_pq(pos)):
+        assert (p, c) == (p2, c2)
+        np.testing.assert_allclose(T[:3, 3], xyz, atol=1e-15)
+        np.testing.assert_allclose(T[:3, :3], rm.matrix_from_quat(quat), atol=1e-14)
+    # the mimic joint turns by -2 * 0.7 + 0.1 about z
+    Tc = dict(((p, c), T) for p, c, T in mats)[('b', 'c')]
+    np.testing.assert_allclose(Tc[:3, :3], rot([0, 0, 1], -1.3), atol=1e-14)
+    # the prismatic joint slides along its axis in the child frame
+    Tb = dict(((p, c), T) for p, c, T in mats)[('a', 'b')]
+    np.testing.assert_allclose(Tb[:3, 3], [-0.3, 0, 0.5], atol=1e-15)
+    poses = tree.link_poses(pos)
+    np.testing.assert_allclose(poses['tool'], poses['c'] @ tree.static_transforms()[0][2])
+
+
+@pytest.mark.parametrize('urdf, match', [
+    ('<robot name="x"><link name="a"/><link name="b"/><joint name="j" type="floating">'
+     '<parent link="a"/><child link="b"/></joint></robot>', "joint 'j': type 'floating'"),
+    ('<robot name="x"><link name="a"/><joint name="j" type="fixed"><parent link="a"/>'
+     '<child link="nope"/></joint></robot>', "child link 'nope'"),
+    ('<robot name="x"><link name="a"/><link name="b"/></robot>', 'one root link'),
+    ('<robot name="x"><link name="a"/>', 'not valid XML'),
+    ('<robot name="x"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+     '<parent link="a"/><child link="b"/><axis xyz="0 0 0"/></joint></robot>', 'axis is zero'),
+])
+def test_urdf_tree_rejects(urdf, match):
+    with pytest.raises(ValueError, match=match):
+        rec.UrdfTree(urdf)
+
+
+def test_recorder_errors_name_the_culprit(tmp_path):
+    with pytest.raises(ValueError, match=r"missing \['jb'\]"):
+        rec.McapRecorder(tmp_path / 'a.mcap', ['ja'], robot_description=MIMIC_URDF)
+    with pytest.raises(ValueError, match="not movable joints of the URDF \\['jc'\\]"):
+        rec.McapRecorder(tmp_path / 'a.mcap', ['ja', 'jb', 'jc'], robot_description=MIMIC_URDF)
+    with pytest.raises(ValueError, match="base frame 'a' is not the root link 'base'"):
+        rec.McapRecorder(tmp_path / 'a.mcap', ['ja', 'jb'], robot_description=MIMIC_URDF,
+                         frame_ids=('odom', 'a'))
+    r = rec.McapRecorder(tmp_path / 'a.mcap', ['ja', 'jb'], robot_description=MIMIC_URDF)
+    r.add(0.0, np.eye(4), np.zeros(6), [0, 0], [0, 0])
+    with pytest.raises(ValueError, match='strictly increasing'):
+        r.add(0.0, np.eye(4), np.zeros(6), [0, 0], [0, 0])
+    with pytest.raises(ValueError, match=r'q at sample 1 must have shape \(2\)'):
+        r.add(0.1, np.eye(4), np.zeros(6), [0, 0, 0], [0, 0])
+    with pytest.raises(ValueError, match='V at sample 1 has 3 entries'):
+        r.add(0.2, np.eye(4), np.zeros(3), [0, 0], [0, 0])
+    assert r.close().message_counts['/tf'] == 1
+    with pytest.raises(ValueError, match='closed'):
+        r.add(1.0, np.eye(4), np.zeros(6), [0, 0], [0, 0])
+    empty = rec.McapRecorder(tmp_path / 'e.mcap', [])
+    with pytest.raises(ValueError, match='no sample'):
+        empty.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['a.mcap']   # no temp leftovers
+
+
+def test_recorder_as_simulate_callback_streams_and_keeps_ctrl_c_samples(tmp_path):
+    """The recorder is a vm.simulate callback; the file is complete after a Ctrl-C too."""
+    import vm_dynamics as vm
+    from vm_dynamics.scenario import load_scenario
+    scn = load_scenario('tumbling')
+    model = scn.model
+    with rec.McapRecorder(tmp_path / 's.mcap', model.joint_names, rate_hz=50,
+                          robot_description=str(scn.urdf_path)) as r:
+        traj = vm.simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, 0.5, 1e-3, callback=r)
+    assert len(traj.t) == 501
+    _, _, msgs = read_mcap(tmp_path / 's.mcap')
+    stamps = [lt for lt, _ in msgs['/tf']]
+    assert len(stamps) == 26 and stamps[1] - stamps[0] == 20_000_000
+    _, js = msgs['/joint_states'][-1]
+    np.testing.assert_array_equal(js.position, traj.q[-1])
+    _, odom = msgs['/odom'][-1]
+    assert [odom.pose.pose.position.x, odom.pose.pose.position.y,
+            odom.pose.pose.position.z] == list(traj.g[-1, :3, 3])
+
+    with pytest.raises(KeyboardInterrupt):
+        with rec.McapRecorder(tmp_path / 'k.mcap', model.joint_names,
+                              robot_description=str(scn.urdf_path)) as r:
+            for k in range(1000):
+                r.add(k * 1e-3, np.eye(4), np.zeros(6), scn.q0, scn.qd0)
+                if k == 100:
+                    raise KeyboardInterrupt
+    _, _, msgs = read_mcap(tmp_path / 'k.mcap')
+    assert len(msgs['/tf']) == 101 and len(msgs['/robot_description']) == 1
+
+
+def test_recorder_memory_stays_flat(tmp_path):
+    """Streaming: RSS after 3000 samples is within 3 MB of RSS after 500 (the old writer
+    kept everything until the end; a 10x longer run must not cost 10x memory)."""
+    def rss_mb():
+        with open('/proc/self/statm') as fh:
+            return int(fh.read().split()[1]) * 4096 / 2**20
+    tree_xml = MIMIC_URDF
+    r = rec.McapRecorder(tmp_path / 'm.mcap', ['ja', 'jb'], robot_description=tree_xml)
+    g = np.eye(4)
+    marks = {}
+    for k in range(3000):
+        r.add(k * 1e-2, g, np.zeros(6), [1e-3 * k, 0.0], [0.0, 0.0], effort=[0.0, 0.0])
+        if k in (500, 2999):
+            marks[k] = rss_mb()
+    info = r.close()
+    assert info.message_counts['/tf'] == 3000
+    assert marks[2999] - marks[500] < 3.0, marks

@@ -177,7 +177,7 @@ def test_pluggable_dynamics(free):
         calls[0] = 0
         b = vm.simulate(free, G0, V0, Q0, QD0, 0.1, 0.01, tau=tau, base_wrench=np.ones(6),
                         formulation=form, dynamics=dyn)
-        assert calls[0] == b.evaluations == 41
+        assert calls[0] == b.evaluations == 40          # 10 steps × 4 stages
         assert _state_err(a, b) < 1e-13
         np.testing.assert_allclose(a.V, b.V, rtol=0, atol=1e-13)
 
@@ -323,11 +323,11 @@ def test_input_validation(free):
     args = (free, G0, V0, Q0, QD0, 0.05, 0.01)
     with pytest.raises(ValueError, match="tau"):
         vm.simulate(*args, tau=np.zeros(6))
-    with pytest.raises(ValueError, match=r"tau: callable returned shape \(3,\) at t=0"):
+    with pytest.raises(ValueError, match=r"tau: expected shape \(7,\), got \(3,\) \(inputs at t=0\)"):
         vm.simulate(*args, tau=lambda t, s: np.zeros(3))
-    with pytest.raises(ValueError, match=r"base_wrench: callable returned NaN .* at t=0.02"):
+    with pytest.raises(ValueError, match=r"base_wrench: contains NaN .* at t=0.02"):
         vm.simulate(*args, base_wrench=lambda t, s: np.full(6, np.nan) if t > 0.015 else np.zeros(6))
-    with pytest.raises(ValueError, match=r"frame_wrenches\['ee_link'\]: callable returned shape"):
+    with pytest.raises(ValueError, match=r"frame_wrenches\['ee_link'\]: expected shape \(6,\)"):
         vm.simulate(*args, frame_wrenches={"ee_link": lambda t, s: np.zeros(5)})
     with pytest.raises(ValueError, match="unknown frame 'nope'"):
         vm.simulate(*args, frame_wrenches={"nope": np.zeros(6)})
@@ -368,7 +368,7 @@ def test_state_is_immutable_and_callables_see_stage_states(free):
     tr = vm.simulate(free, G0, V0, Q0, QD0, 0.02, 0.01, tau=tau)
     # rkmk4: stages at t, t + h/2 (twice), t + h; plus the final sample
     np.testing.assert_allclose(seen, [0, .005, .005, .01, .01, .015, .015, .02, .02], atol=1e-15)
-    assert tr.evaluations == 9
+    assert tr.evaluations == 8        # 2 steps × 4 stages; the last sample's inputs are no rhs
 
 
 def test_grid_and_bookkeeping(free):
@@ -393,8 +393,11 @@ def test_callback_stop_and_keyboard_interrupt(free):
         tr = vm.simulate(free, G0, V0, Q0, QD0, 0.1, 0.01, tau=tau, method=method)
         assert tr.interrupted and 2 <= len(tr) <= 5      # dopri5 steps may span samples
         assert tr.g.shape == (len(tr), 4, 4) and np.all(np.isfinite(tr.V))
-        ref = vm.simulate(free, G0, V0, Q0, QD0, 0.1, 0.01, method=method)
+        ref = vm.simulate(free, G0, V0, Q0, QD0, 0.1, 0.01, method=method,
+                          tau=lambda t, s: np.zeros(7))
         np.testing.assert_array_equal(tr.g, ref.g[:len(tr)])
+        held = vm.simulate(free, G0, V0, Q0, QD0, 0.1, 0.01, method=method)   # compiled loop
+        np.testing.assert_allclose(tr.g, held.g[:len(tr)], rtol=0, atol=1e-15)
 
 
 def test_progress_bar(free, capsys):

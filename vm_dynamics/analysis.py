@@ -8,17 +8,31 @@ Definitions (used in ``summary.json`` and the README):
   momentum [linear; angular] in the inertial frame about its origin, π_arm = the momentum the
   joints exchange with the vehicle (``M₀𝔪⁶ q̇`` mapped to the inertial frame). For a free-floating
   system starting at rest π(0) = 0 and π_arm measures how much momentum is being moved around.
+* ``energy_balance_rel`` = max_t |E(t) − E(0) − W(t)| / E_ref, W(t) = ∫ P dt the work of all
+  inputs (joint efforts τ·q̇, the vehicle wrench F·V, frame wrenches w·J_f[V; q̇]; cumulative
+  Simpson rule on the samples), E_ref = max(|E(0)|, max_t K, max_t |U(t) − U(0)|, ∫|P| dt).
+  Zero for exact dynamics whether or not energy is conserved: this is the check that applies to
+  every run (it is what ``dynamics_node`` monitors).
+* Which quantities are conserved is decided from the physics of the run, not from names
+  (:func:`conservation_checks`): energy when no input does work (P ≡ 0); the momentum map
+  μ = ι₀ᵀ Ad_{g(0)}ᵀ π of the vehicle group (the components of π the group's constraint forces
+  cannot change; π itself for SE(3)) when the vehicle wrench and the frame wrenches are
+  identically zero and gravity exerts no force or moment along the group's directions.
 * tracking error e(t) = q_d(t) − q(t) (rad or m): ``tracking_error_final`` = ‖e(T)‖₂,
   ``tracking_error_rms`` = sqrt(mean_t ‖e(t)‖₂²).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import lie, lp
 
 __all__ = ["energy_series", "momentum_series", "energy_drift_rel", "momentum_drift_rel",
-           "tracking_errors", "attitude_changes_deg"]
+           "tracking_errors", "attitude_changes_deg", "input_power", "cumulative_work",
+           "conserved_momentum", "gravity_conserves_momentum", "conservation_checks",
+           "ConservationChecks"]
 
 
 def _fast(model):
@@ -98,3 +112,148 @@ def attitude_changes_deg(t: np.ndarray, g: np.ndarray, period: float) -> list[di
         out.append({"cycle": k, "angle_deg": float(np.degrees(ang)), "axis": axis})
         k += 1
     return out
+
+
+# ---------------------------------------------------------------------------- balances
+def input_power(model, traj, frame_wrenches=None) -> np.ndarray:
+    """Power of all inputs at the samples, (N,): ``τ·q̇ + F·V + Σ_f w_f·(J_f [V; q̇])``.
+
+    ``frame_wrenches`` is ``(t, state) -> {frame: 6-vector}`` (body wrenches at frames, in frame
+    axes) or None; ``traj.tau`` and ``traj.base_wrench`` are the applied efforts and vehicle
+    wrench (for prescribed motion the efforts that realise it)."""
+    P = np.einsum("ij,ij->i", traj.tau, traj.qd)
+    if model.b:
+        P = P + np.einsum("ij,ij->i", traj.base_wrench, traj.V)
+    if frame_wrenches is not None:
+        for k in range(len(traj.t)):
+            ws = frame_wrenches(float(traj.t[k]), traj.state(k)) or {}
+            if ws:
+                z = np.concatenate([traj.V[k], traj.qd[k]])
+                for name, w in ws.items():
+                    P[k] += float(np.asarray(w, dtype=float) @ (model.frame_jacobian(traj.q[k],
+                                                                                       name) @ z))
+    return P
+
+
+def cumulative_work(t: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """W(t_k) = ∫₀^{t_k} P dt by the cumulative Simpson rule (trapezoid for two samples)."""
+    W = np.zeros(len(t))
+    if len(t) < 2:
+        return W
+    if len(t) >= 3:
+        try:
+            from scipy.integrate import cumulative_simpson
+            W[1:] = cumulative_simpson(P, x=t)
+            return W
+        except ImportError:   # scipy < 1.12
+            pass
+    W[1:] = np.cumsum(0.5 * (P[1:] + P[:-1]) * np.diff(t))
+    return W
+
+
+def gravity_conserves_momentum(model, g0) -> bool:
+    """True if gravity exerts no force or moment along the vehicle group's directions, i.e.
+    ``ι₀ᵀ Ad_{g0}ᵀ [G; p × G] = 0`` for every point p (no gravity, or e.g. vertical gravity on
+    an SE(2) vehicle moving in a horizontal plane)."""
+    G = np.asarray(model.gravity, dtype=float)
+    nG = float(np.linalg.norm(G))
+    if nG == 0.0:
+        return True
+    if model.b == 0:
+        return False
+    T = model.group.iota.T @ lie.Ad(g0).T
+    for p in (np.zeros(3), np.eye(3)[0], np.eye(3)[1], np.eye(3)[2]):
+        if np.abs(T @ np.concatenate([G, np.cross(p, G)])).max() > 1e-12 * nG:
+            return False
+    return True
+
+
+def conserved_momentum(model, traj) -> tuple[np.ndarray, np.ndarray]:
+    """(μ(t), μ_arm(t)), each (N, b): the vehicle group's momentum map ι₀ᵀ Ad_{g(0)}ᵀ π and the
+    part the joints exchange (π itself for SE(3), whose ι₀ = I and Ad_{g0} is applied only if
+    g(0) is not the identity)."""
+    pi, arm = momentum_series(model, traj)
+    if model.b == 6 and np.array_equal(traj.g[0], np.eye(4)):
+        return pi, arm
+    T = model.group.iota.T @ lie.Ad(traj.g[0]).T
+    return pi @ T.T, arm @ T.T
+
+
+@dataclass
+class ConservationChecks:
+    """Energy balance and momentum of one trajectory, with what is conserved and why.
+
+    ``balance`` = E − E₀ − W (J, per sample); ``energy_scale`` = E_ref (J);
+    ``momentum_change`` = ‖μ − μ₀‖ per sample (None where the momentum is not conserved);
+    ``reasons`` says, per quantity, why it is not conserved (empty if it is)."""
+
+    energy: np.ndarray
+    kinetic: np.ndarray
+    work: np.ndarray
+    balance: np.ndarray
+    energy_scale: float
+    energy_conserved: bool
+    momentum_conserved: bool
+    momentum_change: np.ndarray | None
+    momentum_scale: float
+    reasons: dict = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        """``energy_balance_rel``, ``energy_drift_rel`` (None unless conserved),
+        ``momentum_drift_rel`` (None unless conserved) and ``conservation`` (the reasons)."""
+        bal = float(np.max(np.abs(self.balance)) / self.energy_scale)
+        return {
+            "energy_balance_rel": bal,
+            "energy_drift_rel": bal if self.energy_conserved else None,
+            "momentum_drift_rel": (float(np.max(self.momentum_change) / self.momentum_scale)
+                                   if self.momentum_conserved else None),
+            "conservation": {
+                "energy": "conserved" if self.energy_conserved else self.reasons["energy"],
+                "momentum": ("conserved" if self.momentum_conserved
+                             else self.reasons["momentum"]),
+            },
+        }
+
+
+def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
+    """Energy balance and the conservation laws that hold for this run, decided from what
+    acted on the system (see the module docstring); ``frame_wrenches`` as in
+    :func:`input_power`."""
+    E, K = energy_series(model, traj)
+    P = input_power(model, traj, frame_wrenches)
+    W = cumulative_work(traj.t, P)
+    U = E - K
+    absW = cumulative_work(traj.t, np.abs(P))
+    scale = max(abs(E[0]), float(np.max(K)), float(np.max(np.abs(U - U[0]))),
+                float(absW[-1]), 1e-300)
+    reasons = {}
+    energy_conserved = not np.any(P != 0.0)
+    if not energy_conserved:
+        reasons["energy"] = "not conserved: inputs do work"
+    frames_act = False
+    if frame_wrenches is not None:
+        frames_act = any(np.any(np.asarray(w) != 0.0)
+                         for k in range(len(traj.t))
+                         for w in (frame_wrenches(float(traj.t[k]), traj.state(k)) or {}).values())
+    why = []
+    if model.b == 0:
+        why.append("fixed base")
+    if not gravity_conserves_momentum(model, traj.g[0]):
+        why.append("gravity")
+    if model.b and np.any(traj.base_wrench != 0.0):
+        why.append("vehicle wrench")
+    if frames_act:
+        why.append("frame wrenches")
+    momentum_conserved = not why
+    change, mscale = None, 1.0
+    if momentum_conserved:
+        mu, arm = conserved_momentum(model, traj)
+        change = np.linalg.norm(mu - mu[0], axis=1)
+        mscale = max(float(np.linalg.norm(mu[0])), float(np.max(np.linalg.norm(arm, axis=1))),
+                     1e-300)
+    else:
+        reasons["momentum"] = "not conserved: " + ", ".join(why)
+    return ConservationChecks(energy=E, kinetic=K, work=W, balance=E - E[0] - W,
+                              energy_scale=scale, energy_conserved=energy_conserved,
+                              momentum_conserved=momentum_conserved, momentum_change=change,
+                              momentum_scale=mscale, reasons=reasons)

@@ -1,27 +1,67 @@
 """``vm-sim``: run a scenario and write a ROS 2 recording, a summary and plots.
 
-    vm-sim SCENARIO [--duration S] [--dt S] [--integrator NAME] [--controller NAME] [--out DIR]
+    vm-sim SCENARIO [--duration S] [--dt S] [--integrator NAME] [--controller NAME|none]
+                    [-p NAME:=VALUE ...] [--joint-positions LIST] [--joint-velocities LIST]
+                    [--base-position LIST] [--base-orientation LIST] [--base-twist LIST]
+                    [--out DIR] [--record-rate HZ] [--no-plots] [--quiet]
     vm-sim --list
 
 Writes to DIR (default ``out/<scenario>``): ``trajectory.mcap`` (``/joint_states``, ``/odom``,
-``/tf``, ``/clock``; playable with ``ros2 bag play``, opens in Foxglove), ``summary.json`` and PNG
-plots.  Ctrl-C stops the integration and writes what has been computed so far.  Bad arguments
-get a one-line error and exit code 2.
+``/tf`` of every moving link, ``/tf_static``, ``/robot_description``, ``/clock``; playable with
+``ros2 bag play``, opens in Foxglove and ``vm-view``), ``summary.json`` and PNG plots.
+``--view`` shows the run live in the browser (``vm-view``), ``--video FILE.mp4|.gif`` renders it.
+
+**Parameters.**  The scenario file's values are overridden by ``-p name:=value`` (the ROS 2
+syntax and typing of the nodes: ``-p controller.kp:=30.0``, ``-p initial.joint_positions:=[0.1,
+0.2]``), and those by the dedicated options (``--dt``, ``--duration``, ``--integrator``,
+``--controller``, the initial-state options).  Giving one parameter two different values, once
+with ``-p`` and once with its option, is an error.  With ``--controller`` naming another
+controller than the scenario's, the scenario's controller parameters that the new controller
+also has are kept (the others are listed as dropped).
+
+**Exit codes.**  0: done; 2: bad arguments or scenario values (one line on stderr, before any
+simulation); 3: the simulation diverged (the partial trajectory, plots and a summary with
+``"diverged": true`` are written); 130: interrupted by Ctrl-C (what was computed is written; a
+second Ctrl-C while writing skips the remaining plots but never the summary).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import signal
 import sys
+import tempfile
 import time
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
+__all__ = ["main", "run_scenario", "EXIT_OK", "EXIT_USAGE", "EXIT_DIVERGED", "EXIT_INTERRUPTED",
+           "DIVERGENCE_LIMITS", "parse_param_overrides", "resolve_controller_params"]
 
-__all__ = ["main", "run_scenario"]
+EXIT_OK, EXIT_USAGE, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 2, 3, 130
+
+#: A sample beyond these limits (or with a NaN/Inf) stops the run as diverged (SI units: m/s and
+#: rad/s for velocities, m and rad for positions).
+DIVERGENCE_LIMITS = {"velocity": 1e6, "position": 1e9}
+
+#: Names allowed for the default output directory ``out/<scenario>``.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+_INITIAL_OPTIONS = (("joint_positions", "--joint-positions"),
+                    ("joint_velocities", "--joint-velocities"),
+                    ("base_position", "--base-position"),
+                    ("base_orientation", "--base-orientation"),
+                    ("base_twist", "--base-twist"))
 
 
-class UsageError(Exception):
-    """A user error: printed as one line, exit code 2."""
+class UsageError(ValueError):
+    """A user error (bad option or value): printed by ``vm-sim`` as one line, exit code 2; a
+    ``ValueError`` for library callers of :func:`run_scenario`."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,196 +79,582 @@ def _parser():
     p.add_argument("--integrator", help="rkmk4 (default), lie_euler or dopri5")
     p.add_argument("--controller", help="controller plug-in name, or 'none' for open loop "
                    "(default: the scenario's)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME:=VALUE",
+                   help="set a scenario or controller parameter (ROS 2 syntax, as for the nodes),"
+                   " e.g. -p controller.kp:=30.0 -p dt:=0.002; repeatable")
+    init = p.add_argument_group("initial state (shorthands for -p initial.<name>:=[...])")
+    for key, flag in _INITIAL_OPTIONS:
+        init.add_argument(flag, metavar="LIST", dest=key,
+                          help=f"initial.{key}: numbers as [a, b, ...] or a,b,...")
     p.add_argument("--out", help="output directory (default: out/<scenario>)")
     p.add_argument("--record-rate", type=float, default=100.0,
                    help="rate of the MCAP recording, Hz (default 100; 0 = every step)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--view", action="store_true",
+                   help="show the robot in the browser as it simulates (at real time), then "
+                   "replay it with a time slider until Ctrl-C; prints the URL (needs [viz])")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="--view: address to serve on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8080,
+                   help="--view: port (default 8080; 0 = any free port)")
+    p.add_argument("--video", metavar="FILE",
+                   help="also render the robot offscreen to FILE (.mp4: 800x600 at 25 fps, "
+                   ".gif: 440x330 at 10 fps)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
-def _build_controller(scn, name):
+# ----------------------------------------------------------------------------- arguments
+def parse_param_overrides(items) -> dict:
+    """``["name:=value", ...]`` -> ``{name: value}``, values typed as ROS 2 types them
+    (``rcl`` YAML rules: ``30`` is an integer, ``30.0`` a double, ``[1.0, 2.0]`` a list, aliases
+    rejected).  A later assignment to the same name replaces an earlier one."""
+    from .transport.ros_args import parse_param_value
+    out = {}
+    for item in items or []:
+        name, sep, value = str(item).partition(":=")
+        if not sep or not name or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*",
+                                                    name):
+            raise UsageError(f"-p {item!r}: expected NAME:=VALUE with a parameter name like "
+                             f"controller.kp")
+        try:
+            out[name] = parse_param_value(value, f"-p {name}")
+        except ValueError as exc:
+            raise UsageError(str(exc).splitlines()[0]) from None
+    return out
+
+
+def _number_list(text: str, flag: str) -> list:
+    """``"0.1, 0.2"``, ``"[0.1, 0.2]"`` or ``"0.1 0.2"`` -> ``[0.1, 0.2]`` (ints allowed)."""
+    body = text.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1]
+    try:
+        return [float(x) for x in re.split(r"[,\s]+", body.strip()) if x]
+    except ValueError:
+        raise UsageError(f"{flag}: expected numbers like 0.1,0.2 or [0.1, 0.2], got "
+                         f"{text!r}") from None
+
+
+def _positive_finite(value, flag):
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{flag} must be positive and finite, got {value:g}")
+    return value
+
+
+def _overrides(args) -> dict:
+    """Scenario overrides from ``-p`` and the dedicated options (which must not contradict)."""
+    overrides = parse_param_overrides(args.param)
+    options = {}
+    if args.duration is not None:
+        options["duration"] = (_positive_finite(args.duration, "--duration"), "--duration")
+    if args.dt is not None:
+        options["dt"] = (_positive_finite(args.dt, "--dt"), "--dt")
+    if args.integrator is not None:
+        from .integrators import METHODS
+        if args.integrator not in METHODS:
+            raise UsageError(f"--integrator: unknown {args.integrator!r}; choose one of "
+                             f"{', '.join(METHODS)}")
+        options["integrator"] = (args.integrator, "--integrator")
+    for key, flag in _INITIAL_OPTIONS:
+        text = getattr(args, key)
+        if text is not None:
+            options[f"initial.{key}"] = (_number_list(text, flag), flag)
+    for name, (value, flag) in options.items():
+        if name in overrides and overrides[name] != value:
+            raise UsageError(f"{flag} {value!r} contradicts -p {name}:={overrides[name]!r}; "
+                             f"give one")
+        overrides[name] = value
+    return overrides
+
+
+def resolve_controller_params(scenario_section: dict | None, name: str, explicit=()) -> tuple:
+    """Parameters for controller ``name`` given the scenario's ``controller`` section.
+
+    Precedence: the controller's defaults < the scenario's section < ``-p controller.<p>``.
+    When ``name`` is the section's controller, the whole section applies.  When it is another
+    one, the section's values for parameters that ``name`` also has are kept, the others are
+    dropped; ``explicit`` (names given with ``-p``) are always kept, so an unknown one is an
+    error.  Returns ``(params, kept, dropped)``."""
     from .control import get_controller
+    section = dict(scenario_section or {})
+    section_name = section.pop("name", None)
+    if name == section_name:
+        return section, sorted(section), []
+    known = type(get_controller(name)).PARAMS
+    kept = {k: v for k, v in section.items() if k in known or k in explicit}
+    dropped = sorted(k for k in section if k not in kept)
+    return kept, sorted(kept), dropped
+
+
+@dataclass
+class _Run:
+    """Everything a run needs, checked before the simulation starts."""
+
+    scn: object
+    ctrl_name: str | None
+    ctrl: object
+    reference: object
+    out: Path
+    record_rate: float
+    plots: bool
+    progress: bool
+    notes: list = field(default_factory=list)
+    hooks: list = field(default_factory=list)      # per-sample hooks (--view, --video)
+
+
+def _output_dir(scn, out_arg) -> Path:
+    """The output directory, created and checked writable; ``UsageError`` otherwise.
+
+    Without ``--out`` it is ``out/<scenario name>``: the name must be a plain file name and the
+    directory must resolve inside ``out/`` (no ``..``, no absolute path, no link leaving it)."""
+    if out_arg is not None:
+        out, flag = Path(out_arg), "--out"
+        if str(out_arg).strip() == "":
+            raise UsageError("--out: empty directory name")
+    else:
+        if not _SAFE_NAME.fullmatch(scn.name) or scn.name in (".", ".."):
+            raise UsageError(f"scenario: the name {scn.name!r} cannot be the output directory "
+                             f"out/<name> (use letters, digits, '_', '.', '-'); pass --out DIR")
+        out, flag = Path("out") / scn.name, "output directory"
+        if not out.resolve().is_relative_to(Path("out").resolve()):   # before touching it
+            raise UsageError(f"output directory: {str(out)!r} resolves to "
+                             f"{str(out.resolve())!r}, outside out/; pass --out DIR")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{flag}: {str(out)!r} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".vm-sim-write-test.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot write in {str(out)!r}: "
+                         f"{exc.strerror or exc}") from None
+    return out
+
+
+def _check_initial_within_limits(scn):
+    lim = DIVERGENCE_LIMITS
+    for name, a, limit in (("initial.base_twist", scn.V0, lim["velocity"]),
+                           ("initial.joint_velocities", scn.qd0, lim["velocity"]),
+                           ("initial.joint_positions", scn.q0, lim["position"]),
+                           ("initial.base_position", scn.g0[:3, 3], lim["position"])):
+        if a.size and float(abs(a).max()) > limit:
+            raise ValueError(f"{name}: |value| {float(abs(a).max()):.3g} exceeds {limit:g}, the "
+                             f"limit beyond which vm-sim declares divergence")
+
+
+def _prepare(scn, controller_name, out_dir, record_rate, plots, progress, explicit=()) -> _Run:
+    """Build and check the controller, the reference and the output directory (ValueError or
+    UsageError for bad values)."""
+    from .control import available_controllers, get_controller
     from .control.references import reference_from_config
-    params = dict(scn.controller or {})
-    params.pop("name", None)
-    if name != (scn.controller or {}).get("name"):
-        params = {}  # a controller chosen on the command line runs with its own defaults
-    ctrl = get_controller(name, params)
-    reference = reference_from_config(scn.reference or {})
-    return ctrl, reference
+    from .simulate import State
+    if record_rate is None or not (math.isfinite(record_rate) and record_rate >= 0):
+        raise UsageError(f"--record-rate must be a finite number >= 0, got {record_rate}")
+    _check_initial_within_limits(scn)
+    section = scn.controller or {}
+    name = controller_name if controller_name is not None else section.get("name")
+    if name in ("none", ""):
+        name = None
+    notes, ctrl, reference = [], None, None
+    if name is not None:
+        if not isinstance(name, str) or name not in available_controllers():
+            which = "--controller" if controller_name is not None else "controller.name"
+            raise UsageError(f"{which}: unknown {name!r}; available: "
+                             f"{', '.join(available_controllers())}, none")
+        params, kept, dropped = resolve_controller_params(section, name, explicit)
+        if section.get("name") not in (None, name):
+            notes.append(f"controller {name}: kept {', '.join(kept) or 'no parameters'} from "
+                         f"the scenario's {section['name']} section"
+                         + (f"; dropped {', '.join(dropped)} (not {name} parameters)"
+                            if dropped else ""))
+        ctrl = get_controller(name, params)
+        reference = reference_from_config(scn.reference or {})
+        state0 = State(0.0, scn.g0, scn.V0, scn.q0, scn.qd0)
+        external = _external(scn) if scn.hydrodynamics is not None else None
+        ctrl.reset(scn.model, state0, external=external)
+        tau, bw = ctrl.compute(0.0, state0, reference)       # dimension errors surface now
+        from .model import _as_vector
+        _as_vector(tau, scn.model.n, f"controller {name}: tau at t = 0")
+        _as_vector(bw, scn.model.b, f"controller {name}: base_wrench at t = 0")
+        ctrl.reset(scn.model, state0, external=external)
+    out = _output_dir(scn, out_dir)
+    return _Run(scn=scn, ctrl_name=name, ctrl=ctrl, reference=reference, out=out,
+                record_rate=float(record_rate), plots=plots, progress=progress, notes=notes)
+
+
+def _external(scn):
+    def external(t, state):
+        return scn.external_base_wrench(t, state), scn.external_frame_wrenches(t, state) or None
+    return external
+
+
+# ----------------------------------------------------------------------------- running
+class _DivergenceMonitor:
+    """``simulate`` callback: stops at the first sample with a NaN/Inf or beyond
+    :data:`DIVERGENCE_LIMITS`, remembering when and why."""
+
+    def __init__(self):
+        self.t = None
+        self.reason = None
+        self.last_good_t = 0.0
+
+    def __call__(self, state) -> bool:
+        import numpy as np
+        checks = (("base twist", state.V, DIVERGENCE_LIMITS["velocity"]),
+                  ("joint velocity", state.qd, DIVERGENCE_LIMITS["velocity"]),
+                  ("joint position", state.q, DIVERGENCE_LIMITS["position"]),
+                  ("base pose", state.g[:3], DIVERGENCE_LIMITS["position"]))
+        for what, a, limit in checks:
+            if a.size:
+                m = float(np.abs(a).max())
+                if not m <= limit:
+                    self.t = float(state.t)
+                    self.reason = (f"non-finite {what}" if not math.isfinite(m)
+                                   else f"{what} {m:.3g} exceeds {limit:g}")
+                    return True
+        self.last_good_t = float(state.t)
+        return False
+
+
+@contextlib.contextmanager
+def _phase(log, what: str):
+    """Announce a phase that may take more than a second and report its duration."""
+    t0 = time.perf_counter()
+    log(f"vm-sim: {what} ...")
+    yield
+    dt = time.perf_counter() - t0
+    if dt >= 1.0:
+        log(f"vm-sim: {what}: {dt:.1f} s")
+
+
+class _DeferredInterrupt:
+    """While active, SIGINT sets :attr:`requested` (the work continues: the summary is always
+    written); restores the previous handler on exit."""
+
+    def __init__(self, log):
+        self.requested = False
+        self._log = log
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        if not self.requested:
+            self._log("vm-sim: Ctrl-C: skipping the remaining plots; writing the summary")
+        self.requested = True
+
+    @contextlib.contextmanager
+    def interruptible(self):
+        """Inside, SIGINT raises ``KeyboardInterrupt`` again; it is caught here, recorded in
+        :attr:`requested`, and ends only the block (for optional, long phases)."""
+        if self._previous is None:
+            yield
+            return
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.requested = True
+            self._log("vm-sim: Ctrl-C: skipped; writing the outputs")
+        finally:
+            signal.signal(signal.SIGINT, self._handler)
+
+    def __enter__(self):
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:          # not the main thread: nothing to defer
+            self._previous = None
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+def _simulate(run: _Run, log):
+    """Integrate; returns ``(traj or None, wall, diverged dict or None)``."""
+    import numpy as np
+    from .errors import SimulationDiverged
+    from .simulate import simulate
+    scn, ctrl, model = run.scn, run.ctrl, run.scn.model
+    prescribed = scn.prescribed_motion()
+    open_loop = scn.input.get("type", "none") != "none"
+    if ctrl is not None:
+        ctrl_tau, ctrl_bw = ctrl.inputs(run.reference)
+        tau_fn = ((lambda t, s: ctrl_tau(t, s) + scn.open_loop_torque(t, s)) if open_loop
+                  else ctrl_tau)
+        bw_fn = ctrl_bw
+    else:       # open loop: pass only the inputs that exist (None = no input, no call)
+        tau_fn = scn.open_loop_torque if open_loop else None
+        bw_fn = None
+    # the environment (hydrodynamic damping, buoyancy of vehicle and links) acts inside the
+    # engine at every stage; simulate records it in traj.base_wrench
+    frame_fn = None
+    if prescribed is not None:
+        tau_fn = None  # the joints follow the motion; simulate returns the efforts in traj.tau
+    monitor = _DivergenceMonitor()
+
+    def callback(state):
+        stop = monitor(state)
+        for hook in run.hooks:
+            hook(state)
+        return stop
+    t0 = time.perf_counter()
+    diverged = None
+    traj = None
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)   # divergence is reported once
+            traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
+                            tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
+                            prescribed=prescribed, progress=run.progress, callback=callback,
+                            environment=scn.hydrodynamics,
+                            **({"frame_wrenches": frame_fn} if frame_fn else {}))
+    except SimulationDiverged as exc:
+        diverged = {"t": exc.t, "reason": exc.reason}
+        traj = exc.trajectory
+    except (ValueError, ArithmeticError) as exc:
+        # the dynamics failed on a state the monitor had not yet flagged
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        t_fail = getattr(exc, "t", None)      # e.g. engine.SimulationError carries the time
+        diverged = {"t": float(t_fail) if isinstance(t_fail, (int, float)) else monitor.last_good_t,
+                    "reason": f"{type(exc).__name__}: {first}" if first else type(exc).__name__}
+    wall = time.perf_counter() - t0
+    if monitor.t is not None and diverged is None:
+        diverged = {"t": monitor.t, "reason": monitor.reason}
+        traj = traj[:len(traj) - 1] if traj is not None else None   # drop the flagged sample
+    if traj is not None and len(traj) == 0:
+        traj = None
+    return traj, wall, diverged
 
 
 def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_rate=100.0,
-                 plots=True, log=print):
+                 plots=True, log=print, _explicit=()):
     """Simulate a loaded :class:`~vm_dynamics.scenario.Scenario` and write its outputs.
 
-    Returns the summary dict.
+    Everything that depends on the input (controller and its parameters, reference, output
+    directory) is checked before the simulation.  Returns the summary dict; its
+    ``"diverged"`` and ``"interrupted"`` keys tell how the run ended.
     """
-    from . import analysis, recording
-    from .simulate import simulate
+    run = _prepare(scn, controller_name, out_dir, record_rate, plots, progress, _explicit)
+    return _execute(run, log)
 
-    model = scn.model
-    ctrl_name = controller_name if controller_name is not None else (scn.controller or {}).get("name")
-    if ctrl_name in ("none", ""):
-        ctrl_name = None
-    ctrl = reference = None
-    if ctrl_name:
-        ctrl, reference = _build_controller(scn, ctrl_name)
 
-    def external(t, state):
-        return scn.external_base_wrench(t, state), scn.external_frame_wrenches(t, state) or None
-
-    from .simulate import State
-    state0 = State(0.0, scn.g0, scn.V0, scn.q0, scn.qd0)
-    prescribed = scn.prescribed_motion()
-    if ctrl is not None:
-        ctrl.reset(model, state0, external=external if scn.hydrodynamics is not None else None)
-        ctrl_tau, ctrl_bw = ctrl.inputs(reference)
-        tau_fn = lambda t, s: ctrl_tau(t, s) + scn.open_loop_torque(t, s)      # noqa: E731
-        bw_fn = lambda t, s: ctrl_bw(t, s) + scn.external_base_wrench(t, s)    # noqa: E731
-    else:
-        tau_fn = scn.open_loop_torque
-        bw_fn = scn.external_base_wrench
-    frame_fn = None
-    if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
-        frame_fn = {link: (lambda t, s, link=link: scn.external_frame_wrenches(t, s)[link])
-                    for link in scn.hydrodynamics.link_buoyancy}
-    if prescribed is not None:
-        tau_fn = None  # the joints follow the motion; simulate returns the efforts in traj.tau
-
+def _execute(run: _Run, log):
+    scn, model = run.scn, run.scn.model
+    for note in run.notes:
+        log(f"vm-sim: {note}")
     log(f"vm-sim: {scn.name}: {model!r}, {scn.integrator}, dt={scn.dt:g} s, "
-        f"duration={scn.duration:g} s, controller={ctrl_name or 'none'}"
-        + (", prescribed joint motion" if prescribed else ""))
-    t0 = time.perf_counter()
-    traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
-                    tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
-                    prescribed=prescribed, progress=progress,
-                    **({"frame_wrenches": frame_fn} if frame_fn else {}))
-    wall = time.perf_counter() - t0
+        f"duration={scn.duration:g} s, controller={run.ctrl_name or 'none'}"
+        + (", prescribed joint motion" if scn.prescribed else ""))
+    traj, wall, diverged = _simulate(run, log)
     interrupted = bool(getattr(traj, "interrupted", False))
-    sim_time = float(traj.t[-1] - traj.t[0])
+    if diverged is not None:
+        log(f"vm-sim: diverged at t = {diverged['t']:.6g} s ({diverged['reason']}); "
+            f"reduce dt or the gains")
+    with _DeferredInterrupt(log) as stop:
+        summary = _write_outputs(run, traj, wall, diverged, interrupted, stop, log)
+    return summary
 
-    out = Path(out_dir) if out_dir else Path("out") / scn.name
-    out.mkdir(parents=True, exist_ok=True)
 
-    # ---- conservation: meaningful only where the inputs conserve the quantity
-    no_gravity = float(np.linalg.norm(model.gravity)) == 0.0
-    open_loop_free = (ctrl is None and scn.input.get("type", "none") == "none"
-                      and prescribed is None and scn.hydrodynamics is None)
-    internal_only = scn.hydrodynamics is None and (
-        ctrl is None or getattr(ctrl, "params", {}).get("mode") == "free_floating")
-    energy_conserved = open_loop_free
-    momentum_conserved = (model.b == 6 and no_gravity and internal_only)
-    E, K = analysis.energy_series(model, traj)
-    energy_drift = analysis.energy_drift_rel(E, K) if energy_conserved else None
-    pi, arm = analysis.momentum_series(model, traj)
-    momentum_drift = analysis.momentum_drift_rel(pi, arm) if momentum_conserved else None
-
-    summary = {
+def _base_summary(run, traj, wall, diverged, interrupted):
+    scn, model = run.scn, run.scn.model
+    sim_time = float(traj.t[-1] - traj.t[0]) if traj is not None else 0.0
+    s = {
         "scenario": scn.name,
         "description": scn.description,
         "base_type": model.base_type,
         "joints": model.joint_names,
         "integrator": scn.integrator,
-        "controller": ctrl_name,
+        "controller": run.ctrl_name,
+        "controller_parameters": dict(getattr(run.ctrl, "params", {}) or {}) or None,
         "dt": scn.dt,
         "duration": scn.duration,
         "simulated_time": sim_time,
-        "steps": int(len(traj.t) - 1),
+        "steps": int(len(traj.t) - 1) if traj is not None else 0,
         "wall_time_s": wall,
         "real_time_factor": sim_time / wall if wall > 0 else None,
-        "energy_drift_rel": energy_drift,
-        "momentum_drift_rel": momentum_drift,
         "interrupted": interrupted,
-        "final_state": {
+        "diverged": diverged is not None,
+    }
+    if diverged is not None:
+        s["divergence"] = {"t": diverged["t"], "reason": diverged["reason"],
+                           "message": f"diverged at t = {diverged['t']:.6g} s "
+                                      f"({diverged['reason']}); reduce dt or the gains"}
+    if traj is not None:
+        s["final_state"] = {
             "base_position": traj.g[-1, :3, 3].tolist(),
             "base_rotation_vector": _rotvec(traj.g[-1]).tolist(),
             "base_twist": traj.V[-1].tolist(),
             "joint_positions": traj.q[-1].tolist(),
             "joint_velocities": traj.qd[-1].tolist(),
-        },
-        "initial_momentum": pi[0].tolist(),
-        "final_momentum": pi[-1].tolist(),
-    }
+        }
+    return s
+
+
+def _write_summary(out: Path, summary: dict) -> None:
+    from .plotting import write_bytes_nofollow
+    from .recording import to_jsonable
+    text = json.dumps(to_jsonable(summary), indent=2, allow_nan=False) + "\n"
+    write_bytes_nofollow(out / "summary.json", text.encode())
+
+
+def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
+    from . import analysis, recording
+    scn, model, out = run.scn, run.scn.model, run.out
+    summary = _base_summary(run, traj, wall, diverged, interrupted)
+    summary["files"] = ["summary.json"]
+    _write_summary(out, summary)              # first, so that nothing can lose it
+    if traj is None:
+        log(f"vm-sim: no samples to write; wrote summary.json to {out}/")
+        return summary
+
+    with _phase(log, "energy and momentum balance"):
+        frame_fn = None
+        if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
+            frame_fn = scn.external_frame_wrenches
+        checks = analysis.conservation_checks(model, traj, frame_fn)
+    summary.update(checks.summary())
+    ref_joint = getattr(run.reference, "joint", None) if run.ctrl is not None else None
     err = None
-    if ctrl is not None and getattr(reference, "joint", None) is not None:
-        err, final, rms = analysis.tracking_errors(traj.t, traj.q, reference.joint)
+    if ref_joint is not None:
+        err, final, rms = analysis.tracking_errors(traj.t, traj.q, ref_joint)
         summary["tracking_error_final"] = final
         summary["tracking_error_rms"] = rms
     if scn.prescribed and scn.prescribed.get("type") == "wheel_loop":
-        cycles = analysis.attitude_changes_deg(traj.t, traj.g, float(scn.prescribed.get("period", 10.0)))
-        summary["attitude_change_per_cycle"] = cycles
+        summary["attitude_change_per_cycle"] = analysis.attitude_changes_deg(
+            traj.t, traj.g, float(scn.prescribed.get("period", 10.0)))
     euler = None
-    if scn.params.get("compare_euler_model") and model.b == 6:
+    if scn.params.get("compare_euler_model") and model.b == 6 and len(traj) > 1 \
+            and not stop.requested:
         from .euler_model import compare_with_lp
-        euler = compare_with_lp(model, traj)
+        with _phase(log, "ZYX Euler-angle model run for comparison (Ctrl-C skips it)"), \
+                stop.interruptible():
+            euler = compare_with_lp(model, traj)
+    if euler is not None:
         summary["euler_angle_model"] = {k: v for k, v in euler.items() if k != "euler_trajectory"}
-        log(f"vm-sim: ZYX Euler-angle model: {euler['euler_status']}; pitch came within "
-            f"{euler['closest_to_gimbal_lock_deg']:.3g} deg of 90; Euler energy error "
+        log(f"vm-sim: ZYX Euler-angle model: {_plain_status(euler['euler_status'])}; pitch came "
+            f"within {euler['closest_to_gimbal_lock_deg']:.3g} deg of 90; Euler energy error "
             f"{_fmt(euler['euler_energy_drift_rel'])} vs LP {_fmt(euler['lp_energy_drift_rel'])}")
+    _write_summary(out, summary)
 
-    info = recording.write_mcap(out / "trajectory.mcap", traj.t, traj.g, traj.V, traj.q, traj.qd,
-                                model.joint_names, effort=getattr(traj, "tau", None),
-                                base_iota=model.group.iota,
-                                rate_hz=record_rate if record_rate and record_rate > 0 else None)
-    summary["recording"] = {"file": "trajectory.mcap", "messages": getattr(info, "message_counts", None)}
-    written = ["trajectory.mcap", "summary.json"]
-    if plots:
-        recording.plot_joints(out / "joints.png", traj.t, traj.q, model.joint_names,
-                              title=f"{scn.name}: joint positions")
-        recording.plot_base(out / "base.png", traj.t, traj.g, title=f"{scn.name}: vehicle pose")
-        scaleE = max(abs(E[0]), float(np.max(np.abs(K))), 1e-300)
-        scaleP = max(float(np.linalg.norm(pi[0])), float(np.max(np.linalg.norm(arm, axis=1))), 1e-300)
-        recording.plot_conservation(out / "conservation.png", traj.t, (E - E[0]) / scaleE,
-                                    np.linalg.norm(pi - pi[0], axis=1) / scaleP,
-                                    title=f"{scn.name}: energy and momentum change (relative)")
-        written += ["joints.png", "base.png", "conservation.png"]
-        if euler is not None:
-            _plot_euler(out / "euler_comparison.png", traj, E, K, euler, scn.name)
-            written.append("euler_comparison.png")
-        if err is not None:
-            recording.plot_tracking(out / "tracking.png", traj.t, err, model.joint_names,
-                                    title=f"{scn.name}: joint tracking error")
-            written.append("tracking.png")
-    summary["files"] = written
-    recording.write_summary_json(out / "summary.json", summary)
-    log(f"vm-sim: {'INTERRUPTED after' if interrupted else 'done'} {sim_time:.3f} s simulated in "
-        f"{wall:.2f} s (real-time factor {summary['real_time_factor']:.2f}); "
-        f"energy drift {_fmt(energy_drift)}, momentum drift {_fmt(momentum_drift)}"
-        + (f", tracking error final {summary['tracking_error_final']:.2e} rad" if err is not None else ""))
-    log(f"vm-sim: wrote {', '.join(written)} to {out}/")
+    with _phase(log, "writing trajectory.mcap"):
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".trajectory.", suffix=".mcap")
+        os.close(fd)
+        try:
+            info = recording.write_mcap(tmp, traj.t, traj.g, traj.V, traj.q, traj.qd,
+                                        model.joint_names, effort=getattr(traj, "tau", None),
+                                        base_iota=model.group.iota,
+                                        robot_description=str(scn.urdf_path),
+                                        rate_hz=run.record_rate if run.record_rate > 0 else None)
+            os.replace(tmp, out / "trajectory.mcap")
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    summary["recording"] = {"file": "trajectory.mcap",
+                            "messages": getattr(info, "message_counts", None)}
+    summary["files"] = ["trajectory.mcap", "summary.json"]
+    _write_summary(out, summary)
+
+    if run.plots and len(traj) > 1:
+        with _phase(log, "plotting"):
+            written = _plots(run, traj, checks, err, euler, stop)
+        summary["files"] += written
+        if stop.requested:
+            summary["plots_skipped"] = True
+    _write_summary(out, summary)
+
+    state = ("DIVERGED after" if diverged else "INTERRUPTED after" if interrupted else "done")
+    rtf = summary["real_time_factor"]
+    log(f"vm-sim: {state} {summary['simulated_time']:.3f} s simulated in {wall:.2f} s "
+        f"(real-time factor {_fmt(rtf, '.2f')}); energy balance "
+        f"{_fmt(summary.get('energy_balance_rel'))}, energy drift "
+        f"{_fmt(summary.get('energy_drift_rel'))}, momentum drift "
+        f"{_fmt(summary.get('momentum_drift_rel'))}"
+        + (f", tracking error final {summary['tracking_error_final']:.2e}"
+           if err is not None else ""))
+    log(f"vm-sim: wrote {', '.join(summary['files'])} to {out}/")
     return summary
 
 
-def _plot_euler(path, traj, E, K, euler, name):
+def _plots(run, traj, checks, err, euler, stop) -> list:
+    """Write the PNG plots (stopping early if ``stop.requested``); returns the names written."""
+    from . import plotting
+    scn, model, out = run.scn, run.scn.model, run.out
+    tag = (f"{scn.name} · controller {run.ctrl_name or 'none'} · {scn.integrator}, "
+           f"dt = {scn.dt:g} s")
+    units = ["m" if k == "prismatic" else "rad" for k in _joint_kinds(model)]
+    figures = [("joints.png", lambda: plotting.joints_figure(
+        traj.t, traj.q, model.joint_names, title=f"{tag}\njoint positions", units=units))]
+    if model.b:
+        figures.append(("base.png", lambda: plotting.base_figure(
+            traj.t, traj.g, model.base_type, title=f"{tag}\nvehicle pose ({model.base_type})")))
+    figures.append(("conservation.png", lambda: plotting.energy_figure(
+        traj.t, checks.balance, checks.energy_scale, work_done=not checks.energy_conserved,
+        momentum_change=checks.momentum_change if checks.momentum_change is not None else None,
+        momentum_scale=checks.momentum_scale, momentum_conserved=checks.momentum_conserved,
+        title=f"{tag}\n" + ("energy drift (no input does work)" if checks.energy_conserved
+                            else "energy balance E − E₀ − W (W: work of efforts and wrenches)"))))
+    if err is not None:
+        figures.append(("tracking.png", lambda: plotting.tracking_figure(
+            traj.t, err, model.joint_names, title=f"{tag}\njoint tracking error", units=units)))
+    if euler is not None:
+        figures.append(("euler_comparison.png", lambda: _euler_figure(traj, checks, euler, tag)))
+    written = []
+    for name, make in figures:
+        if stop.requested:
+            break
+        plotting.save_figure(make(), out / name)
+        written.append(name)
+    return written
+
+
+def _joint_kinds(model):
+    kinds = getattr(model, "joint_types", None)
+    if kinds is None or len(kinds) != model.n:
+        return ["revolute"] * model.n
+    return list(kinds)
+
+
+def _plain_status(status: str) -> str:
+    """The Euler model's status without raw exception tuples such as
+    ``(34, 'Numerical result out of range')`` (an ``OverflowError`` from ``math``)."""
+    s = re.sub(r":?\s*\(\d+, '([^']*)'\)", lambda m: f" ({m.group(1).lower()})", str(status))
+    s = re.sub(r":\s*\w+: entries must not exceed [^,]*, got (\S+)$",
+               r" (the state reached \1: overflow)", s)
+    return s.replace("numerical result out of range", "floating-point overflow")
+
+
+def _euler_figure(traj, checks, euler, tag):
     """LP vs ZYX Euler-angle model: pitch, energy error, mass-matrix conditioning."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    et = euler["euler_trajectory"]
-    pitch = np.degrees(np.arcsin(np.clip(-traj.g[:, 2, 0], -1.0, 1.0)))
-    scale = max(abs(E[0]), float(np.max(np.abs(K))), 1e-300)
-    fig, ax = plt.subplots(3, 1, figsize=(7.5, 7.5), sharex=True)
-    ax[0].plot(traj.t, pitch, color="k")
-    ax[0].axhline(90, ls=":", color="grey")
-    ax[0].axhline(-90, ls=":", color="grey")
-    ax[0].set_ylabel("ZYX pitch θ [deg]")
-    ax[1].semilogy(traj.t, np.maximum(np.abs(E - E[0]) / scale, 1e-17), label="Lagrange–Poincaré (RKMK4)")
-    ax[1].semilogy(et["t"], np.maximum(et["energy_error_rel"], 1e-17), label="ZYX Euler angles (RK4)")
-    ax[1].set_ylabel("|E − E₀| / E₀")
-    ax[1].set_ylim(1e-18, 1e3)
-    ax[1].legend(loc="upper left")
-    ax[2].semilogy(et["t"], et["condition_number"], color="C1", label="cond(M_Euler)")
-    ax[2].set_ylabel("condition number")
-    ax[2].set_xlabel("time t [s]")
-    ax[2].legend(loc="upper left")
-    for a in ax:
-        a.grid(True, alpha=0.3)
-    fig.suptitle(f"{name}: {euler['euler_status']}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    import numpy as np
+    from . import plotting
+    from .plotting import _figure, _finish, _legend
+
+    @plotting._styled
+    def make():
+        et = euler["euler_trajectory"]
+        pitch = np.degrees(np.arcsin(np.clip(-traj.g[:, 2, 0], -1.0, 1.0)))
+        fig, ax = _figure(3, 2.2)
+        ax[0].plot(traj.t, pitch, color="k", label="pitch θ (LP state)")
+        for y in (90, -90):
+            ax[0].axhline(y, ls=":", color="grey")
+        ax[0].set_ylabel("ZYX pitch θ [deg]")
+        _legend(ax[0], 1)
+        lp_err = np.abs(checks.balance) / checks.energy_scale
+        ax[1].semilogy(traj.t, np.maximum(lp_err, 1e-17), label="Lagrange–Poincaré (RKMK4)")
+        ax[1].semilogy(et["t"], np.maximum(et["energy_error_rel"], 1e-17),
+                       label="ZYX Euler angles (RK4)")
+        ax[1].set_ylabel(r"$|E - E_0|\,/\,E_\mathrm{ref}$")
+        ax[1].set_ylim(1e-18, 1e3)
+        _legend(ax[1], 2)
+        ax[2].semilogy(et["t"], et["condition_number"], color="C1", label="cond(M_Euler)")
+        ax[2].set_ylabel("condition number")
+        _legend(ax[2], 1)
+        return _finish(fig, ax, traj.t,
+                       f"{tag}\nEuler-angle model: {_plain_status(euler['euler_status'])}")
+    return make()
 
 
 def _rotvec(g):
@@ -236,54 +662,118 @@ def _rotvec(g):
     return so3_log(g[:3, :3])
 
 
-def _fmt(x):
-    return "n/a" if x is None else f"{x:.2e}"
+def _fmt(x, spec=".2e"):
+    return "n/a" if x is None else format(x, spec)
+
+
+# ----------------------------------------------------------------------------- main
+def _log(message: str) -> None:
+    print(message, flush=True)
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:      # during start-up (imports, model loading, checks)
+        print("vm-sim: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv) -> int:
     try:
         args = _parser().parse_args(argv)
         from .scenario import list_scenarios, load_scenario
         if args.list:
             for name, desc in list_scenarios():
                 print(f"{name:18s} {desc}")
-            return 0
+            return EXIT_OK
         if not args.scenario:
             raise UsageError("missing SCENARIO (see vm-sim --list)")
-        overrides = {}
-        if args.duration is not None:
-            if not args.duration > 0:
-                raise UsageError(f"--duration must be positive, got {args.duration:g}")
-            overrides["duration"] = args.duration
-        if args.dt is not None:
-            if not args.dt > 0:
-                raise UsageError(f"--dt must be positive, got {args.dt:g}")
-            overrides["dt"] = args.dt
-        if args.integrator is not None:
-            from .integrators import METHODS
-            if args.integrator not in METHODS:
-                raise UsageError(f"--integrator: unknown {args.integrator!r}; choose one of "
-                                 f"{', '.join(METHODS)}")
-            overrides["integrator"] = args.integrator
-        if args.record_rate is not None and args.record_rate < 0:
-            raise UsageError("--record-rate must be >= 0")
+        overrides = _overrides(args)
+        explicit = {k.split(".", 1)[1] for k in overrides if k.startswith("controller.")}
+        if args.controller is not None and "controller.name" in overrides \
+                and overrides["controller.name"] != args.controller:
+            raise UsageError(f"--controller {args.controller!r} contradicts -p controller.name:="
+                             f"{overrides['controller.name']!r}; give one")
+        explicit.discard("name")
+        print(f"vm-sim: loading {args.scenario} ...", flush=True)
         try:
             scn = load_scenario(args.scenario, overrides)
-            if args.controller not in (None, "none"):
-                from .control import available_controllers
-                if args.controller not in available_controllers():
-                    raise UsageError(f"--controller: unknown {args.controller!r}; available: "
-                                     f"{', '.join(available_controllers())}, none")
+            run = _prepare(scn, args.controller, args.out, args.record_rate,
+                           not args.no_plots, not args.quiet and sys.stderr.isatty(), explicit)
         except ValueError as exc:
             raise UsageError(str(exc).splitlines()[0]) from None
     except UsageError as exc:
         print(f"vm-sim: error: {exc}", file=sys.stderr)
-        return 2
-    run_scenario(scn, controller_name=args.controller, out_dir=args.out,
-                 progress=not args.quiet and sys.stderr.isatty(), record_rate=args.record_rate,
-                 plots=not args.no_plots)
-    return 0
+        return EXIT_USAGE
+    try:
+        hooks, live, frames = _view_hooks(scn, args)
+    except UsageError as exc:
+        print(f"vm-sim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    run.hooks = hooks
+    try:
+        summary = _execute(run, log=_log)
+        if frames is not None and not summary.get("interrupted"):
+            from .viewer.video import write_video
+            write_video(args.video, frames.playback(), title=scn.name)
+            print(f"vm-sim: wrote {args.video}")
+        if live is not None and not summary.get("interrupted"):
+            try:
+                live.finish()
+                print(f"vm-sim: replay at {live.viewer.url}  (Ctrl-C to quit)", flush=True)
+                live.viewer.wait()
+            except KeyboardInterrupt:   # also when Ctrl-C comes before wait() has started
+                pass
+    finally:
+        if live is not None:
+            live.viewer.stop()
+    if summary.get("diverged"):
+        print(f"vm-sim: error: {summary['divergence']['message']}", file=sys.stderr)
+        return EXIT_DIVERGED
+    if summary.get("interrupted"):
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _view_hooks(scn, args):
+    """The ``--view`` / ``--video`` per-sample hooks: (hooks, LiveView or None,
+    FrameCollector or None).  A missing viewer dependency is a UsageError naming the extra."""
+    hooks, live, frames = [], None, None
+    if not (args.view or args.video):
+        return hooks, live, frames
+    if args.video:
+        from pathlib import Path as _P
+        if _P(args.video).suffix.lower() not in (".mp4", ".gif"):
+            raise UsageError(f"--video: {args.video!r} must end with .mp4 or .gif")
+        if _P(args.video).is_dir():
+            raise UsageError(f"--video: {args.video!r} is a directory")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be in 0..65535, got {args.port}")
+    try:
+        from .viewer import live as _live
+        if args.video:
+            import matplotlib  # noqa: F401
+            if args.video.lower().endswith(".mp4"):
+                import imageio_ffmpeg  # noqa: F401
+            from .viewer.video import VIDEO_DEFAULTS
+            fps = VIDEO_DEFAULTS[_P(args.video).suffix.lower()][0]
+            frames = _live.FrameCollector(str(scn.urdf_path), scn.model.joint_names, fps=fps)
+            hooks.append(frames)
+        if args.view:
+            from .viewer.server import RobotViewer
+            viewer = RobotViewer(str(scn.urdf_path), host=args.host, port=args.port,
+                                 title=f"vm-sim {scn.name}")
+            live = _live.LiveView(viewer, scn.model.joint_names)
+            hooks.append(live)
+            print(f"vm-sim: live view at {viewer.url}  (open it in a browser)", flush=True)
+    except ImportError as exc:
+        from .viewer import missing_extra
+        raise UsageError(missing_extra(exc)) from None
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--view/--video: {str(exc).splitlines()[0]}") from None
+    return hooks, live, frames
 
 
 if __name__ == "__main__":  # pragma: no cover

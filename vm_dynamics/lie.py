@@ -17,170 +17,322 @@ Conventions (paper 000, eqs. (2)–(7); used everywhere in vm_dynamics):
 All functions take and return plain ``numpy`` arrays; they are pure and allocate small arrays
 only.  Closed forms are used everywhere with Taylor expansions near the identity and the
 symmetric-part construction of log near π.
+
+Every function checks its arguments: a wrong shape, a non-real dtype (bool, complex, str), NaN,
+Inf, or a magnitude whose result is not representable raises ``ValueError`` naming the argument;
+no input, at any magnitude, gives ``OverflowError``, ``IndexError`` or a NaN/Inf result.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 __all__ = [
     "skew", "unskew", "hat", "vee",
     "so3_exp", "so3_log", "so3_left_jacobian", "so3_left_jacobian_inv",
-    "se3_exp", "se3_log", "se3_inv", "make_pose",
+    "se3_exp", "se3_log", "se3_inv", "make_pose", "pose", "quaternion_to_matrix",
     "Ad", "Ad_inv", "ad", "coad",
     "dexp", "dexp_inv",
 ]
 
 _EPS_SMALL = 1e-4  # |θ| below which Taylor series are used (errors ~θ⁶ ≈ 1e-24)
+_F64 = np.dtype(np.float64)
+#: Largest magnitude accepted in any argument.  Up to it every function here returns finite
+#: values (the worst product, ``J⁻¹ Q J⁻¹`` in :func:`dexp_inv`, stays below 2e306); beyond it
+#: a ``ValueError`` names the argument instead of an overflow.
+MAX_MAGNITUDE = 1e100
+#: |1 − (θ/2)cot(θ/2)| above which dexp⁻¹ is treated as singular (θ at or near a non-zero
+#: multiple of 2π, where cot(θ/2) diverges); keeps J⁻¹ below ~1e102.
+_MAX_JINV_COEF = 1e102
 
 
-def skew(w: np.ndarray) -> np.ndarray:
+# ---------------------------------------------------------------------------- input checks
+def _array(x, shape: tuple, name: str, limit: float = MAX_MAGNITUDE) -> np.ndarray:
+    """``x`` as a float64 array of ``shape`` with finite entries, else ``ValueError(name: ...)``.
+
+    Rejects booleans, complex numbers, strings and objects (numpy would silently convert or
+    truncate them).  Float64 arrays of the right shape are returned as they are (no copy).
+    ``limit`` is the largest magnitude accepted: :data:`MAX_MAGNITUDE` where the function
+    multiplies entries, ``inf`` (finite only) where it just rearranges them."""
+    if type(x) is np.ndarray and x.dtype == _F64 and x.shape == shape:
+        a = x
+    else:
+        try:
+            a = np.asarray(x)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected an array of shape {shape}, got {x!r}") from None
+        if a.dtype.kind not in "fiu":
+            raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype} ({x!r})")
+        if a.shape != shape:
+            raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+        a = a.astype(float)
+    m = np.abs(a).max()
+    if not (m <= limit and m < math.inf):
+        if not np.isfinite(m):
+            raise ValueError(f"{name}: contains NaN or Inf")
+        raise ValueError(f"{name}: entries must not exceed {limit:g} in magnitude "
+                         f"(products would overflow a float), got {m:.3g}")
+    return a
+
+
+def _norm3(w: np.ndarray) -> float:
+    """‖w‖ of a checked 3-vector (``math.hypot``: faster than ``np.linalg.norm`` here)."""
+    return math.hypot(w[0], w[1], w[2])
+
+
+# ---------------------------------------------------------------------------- hat maps
+def skew(w) -> np.ndarray:
     """``w~``: the 3×3 skew-symmetric matrix with ``w~ p = w × p``."""
+    return _skew(_array(w, (3,), "w", math.inf))
+
+
+def _skew(w) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]],
                      [w[2], 0.0, -w[0]],
                      [-w[1], w[0], 0.0]])
 
 
-def unskew(W: np.ndarray) -> np.ndarray:
+def unskew(W) -> np.ndarray:
     """Inverse of :func:`skew` (uses the antisymmetric part of ``W``)."""
-    return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
+    W = 0.5 * _array(W, (3, 3), "W", math.inf)      # halve first: no overflow in the sums
+    return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
-def hat(V: np.ndarray) -> np.ndarray:
+def hat(V) -> np.ndarray:
     """se(3) hat of a twist ``[v; ω]`` (paper 000, eq. 2)."""
+    V = _array(V, (6,), "V", math.inf)
     X = np.zeros((4, 4))
-    X[:3, :3] = skew(V[3:6])
+    X[:3, :3] = _skew(V[3:6])
     X[:3, 3] = V[:3]
     return X
 
 
-def vee(X: np.ndarray) -> np.ndarray:
+def vee(X) -> np.ndarray:
     """Inverse of :func:`hat`: ``[v; ω]``."""
+    X = _array(X, (4, 4), "X", math.inf)
     return np.concatenate([X[:3, 3], unskew(X[:3, :3])])
 
 
+# ---------------------------------------------------------------------------- SO(3)
 def _sinc_coeffs(theta: float):
-    """Return (a, b, c) = (sinθ/θ, (1-cosθ)/θ², (θ-sinθ)/θ³), Taylor near 0."""
+    """Return (a, b, c) = (sinθ/θ, (1-cosθ)/θ², (θ-sinθ)/θ³) for θ ≥ 0, Taylor near 0.
+
+    No power of θ is formed (``theta ** 3`` raised ``OverflowError`` above 5.6e102): every
+    coefficient is a quotient of bounded numbers by θ, θ² or θ³ computed as repeated division,
+    which underflows to 0 instead of overflowing."""
     if theta < _EPS_SMALL:
         t2 = theta * theta
         return 1.0 - t2 / 6.0, 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
-    s, c = np.sin(theta), np.cos(theta)
-    return s / theta, (1.0 - c) / (theta * theta), (theta - s) / theta ** 3
+    s = math.sin(theta)
+    h = math.sin(0.5 * theta)
+    return s / theta, 2.0 * h * h / theta / theta, (1.0 - s / theta) / theta / theta
 
 
-def so3_exp(w: np.ndarray) -> np.ndarray:
-    """Rodrigues' formula (paper 000, eq. 12) for an arbitrary rotation vector."""
-    theta = float(np.linalg.norm(w))
-    a, b, _ = _sinc_coeffs(theta)
-    W = skew(w)
-    return np.eye(3) + a * W + b * (W @ W)
+def _unit_coeffs(theta: float):
+    """(sinθ, 1 − cosθ, 1 − sinθ/θ): the coefficients of K, K² for the unit axis K = w~/θ."""
+    s = math.sin(theta)
+    h = math.sin(0.5 * theta)
+    return s, 2.0 * h * h, 1.0 - s / theta
 
 
-def so3_log(R: np.ndarray) -> np.ndarray:
-    """Rotation vector of ``R`` (angle in [0, π]), accurate near 0 and near π."""
+def so3_exp(w) -> np.ndarray:
+    """Rodrigues' formula (paper 000, eq. 12) for an arbitrary rotation vector ``w``.
+
+    ``R = I + sinθ K + (1 − cosθ) K²`` with ``θ = ‖w‖``, ``K = (w/θ)~`` (Taylor series for
+    θ < 1e-4); finite for every finite ``w``."""
+    w = _array(w, (3,), "w")
+    return _so3_exp(w, _norm3(w))
+
+
+def _so3_exp(w, theta):
+    if theta < _EPS_SMALL:
+        a, b, _ = _sinc_coeffs(theta)
+        W = _skew(w)
+        return np.eye(3) + a * W + b * (W @ W)
+    K = _skew(w / theta)
+    s, one_minus_c, _ = _unit_coeffs(theta)
+    return np.eye(3) + s * K + one_minus_c * (K @ K)
+
+
+def so3_log(R) -> np.ndarray:
+    """Rotation vector of the rotation matrix ``R`` (angle in [0, π]), accurate near 0 and π."""
+    R = _array(R, (3, 3), "R")
+    return _so3_log(R)
+
+
+def _so3_log(R):
     s = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])  # sinθ·axis
-    c = 0.5 * (np.trace(R) - 1.0)
-    sin_t = float(np.linalg.norm(s))
-    theta = float(np.arctan2(sin_t, c))
+    c = 0.5 * (float(R[0, 0] + R[1, 1] + R[2, 2]) - 1.0)
+    sin_t = math.hypot(s[0], s[1], s[2])
+    theta = math.atan2(sin_t, c)
     if theta < _EPS_SMALL:
         return (1.0 + theta * theta / 6.0) * s
-    if np.pi - theta > 1e-3:
+    if math.pi - theta > 1e-3:
         return (theta / sin_t) * s
     # Near π: axis from the symmetric part, ww^T = (R + R^T - 2c I) / (2(1-c)).
     S = (R + R.T - 2.0 * c * np.eye(3)) / (2.0 * (1.0 - c))
     k = int(np.argmax(np.diag(S)))
-    axis = S[:, k] / np.sqrt(max(S[k, k], 1e-300))
+    axis = S[:, k] / np.abs(S[:, k]).max()          # the column's direction, no overflow
     if axis @ s < 0.0:
         axis = -axis
-    return theta * axis / np.linalg.norm(axis)
+    return theta * axis / math.hypot(axis[0], axis[1], axis[2])
 
 
-def so3_left_jacobian(w: np.ndarray) -> np.ndarray:
-    """Left Jacobian of SO(3), ``J_l(w) = Σ (w~)^k/(k+1)!``."""
-    theta = float(np.linalg.norm(w))
-    _, b, c = _sinc_coeffs(theta)
-    W = skew(w)
-    return np.eye(3) + b * W + c * (W @ W)
+def so3_left_jacobian(w) -> np.ndarray:
+    """Left Jacobian of SO(3), ``J_l(w) = Σ (w~)^k/(k+1)!``; finite for every finite ``w``."""
+    w = _array(w, (3,), "w")
+    return _so3_left_jacobian(w, _norm3(w))
 
 
-def so3_left_jacobian_inv(w: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`so3_left_jacobian`; regular for |w| < 2π (fine at π)."""
-    theta = float(np.linalg.norm(w))
-    W = skew(w)
+def _so3_left_jacobian(w, theta):
+    if theta < _EPS_SMALL:
+        _, b, c = _sinc_coeffs(theta)
+        W = _skew(w)
+        return np.eye(3) + b * W + c * (W @ W)
+    K = _skew(w / theta)
+    _, one_minus_c, one_minus_sinc = _unit_coeffs(theta)
+    return np.eye(3) + (one_minus_c / theta) * K + one_minus_sinc * (K @ K)
+
+
+def so3_left_jacobian_inv(w) -> np.ndarray:
+    """Inverse of :func:`so3_left_jacobian`; regular for |w| < 2π (fine at π).
+
+    ``J_l⁻¹ = I − ½ w~ + (1 − (θ/2) cot(θ/2)) K²``; singular at θ = 2πk (k ≥ 1), where a
+    ``ValueError`` naming ``w`` is raised instead of returning Inf or NaN."""
+    w = _array(w, (3,), "w")
+    return _so3_left_jacobian_inv(w, _norm3(w), "w")
+
+
+def _so3_left_jacobian_inv(w, theta, name):
+    W = _skew(w)
     if theta < _EPS_SMALL:
         k = 1.0 / 12.0 + theta * theta / 720.0
-    else:
-        k = 1.0 / theta ** 2 - 0.5 / (theta * np.tan(0.5 * theta))
-    return np.eye(3) - 0.5 * W + k * (W @ W)
+        return np.eye(3) - 0.5 * W + k * (W @ W)
+    K = _skew(w / theta)
+    x = 0.5 * theta
+    sx = math.sin(x)
+    coef = 1.0 - x * math.cos(x) / sx if sx != 0.0 else math.inf
+    if not abs(coef) <= _MAX_JINV_COEF:
+        raise ValueError(f"{name}: dexp⁻¹ is singular: the rotation angle {theta:.17g} is at "
+                         f"or too close to a non-zero multiple of 2π (1 − (θ/2)cot(θ/2) = "
+                         f"{coef:.3g})")
+    return np.eye(3) - 0.5 * W + coef * (K @ K)
 
 
-def make_pose(R: np.ndarray, p: np.ndarray) -> np.ndarray:
+# ---------------------------------------------------------------------------- SE(3)
+def make_pose(R, p) -> np.ndarray:
     """4×4 homogeneous matrix ``[[R, p], [0, 1]]``."""
+    return _make_pose(_array(R, (3, 3), "R", math.inf), _array(p, (3,), "p", math.inf))
+
+
+def _make_pose(R, p) -> np.ndarray:
     g = np.eye(4)
     g[:3, :3] = R
     g[:3, 3] = p
     return g
 
 
-def se3_exp(V: np.ndarray) -> np.ndarray:
-    """Exponential of a twist ``[v; ω]`` (paper 000, eq. 11, for any ‖ω‖)."""
+def quaternion_to_matrix(quaternion_xyzw, name: str = "quaternion_xyzw") -> np.ndarray:
+    """Rotation matrix of a unit quaternion in ROS order ``x, y, z, w`` (normalised here; a
+    zero, non-finite or not representable norm raises ``ValueError`` naming ``name``)."""
+    x, y, z, w = _array(quaternion_xyzw, (4,), name)
+    scale = max(abs(x), abs(y), abs(z), abs(w))
+    if scale == 0.0:
+        raise ValueError(f"{name}: zero quaternion (all four components are 0)")
+    x, y, z, w = x / scale, y / scale, z / scale, w / scale   # no overflow in the norm
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def pose(position, quaternion_xyzw=(0.0, 0.0, 0.0, 1.0)) -> np.ndarray:
+    """4×4 pose from a position ``[x, y, z]`` and a ROS quaternion ``[x, y, z, w]``.
+
+    The quaternion is normalised; a zero or non-finite one, or a position that is not three
+    finite numbers, raises ``ValueError`` naming the argument.  ``vm.pose([0, 0, 1],
+    [0, 0, 0.7071068, 0.7071068])`` is 1 m up, turned 90° about z."""
+    p = _array(position, (3,), "position")
+    g = np.eye(4)
+    g[:3, :3] = quaternion_to_matrix(quaternion_xyzw, "quaternion_xyzw")
+    g[:3, 3] = p
+    return g
+
+
+def se3_exp(V) -> np.ndarray:
+    """Exponential of a twist ``V = [v; ω]`` (paper 000, eq. 11, for any ‖ω‖)."""
+    V = _array(V, (6,), "V")
     w = V[3:6]
-    return make_pose(so3_exp(w), so3_left_jacobian(w) @ V[:3])
+    theta = _norm3(w)
+    return _make_pose(_so3_exp(w, theta),
+                     _so3_left_jacobian(w, theta) @ V[:3])
 
 
-def se3_log(g: np.ndarray) -> np.ndarray:
+def se3_log(g) -> np.ndarray:
     """Twist ``[v; ω]`` with ``se3_exp(V) = g`` and rotation angle in [0, π]."""
-    w = so3_log(g[:3, :3])
-    return np.concatenate([so3_left_jacobian_inv(w) @ g[:3, 3], w])
+    g = _array(g, (4, 4), "g")
+    w = _so3_log(g[:3, :3])
+    Ji = _so3_left_jacobian_inv(w, _norm3(w), "g")
+    return np.concatenate([Ji @ g[:3, 3], w])
 
 
-def se3_inv(g: np.ndarray) -> np.ndarray:
-    """Inverse of a homogeneous transform."""
+def se3_inv(g) -> np.ndarray:
+    """Inverse of a homogeneous transform ``g``."""
+    g = _array(g, (4, 4), "g")
     Rt = g[:3, :3].T
-    return make_pose(Rt, -Rt @ g[:3, 3])
+    return _make_pose(Rt, -Rt @ g[:3, 3])
 
 
-def Ad(g: np.ndarray) -> np.ndarray:
-    """Adjoint ``Ad_g = [[R, p~R], [0, R]]`` (paper 000, eq. 5)."""
+def Ad(g) -> np.ndarray:
+    """Adjoint ``Ad_g = [[R, p~R], [0, R]]`` (paper 000, eq. 5) of a pose ``g``."""
+    g = _array(g, (4, 4), "g")
     R, p = g[:3, :3], g[:3, 3]
     A = np.zeros((6, 6))
     A[:3, :3] = R
     A[3:, 3:] = R
-    A[:3, 3:] = skew(p) @ R
+    A[:3, 3:] = _skew(p) @ R
     return A
 
 
-def Ad_inv(g: np.ndarray) -> np.ndarray:
-    """``Ad_g⁻¹ = Ad_{g⁻¹} = [[Rᵀ, -Rᵀp~], [0, Rᵀ]]``."""
+def Ad_inv(g) -> np.ndarray:
+    """``Ad_g⁻¹ = Ad_{g⁻¹} = [[Rᵀ, -Rᵀp~], [0, Rᵀ]]`` of a pose ``g``."""
+    g = _array(g, (4, 4), "g")
     R, p = g[:3, :3], g[:3, 3]
     A = np.zeros((6, 6))
     A[:3, :3] = R.T
     A[3:, 3:] = R.T
-    A[:3, 3:] = -R.T @ skew(p)
+    A[:3, 3:] = -R.T @ _skew(p)
     return A
 
 
-def ad(V: np.ndarray) -> np.ndarray:
-    """``ad_V = [[ω~, v~], [0, ω~]]`` (paper 000, eq. 7)."""
+def ad(V) -> np.ndarray:
+    """``ad_V = [[ω~, v~], [0, ω~]]`` (paper 000, eq. 7) of a twist ``V``."""
+    V = _array(V, (6,), "V")
     A = np.zeros((6, 6))
-    W = skew(V[3:6])
+    W = _skew(V[3:6])
     A[:3, :3] = W
     A[3:, 3:] = W
-    A[:3, 3:] = skew(V[:3])
+    A[:3, 3:] = _skew(V[:3])
     return A
 
 
-def coad(V: np.ndarray) -> np.ndarray:
+def coad(V) -> np.ndarray:
     """Coadjoint ``ad*_V = ad_Vᵀ`` acting on wrenches ``[f; n]``."""
     return ad(V).T
 
 
-def _se3_Q(V: np.ndarray) -> np.ndarray:
-    """Upper-right block of the SE(3) left Jacobian (Barfoot & Furgale 2014, eq. 102)."""
+def _se3_Q(V: np.ndarray, theta: float) -> np.ndarray:
+    """Upper-right block of the SE(3) left Jacobian (Barfoot & Furgale 2014, eq. 102).
+
+    For θ ≥ 0.2 it is evaluated with the unit axis ``K = φ~/θ`` and coefficients that stay
+    bounded for large θ, so no intermediate power of θ can overflow."""
     rho, phi = V[:3], V[3:6]
-    theta = float(np.linalg.norm(phi))
-    P, Rh = skew(phi), skew(rho)
+    Rh = _skew(rho)
     t2 = theta * theta
     if theta < 0.2:
+        P = _skew(phi)
         # Taylor expansions of the three coefficients up to θ⁸ (cancellation-free; truncation
         # below 1e-19 for θ < 0.2, where the closed forms lose digits to cancellation)
         t4 = t2 * t2
@@ -188,16 +340,23 @@ def _se3_Q(V: np.ndarray) -> np.ndarray:
         c2 = 1.0 / 24.0 - t2 / 720.0 + t4 / 40320.0 - t4 * t2 / 3628800.0 + t4 * t4 / 479001600.0
         c3 = (1.0 / 120.0 - t2 / 2520.0 + t4 / 120960.0 - t4 * t2 / 9979200.0
               + t4 * t4 / 1245404160.0)
-    else:
-        s, c = np.sin(theta), np.cos(theta)
-        c1 = (theta - s) / (t2 * theta)
-        c2 = (t2 + 2.0 * c - 2.0) / (2.0 * t2 * t2)
-        c3 = (2.0 * theta - 3.0 * s + theta * c) / (2.0 * t2 * t2 * theta)
-    PR = P @ Rh
-    RP = Rh @ P
-    PRP = PR @ P
-    return (0.5 * Rh + c1 * (PR + RP + PRP) + c2 * (P @ PR + RP @ P - 3.0 * PRP)
-            + c3 * (PRP @ P + P @ PRP))
+        PR = P @ Rh
+        RP = Rh @ P
+        PRP = PR @ P
+        return (0.5 * Rh + c1 * (PR + RP + PRP) + c2 * (P @ PR + RP @ P - 3.0 * PRP)
+                + c3 * (PRP @ P + P @ PRP))
+    K = _skew(phi / theta)
+    s, c = math.sin(theta), math.cos(theta)
+    h = math.sin(0.5 * theta)
+    a1 = (1.0 - s / theta) / theta              # c1·θ   = (θ − sinθ)/θ²
+    a2 = 1.0 - s / theta                        # c1·θ²  = (θ − sinθ)/θ
+    b2 = 0.5 - 2.0 * h * h / theta / theta      # c2·θ²  = (θ² + 2cosθ − 2)/(2θ²)
+    d3 = (1.0 - 1.5 * s / theta + 0.5 * c) / theta   # c3·θ³ = (2θ − 3sinθ + θcosθ)/(2θ²)
+    KR = K @ Rh
+    RK = Rh @ K
+    KRK = KR @ K
+    return (0.5 * Rh + a1 * (KR + RK) + a2 * KRK + b2 * (K @ KR + RK @ K - 3.0 * KRK)
+            + d3 * (KRK @ K + K @ KRK))
 
 
 def _series_jacobian(V: np.ndarray, terms: int) -> np.ndarray:
@@ -210,24 +369,31 @@ def _series_jacobian(V: np.ndarray, terms: int) -> np.ndarray:
     return J
 
 
-def dexp(V: np.ndarray) -> np.ndarray:
+def dexp(V) -> np.ndarray:
     """``dexp_V = Σ_k ad_V^k/(k+1)!`` in closed form (the SE(3) left Jacobian).
 
     ``(d/dt exp(X)) exp(-X) = (dexp_X Ẋ)^`` and ``exp(-X) d/dt exp(X) = (dexp_{-X} Ẋ)^``.
     """
+    V = _array(V, (6,), "V")
+    theta = _norm3(V[3:6])
     J = np.zeros((6, 6))
-    Jl = so3_left_jacobian(V[3:6])
+    Jl = _so3_left_jacobian(V[3:6], theta)
     J[:3, :3] = Jl
     J[3:, 3:] = Jl
-    J[:3, 3:] = _se3_Q(V)
+    J[:3, 3:] = _se3_Q(V, theta)
     return J
 
 
-def dexp_inv(V: np.ndarray) -> np.ndarray:
-    """Closed-form inverse of :func:`dexp`: ``[[J⁻¹, -J⁻¹ Q J⁻¹], [0, J⁻¹]]``."""
-    Ji = so3_left_jacobian_inv(V[3:6])
+def dexp_inv(V) -> np.ndarray:
+    """Closed-form inverse of :func:`dexp`: ``[[J⁻¹, -J⁻¹ Q J⁻¹], [0, J⁻¹]]``.
+
+    Singular where the rotation angle is a non-zero multiple of 2π (``ValueError`` naming
+    ``V``)."""
+    V = _array(V, (6,), "V")
+    theta = _norm3(V[3:6])
+    Ji = _so3_left_jacobian_inv(V[3:6], theta, "V")
     D = np.zeros((6, 6))
     D[:3, :3] = Ji
     D[3:, 3:] = Ji
-    D[:3, 3:] = -Ji @ _se3_Q(V) @ Ji
+    D[:3, 3:] = -Ji @ _se3_Q(V, theta) @ Ji
     return D

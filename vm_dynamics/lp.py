@@ -32,7 +32,7 @@ from . import lie
 
 __all__ = ["Kinematics", "InertiaTerms", "LPTerms", "kinematics", "inertia_terms", "lp_terms",
            "forward_dynamics", "inverse_dynamics", "frame_jacobian", "gravity_forces",
-           "potential_energy", "spatial_momentum", "curvature"]
+           "potential_energy", "spatial_momentum", "curvature", "FreeFloatingTerms", "free_floating_terms", "jacobian_dot_z"]
 
 
 @dataclass
@@ -324,3 +324,61 @@ def curvature(model, t: LPTerms) -> np.ndarray:
             B[i, j] = (t.dA[i][:, j] - t.dA[j][:, i]
                        - model.group.ad(t.A[:, i]) @ t.A[:, j])
     return B
+
+
+# ---------------------------------------------------------------------------- control-side terms
+@dataclass
+class FreeFloatingTerms:
+    """The free-floating arm dynamics at one state: ``τ = M̂ q̈ + bias`` and ``𝒱̇ = c_V − 𝒜 q̈``."""
+
+    Mhat: np.ndarray    # (n, n) reduced inertia (75)
+    bias: np.ndarray    # (n,)  Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η − J_{𝔢,𝔪}ᵀf_𝔢
+    A: np.ndarray       # (b, n) mechanical connection (69)
+    cV: np.ndarray      # (b,)  M₀⁻¹(Ṗ − Ṁ₀M₀⁻¹P) − 𝒜̇q̇, Ṗ from (LP-1)
+    terms: LPTerms
+
+
+def free_floating_terms(model, g, V, q, qd, base_wrench=None, frame_wrenches=None,
+                        terms: LPTerms | None = None) -> FreeFloatingTerms:
+    """Arm dynamics with the vehicle free (its applied wrench is ``base_wrench``, known).
+
+    (LP-2): ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η − J_{𝔢,𝔪}ᵀf_𝔢``, ``F_η = f₀ + J_{𝔢,0}ᵀf_𝔢 − f_u``;
+    (LP-1) ``Ṗ = ad_𝒱ᵀP + F_η`` and the derivative of (LP-3) give ``𝒱̇ = c_V − 𝒜q̈``.
+    """
+    t = terms if terms is not None else lp_terms(model, q)
+    P = t.M0 @ V + t.M0m @ qd                                           # (77)
+    f_u, du_dq = gravity_forces(model, t.kin, g)                     # (113), (133)
+    fe0, fem = external_forces(model, t.kin, model._frame_wrenches(frame_wrenches))
+    f0 = np.zeros(model.b) if base_wrench is None else base_wrench
+    F_eta = f0 + fe0 - f_u                                              # (94)
+    Cqd, N, Adot = _coriolis_terms(model, t, V, qd, P)              # (99), (100) corrected
+    bias = Cqd + N + du_dq + t.A.T @ F_eta - fem
+    if model.b:
+        Pdot = model.group.ad(V).T @ P + F_eta                          # (LP-1)
+        M0dot = np.einsum("ibc,i->bc", t.dM0, qd)
+        cV = np.linalg.solve(t.M0, Pdot - M0dot @ np.linalg.solve(t.M0, P)) - Adot @ qd
+    else:
+        cV = np.zeros(0)
+    return FreeFloatingTerms(Mhat=t.Mhat, bias=bias, A=t.A, cV=cV, terms=t)
+
+
+def jacobian_dot_z(model, kin: Kinematics, frame: str, V, qd) -> np.ndarray:
+    """``J̇_𝔢 [𝒱; q̇]`` for the frame's body Jacobian ``[J_{𝔢,0}, J_{𝔢,𝔪}]`` (92)–(93).
+
+    With ``V_rel = J_{𝔢,𝔪}q̇`` (body twist of the frame relative to the vehicle) and
+    ``U_k = Σ_{j strictly above k} S_j q̇_j``: ``d/dt Ad⁻¹(g_𝔢⁰) = −ad_{V_rel} Ad⁻¹(g_𝔢⁰)`` and
+    ``Ṡ_k = ad_{U_k} S_k``, so ``J̇z = −ad_{V_rel} J_{𝔢,0}𝒱 + Ad⁻¹(g_𝔢⁰) Σ_k ad_{U_k}S_k q̇_k``.
+    """
+    J0, Jm = frame_jacobian(model, kin, frame)
+    V_rel = Jm @ qd
+    out = -lie.ad(V_rel) @ (J0 @ V)
+    body = model.frame_body[frame]
+    if body > 0:
+        S = kin.S
+        U = model.strict_anc_mask.astype(float) @ (S * qd[:, None])
+        path = model.anc_mask[body - 1]
+        Sdot = np.hstack([np.cross(U[:, 3:], S[:, :3]) + np.cross(U[:, :3], S[:, 3:]),
+                          np.cross(U[:, 3:], S[:, 3:])])               # ad_{U_k} S_k
+        Ai = lie.Ad_inv(frame_pose_vehicle(model, kin, frame))
+        out += Ai @ (Sdot[path].T @ qd[path])
+    return out

@@ -193,39 +193,76 @@ class Model:
         """All LP quantities at q (see :class:`vm_dynamics.lp.LPTerms`)."""
         return lp.lp_terms(self, self._q(q), derivatives)
 
-    def mass_matrix(self, q) -> np.ndarray:
-        """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) in the coordinates (V, q̇), (b+n)×(b+n)."""
+    def _fast(self, backend: str):
+        """The O(n) recursions for ``backend`` (None for the LP reference); see
+        :func:`vm_dynamics.fast.resolve_backend`.  Remembered per backend name (the model's
+        constants never change after construction)."""
+        cache = self.__dict__.get("_fast_cache")
+        if cache is None or cache[0] != id(self):       # new, or a copy.copy of a model
+            cache = self._fast_cache = (id(self), {})
+        fm = cache[1].get(backend)
+        if fm is None or fm.grav is not self.gravity:
+            from . import fast
+            choice = fast.resolve_backend(backend)
+            if choice == "lp":
+                return None
+            fm = cache[1][backend] = fast.fast_model(self, choice)
+        return fm
+
+    def _blocks(self, q, backend):
+        fm = self._fast(backend)
+        if fm is None:
+            t = lp.lp_terms(self, self._q(q), derivatives=False)
+            return t.M0, t.M0m, t.Mm, t.A, t.Mhat
+        return fm.lp_blocks(self._q(q))
+
+    def mass_matrix(self, q, backend: str = "auto") -> np.ndarray:
+        """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) in the coordinates (V, q̇), (b+n)×(b+n).
+
+        ``backend``: ``"auto"`` (the composite-rigid-body algorithm, numba or numpy),
+        ``"numba"``, ``"numpy"``, or ``"lp"`` (the closed-form LP reference (64)–(67))."""
+        fm = self._fast(backend)
+        if fm is not None:
+            return fm.mass_matrix(self._q(q))
         t = lp.lp_terms(self, self._q(q), derivatives=False)
         return np.block([[t.M0, t.M0m], [t.M0m.T, t.Mm]])
 
-    def locked_inertia(self, q) -> np.ndarray:
+    def locked_inertia(self, q, backend: str = "auto") -> np.ndarray:
         """Locked inertia M₀ (65), b×b."""
-        return lp.lp_terms(self, self._q(q), derivatives=False).M0
+        return self._blocks(q, backend)[0]
 
-    def connection(self, q) -> np.ndarray:
+    def connection(self, q, backend: str = "auto") -> np.ndarray:
         """Mechanical connection 𝒜 = M₀⁻¹M₀𝔪 (69), b×n; the locked velocity is Ω = V + 𝒜q̇ (73)."""
-        return lp.lp_terms(self, self._q(q), derivatives=False).A
+        return self._blocks(q, backend)[3]
 
-    def reduced_inertia(self, q) -> np.ndarray:
-        """Reduced (block-diagonalised) arm inertia M̂ = M_𝔪 − 𝒜ᵀM₀𝒜 (75), n×n."""
-        return lp.lp_terms(self, self._q(q), derivatives=False).Mhat
+    def reduced_inertia(self, q, backend: str = "auto") -> np.ndarray:
+        """Reduced (block-diagonalised) arm inertia M̂ = M𝔪 − 𝒜ᵀM₀𝒜 (75), n×n."""
+        return self._blocks(q, backend)[4]
 
-    def locked_velocity(self, V, q, qd) -> np.ndarray:
+    def locked_velocity(self, V, q, qd, backend: str = "auto") -> np.ndarray:
         """Ω = V + 𝒜 q̇ (73)."""
-        t = lp.lp_terms(self, self._q(q), derivatives=False)
-        return self._V(V) + t.A @ self._q(qd, "qd")
+        return self._V(V) + self._blocks(q, backend)[3] @ self._q(qd, "qd")
 
-    def locked_momentum(self, V, q, qd) -> np.ndarray:
+    def locked_momentum(self, V, q, qd, backend: str = "auto") -> np.ndarray:
         """P = M₀V + M₀𝔪q̇ (77): the total momentum as a body wrench at the vehicle frame."""
-        t = lp.lp_terms(self, self._q(q), derivatives=False)
-        return t.M0 @ self._V(V) + t.M0m @ self._q(qd, "qd")
+        M0, M0m = self._blocks(q, backend)[:2]
+        return M0 @ self._V(V) + M0m @ self._q(qd, "qd")
 
     def curvature(self, q) -> np.ndarray:
         """Curvature of the mechanical connection B[i, j] ∈ R^b (seeds-LP §3.6), (n, n, b)."""
         return lp.curvature(self, lp.lp_terms(self, self._q(q)))
 
-    def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
-        """``(V̇, q̈)`` from the corrected LP equations (LP-1)–(LP-3); see :func:`lp.forward_dynamics`."""
+    def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
+                         backend: str = "auto"):
+        """``(V̇, q̈)`` of the Lagrange–Poincaré equations (LP-1)–(LP-3).
+
+        ``backend="auto"`` (default): the O(n) articulated-body algorithm of
+        :mod:`vm_dynamics.fast` (numba, or numpy without it), which solves the same equations;
+        ``"lp"``: the closed-form reference :func:`lp.forward_dynamics` (paper 000 with the
+        corrections of seeds-LP §3.5).  Both agree to ~1e-12 (test_fast_path.py)."""
+        fm = self._fast(backend)
+        if fm is not None:
+            return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
         g = _as_pose(g)
         V, q, qd, tau = self._V(V), self._q(q), self._q(qd, "qd"), self._q(tau, "tau")
         bw = None if base_wrench is None else self._V(base_wrench, "base_wrench")
@@ -233,8 +270,14 @@ class Model:
                                            self._frame_wrenches(frame_wrenches))
         return Vdot, qdd
 
-    def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None):
-        """``(base_wrench, tau)`` that produce ``(V̇, q̈)``; exact inverse of forward_dynamics."""
+    def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None,
+                         backend: str = "auto"):
+        """``(base_wrench, tau)`` that produce ``(V̇, q̈)``; exact inverse of forward_dynamics.
+        ``backend`` as in :meth:`forward_dynamics` (default: the recursive Newton–Euler
+        algorithm; ``"lp"``: the closed-form reference, seeds-LP §4.2)."""
+        fm = self._fast(backend)
+        if fm is not None:
+            return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
         g = _as_pose(g)
         args = (self._V(V), self._q(q), self._q(qd, "qd"), self._V(Vdot, "Vdot"),
                 self._q(qdd, "qdd"))
@@ -246,9 +289,10 @@ class Model:
         t = lp.lp_terms(self, self._q(q), derivatives=False)
         return lp.spatial_momentum(self, t, g, self._V(V), self._q(qd, "qd"))
 
-    def kinetic_energy(self, V, q, qd) -> float:
+    def kinetic_energy(self, V, q, qd, backend: str = "auto") -> float:
+        """½ [V; q̇]ᵀ M [V; q̇] with the mass matrix (64)."""
         z = np.concatenate([self._V(V), self._q(qd, "qd")])
-        return float(0.5 * z @ self.mass_matrix(q) @ z)
+        return float(0.5 * z @ self.mass_matrix(q, backend) @ z)
 
     def potential_energy(self, g, q) -> float:
         """Gravitational potential ``−Σ m_k aᵀ p_k`` (zero at the inertial origin)."""
@@ -258,11 +302,17 @@ class Model:
         """Kinetic plus gravitational potential energy."""
         return self.kinetic_energy(V, q, qd) + self.potential_energy(g, q)
 
-    def frame_pose(self, q, frame: str, g=None) -> np.ndarray:
-        """Pose of a frame (any URDF link) in the vehicle frame, or in the inertial frame if ``g``."""
+    def frame_pose(self, q, frame: str, g=None, backend: str = "auto") -> np.ndarray:
+        """Pose of a frame (any URDF link) in the vehicle frame, or in the inertial frame if
+        ``g``: ``G_k ḡ_frame`` by the product of exponentials (13)–(16).  ``backend`` as in
+        :meth:`forward_dynamics` (``"lp"``: the reference kinematics of lp.py)."""
         if frame not in self.frame_body:
             raise ValueError(f"frame: unknown frame {frame!r}; frames are {', '.join(self.frame_names)}")
-        ge = lp.frame_pose_vehicle(self, lp.kinematics(self, self._q(q)), frame)
+        fm = self._fast(backend)
+        if fm is not None:
+            ge = fm.frame_pose(q, frame)
+        else:
+            ge = lp.frame_pose_vehicle(self, lp.kinematics(self, self._q(q)), frame)
         return ge if g is None else _as_pose(g) @ ge
 
     def frame_jacobian(self, q, frame: str) -> np.ndarray:

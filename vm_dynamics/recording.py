@@ -25,9 +25,19 @@ Topics (all stamped with simulation time, log time = header stamp):
 ``/odom``          nav_msgs/msg/Odometry         reliable, volatile, depth 10
 ``/tf``            tf2_msgs/msg/TFMessage        reliable, volatile, depth 100 (tf2_ros)
 ``/tf_static``     tf2_msgs/msg/TFMessage        reliable, transient local, depth 1
+``/robot_description`` std_msgs/msg/String       reliable, transient local, depth 1
 =================  ============================  ==========================================
 
-``/tf_static`` is only written when constant ``extra_tf`` transforms are given.
+With a ``robot_description`` (URDF) the recording is complete, like a bag of
+robot_state_publisher's output: ``/robot_description`` once at the start, ``/tf_static``
+with every fixed joint, and every ``/tf`` message with ``odom -> root link`` plus every
+movable joint (``parent link -> child link``), so Foxglove, Lichtblick, RViz (after
+``ros2 bag play``) and ``vm-view`` draw the whole robot.  Without one, ``/tf`` has the base
+only and ``/tf_static`` is written only when constant ``extra_tf`` transforms are given.
+
+:class:`McapRecorder` streams samples to disk as they come (``vm.simulate(...,
+callback=recorder)``), so memory stays flat with the duration; :func:`write_mcap` records
+arrays through it.
 Reliable publishers match both reliable and best-effort subscribers, so replayed
 state reaches robot_state_publisher (best effort) and RViz (reliable) alike.
 
@@ -55,7 +65,7 @@ from . import ros_msgs as rm
 
 __all__ = [
     'BASE_IOTA', 'TOPIC_QOS', 'RecordingInfo', 'base_iota_matrix', 'select_samples',
-    'write_mcap', 'write_summary_json', 'to_jsonable',
+    'UrdfJoint', 'UrdfTree', 'McapRecorder', 'write_mcap', 'write_summary_json', 'to_jsonable',
     'plot_joints', 'plot_base', 'plot_conservation', 'plot_tracking',
 ]
 
@@ -223,16 +233,471 @@ def _frame_pair(frame_ids: Any) -> tuple[str, str]:
     return parent, child
 
 
+# ------------------------------------------------------------------ URDF joint tree
+
+
+class UrdfJoint(NamedTuple):
+    """One URDF joint as robot_state_publisher uses it: ``origin`` is the child link's frame in
+    the parent link's frame at zero position, ``axis`` a unit vector in the child frame;
+    ``mimic`` is ``(joint, multiplier, offset)`` or None."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    mimic: tuple[str, float, float] | None
+
+
+def _xyz_rpy(elem: Any, what: str) -> np.ndarray:
+    """4x4 transform of a URDF ``<origin xyz rpy>`` element (identity if absent)."""
+    g = np.eye(4)
+    if elem is None:
+        return g
+    try:
+        xyz = [float(v) for v in (elem.get('xyz') or '0 0 0').split()]
+        rpy = [float(v) for v in (elem.get('rpy') or '0 0 0').split()]
+    except ValueError as exc:
+        raise ValueError(f'{what}: origin is not numeric ({exc})') from None
+    if len(xyz) != 3 or len(rpy) != 3 or not np.all(np.isfinite(xyz + rpy)):
+        raise ValueError(f'{what}: origin needs 3 finite xyz and 3 finite rpy values')
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
+                              math.cos(y), math.sin(y))
+    g[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                 [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                 [-sp, cp * sr, cp * cr]]
+    g[:3, 3] = xyz
+    return g
+
+
+def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    C = 1.0 - c
+    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+
+
+class UrdfTree:
+    """The link/joint tree of a URDF, for the TF that robot_state_publisher would publish.
+
+    ``source`` is URDF XML text, a URDF file or a ``.xacro`` file (expanded).  Every fixed joint
+    gives a constant ``parent -> child`` transform (``/tf_static``); every revolute, continuous
+    or prismatic joint (mimic joints included) a transform that depends on its position
+    (``/tf``): ``origin @ motion(axis, q)``.  Floating and planar joints have no position in a
+    JointState and are rejected, as are unknown links, several roots and cycles
+    (``ValueError`` naming the joint or link).
+    """
+
+    MOVABLE = ('revolute', 'continuous', 'prismatic')
+
+    def __init__(self, source: str | os.PathLike):
+        import xml.etree.ElementTree as ET
+
+        from .urdf import read_urdf_source
+
+        self.xml, _ = read_urdf_source(source)
+        try:
+            robot = ET.fromstring(self.xml)
+        except ET.ParseError as exc:
+            raise ValueError(f'robot_description: not valid XML: {exc}') from None
+        if robot.tag != 'robot':
+            raise ValueError(f'robot_description: root element is <{robot.tag}>, not <robot>')
+        self.name = robot.get('name', '')
+        self.links = [lk.get('name') for lk in robot.findall('link')]
+        if not self.links or any(not n for n in self.links):
+            raise ValueError('robot_description: every <link> needs a name, and one is needed')
+        known = set(self.links)
+        joints = []
+        for el in robot.findall('joint'):
+            name, jtype = el.get('name'), el.get('type')
+            what = f'joint {name!r}'
+            if not name:
+                raise ValueError('robot_description: a <joint> has no name')
+            if jtype not in self.MOVABLE + ('fixed',):
+                raise ValueError(f'{what}: type {jtype!r} has no TF from a joint position '
+                                 f'(supported: fixed, {", ".join(self.MOVABLE)})')
+            pe, ce = el.find('parent'), el.find('child')
+            parent = pe.get('link') if pe is not None else None
+            child = ce.get('link') if ce is not None else None
+            for role, link in (('parent', parent), ('child', child)):
+                if link not in known:
+                    raise ValueError(f'{what}: {role} link {link!r} is not a <link>')
+            axis = np.array([1.0, 0.0, 0.0])
+            ae = el.find('axis')
+            if ae is not None:
+                try:
+                    axis = np.array([float(v) for v in ae.get('xyz', '1 0 0').split()])
+                except ValueError:
+                    raise ValueError(f'{what}: axis is not numeric') from None
+                if axis.shape != (3,) or not np.all(np.isfinite(axis)):
+                    raise ValueError(f'{what}: axis needs 3 finite values')
+            norm = float(np.linalg.norm(axis))
+            if jtype != 'fixed' and norm == 0.0:
+                raise ValueError(f'{what}: axis is zero')
+            mimic = None
+            me = el.find('mimic')
+            if me is not None and jtype != 'fixed':
+                try:
+                    mimic = (me.get('joint'), float(me.get('multiplier', '1')),
+                             float(me.get('offset', '0')))
+                except ValueError:
+                    raise ValueError(f'{what}: mimic multiplier/offset is not numeric') from None
+            joints.append(UrdfJoint(name, jtype, parent, child,
+                                    _xyz_rpy(el.find('origin'), what),
+                                    axis / norm if norm else axis, mimic))
+        children = [j.child for j in joints]
+        dup = {c for c in children if children.count(c) > 1}
+        if dup:
+            raise ValueError(f'robot_description: link {sorted(dup)[0]!r} has several parent '
+                             f'joints (closed loop)')
+        roots = [lk for lk in self.links if lk not in set(children)]
+        if len(roots) != 1:
+            raise ValueError(f'robot_description: expected one root link, found {roots}')
+        self.root = roots[0]
+        # order joints parent-before-child (depth-first from the root); unreached = cycle
+        by_parent: dict[str, list[UrdfJoint]] = {}
+        for j in joints:
+            by_parent.setdefault(j.parent, []).append(j)
+        ordered, stack = [], [self.root]
+        while stack:
+            link = stack.pop()
+            for j in reversed(by_parent.get(link, [])):
+                ordered.append(j)
+                stack.append(j.child)
+        if len(ordered) != len(joints):
+            lost = sorted({j.name for j in joints} - {j.name for j in ordered})
+            raise ValueError(f'robot_description: joints {lost} are not connected to the root '
+                             f'link {self.root!r} (cycle)')
+        self.joints = ordered
+        names = {j.name for j in ordered}
+        for j in ordered:
+            if j.mimic is not None and j.mimic[0] not in names:
+                raise ValueError(f'joint {j.name!r}: mimics unknown joint {j.mimic[0]!r}')
+        #: joints whose position is an input (movable, not mimic), in URDF document order
+        self.position_joints = [j.name for j in joints if j.type != 'fixed' and j.mimic is None]
+        # origin translation, quaternion (x, y, z, w) and axis as floats, for the fast path
+        self._origin_pq = {j.name: (tuple(float(v) for v in j.origin[:3, 3]),
+                                    tuple(float(v) for v in rm.quat_from_matrix(j.origin[:3, :3],
+                                                                                 tol=1e-6)),
+                                    j.origin[:3, :3] @ j.axis)
+                           for j in ordered}
+
+    def static_transforms(self) -> list[tuple[str, str, np.ndarray]]:
+        """``(parent, child, 4x4)`` of every fixed joint (``/tf_static``)."""
+        return [(j.parent, j.child, j.origin.copy()) for j in self.joints if j.type == 'fixed']
+
+    def moving_transforms(self, positions: Mapping[str, float]) -> list[tuple[str, str,
+                                                                               np.ndarray]]:
+        """``(parent, child, 4x4)`` of every movable joint at ``positions`` (name -> rad or m);
+        every joint of :attr:`position_joints` must be given."""
+        out = []
+        for j in self.joints:
+            if j.type == 'fixed':
+                continue
+            if j.mimic is not None:
+                src, mult, off = j.mimic
+                if src not in positions:
+                    raise ValueError(f'joint {src!r} (mimicked by {j.name!r}) has no position')
+                x = mult * float(positions[src]) + off
+            else:
+                if j.name not in positions:
+                    raise ValueError(f'joint {j.name!r} has no position')
+                x = float(positions[j.name])
+            m = np.eye(4)
+            if j.type == 'prismatic':
+                m[:3, 3] = j.axis * x
+            else:
+                m[:3, :3] = _axis_angle(j.axis, x)
+            out.append((j.parent, j.child, j.origin @ m))
+        return out
+
+    def moving_transforms_pq(self, positions: Mapping[str, float]) -> list[tuple]:
+        """Like :meth:`moving_transforms` but as ``(parent, child, (x, y, z), (qx, qy, qz,
+        qw))`` computed in closed form (origin quaternion times the joint's axis-angle
+        quaternion): the fast path of the recorder, without matrix checks."""
+        out = []
+        for j in self.joints:
+            if j.type == 'fixed':
+                continue
+            if j.mimic is not None:
+                src, mult, off = j.mimic
+                if src not in positions:
+                    raise ValueError(f'joint {src!r} (mimicked by {j.name!r}) has no position')
+                x = mult * float(positions[src]) + off
+            else:
+                if j.name not in positions:
+                    raise ValueError(f'joint {j.name!r} has no position')
+                x = float(positions[j.name])
+            p, q0, axis_parent = self._origin_pq[j.name]
+            if j.type == 'prismatic':
+                p = (p[0] + axis_parent[0] * x, p[1] + axis_parent[1] * x,
+                     p[2] + axis_parent[2] * x)
+                q = q0
+            else:
+                s, c = math.sin(0.5 * x), math.cos(0.5 * x)
+                bx, by, bz, bw = j.axis[0] * s, j.axis[1] * s, j.axis[2] * s, c
+                ax, ay, az, aw = q0
+                q = (aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz)
+            out.append((j.parent, j.child, p, q))
+        return out
+
+    def link_poses(self, positions: Mapping[str, float],
+                   root_pose: Any = None) -> dict[str, np.ndarray]:
+        """Pose (4x4) of every link in the frame of ``root_pose`` (default: the root link)."""
+        poses = {self.root: np.eye(4) if root_pose is None else np.asarray(root_pose, float)}
+        rel = {c: (p, T) for p, c, T in self.static_transforms()
+               + self.moving_transforms(positions)}
+        for j in self.joints:
+            p, T = rel[j.child]
+            poses[j.child] = poses[p] @ T
+        return poses
+
+
 # ------------------------------------------------------------------------ writer
+
+STRING = 'std_msgs/msg/String'
+
+
+def _transform_stamped(stamp: Any, parent: str, child: str, p: tuple, q: tuple) -> Any:
+    """geometry_msgs/TransformStamped from a translation and a unit quaternion (x, y, z, w)
+    computed by :meth:`UrdfTree.moving_transforms_pq` (no checks: the fast path)."""
+    T = rm.TYPESTORE.types
+    return T['geometry_msgs/msg/TransformStamped'](
+        header=T['std_msgs/msg/Header'](stamp=stamp, frame_id=parent), child_frame_id=child,
+        transform=T['geometry_msgs/msg/Transform'](
+            translation=T['geometry_msgs/msg/Vector3'](x=p[0], y=p[1], z=p[2]),
+            rotation=T['geometry_msgs/msg/Quaternion'](x=q[0], y=q[1], z=q[2], w=q[3])))
+
+
+class McapRecorder:
+    """Streams a simulation into a ROS 2 MCAP recording, one sample at a time.
+
+    Messages go to disk as they are added (in chunks), so memory stays flat however long the
+    run; the file appears at ``path`` on :meth:`close` (written beside it under a temporary
+    name until then).  ``recorder(state)`` records a :class:`vm_dynamics.simulate.State`, so a
+    recorder can be passed as ``vm.simulate(..., callback=recorder)``; :meth:`add` also takes
+    joint efforts.  Used as a context manager it is closed on leaving the block, also on
+    Ctrl-C (the samples so far are kept), and removed on any other exception.
+
+    Args:
+        path: output ``.mcap`` file (parent directories are created).
+        joint_names: names of the columns of ``q`` (URDF joint names).
+        robot_description: URDF XML or a URDF/xacro file.  Then the recording holds
+            ``/robot_description`` (std_msgs/String, transient local, like
+            robot_state_publisher's), ``/tf_static`` with every fixed joint and, in every
+            ``/tf`` message, every movable joint: a viewer sees the whole robot.  The base
+            frame must be the URDF's root link and ``joint_names`` its movable joints.
+        frame_ids: ``(odom_frame, base_frame)``; default ``odom`` and the URDF root link (or
+            ``base_link`` without a robot description).
+        base_iota: maps V (b) to the 6-twist ``[v; omega]``; see :func:`base_iota_matrix`.
+        static_tf: extra constant ``(parent, child, 4x4)`` transforms for ``/tf_static``.
+        rate_hz: record at most this many samples per simulated second (the first sample at
+            or after each grid time, as :func:`select_samples`); None records every sample.
+        time_offset_s: added to every stamp.
+        overwrite: replace an existing file (otherwise FileExistsError).
+    """
+
+    def __init__(self, path: str | os.PathLike, joint_names: Sequence[str], *,
+                 robot_description: str | os.PathLike | None = None,
+                 frame_ids: Any = None, base_iota: Any = None,
+                 static_tf: Sequence[tuple[str, str, Any]] | None = None,
+                 rate_hz: float | None = None, time_offset_s: float = 0.0,
+                 overwrite: bool = True):
+        from rosbags.rosbag2 import StoragePlugin, Writer
+
+        path = Path(path)
+        if path.suffix != '.mcap':
+            raise ValueError(f'output path must end with .mcap, got {path.name!r}')
+        if path.exists() and not overwrite:
+            raise FileExistsError(f'{path} exists (pass overwrite=True to replace it)')
+        if path.exists() and not path.is_file():
+            raise ValueError(f'output path {str(path)!r} exists and is not a file')
+        if rate_hz is not None and not (isinstance(rate_hz, (int, float, np.number))
+                                        and math.isfinite(rate_hz) and rate_hz > 0):
+            raise ValueError(f'rate_hz must be a finite positive number, got {rate_hz!r}')
+        self.names = [str(s) for s in joint_names]
+        if len(set(self.names)) != len(self.names):
+            raise ValueError(f'joint_names has duplicates: {self.names}')
+        self.tree = None if robot_description is None else UrdfTree(robot_description)
+        if frame_ids is None:
+            frame_ids = ('odom', self.tree.root if self.tree else 'base_link')
+        self.odom, self.base = _frame_pair(frame_ids)
+        statics: list[tuple[str, str, np.ndarray]] = []
+        if self.tree is not None:
+            if self.base != self.tree.root:
+                raise ValueError(f'frame_ids: base frame {self.base!r} is not the root link '
+                                 f'{self.tree.root!r} of the robot description')
+            missing = [j for j in self.tree.position_joints if j not in self.names]
+            unknown = [j for j in self.names if j not in self.tree.position_joints]
+            if missing or unknown:
+                raise ValueError(f'joint_names do not match the robot description: '
+                                 f'missing {missing}, not movable joints of the URDF {unknown}')
+            statics += self.tree.static_transforms()
+        for k, item in enumerate(static_tf or ()):
+            try:
+                parent, child, G = item
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f'static_tf[{k}] must be (parent, child, 4x4)') from exc
+            statics.append((parent, child, rm.check_rigid_transform(
+                np.asarray(G, dtype=float), name=f'static_tf[{k}] {parent}->{child}')))
+        self._static = statics
+        self._base_iota = base_iota
+        self._iota = None
+        self.rate_hz = rate_hz
+        self.offset_ns = rm.stamp_to_ns(time_offset_s)
+        self.path = path
+        self.counts = {topic: 0 for topic in ('/clock', '/joint_states', '/odom', '/tf')}
+        from array import array
+        self._indices = array('q')
+        self._k = -1                 # index of the last sample offered
+        self._t_last = None          # time of the last sample offered
+        self._t_first = None
+        self._slot = None
+        self.start_ns = self.end_ns = None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmpdir = Path(tempfile.mkdtemp(prefix=f'.{path.stem}.', dir=path.parent))
+        self._bagdir = self._tmpdir / path.stem
+        self._writer = Writer(self._bagdir, version=9, storage_plugin=StoragePlugin.MCAP)
+        self._writer.open()
+        self._conns: dict[str, Any] = {}
+        self._closed = False
+        self._info: RecordingInfo | None = None
+        topics = list(self.counts)
+        if statics:
+            topics.append('/tf_static')
+        if self.tree is not None:
+            topics.append('/robot_description')
+        for topic in topics:
+            if topic == '/robot_description':
+                msgtype, depth, latched = STRING, 1, True
+            else:
+                msgtype, depth, latched = TOPIC_QOS[topic]
+            self._conns[topic] = self._writer.add_connection(
+                topic, msgtype, typestore=rm.TYPESTORE, offered_qos_profiles=[_qos(depth,
+                                                                                   latched)])
+
+    # ------------------------------------------------------------------ writing
+    def _put(self, topic: str, ns: int, msg: Any) -> None:
+        self._writer.write(self._conns[topic], ns, rm.serialize(msg))
+        self.counts[topic] = self.counts.get(topic, 0) + 1
+
+    def __call__(self, state: Any) -> bool:
+        """Record a :class:`~vm_dynamics.simulate.State` (``vm.simulate`` callback); returns
+        False (never asks the run to stop)."""
+        self.add(state.t, state.g, state.V, state.q, state.qd)
+        return False
+
+    def add(self, t: float, g: Any, V: Any, q: Any, qd: Any, effort: Any = None,
+            extra_tf: Sequence[tuple[str, str, Any]] = ()) -> bool:
+        """Offer one sample: time [s], base pose (4x4), body velocity (b), joint positions and
+        velocities (n), optional efforts (n) and extra ``(parent, child, 4x4)`` for ``/tf``.
+        Returns True if it was recorded (False if ``rate_hz`` skips it)."""
+        if self._closed:
+            raise ValueError('recorder is closed')
+        t = float(t)
+        k = self._k + 1
+        if not math.isfinite(t):
+            raise ValueError(f't contains NaN/Inf at sample {k}')
+        if self._t_last is not None and not t > self._t_last:
+            raise ValueError(f't must be strictly increasing (t[{k}] = {t!r} <= '
+                             f't[{k - 1}] = {self._t_last!r})')
+        n = len(self.names)
+        g = rm.check_rigid_transform(_array(g, (4, 4), f'g at sample {k}'), name='g')
+        V = np.atleast_1d(_array(np.zeros(0) if V is None else V, (None,), f'V at sample {k}'))
+        if self._iota is None:
+            self._iota = base_iota_matrix(self._base_iota, V.shape[0])
+        elif V.shape[0] != self._iota.shape[1]:
+            raise ValueError(f'V at sample {k} has {V.shape[0]} entries, earlier samples '
+                             f'{self._iota.shape[1]}')
+        q = _array(np.zeros(0) if q is None and n == 0 else q, (n,), f'q at sample {k}')
+        qd = _array(np.zeros(0) if qd is None and n == 0 else qd, (n,), f'qd at sample {k}')
+        eff = None if effort is None else _array(effort, (n,), f'effort at sample {k}')
+        self._k, self._t_last = k, t
+        if self._t_first is None:
+            self._t_first = t
+        if self.rate_hz is not None:
+            slot = math.floor((t - self._t_first) * self.rate_hz + 1e-9)
+            if slot == self._slot:
+                return False
+            self._slot = slot
+        ns = rm.stamp_to_ns(t) + self.offset_ns
+        stamp = rm.ns_to_time_msg(ns)
+        if self.start_ns is None:
+            self.start_ns = ns
+            if self.tree is not None:
+                self._put('/robot_description', ns,
+                          rm.TYPESTORE.types[STRING](data=self.tree.xml))
+            if self._static:
+                self._put('/tf_static', ns, rm.tf_msg(stamp, self._static))
+        tf = rm.tf_msg(stamp, [(self.odom, self.base, g)] + list(extra_tf))
+        if self.tree is not None:
+            tf.transforms[1:1] = [_transform_stamped(stamp, *item) for item in
+                                  self.tree.moving_transforms_pq(dict(zip(self.names, q)))]
+        self._put('/clock', ns, rm.clock_msg(stamp))
+        self._put('/joint_states', ns, rm.joint_state_msg(stamp, self.names, q, qd, eff))
+        self._put('/odom', ns, rm.odometry_msg(stamp, g, self._iota @ V, self.odom, self.base))
+        self._put('/tf', ns, tf)
+        self._indices.append(k)
+        self.end_ns = ns
+        return True
+
+    # ------------------------------------------------------------------ closing
+    def close(self) -> RecordingInfo:
+        """Finish the file and move it to ``path``; returns what was written.  A recorder
+        that got no sample raises ValueError (an empty recording is not written)."""
+        if self._closed:
+            if self._info is None:
+                raise ValueError('recorder was aborted')
+            return self._info
+        if self.start_ns is None:
+            self.abort()
+            raise ValueError('no sample was recorded; nothing to write')
+        self._closed = True
+        try:
+            self._writer.close()
+            os.replace(self._bagdir / f'{self.path.stem}.mcap', self.path)
+        finally:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+        self._info = RecordingInfo(self.path, np.frombuffer(self._indices, dtype=np.int64)
+                                   .astype(int), dict(self.counts), self.start_ns, self.end_ns)
+        return self._info
+
+    def abort(self) -> None:
+        """Discard the recording (nothing is written at ``path``)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._writer.abort() if hasattr(self._writer, 'abort') else self._writer.close()
+        finally:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    def __enter__(self) -> 'McapRecorder':
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None or issubclass(exc_type, KeyboardInterrupt):
+            if self.start_ns is not None:
+                self.close()
+                return
+        self.abort()
 
 
 def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
                joint_names: Sequence[str], effort: Any = None,
-               frame_ids: Any = ('odom', 'base_link'),
+               frame_ids: Any = None,
                extra_tf: Sequence[tuple[str, str, Any]] | None = None,
                base_iota: Any = None, decimate: int | None = None,
                rate_hz: float | None = None, time_offset_s: float = 0.0,
-               overwrite: bool = True) -> RecordingInfo:
+               overwrite: bool = True,
+               robot_description: str | os.PathLike | None = None) -> RecordingInfo:
     """Write a simulated trajectory as a ROS 2 MCAP recording (single file at ``path``).
 
     Args:
@@ -245,7 +710,8 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
         q, qd: (N, n) joint positions [rad or m] and velocities.
         joint_names: n names (URDF joint names, for robot_state_publisher).
         effort: optional (N, n) joint efforts [N m or N].
-        frame_ids: ``(odom_frame, base_frame)`` (or a mapping with keys 'odom', 'base').
+        frame_ids: ``(odom_frame, base_frame)`` (or a mapping with keys 'odom', 'base');
+            default ``odom`` and the URDF root link (``base_link`` without a description).
         extra_tf: extra ``(parent, child, G)`` transforms; ``G`` of shape (N, 4, 4) is
             added to every ``/tf`` message, ``G`` of shape (4, 4) is written once on
             ``/tf_static`` (transient local).
@@ -254,12 +720,12 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
         time_offset_s: added to every stamp (e.g. 1.0 to avoid a zero sim time,
             which ROS treats as "unset").
         overwrite: replace an existing file (otherwise FileExistsError).
+        robot_description: URDF XML or URDF/xacro file: adds ``/robot_description`` and the
+            TF of every link (see :class:`McapRecorder`).
 
     Returns:
         :class:`RecordingInfo` with the recorded sample indices and per-topic counts.
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer
-
     path = Path(path)
     if path.suffix != '.mcap':
         raise ValueError(f'output path must end with .mcap, got {path.name!r}')
@@ -279,14 +745,14 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
     if V.ndim == 1 and V.shape[0] == N:
         V = V[:, None]  # b == 1 (e.g. a single-axis base with a 6x1 base_iota)
     V = _array(V, (N, None), 'V')
-    iota = base_iota_matrix(base_iota, V.shape[1])
-    V6 = V @ iota.T
+    base_iota_matrix(base_iota, V.shape[1])
     names = [str(s) for s in joint_names]
     n = len(names)
     q = _joint_array(q, N, n, 'q')
     qd = _joint_array(qd, N, n, 'qd')
     eff = None if effort is None else _joint_array(effort, N, n, 'effort')
-    odom, base = _frame_pair(frame_ids)
+    if frame_ids is not None:
+        _frame_pair(frame_ids)
 
     dyn_tf: list[tuple[str, str, np.ndarray]] = []
     static_tf: list[tuple[str, str, np.ndarray]] = []
@@ -308,49 +774,21 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
 
     idx = select_samples(t, decimate=decimate, rate_hz=rate_hz)
     offset_ns = rm.stamp_to_ns(time_offset_s)
-    stamps = [rm.stamp_to_ns(float(t[i])) + offset_ns for i in idx]
-    rm.ns_to_time_msg(stamps[0])
-    rm.ns_to_time_msg(stamps[-1])  # range check up front
+    rm.ns_to_time_msg(rm.stamp_to_ns(float(t[idx[0]])) + offset_ns)
+    rm.ns_to_time_msg(rm.stamp_to_ns(float(t[idx[-1]])) + offset_ns)  # range check up front
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmpdir = Path(tempfile.mkdtemp(prefix=f'.{path.stem}.', dir=path.parent))
-    counts = {topic: 0 for topic in ('/clock', '/joint_states', '/odom', '/tf')}
+    rec = McapRecorder(path, names, robot_description=robot_description, frame_ids=frame_ids,
+                       base_iota=base_iota, static_tf=static_tf, time_offset_s=time_offset_s,
+                       overwrite=overwrite)
     try:
-        bagdir = tmpdir / path.stem
-        writer = Writer(bagdir, version=9, storage_plugin=StoragePlugin.MCAP)
-        writer.open()
-        try:
-            conns = {}
-            topics = list(counts) + (['/tf_static'] if static_tf else [])
-            for topic in topics:
-                msgtype, depth, latched = TOPIC_QOS[topic]
-                conns[topic] = writer.add_connection(
-                    topic, msgtype, typestore=rm.TYPESTORE,
-                    offered_qos_profiles=[_qos(depth, latched)])
-
-            def put(topic: str, ns: int, msg: Any) -> None:
-                writer.write(conns[topic], ns, rm.serialize(msg))
-                counts[topic] = counts.get(topic, 0) + 1
-
-            if static_tf:
-                put('/tf_static', stamps[0], rm.tf_msg(rm.ns_to_time_msg(stamps[0]),
-                                                       static_tf))
-            for i, ns in zip(idx, stamps):
-                stamp = rm.ns_to_time_msg(ns)
-                put('/clock', ns, rm.clock_msg(stamp))
-                put('/joint_states', ns, rm.joint_state_msg(
-                    stamp, names, q[i], qd[i], None if eff is None else eff[i]))
-                put('/odom', ns, rm.odometry_msg(stamp, g[i], V6[i], odom, base))
-                put('/tf', ns, rm.tf_msg(stamp, [(odom, base, g[i])]
-                                         + [(p, c, G[i]) for p, c, G in dyn_tf]))
-        except BaseException:
-            writer.abort()
-            raise
-        writer.close()
-        os.replace(bagdir / f'{path.stem}.mcap', path)
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
-    return RecordingInfo(path, idx, counts, stamps[0], stamps[-1])
+        for i in idx:
+            rec.add(t[i], g[i], V[i], q[i], qd[i], None if eff is None else eff[i],
+                    [(p, c, G[i]) for p, c, G in dyn_tf])
+    except BaseException:
+        rec.abort()
+        raise
+    info = rec.close()
+    return info._replace(indices=idx)
 
 
 # -------------------------------------------------------------------------- JSON

@@ -22,6 +22,7 @@ the same file ``vm-sim <name>`` does.  Keys (nested maps become dotted ROS param
 """
 from __future__ import annotations
 
+import io
 import os
 import sys
 from dataclasses import dataclass, field
@@ -68,15 +69,44 @@ def share_dir() -> Path:
                      "set VM_DYNAMICS_SHARE")
 
 
+#: Largest parameter file read (bytes): the shipped scenarios are ~2 kB.
+MAX_PARAMS_FILE_BYTES = 4 * 1024 * 1024
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects aliases (``*name``), as rcl's parameter parser does.
+
+    An alias bomb (anchors referring to anchors) would otherwise expand to gigabytes."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"aliases ('*{event.anchor}') are not supported in parameter files "
+                "(ROS 2 rejects them too)", event.start_mark)
+        return super().compose_node(parent, index)
+
+
 def read_params_file(path) -> dict:
-    """Return the ``ros__parameters`` of the ``/**`` (or first) node in a ROS 2 params file."""
+    """Return the ``ros__parameters`` of the ``/**`` (or first) node in a ROS 2 params file.
+
+    YAML aliases are rejected (as by rcl) and the file may be at most
+    :data:`MAX_PARAMS_FILE_BYTES` long; every problem is a ``ValueError`` naming the file."""
     try:
         with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
+            text = fh.read(MAX_PARAMS_FILE_BYTES + 1)
+        if len(text) > MAX_PARAMS_FILE_BYTES:
+            raise ValueError(f"{path}: larger than {MAX_PARAMS_FILE_BYTES} bytes; not a "
+                             f"parameter file")
+        stream = io.StringIO(text)
+        stream.name = str(path)                        # YAML errors quote the file
+        doc = yaml.load(stream, Loader=_NoAliasLoader)   # noqa: S506 - a SafeLoader subclass
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: invalid YAML: {exc}") from None
+        raise ValueError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(doc, dict) or not doc:
         raise ValueError(f"{path}: expected a ROS 2 parameter file ('/**: ros__parameters: ...')")
     node = doc.get("/**", next(iter(doc.values())))
@@ -88,16 +118,10 @@ def read_params_file(path) -> dict:
     return params
 
 
-def quat_xyzw_to_matrix(qxyzw) -> np.ndarray:
-    """Rotation matrix of a ROS quaternion ``x, y, z, w`` (normalised; zero norm rejected)."""
-    x, y, z, w = np.asarray(qxyzw, dtype=float)
-    n = np.sqrt(x * x + y * y + z * z + w * w)
-    if not np.isfinite(n) or n < 1e-12:
-        raise ValueError(f"quaternion {qxyzw!r} has zero or non-finite norm")
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+def quat_xyzw_to_matrix(qxyzw, name: str = "quaternion") -> np.ndarray:
+    """Rotation matrix of a ROS quaternion ``x, y, z, w`` (normalised; a zero, non-finite or
+    wrongly sized quaternion raises ``ValueError`` naming ``name``)."""
+    return lie.quaternion_to_matrix(qxyzw, name)
 
 
 @dataclass
@@ -150,10 +174,10 @@ class Scenario:
             return _vector(self.input.get("effort"), n, "input.effort")
         if kind == "sinusoid":
             a = _vector(self.input.get("amplitude"), n, "input.amplitude")
-            f = float(self.input.get("frequency", 0.5))
+            f = _number(self.input, "frequency", 0.5, nonnegative=True)
             ph = _vector(self.input.get("phase", [0.0] * n), n, "input.phase")
             return a * np.sin(2 * np.pi * f * t + ph)
-        raise ValueError(f"input.type: unknown {kind!r}; use none, constant or sinusoid")
+        raise ValueError(f"input.type: unknown {_short(kind)}; use none, constant or sinusoid")
 
     def prescribed_motion(self):
         """``t -> (q, qd, qdd)`` for the ``prescribed`` section, or None."""
@@ -165,7 +189,7 @@ class Scenario:
         q0 = self.q0.copy()
         if kind == "sinusoid":
             a = _vector(p.get("amplitude"), n, "prescribed.amplitude")
-            w = 2 * np.pi * float(p.get("frequency", 0.5))
+            w = 2 * np.pi * _number(p, "frequency", 0.5, nonnegative=True)
             ph = _vector(p.get("phase", [0.0] * n), n, "prescribed.phase")
 
             def motion(t):
@@ -175,9 +199,15 @@ class Scenario:
         if kind == "wheel_loop":
             # A closed loop in the plane of two joint angles (paper 002's rotor path): a circle
             # of radius `amplitude` swept with a smooth (minimum-jerk) phase every `period`.
-            i, j = (int(k) for k in p.get("joints", [0, 1]))
-            r = float(p.get("amplitude", 1.0))
-            T = float(p.get("period", 10.0))
+            jl = p.get("joints", [0, 1])
+            if (not isinstance(jl, (list, tuple)) or len(jl) != 2
+                    or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n
+                               for k in jl) or jl[0] == jl[1]):
+                raise ValueError(f"prescribed.joints: expected two different joint indices in "
+                                 f"0..{n - 1}, got {_short(jl)}")
+            i, j = jl
+            r = _number(p, "amplitude", 1.0)
+            T = _number(p, "period", 10.0, positive=True)
 
             def motion(t):
                 k, tau = divmod(t, T)
@@ -194,16 +224,88 @@ class Scenario:
                 qdd[j] = r * (-np.sin(phi) * dphi**2 + np.cos(phi) * ddphi)
                 return q, qd, qdd
             return motion
-        raise ValueError(f"prescribed.type: unknown {kind!r}; use sinusoid or wheel_loop")
+        raise ValueError(f"prescribed.type: unknown {_short(kind)}; use sinusoid or wheel_loop")
 
 
 def _vector(x, n, name) -> np.ndarray:
+    """``x`` as ``n`` finite real numbers of magnitude <= ``lie.MAX_MAGNITUDE``, else a
+    ``ValueError`` naming ``name``."""
     if x is None:
         raise ValueError(f"{name}: missing")
-    a = np.asarray(x, dtype=float).reshape(-1)
-    if a.shape != (n,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected {n} finite numbers, got {x!r}")
+    try:
+        raw = np.asarray(x)
+        a = raw.astype(float).reshape(-1) if raw.dtype.kind in "fiu" else None
+    except (TypeError, ValueError, OverflowError):
+        a = None
+    if a is None or a.shape != (n,) or not np.all(np.abs(a) <= lie.MAX_MAGNITUDE):
+        raise ValueError(f"{name}: expected {n} finite numbers (|x| <= "
+                         f"{lie.MAX_MAGNITUDE:g}), got {_short(x)}")
     return a
+
+
+def _short(x, limit: int = 80) -> str:
+    """``repr(x)`` cut to ``limit`` characters (error messages stay one short line)."""
+    r = repr(x)
+    return r if len(r) <= limit else r[:limit - 3] + "..."
+
+
+def _number(params: dict, key: str, default, *, positive: bool = False,
+            nonnegative: bool = False) -> float:
+    """A finite real parameter; strings are read like C ``strtod`` reads them in ROS (so
+    ``1e-3`` works although YAML 1.1 calls it a string).  ``ValueError`` naming ``key``."""
+    v = params.get(key, default)
+    x = None
+    if isinstance(v, str):
+        try:
+            x = float(v)
+        except ValueError:
+            x = None
+    elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        x = float(v)
+    if x is None or not np.isfinite(x):
+        raise ValueError(f"{key}: expected a finite number, got {_short(v)}")
+    if positive and not x > 0:
+        raise ValueError(f"{key}: must be positive, got {x:g}")
+    if nonnegative and not x >= 0:
+        raise ValueError(f"{key}: must be >= 0, got {x:g}")
+    return x
+
+
+def _mapping(params: dict, key: str) -> dict | None:
+    """The mapping under ``key`` (None if absent or empty); anything else is a ``ValueError``."""
+    v = params.get(key)
+    if v is None or v == {}:
+        return None
+    if not isinstance(v, dict):
+        raise ValueError(f"{key}: expected a mapping of names to values, got "
+                         f"{type(v).__name__} {_short(v)}")
+    return v
+
+
+def apply_overrides(params: dict, overrides: dict | None) -> dict:
+    """A deep copy of nested ``params`` with ``overrides`` applied.
+
+    An override's name is a ROS parameter name: a dotted name (``controller.kp``,
+    ``initial.joint_positions``) sets the nested key, creating the mappings on the way; a
+    plain name replaces the top-level key.  Setting a key under a value that is not a
+    mapping is a ``ValueError`` naming both."""
+    import copy
+    out = copy.deepcopy(params)
+    for name, value in (overrides or {}).items():
+        parts = str(name).split(".")
+        if not all(parts):
+            raise ValueError(f"{name!r}: not a parameter name (empty component)")
+        node = out
+        for i, part in enumerate(parts[:-1]):
+            nxt = node.get(part)
+            if nxt is None:
+                nxt = node[part] = {}
+            elif not isinstance(nxt, dict):
+                raise ValueError(f"{name}: {'.'.join(parts[:i + 1])} is not a mapping "
+                                 f"(it is {_short(nxt)})")
+            node = nxt
+        node[parts[-1]] = value
+    return out
 
 
 def _unflatten_reference(ref, n):
@@ -253,49 +355,94 @@ def scenario_path(name_or_path) -> Path:
     return path
 
 
+#: Most integration steps (``duration / dt``) one scenario run may take: ``vm-sim`` keeps the
+#: whole trajectory in memory (about 2 kB per step with its copies: 1.2 GB for 600 s at
+#: dt = 1 ms), so 2·10⁶ steps stay within a few GB.
+MAX_STEPS = 2_000_000
+
+
 def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
-    """Load a scenario by name (``config/<name>.yaml``) or path; ``overrides`` replace top-level keys."""
+    """Load a scenario by name (``config/<name>.yaml``) or path and check every value.
+
+    ``overrides`` maps parameter names to values (:func:`apply_overrides`: ``dt``,
+    ``controller.kp``, ``initial.joint_positions``, ...).  Everything that can be checked
+    without running is checked here -- types, lengths, finiteness, ``dt`` against
+    ``duration`` and :data:`MAX_STEPS`, the ``input`` and ``prescribed`` sections evaluated at
+    t = 0 -- so a bad value is a ``ValueError`` naming the parameter before any simulation.
+    """
+    from .integrators import METHODS
     path = scenario_path(name_or_path)
-    params = dict(read_params_file(path))
-    params.update(overrides or {})
-    name = str(params.get("scenario", path.stem))
+    params = apply_overrides(read_params_file(path), overrides)
+    name = params.get("scenario", path.stem)
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"scenario: expected a non-empty name, got {_short(name)}")
+    description = params.get("description", "")
     urdf_dir = share_dir() / "urdf"
-    try:
-        rd = params["robot_description_file"]
-    except KeyError:
-        raise ValueError(f"{path}: missing 'robot_description_file'") from None
+    rd = params.get("robot_description_file")
+    if rd is None:
+        raise ValueError(f"{path}: missing 'robot_description_file'")
+    if not isinstance(rd, str) or not rd:
+        raise ValueError(f"robot_description_file: expected a file name, got {_short(rd)}")
     urdf_path = Path(rd) if Path(rd).is_absolute() else urdf_dir / rd
     base = params.get("base_type", "SE3")
     gravity = params.get("gravity", [0.0, 0.0, -9.81])
-    model = load_model(str(urdf_path), base=base, gravity=gravity)
+    if not isinstance(base, str):
+        raise ValueError(f"base_type: expected SE3, SE2, SO3 or fixed, got {_short(base)}")
+    gravity = _vector(gravity, 3, "gravity")
+    integrator = params.get("integrator", "rkmk4")
+    if integrator not in METHODS:
+        raise ValueError(f"integrator: unknown {_short(integrator)}; choose one of "
+                         f"{', '.join(METHODS)}")
+    dt = _number(params, "dt", 1e-3, positive=True)
+    duration = _number(params, "duration", 10.0, positive=True)
+    if dt > duration:
+        raise ValueError(f"dt: the step {dt:g} s is longer than the duration {duration:g} s")
+    steps = duration / dt
+    if steps > MAX_STEPS:
+        raise ValueError(f"dt: {duration:g} s in steps of {dt:g} s is {steps:.3g} steps; at "
+                         f"most {MAX_STEPS} per run (increase dt or shorten the duration)")
+    init = _mapping(params, "initial") or {}
+    input_ = _mapping(params, "input") or {}
+    prescribed = _mapping(params, "prescribed")
+    ctrl = _mapping(params, "controller")
+    reference = _mapping(params, "reference")
+    hf = params.get("hydrodynamics_file")
+    if hf is not None and not isinstance(hf, str):
+        raise ValueError(f"hydrodynamics_file: expected a file name, got {_short(hf)}")
 
+    model = load_model(str(urdf_path), base=base, gravity=gravity)
     hydro = None
-    if params.get("hydrodynamics_file"):
-        hf = Path(params["hydrodynamics_file"])
+    if hf:
+        hf = Path(hf)
         hydro = load_hydrodynamics(hf if hf.is_absolute() else urdf_dir / hf,
                                    gravity_magnitude=float(np.linalg.norm(model.gravity)))
         model = model.with_added_vehicle_inertia(hydro.added_mass)
 
-    init = params.get("initial", {}) or {}
     b, n = model.b, model.n
-    R = quat_xyzw_to_matrix(init.get("base_orientation", [0, 0, 0, 1]))
+    R = quat_xyzw_to_matrix(init.get("base_orientation", [0, 0, 0, 1]),
+                            "initial.base_orientation")
     g0 = lie.make_pose(R, _vector(init.get("base_position", [0, 0, 0]), 3, "initial.base_position"))
     V0 = _vector(init.get("base_twist", [0.0] * b), b, "initial.base_twist") if b else np.zeros(0)
     q0 = _vector(init.get("joint_positions", [0.0] * n), n, "initial.joint_positions")
     qd0 = _vector(init.get("joint_velocities", [0.0] * n), n, "initial.joint_velocities")
-    dt = float(params.get("dt", 1e-3))
-    duration = float(params.get("duration", 10.0))
-    if not dt > 0:
-        raise ValueError(f"dt must be positive, got {dt}")
-    if not duration > 0:
-        raise ValueError(f"duration must be positive, got {duration}")
-    ctrl = params.get("controller")
-    return Scenario(
-        name=name, description=str(params.get("description", "")), params=params,
+    unknown = sorted(set(init) - {"base_position", "base_orientation", "base_twist",
+                                  "joint_positions", "joint_velocities"})
+    if unknown:
+        raise ValueError(f"initial.{unknown[0]}: unknown; the initial state has base_position, "
+                         f"base_orientation, base_twist, joint_positions, joint_velocities")
+    scn = Scenario(
+        name=name.strip(), description=str(description), params=params,
         urdf_path=urdf_path, model=model, g0=g0, V0=V0, q0=q0, qd0=qd0, dt=dt,
-        duration=duration, integrator=str(params.get("integrator", "rkmk4")),
+        duration=duration, integrator=integrator,
         hydrodynamics=hydro, controller=dict(ctrl) if ctrl else None,
-        reference=_unflatten_reference(params.get("reference"), n),
-        input=dict(params.get("input") or {}),
-        prescribed=params.get("prescribed"),
+        reference=_unflatten_reference(reference, n),
+        input=dict(input_), prescribed=dict(prescribed) if prescribed else None,
     )
+    # evaluate the open-loop sections once, so that their errors surface now
+    from .simulate import State
+    state0 = State(0.0, g0, V0, q0, qd0)
+    scn.open_loop_torque(0.0, state0)
+    motion = scn.prescribed_motion()
+    if motion is not None:
+        motion(0.0)
+    return scn

@@ -1,76 +1,39 @@
 """Time simulation of a vehicle-manipulator system: :func:`simulate` and :class:`Trajectory`.
 
-The pose is integrated on the group by RKMK methods (:mod:`vm_dynamics.integrators`); the
-dynamics are the corrected Lagrange–Poincaré equations of paper 000 (seeds-LP.md §3.5):
+``simulate`` drives the one simulation engine, :class:`vm_dynamics.engine.Simulator` (RKMK
+integration on the group of the corrected Lagrange–Poincaré equations (LP-1)–(LP-4) of paper 000,
+seeds-LP.md §3.5; see that module for the formulations and the backends), samples it on the grid
+``t = k·dt`` and records a :class:`Trajectory`.
 
-    (LP-1)  Ṗ = ad*_𝒱 P + F_η,                     F_η = f₀ + J_{𝔢,0}ᵀ f_𝔢 − f_u
-    (LP-2)  M̂ q̈ + Ĉ q̇ + N̂ + ∂u/∂q = F_𝔪 − 𝒜ᵀ F_η
-    (LP-3)  𝒱 = M₀⁻¹ P − 𝒜 q̇
-    (LP-4)  g⁻¹ ġ = (ι₀ 𝒱)^
-
-**Which variable carries the vehicle's motion** (``formulation=``).  The vector part of the state
-is ``(m, q, q̇)`` where ``m`` is one of
-
-* ``"auto"`` (default): ``"body_momentum"`` when gravity acts along a translation of the
-  vehicle (free fall: μ grows like m·g·t and its transport by the pose error costs accuracy in
-  𝒱 — at dt = 5 ms over 1 s, 𝒱 errors of 3e-6 with μ against 2e-9 with P), otherwise
-  ``"spatial_momentum"``.
-* ``"spatial_momentum"``: ``μ = Ad*_{h⁻¹} P`` with ``h = g_ref⁻¹ g ∈ H`` and
-  ``g_ref = g0`` — the vehicle-algebra momentum transported to a fixed (inertial) frame, the
-  momentum map of the H-symmetry (seeds-LP §3.9).  From (LP-1) and ``ḣ = h 𝒱``,
-  ``μ̇ = Ad*_{h⁻¹} F_η``: without vehicle/end-effector wrenches and gravity ``μ̇ = 0``, so the
-  integrator conserves the total momentum **exactly** (to round-off) for every method and step
-  size; the stages recover ``P = Ad*_h μ`` and ``𝒱`` by (LP-3).  This is the discrete analogue
-  of the reconstruction at conserved momentum of paper 002 §6 (eq. (6.5)).
-* ``"body_momentum"``: ``P`` itself, integrated by (LP-1).  The inertial momentum is then only
-  conserved to the method's truncation error (O(h⁴) for ``rkmk4``).
-* ``"velocity"``: ``𝒱`` integrated with ``𝒱̇`` from the forward dynamics; same accuracy as
-  ``body_momentum``, but works with *any* ``dynamics`` function without touching the LP terms.
-
-Energy is conserved to the truncation error in all three (RKMK methods are not symplectic).
-With the default LP path the LP quantities (``lp.lp_terms``) are computed exactly once per stage.
+Inputs given as arrays are held for the whole run, and the engine loops over the steps in
+compiled code (:meth:`~vm_dynamics.engine.Simulator.run`).  Inputs given as callables
+``(t, state) -> array`` are evaluated at every Runge–Kutta stage (a continuous-time controller),
+by the engine's per-stage driver.  ``dopri5`` integrates the whole grid adaptively with dense
+output over the same stage evaluations.
 
 **Prescribed joint motion.**  With ``prescribed(t) -> (q, q̇, q̈)`` the joints follow that motion
-exactly; only ``(g, m)`` is integrated, and since (LP-1) with (LP-3) does not contain ``q̈`` the
-base equation needs only ``M₀``, ``𝒜`` and ``F_η`` at ``q(t)`` (no derivatives, no q̈).  The joint
-efforts that realise the motion are recorded: by (LP-2) ``q̈`` is affine in ``τ`` with slope
-``M̂⁻¹``, so ``τ = M̂ (q̈_prescribed − q̈(τ = 0))``.
+exactly; only ``(g, m)`` is integrated (the base equation needs only ``M₀``, ``𝒜`` and ``F_η`` at
+``q(t)``).  The joint efforts that realise the motion are recorded: by (LP-2) ``q̈`` is affine in
+``τ`` with slope ``M̂⁻¹``, so ``τ = M̂ (q̈_prescribed − q̈(τ = 0))``.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
-from . import lie, lp
+from .engine import FORMULATIONS, SimulationError, Simulator, State
 from .integrators import METHODS, IntegrationStats, integrate
 from .model import _as_pose, _as_vector
 
 __all__ = ["simulate", "Trajectory", "State", "FORMULATIONS"]
-
-FORMULATIONS = ("auto", "spatial_momentum", "body_momentum", "velocity")
-
-
-class State(NamedTuple):
-    """Immutable snapshot passed to input callables and to ``callback`` (arrays are read-only)."""
-
-    t: float
-    g: np.ndarray
-    V: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
-
-
-def _make_state(t, g, V, q, qd) -> State:
-    return State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
 
 
 @dataclass
@@ -104,6 +67,12 @@ class Trajectory:
     def __len__(self) -> int:
         return len(self.t)
 
+    def __repr__(self) -> str:
+        span = f"t = {self.t[0]:g}..{self.t[-1]:g} s" if len(self.t) else "empty"
+        flags = "".join(f", {k}" for k in ("interrupted", "stopped") if getattr(self, k))
+        return (f"Trajectory({len(self.t)} samples, {span}, b={self.V.shape[1]}, "
+                f"n={self.q.shape[1]}, method={self.method!r}, steps={self.steps}{flags})")
+
     def __getitem__(self, index) -> "Trajectory":
         """Sub-trajectory of the samples selected by a slice or an index array
         (``traj[::10]``); the run statistics are kept."""
@@ -135,29 +104,19 @@ class Trajectory:
 
 # ---------------------------------------------------------------------------------- inputs
 def _input_fn(value, size: int, name: str):
-    """An array (validated once) or a callable ``(t, state) -> array`` (validated per call)."""
+    """An array (validated once) or a callable ``(t, state) -> array`` (validated by the
+    engine at every call)."""
     if value is None:
         return None
     if callable(value):
-        def fn(t, state, _f=value):
-            out = _f(t, state)
-            try:
-                a = np.asarray(out, dtype=float)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name}: callable returned a non-numeric value {out!r} "
-                                 f"at t={t:.9g}") from None
-            if a.ndim == 0 and size == 1:
-                a = a.reshape(1)
-            if a.shape != (size,):
-                raise ValueError(f"{name}: callable returned shape {a.shape} at t={t:.9g}; "
-                                 f"expected ({size},)")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name}: callable returned NaN or Inf at t={t:.9g}: {a}")
-            return a
-        return fn
+        return value            # validated by the engine with the time of the call
     a = _as_vector(value, size, name).copy()
     a.flags.writeable = False
-    return lambda t, state: a
+
+    def constant(t, state):
+        return a
+    constant.constant = a          # marks an input held for the whole run
+    return constant
 
 
 def _frame_inputs(model, frame_wrenches):
@@ -174,37 +133,6 @@ def _frame_inputs(model, frame_wrenches):
     return out or None
 
 
-def _prescribed_fn(prescribed, n: int):
-    if prescribed is None:
-        return None
-    if not callable(prescribed):
-        raise ValueError("prescribed: expected a callable t -> (q, qd, qdd)")
-
-    def fn(t):
-        out = prescribed(t)
-        try:
-            q, qd, qdd = out
-        except (TypeError, ValueError):
-            raise ValueError(f"prescribed: must return (q, qd, qdd); got {out!r} at t={t:.9g}") \
-                from None
-        res = []
-        for nm, a in (("q", q), ("qd", qd), ("qdd", qdd)):
-            try:
-                a = np.asarray(a, dtype=float)
-            except (TypeError, ValueError):
-                raise ValueError(f"prescribed: {nm} is not numeric at t={t:.9g}") from None
-            if a.ndim == 0 and n == 1:
-                a = a.reshape(1)
-            if a.shape != (n,):
-                raise ValueError(f"prescribed: {nm} has shape {a.shape} at t={t:.9g}; "
-                                 f"expected ({n},)")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"prescribed: {nm} contains NaN or Inf at t={t:.9g}")
-            res.append(a)
-        return res
-    return fn
-
-
 def _time_grid(t_final, dt) -> np.ndarray:
     for nm, v in (("t_final", t_final), ("dt", dt)):
         if not isinstance(v, (int, float, np.floating, np.integer)) or not np.isfinite(v) or v <= 0:
@@ -216,154 +144,14 @@ def _time_grid(t_final, dt) -> np.ndarray:
     return t
 
 
-# ---------------------------------------------------------------------------------- dynamics
-class _System:
-    """Right-hand side of (LP-1)–(LP-4) in the chosen formulation (see module docstring)."""
-
-    def __init__(self, model, formulation, dynamics, tau_fn, bw_fn, fw_fns, presc_fn, g_ref,
-                 fast_model=None):
-        self.model = model
-        self.fast = fast_model
-        self.group = model.group
-        self.b, self.n = model.b, model.n
-        self.form = formulation
-        self.dynamics = dynamics
-        self.tau_fn, self.bw_fn, self.fw_fns, self.presc = tau_fn, bw_fn, fw_fns, presc_fn
-        self.g_ref_inv = lie.se3_inv(g_ref)
-        self.zeros_tau = np.zeros(self.n)
-        self.has_gravity = bool(np.any(model.gravity))
-        self.zeros_tau.flags.writeable = False
-
-    # -- momentum transport between the body and the reference frame (H-invariant parts)
-    def P_from_mu(self, g, mu):
-        h = self.g_ref_inv @ g
-        return self.group.project(lie.Ad(h).T @ self.group.embed(mu))
-
-    def mu_from_P(self, g, P):
-        h = self.g_ref_inv @ g
-        return self.group.project(lie.Ad_inv(h).T @ self.group.embed(P))
-
-    def split(self, t, y):
-        b, n = self.b, self.n
-        if self.presc is not None:
-            q, qd, qdd = self.presc(t)
-            return y, q, qd, qdd
-        return y[:b], y[b:b + n], y[b + n:], None
-
-    def velocity(self, g, m, qd, terms):
-        """𝒱 and P from the state variable m (LP-3)."""
-        if self.form == "velocity":
-            return m, None
-        P = m if self.form == "body_momentum" else self.P_from_mu(g, m)
-        if not self.b:
-            return np.zeros(0), P
-        return np.linalg.solve(terms.M0, P) - terms.A @ qd, P
-
-    def inputs(self, t, state):
-        tau = self.tau_fn(t, state) if self.tau_fn is not None else self.zeros_tau
-        bw = self.bw_fn(t, state) if self.bw_fn is not None else None
-        fw = ({name: fn(t, state) for name, fn in self.fw_fns}
-              if self.fw_fns is not None else None)
-        return tau, bw, fw
-
-    def F_eta(self, kin, g, bw, fw):
-        """F_η = f₀ + J_{𝔢,0}ᵀ f_𝔢 − f_u (LP-1)."""
-        F = np.zeros(self.b)
-        if self.has_gravity:
-            F -= lp.gravity_forces(self.model, kin, g)[0]
-        if fw:
-            F += lp.external_forces(self.model, kin, fw)[0]
-        return F if bw is None else F + bw
-
-    def mdot_from_F(self, g, V, P, F):
-        if self.form == "spatial_momentum":
-            return self.mu_from_P(g, F) if self.b else np.zeros(0)   # μ̇ = Ad*_{h⁻¹} F_η
-        return self.group.ad(V).T @ P + F                             # Ṗ (LP-1)
-
-    def _fast_call(self, t, g, y):
-        """The same right-hand side with the O(n) recursive path (vm_dynamics.fast): M₀ and 𝒜
-        from the CRBA blocks for (LP-3), (V̇, q̈) from the ABA, and F_η = f₀ − (static base
-        load of gravity and frame wrenches, by one RNEA call) for (LP-1)."""
-        m, q, qd, _ = self.split(t, y)
-        fm = self.fast
-        blocks = fm.lp_blocks(q) if self.form != "velocity" else None
-        V, P = self.velocity(g, m, qd, blocks)
-        state = _make_state(t, g, V, q, qd)
-        tau, bw, fw = self.inputs(t, state)
-        Vdot, qdd = fm.forward_dynamics(g, V, q, qd, tau, bw, fw)
-        if self.form == "velocity":
-            mdot = Vdot
-        else:
-            F = np.zeros(self.b) if bw is None else np.asarray(bw, dtype=float)
-            if self.has_gravity or fw:
-                zb, zn = np.zeros(self.b), np.zeros(self.n)
-                F = F - fm.inverse_dynamics(g, zb, q, zn, zb, zn, fw)[0]
-            mdot = self.mdot_from_F(g, V, P, F)
-        return V, np.concatenate([mdot, qd, qdd]), (V, tau, bw, q, qd)
-
-    def __call__(self, t, g, y):
-        if self.fast is not None and self.presc is None:
-            return self._fast_call(t, g, y)
-        m, q, qd, qdd_p = self.split(t, y)
-        model = self.model
-        lp_path = self.dynamics is None
-        if qdd_p is not None:
-            terms = lp.lp_terms(model, q, derivatives=False)
-        elif lp_path:
-            terms = lp.lp_terms(model, q, derivatives=True)
-        elif self.form != "velocity":
-            terms = lp.lp_terms(model, q, derivatives=False)
-        else:
-            terms = None
-        V, P = self.velocity(g, m, qd, terms)
-        state = _make_state(t, g, V, q, qd)
-        tau, bw, fw = self.inputs(t, state)
-        if qdd_p is not None:                                    # prescribed joints: (g, m) only
-            mdot = self.mdot_from_F(g, V, P, self.F_eta(terms.kin, g, bw, fw))
-            return V, mdot, (V, tau, bw, q, qd)
-        if lp_path:
-            Vdot, qdd, Pdot = lp.forward_dynamics(model, g, V, q, qd, tau, bw, fw, terms=terms)
-            if self.form == "velocity":
-                mdot = Vdot
-            elif self.form == "body_momentum":
-                mdot = Pdot
-            else:
-                mdot = self.mdot_from_F(g, V, P, Pdot - self.group.ad(V).T @ P)
-        else:
-            Vdot, qdd = self.dynamics(g, V, q, qd, tau, bw, fw)
-            Vdot, qdd = np.asarray(Vdot, dtype=float), np.asarray(qdd, dtype=float)
-            mdot = (Vdot if self.form == "velocity"
-                    else self.mdot_from_F(g, V, P, self.F_eta(terms.kin, g, bw, fw)))
-        return V, np.concatenate([mdot, qd, qdd]), (V, tau, bw, q, qd)
-
-    def at_sample(self, t, g, y):
-        """(𝒱, τ, f₀, q, q̇) at an interpolated sample (no dynamics evaluation)."""
-        m, q, qd, _ = self.split(t, y)
-        terms = (lp.lp_terms(self.model, q, derivatives=False)
-                 if self.form != "velocity" else None)
-        V, _ = self.velocity(g, m, qd, terms)
-        tau, bw, _ = self.inputs(t, _make_state(t, g, V, q, qd))
-        return V, tau, bw, q, qd
-
-    def prescribed_effort(self, t, g, V, q, qd, qdd_p):
-        """τ realising q̈_prescribed: τ = M̂ (q̈_p − q̈(τ=0)) by linearity of (LP-2) in τ."""
-        model = self.model
-        state = _make_state(t, g, V, q, qd)
-        _, bw, fw = self.inputs(t, state)
-        terms = lp.lp_terms(model, q, derivatives=True)
-        if self.dynamics is None:
-            _, qdd0, _ = lp.forward_dynamics(model, g, V, q, qd, self.zeros_tau, bw, fw,
-                                             terms=terms)
-        else:
-            _, qdd0 = self.dynamics(g, V, q, qd, self.zeros_tau, bw, fw)
-        return terms.Mhat @ (qdd_p - np.asarray(qdd0, dtype=float))
-
-
 # ---------------------------------------------------------------------------------- simulate
+_CHUNK = 500      # held inputs: compiled steps per engine call (Ctrl-C and progress in between)
+
+
 def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",
              prescribed=None, frame_wrenches=None, rtol=1e-9, atol=1e-12, callback=None,
-             progress=False, *, formulation="auto", dynamics="auto",
-             substeps=1) -> Trajectory:
+             progress=False, *, formulation="auto", dynamics="auto", substeps=1,
+             environment=None) -> Trajectory:
     """Simulate the vehicle-manipulator from ``(g0, V0, q0, qd0)`` for ``t_final`` seconds.
 
     Parameters
@@ -372,8 +160,10 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         With ``prescribed`` motion ``q0``/``qd0`` may be ``None`` (taken from ``prescribed(0)``);
         if given they must agree with it.
     t_final, dt : output samples at ``t = k·dt`` (the last one at ``t_final``).
-    tau, base_wrench : joint efforts (n) and vehicle wrench (b, ``[f; n]`` in the vehicle frame):
-        an array, or a callable ``(t, state) -> array`` with ``state`` a :class:`State`.
+    tau, base_wrench : joint efforts (n) and vehicle wrench (b, ``[f; n]`` in the vehicle frame;
+        ``traj.base_wrench`` records it plus the environment's vehicle wrench):
+        an array (held for the whole run), or a callable ``(t, state) -> array`` evaluated at
+        every Runge–Kutta stage, ``state`` a :class:`State`.
     frame_wrenches : ``{frame: wrench or callable}``, wrenches at frame origins in frame axes.
     method : ``"rkmk4"`` (default, fixed step ``dt/substeps``), ``"lie_euler"`` (order 1) or
         ``"dopri5"`` (adaptive Dormand–Prince 5(4) in the Lie algebra with ``rtol``/``atol``,
@@ -383,14 +173,19 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     callback : ``callback(state)`` at every sample; returning ``True`` stops the run.
     progress : show a tqdm progress bar.
     formulation : ``"auto"`` | ``"spatial_momentum"`` | ``"body_momentum"`` | ``"velocity"``
-        (module docstring).
-    dynamics : ``"auto"`` (default: ``"fast"`` when numba is installed, else ``"lp"``),
-        ``"fast"`` (the O(n) recursive path of :mod:`vm_dynamics.fast`, which solves the same
-        equations and agrees with the LP reference to 1e-10), ``"lp"`` (the closed-form LP
-        reference with one ``lp_terms`` per stage), or a forward-dynamics function with the
-        signature of :meth:`Model.forward_dynamics`.
+        (:mod:`vm_dynamics.engine`).
+    dynamics : ``"auto"`` (numba if installed, else the same kernels as plain Python),
+        ``"numba"`` (``"fast"`` is an alias), ``"lp"`` (the closed-form LP reference), or a
+        forward-dynamics function with the signature of :meth:`Model.forward_dynamics`.
+    environment : a :class:`~vm_dynamics.hydrodynamics.Hydrodynamics` (damping, buoyancy of the
+        vehicle and the arm links, evaluated at every stage); its added mass must be in the
+        model already.
 
     A KeyboardInterrupt returns the samples computed so far with ``traj.interrupted = True``.
+    A failed step (non-finite or overflowing state) raises
+    :class:`~vm_dynamics.engine.SimulationError` (a :class:`~vm_dynamics.SimulationDiverged`):
+    ``"diverged at t = X s (…); reduce dt or the gains"``, with the samples computed before in
+    its ``trajectory``.
     """
     n, b = model.n, model.b
     g0 = _as_pose(g0, "g0")
@@ -400,64 +195,45 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     if formulation not in FORMULATIONS:
         raise ValueError(f"formulation={formulation!r}: unknown; choose one of "
                          f"{', '.join(FORMULATIONS)}")
-    for nm, v in (("rtol", rtol), ("atol", atol)):
-        if not np.isfinite(v) or v <= 0:
-            raise ValueError(f"{nm}: expected a positive number, got {v!r}")
     if not isinstance(substeps, (int, np.integer)) or substeps < 1:
         raise ValueError(f"substeps: expected a positive integer, got {substeps!r}")
-    fast_model = None
-    if dynamics == "auto":
-        from . import fast
-        dynamics = "fast" if fast.numba_available() else "lp"
-    if dynamics == "fast":
-        from . import fast
-        fast_model = fast.fast_model(model)
-        dynamics = None
-    elif dynamics == "lp" or dynamics is None:
-        dynamics = None
-    elif not callable(dynamics):
-        raise ValueError(f"dynamics={dynamics!r}: expected 'auto', 'fast', 'lp' or a callable "
-                         f"like Model.forward_dynamics")
+    user_fd = None
+    if callable(dynamics):
+        user_fd, backend = dynamics, "lp"
+    elif dynamics in ("auto", "numba", "lp"):
+        backend = dynamics
+    elif dynamics == "fast":
+        backend = "auto"
+    else:
+        raise ValueError(f"dynamics={dynamics!r}: expected 'auto', 'numba', 'fast', 'lp' or a "
+                         f"callable like Model.forward_dynamics")
     if callback is not None and not callable(callback):
         raise ValueError("callback: expected a callable state -> bool")
-    if formulation == "auto":
-        # μ grows secularly (≈ m·g·t) only when gravity acts along a translation of the vehicle
-        lin = [a for a in model.group.axes if a < 3]
-        along = g0[:3, :3][:, lin].T @ model.gravity if lin else np.zeros(0)
-        falls = bool(np.any(np.abs(along) > 1e-12 * max(1.0, np.linalg.norm(model.gravity))))
-        formulation = "body_momentum" if falls else "spatial_momentum"
     t_grid = _time_grid(t_final, dt)
-    presc = _prescribed_fn(prescribed, n)
-    if presc is not None:
-        if tau is not None:
-            raise ValueError("tau: cannot be given together with prescribed joint motion "
-                             "(the efforts are computed and returned in traj.tau)")
-        if formulation == "velocity":
-            raise ValueError("formulation='velocity' cannot be used with prescribed motion; "
-                             "the base is integrated through its momentum (LP-1)")
-        pq, pqd, _ = presc(0.0)
-        for nm, given, val in (("q0", q0, pq), ("qd0", qd0, pqd)):
-            if given is not None:
-                given = _as_vector(given, n, nm)
-                scale = 1.0 + np.max(np.abs(val), initial=0.0)
-                if np.max(np.abs(given - val), initial=0.0) > 1e-9 * scale:
-                    raise ValueError(f"{nm}: does not match prescribed(0) (max difference "
-                                     f"{np.max(np.abs(given - val)):.3g})")
-        q0, qd0 = pq, pqd
-    else:
-        q0, qd0 = _as_vector(q0, n, "q0"), _as_vector(qd0, n, "qd0")
+    if prescribed is not None and tau is not None:
+        raise ValueError("tau: cannot be given together with prescribed joint motion "
+                         "(the efforts are computed and returned in traj.tau)")
+    setup_start = time.perf_counter()
+    sim = Simulator(model, float(dt) / substeps, "rkmk4" if method == "dopri5" else method,
+                    formulation=formulation, backend=backend, environment=environment,
+                    prescribed=prescribed, rtol=rtol, atol=atol, forward_dynamics=user_fd)
+    sim.reset(g0, V0, q0, qd0)
+    tau_fn = _input_fn(tau, n, "tau")
+    bw_fn = _input_fn(base_wrench, b, "base_wrench")
+    fw_fns = _frame_inputs(model, frame_wrenches)
+    held = all(f is None or getattr(f, "constant", None) is not None
+               for f in [tau_fn, bw_fn] + [fn for _, fn in fw_fns or []])
 
-    system = _System(model, formulation, dynamics, _input_fn(tau, n, "tau"),
-                     _input_fn(base_wrench, b, "base_wrench"), _frame_inputs(model, frame_wrenches),
-                     presc, g0, fast_model)
-    if formulation == "velocity":
-        m0 = V0.copy()
-    else:
-        t0 = lp.lp_terms(model, q0, derivatives=False)
-        P0 = t0.M0 @ V0 + t0.M0m @ qd0                                  # (77)
-        m0 = P0 if formulation == "body_momentum" else system.mu_from_P(g0, P0)
-    y0 = m0 if presc is not None else np.concatenate([m0, q0, qd0])
+    def stage_inputs(t, state):
+        return (tau_fn(t, state) if tau_fn is not None else None,
+                bw_fn(t, state) if bw_fn is not None else None,
+                {name: fn(t, state) for name, fn in fw_fns} if fw_fns else None)
 
+    held_inputs = None
+    if held:
+        held_inputs = sim.held_inputs(*(None if f is None else f.constant for f in (tau_fn, bw_fn)),
+                                      None, {name: fn.constant for name, fn in fw_fns}
+                                      if fw_fns else None)
     N = len(t_grid) - 1
     rec = dict(t=np.empty(N + 1), g=np.empty((N + 1, 4, 4)), V=np.empty((N + 1, b)),
                q=np.empty((N + 1, n)), qd=np.empty((N + 1, n)), tau=np.empty((N + 1, n)),
@@ -467,42 +243,152 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=N, desc=f"simulate[{method}]", unit="sample")
+    zero_tau = np.zeros(n)
 
-    def on_sample(k, t, g, y, aux):
-        V, tau_k, bw_k, q, qd = aux if aux is not None else system.at_sample(t, g, y)
-        if presc is not None:
-            tau_k = system.prescribed_effort(t, g, V, q, qd, presc(t)[2])
+    def set_inputs(k, t, g, V, q, qd, inputs=None):
+        """The inputs applied at sample k: from the engine's first stage there (``inputs``, the
+        validated tuple of Simulator.held_inputs) or evaluated at the sample."""
+        if inputs is not None:
+            tau_k, bw_k = inputs[0], inputs[1]
+        else:
+            inputs = sim._call_inputs(stage_inputs, t, State(t, _ro(g), _ro(V), _ro(q), _ro(qd)))
+            tau_k, bw_k = inputs[0], inputs[1]
+        rec["tau"][k] = tau_k
+        rec["base_wrench"][k] = bw_k
+        if environment is not None and b:     # the applied vehicle wrench includes the water's
+            grp = model.group
+            rec["base_wrench"][k] += grp.project(environment.vehicle_wrench(
+                g, grp.embed(V), model.gravity))
+        if prescribed is not None:          # at the sample's own state (not the engine's)
+            st = State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
+            fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
+            rec["tau"][k] = sim.prescribed_effort(           # (adds the environment itself)
+                fws, np.array(bw_k, dtype=float) if bw_fn is not None else None, state=st)
+
+    def record(k, t, g, V, q, qd, defer=False):
+        """Store sample k (its inputs now, or later by set_inputs if ``defer``); returns True
+        if the callback asks to stop."""
         rec["t"][k] = t
         rec["g"][k] = g
         rec["V"][k] = V
         rec["q"][k] = q
         rec["qd"][k] = qd
-        rec["tau"][k] = tau_k
-        rec["base_wrench"][k] = 0.0 if bw_k is None else bw_k
+        if defer:
+            pending[0] = k
+        else:
+            set_inputs(k, t, g, V, q, qd)
         count[0] = k + 1
         if bar is not None and k:
             bar.update(1)
-        if callback is not None and callback(_make_state(t, rec["g"][k], rec["V"][k],
-                                                         rec["q"][k], rec["qd"][k])):
-            return True
+        if callback is not None:
+            return bool(callback(State(t, _ro(rec["g"][k]), _ro(rec["V"][k]), _ro(rec["q"][k]),
+                                       _ro(rec["qd"][k]))))
         return False
 
+    pending = [None]
+
+    def inputs_of(k, inputs):
+        pending[0] = None
+        set_inputs(k, rec["t"][k], rec["g"][k], rec["V"][k], rec["q"][k], rec["qd"][k], inputs)
+
     stats = IntegrationStats()
-    interrupted = False
-    start = time.perf_counter()
+    interrupted = stopped = False
+    start = time.perf_counter()          # after the engine's set-up (kernel loading)
     try:
-        integrate(system, model.group, method, t_grid, g0, y0, on_sample, substeps=substeps,
-                  rtol=rtol, atol=atol, stats=stats)
+        with np.errstate(all="ignore"):
+            if method == "dopri5":
+                stopped = _run_dopri5(sim, t_grid, stage_inputs, held_inputs, record, stats,
+                                      rtol, atol)
+            else:
+                stopped = _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record,
+                                     inputs_of, callback is not None or prescribed is not None)
     except KeyboardInterrupt:
         interrupted = True
+    except SimulationError as exc:          # keep what was computed: the samples before
+        K = count[0]
+        exc.trajectory = Trajectory(**{k: v[:K].copy() for k, v in rec.items()},
+                                    method=method, formulation=sim.formulation,
+                                    steps=sim.steps, evaluations=sim.evaluations,
+                                    wall_time=time.perf_counter() - start, stopped=True,
+                                    meta=dict(dt=float(dt), diverged=True,
+                                              backend=sim.backend))
+        raise
     finally:
         if bar is not None:
             bar.close()
+        if pending[0] is not None:           # the last sample's inputs were not yet evaluated
+            inputs_of(pending[0], None)
     wall = time.perf_counter() - start
     K = count[0]
+    if method != "dopri5":
+        stats.steps, stats.evals = sim.steps, sim.evaluations
     return Trajectory(**{k: v[:K].copy() if K <= N else v for k, v in rec.items()},
-                      method=method, formulation=formulation, steps=stats.steps,
+                      method=method, formulation=sim.formulation, steps=stats.steps,
                       evaluations=stats.evals, rejected_steps=stats.rejected, wall_time=wall,
-                      interrupted=interrupted, stopped=(not interrupted and K < N + 1),
+                      interrupted=interrupted, stopped=stopped,
                       meta=dict(dt=float(dt), t_final=float(t_grid[-1]), rtol=rtol, atol=atol,
-                                substeps=substeps, prescribed=presc is not None))
+                                substeps=substeps, prescribed=prescribed is not None,
+                                backend=sim.backend, setup_time=start - setup_start))
+
+
+def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_of,
+               per_sample):
+    """Fixed-step methods: held inputs → compiled multi-step runs; callables → per stage (the
+    inputs recorded at a sample are those of the next step's first stage, evaluated there)."""
+    N = len(t_grid) - 1
+    t, g, V, q, qd = sim.arrays()
+    staged = held_inputs is None
+    if record(0, float(t_grid[0]), g, V, q, qd, defer=staged):
+        if staged:
+            inputs_of(0, None)
+        return True
+    uniform = np.allclose(np.diff(t_grid), t_grid[1] - t_grid[0], rtol=0, atol=1e-12)
+    k = 0
+    while k < N:
+        if not staged and uniform and substeps == 1 and not per_sample:
+            steps = min(_CHUNK, N - k)
+            try:
+                times, G, VV, Q, QD = sim.run(steps, inputs=held_inputs)
+            except SimulationError as exc:
+                times, G, VV, Q, QD = exc.partial
+                for i in range(len(times)):
+                    record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i])
+                raise
+            for i in range(steps):
+                record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i])
+            k += steps
+            continue
+        sim.dt = (float(t_grid[k + 1]) - float(t_grid[k])) / substeps
+        for j in range(substeps):
+            if staged:
+                sim.step(stage_inputs=stage_inputs)
+                if j == 0:
+                    inputs_of(k, sim.last_stage_inputs)
+            else:
+                sim.step(inputs=held_inputs)
+        sim._t = float(t_grid[k + 1])
+        k += 1
+        t, g, V, q, qd = sim.arrays()
+        if record(k, float(t_grid[k]), g, V, q, qd, defer=staged and k < N):
+            if staged and k < N:
+                inputs_of(k, None)
+            return k < N
+    return False
+
+
+def _run_dopri5(sim, t_grid, stage_inputs, held_inputs, record, stats, rtol, atol):
+    """Adaptive Dormand–Prince over the whole grid (dense output) on the engine's stages."""
+    rhs = (sim._rhs(lambda t, s: held_inputs, True) if held_inputs is not None
+           else sim._rhs(stage_inputs, False))
+    stopped = [False]
+
+    def on_sample(k, t, g, y, aux):
+        sim.set_vector_state(t, g, y)
+        _, g_, V, q, qd = sim.arrays()
+        if record(k, t, g_, V, q, qd):
+            stopped[0] = k < len(t_grid) - 1
+            return True
+        return False
+    integrate(rhs, sim.model.group, "dopri5", t_grid, sim._g, sim.vector_state(), on_sample,
+              rtol=rtol, atol=atol, stats=stats)
+    return stopped[0]

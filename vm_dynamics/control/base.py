@@ -118,14 +118,18 @@ class Controller:
     def inputs(self, reference):
         """``(tau_fn, base_wrench_fn)``, callables ``(t, state) -> array`` for
         :func:`vm_dynamics.simulate`; :meth:`compute` runs once per distinct ``(t, state)``."""
-        cache = {"key": None, "out": None}
+        cache = {"key": None, "state": None, "out": None}
 
         def _both(t, state):
-            key = (float(t),) + tuple(np.asarray(getattr(state, a), dtype=float).tobytes()
-                                      for a in ("g", "V", "q", "qd"))
-            if key != cache["key"]:
-                cache["out"] = self.compute(t, state, reference)
-                cache["key"] = key
+            # the same state object (simulate passes one per stage to both callables) → reuse;
+            # otherwise compare the values
+            if state is not cache["state"] or float(t) != cache["key"][0]:
+                key = (float(t),) + tuple(np.asarray(getattr(state, a), dtype=float).tobytes()
+                                          for a in ("g", "V", "q", "qd"))
+                if key != cache["key"]:
+                    cache["out"] = self.compute(t, state, reference)
+                    cache["key"] = key
+                cache["state"] = state
             return cache["out"]
 
         return (lambda t, s: _both(t, s)[0]), (lambda t, s: _both(t, s)[1])

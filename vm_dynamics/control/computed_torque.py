@@ -20,11 +20,11 @@ used anywhere, so any attitude (pitch ±90° included) is regular.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import lie, lp
+from ..lp import FreeFloatingTerms, free_floating_terms
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
 from .references import as_reference
 
@@ -33,41 +33,7 @@ __all__ = ["ComputedTorqueController", "FreeFloatingTerms", "free_floating_terms
 
 
 # ---------------------------------------------------------------------------- model-based pieces
-@dataclass
-class FreeFloatingTerms:
-    """The free-floating arm dynamics at one state: ``τ = M̂ q̈ + bias`` and ``𝒱̇ = c_V − 𝒜 q̈``."""
-
-    Mhat: np.ndarray    # (n, n) reduced inertia (75)
-    bias: np.ndarray    # (n,)  Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η − J_{𝔢,𝔪}ᵀf_𝔢
-    A: np.ndarray       # (b, n) mechanical connection (69)
-    cV: np.ndarray      # (b,)  M₀⁻¹(Ṗ − Ṁ₀M₀⁻¹P) − 𝒜̇q̇, Ṗ from (LP-1)
-    terms: lp.LPTerms
-
-
-def free_floating_terms(model, g, V, q, qd, base_wrench=None, frame_wrenches=None,
-                        terms: lp.LPTerms | None = None) -> FreeFloatingTerms:
-    """Arm dynamics with the vehicle free (its applied wrench is ``base_wrench``, known).
-
-    (LP-2): ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η − J_{𝔢,𝔪}ᵀf_𝔢``, ``F_η = f₀ + J_{𝔢,0}ᵀf_𝔢 − f_u``;
-    (LP-1) ``Ṗ = ad_𝒱ᵀP + F_η`` and the derivative of (LP-3) give ``𝒱̇ = c_V − 𝒜q̈``.
-    """
-    t = terms if terms is not None else lp.lp_terms(model, q)
-    P = t.M0 @ V + t.M0m @ qd                                           # (77)
-    f_u, du_dq = lp.gravity_forces(model, t.kin, g)                     # (113), (133)
-    fe0, fem = lp.external_forces(model, t.kin, model._frame_wrenches(frame_wrenches))
-    f0 = np.zeros(model.b) if base_wrench is None else base_wrench
-    F_eta = f0 + fe0 - f_u                                              # (94)
-    Cqd, N, Adot = lp._coriolis_terms(model, t, V, qd, P)              # (99), (100) corrected
-    bias = Cqd + N + du_dq + t.A.T @ F_eta - fem
-    if model.b:
-        Pdot = model.group.ad(V).T @ P + F_eta                          # (LP-1)
-        M0dot = np.einsum("ibc,i->bc", t.dM0, qd)
-        cV = np.linalg.solve(t.M0, Pdot - M0dot @ np.linalg.solve(t.M0, P)) - Adot @ qd
-    else:
-        cV = np.zeros(0)
-    return FreeFloatingTerms(Mhat=t.Mhat, bias=bias, A=t.A, cV=cV, terms=t)
-
-
+# free_floating_terms / FreeFloatingTerms live with the other LP algorithms (vm_dynamics.lp)
 def dexp_drift(X: np.ndarray, Xdot: np.ndarray, max_terms: int = 200) -> np.ndarray:
     """``(∂/∂s dexp_{−X(s)}) Ẋ`` along ``X(s) = X + sẊ``: the part of the body acceleration of
     ``E = exp(X)`` not due to ``Ẍ``, i.e. ``d/dt (E⁻¹Ė)^∨ = dexp_{−X} Ẍ + dexp_drift(X, Ẋ)``.
@@ -174,7 +140,7 @@ class ComputedTorqueController(Controller):
     * ``dynamics`` [``auto``]: ``lp`` evaluates the law with the closed-form LP terms above;
       ``fast`` with the O(n) recursions of :mod:`vm_dynamics.fast` — the same torque (tests check
       1e-9): free-floating, two RNEA calls give ``𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇=0, q̈_cmd))`` and then
-      ``τ = RNEA_𝔪(𝒱̇, q̈_cmd)``; ``auto`` picks ``fast`` when numba is installed (also with an
+      ``τ = RNEA_𝔪(𝒱̇, q̈_cmd)``; ``auto`` = ``fast`` (numba, or numpy without it; also with an
       added vehicle inertia, :meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
 
     Without a joint (or base) reference the controller holds the value of ``reset``.
@@ -197,11 +163,9 @@ class ComputedTorqueController(Controller):
         self.kp = gain_vector(self.params["kp"], model.n, "kp", self.name)
         self.kd = gain_vector(self.params["kd"], model.n, "kd", self.name)
         self.fast = None
-        choice = self.params["dynamics"]
-        if choice != "lp":
+        if self.params["dynamics"] != "lp":          # the O(n) recursions (numba or numpy)
             from .. import fast
-            if choice == "fast" or fast.numba_available():
-                self.fast = fast.fast_model(model)
+            self.fast = fast.fast_model(model, fast.resolve_backend("auto"))
         if state is None:
             self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)
         else:
@@ -232,12 +196,8 @@ class ComputedTorqueController(Controller):
         return tau, f0 - f_ext
 
     def _fast_free_floating(self, g, V, q, qd, qdd_cmd, f_ext, frame_w):
-        """The free-floating law by recursive inverse dynamics: the base row of RNEA is affine in
-        𝒱̇ with slope M₀, so 𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇ = 0)) makes the base wrench the applied one,
-        and τ = RNEA_𝔪(𝒱̇, q̈_cmd) — identical to M̂q̈_cmd + bias of (LP-2)."""
-        fm, b = self.fast, self.model.b
-        Vdot = np.zeros(b)
-        if b:
-            r0, _ = fm.inverse_dynamics(g, V, q, qd, Vdot, qdd_cmd, frame_w)
-            Vdot = np.linalg.solve(fm.lp_blocks(q).M0, f_ext - r0)
-        return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd_cmd, frame_w)[1]
+        """The free-floating law by recursive inverse dynamics in one compiled call
+        (:meth:`vm_dynamics.fast.FastModel.free_floating_inverse_dynamics`): the base row of RNEA
+        is affine in 𝒱̇ with slope M₀, so 𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇ = 0)) makes the base wrench
+        the applied one, and τ = RNEA_𝔪(𝒱̇, q̈_cmd) — identical to M̂q̈_cmd + bias of (LP-2)."""
+        return self.fast.free_floating_inverse_dynamics(g, V, q, qd, qdd_cmd, f_ext, frame_w)[1]

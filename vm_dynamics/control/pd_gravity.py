@@ -31,6 +31,28 @@ from .computed_torque import free_floating_terms, joint_reference, pose_referenc
 from ..simulate import State
 from .references import as_reference
 
+__all__ = ["PDGravityController", "checked_state", "checked_output"]
+
+
+def checked_state(model, state, owner: str):
+    """``read_state`` plus range checks: every entry finite and at most ``lie.MAX_MAGNITUDE``
+    (beyond it the kinematics overflow); ``ValueError`` naming ``state.<attr>`` otherwise."""
+    out = read_state(model, state)
+    for attr, a in zip(("g", "V", "q", "qd"), out):
+        if a.size and not np.abs(a).max() <= lie.MAX_MAGNITUDE:
+            raise ValueError(f"{owner}: state.{attr} has a NaN, Inf or an entry beyond "
+                             f"{lie.MAX_MAGNITUDE:g} in magnitude")
+    return out
+
+
+def checked_output(owner: str, tau, base_wrench):
+    """``(tau, base_wrench)`` if both are finite, else a ``ValueError`` naming the output."""
+    for name, a in (("tau", tau), ("base_wrench", base_wrench)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{owner}: the computed {name} is not finite for this state "
+                             f"(it overflows); check the state and the gains")
+    return tau, base_wrench
+
 __all__ = ["PDGravityController"]
 
 
@@ -73,8 +95,12 @@ class PDGravityController(Controller):
         self.kd_b = 2.0 * z * w * m0 if self.kd_base is None else self.kd_base
 
     def compute(self, t, state, reference):
+        with np.errstate(all="ignore"):     # an overflow is reported by checked_output
+            return checked_output(self.name, *self._compute(t, state, reference))
+
+    def _compute(self, t, state, reference):
         model = self._require_reset()
-        g, V, q, qd = read_state(model, state)
+        g, V, q, qd = checked_state(model, state, self.name)
         ref = as_reference(reference)
         q_d, qd_d, _ = joint_reference(ref.joint, t, model.n, self.q_hold)
         zb, zn = np.zeros(model.b), np.zeros(model.n)

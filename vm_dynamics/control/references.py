@@ -14,6 +14,8 @@ timed by a minimum-jerk profile), so there are no Euler angles and no singular a
 """
 from __future__ import annotations
 
+import bisect
+
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -110,22 +112,27 @@ class JointWaypoints:
         acc = (np.zeros_like(pos) if accelerations is None
                else _array(accelerations, pos.shape, "accelerations"))
         self.positions = pos
-        self._coef = [quintic(self.times[k + 1] - self.times[k], pos[k], vel[k], acc[k],
-                              pos[k + 1], vel[k + 1], acc[k + 1])
+        self._coef = [np.asarray(quintic(self.times[k + 1] - self.times[k], pos[k], vel[k],
+                                         acc[k], pos[k + 1], vel[k + 1], acc[k + 1]),
+                                 dtype=float).reshape(6, self.n)
                       for k in range(self.times.size - 1)]
+        self._tlist = [float(x) for x in self.times]
 
     def __call__(self, t):
-        T = self.times
-        if t <= T[0] or T.size == 1:
+        T = self._tlist
+        t = float(t)
+        if t <= T[0] or len(T) == 1:
             return self.positions[0].copy(), np.zeros(self.n), np.zeros(self.n)
         if t >= T[-1]:
             return self.positions[-1].copy(), np.zeros(self.n), np.zeros(self.n)
-        k = int(np.searchsorted(T, t, side="right")) - 1
-        c = self._coef[k]
+        k = bisect.bisect_right(T, t) - 1
         s = t - T[k]
-        p = c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5]))))
-        v = c[1] + s * (2 * c[2] + s * (3 * c[3] + s * (4 * c[4] + s * 5 * c[5])))
-        a = 2 * c[2] + s * (6 * c[3] + s * (12 * c[4] + s * 20 * c[5]))
+        s2, s3 = s * s, s * s * s
+        # rows: position, velocity, acceleration of the quintic Σ c_i s^i (one small product)
+        basis = np.array([[1.0, s, s2, s3, s3 * s, s3 * s2],
+                          [0.0, 1.0, 2.0 * s, 3.0 * s2, 4.0 * s3, 5.0 * s3 * s],
+                          [0.0, 0.0, 2.0, 6.0 * s, 12.0 * s2, 20.0 * s3]])
+        p, v, a = basis @ self._coef[k]
         return p, v, a
 
 

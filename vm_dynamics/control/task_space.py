@@ -27,31 +27,11 @@ from .. import lie, lp
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
 from .computed_torque import (free_floating_terms, joint_reference, pose_reference,
                               se3_tracking_acceleration)
+from .pd_gravity import checked_output, checked_state
 from .references import as_reference
+from ..lp import jacobian_dot_z   # noqa: F401  (public here too; the algorithm lives in lp)
 
 __all__ = ["TaskSpaceController", "jacobian_dot_z", "damped_pinv"]
-
-
-def jacobian_dot_z(model, kin: lp.Kinematics, frame: str, V, qd) -> np.ndarray:
-    """``J̇_𝔢 [𝒱; q̇]`` for the frame's body Jacobian ``[J_{𝔢,0}, J_{𝔢,𝔪}]`` (92)–(93).
-
-    With ``V_rel = J_{𝔢,𝔪}q̇`` (body twist of the frame relative to the vehicle) and
-    ``U_k = Σ_{j strictly above k} S_j q̇_j``: ``d/dt Ad⁻¹(g_𝔢⁰) = −ad_{V_rel} Ad⁻¹(g_𝔢⁰)`` and
-    ``Ṡ_k = ad_{U_k} S_k``, so ``J̇z = −ad_{V_rel} J_{𝔢,0}𝒱 + Ad⁻¹(g_𝔢⁰) Σ_k ad_{U_k}S_k q̇_k``.
-    """
-    J0, Jm = lp.frame_jacobian(model, kin, frame)
-    V_rel = Jm @ qd
-    out = -lie.ad(V_rel) @ (J0 @ V)
-    body = model.frame_body[frame]
-    if body > 0:
-        S = kin.S
-        U = model.strict_anc_mask.astype(float) @ (S * qd[:, None])
-        path = model.anc_mask[body - 1]
-        Sdot = np.hstack([np.cross(U[:, 3:], S[:, :3]) + np.cross(U[:, :3], S[:, 3:]),
-                          np.cross(U[:, 3:], S[:, 3:])])               # ad_{U_k} S_k
-        Ai = lie.Ad_inv(lp.frame_pose_vehicle(model, kin, frame))
-        out += Ai @ (Sdot[path].T @ qd[path])
-    return out
 
 
 def damped_pinv(J: np.ndarray, lam_max: float, eps: float):
@@ -108,8 +88,12 @@ class TaskSpaceController(Controller):
         self.ee_hold = self.g_hold @ model.frame_pose(self.q_hold, frame)
 
     def compute(self, t, state, reference):
+        with np.errstate(all="ignore"):     # an overflow is reported by checked_output
+            return checked_output(self.name, *self._compute(t, state, reference))
+
+    def _compute(self, t, state, reference):
         model = self._require_reset()
-        g, V, q, qd = read_state(model, state)
+        g, V, q, qd = checked_state(model, state, self.name)
         ref = as_reference(reference)
         terms = lp.lp_terms(model, q)
         kin = terms.kin

@@ -13,8 +13,10 @@ API (same conventions as :meth:`vm_dynamics.Model.forward_dynamics`: ``g`` the 4
                            parallel=False) -> (V̇ (..., b), q̈ (..., n))
     inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None) -> (base_wrench, τ)
     mass_matrix(model, q);  lp_blocks(model, q) -> LPBlocks(M0, M0m, Mm, A, Mhat)
-    rkmk4_step(model, g, V, q, qd, tau, dt, ..., formulation="spatial_momentum") -> (g, V, q, q̇)
-    rkmk4_rollout(model, g, V, q, qd, tau, dt, steps, ...) -> trajectory arrays
+
+Time stepping is the engine's job (:class:`vm_dynamics.engine.Simulator`, whose compiled step
+lives in :mod:`._engine_kernels`); :func:`resolve_backend` is the one place that picks numba,
+numpy or the LP reference.
 
 ``model`` is a :class:`~vm_dynamics.Model` or a :class:`FastModel` built from one (the constant
 arrays are extracted once per model and remembered).  Every function takes
@@ -58,10 +60,13 @@ seeds-LP §4.2 and the composite-rigid-body algorithm gives M, hence M₀ (65), 
 
 Costs: forward and inverse dynamics O(n); mass matrix O(n·depth).  Algorithms: Featherstone,
 *Rigid Body Dynamics Algorithms* (2008), ABA (Table 7.1) and RNEA (Table 5.1) in a single
-frame, CRBA (Table 6.2); RKMK4 as in seeds-LP §4.3.
+frame, CRBA (Table 6.2).
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -72,7 +77,7 @@ from . import _numpy_kernels as _npk
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "numba_available", "forward_dynamics",
            "forward_dynamics_batch", "inverse_dynamics", "mass_matrix", "lp_blocks",
-           "rkmk4_step", "rkmk4_rollout"]
+           "resolve_backend", "BACKENDS"]
 
 _PARALLEL_MIN_WORK = 256   # with parallel=True, smaller batches (in joint-states) stay serial
 
@@ -88,11 +93,100 @@ def numba_available() -> bool:
 
 
 def _load_numba():
+    from . import _numba_kernels
+    return _numba_kernels if _numba_kernels.NUMBA else None
+
+
+BACKENDS = ("auto", "numba", "numpy", "lp")
+
+COMPILE_NOTICE = ("vm_dynamics: compiling dynamics kernels, first run only (about a minute; "
+                  "cached on disk for later runs) ...")
+
+
+_NOTICE_SHOWN: list = []
+
+
+def bind_compiled(dispatcher, args):
+    """Call a numba kernel once with ``args`` (compiling it, or loading it from the disk cache)
+    and return the compiled entry point for exactly those argument types.
+
+    Calling the entry point skips the dispatcher's per-call type resolution (about half of the
+    call overhead of a kernel with 15-30 arguments).  It is only ever called with arguments of
+    the same types — arrays this package allocates or validates (float64/int64, C-contiguous,
+    writeable) — so the types always match the signature."""
+    dispatcher(*args)
     try:
-        from . import _numba_kernels
-    except ImportError:
+        sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+        return dispatcher.overloads[sig].entry_point
+    except (KeyError, AttributeError, TypeError):     # numba internals changed: stay general
+        return dispatcher
+
+
+def kernels_cached(*dispatchers) -> bool | None:
+    """True if numba's on-disk cache holds a valid entry for every dispatcher (the index of
+    each matches its current source file), False if one must be compiled, None if unknown."""
+    try:
+        return all(bool(d._cache._cache_file._load_index()) for d in dispatchers)
+    except Exception:          # noqa: BLE001 - numba internals changed or caching disabled
         return None
-    return _numba_kernels
+
+
+@contextlib.contextmanager
+def compile_notice(*dispatchers, after: float = 1.0, stream=None):
+    """Announce on stderr (once per process) that the kernels are being compiled: at once if
+    numba's disk cache has no valid entry for one of ``dispatchers``, or, if that cannot be
+    told, when the block takes longer than ``after`` seconds.  Later processes load the
+    kernels from the cache without a word."""
+    out = sys.stderr if stream is None else stream
+    cached = kernels_cached(*dispatchers) if dispatchers else None
+
+    def say():
+        if not _NOTICE_SHOWN:
+            _NOTICE_SHOWN.append(True)
+            print(COMPILE_NOTICE, file=out, flush=True)
+    if cached is False:
+        say()
+    if cached is not None:
+        yield
+        return
+    done = threading.Event()
+
+    def notify():
+        if not done.wait(after):
+            say()
+    th = threading.Thread(target=notify, name="vm_dynamics-compile-notice", daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        done.set()
+        th.join()
+
+
+def resolve_backend(backend: str = "auto", engine: bool = False) -> str:
+    """The one place that picks the implementation of the dynamics (every entry point asks it).
+
+    ``"auto"`` → ``"numba"`` if numba can be imported, else the numba-free fallback: for the
+    algorithms (forward/inverse dynamics, mass matrix, LP blocks) that is ``"numpy"`` (the same
+    recursions vectorised with numpy, :mod:`._numpy_kernels`); for the simulation engine
+    (``engine=True``) it is ``"python"`` (the engine's kernels run as plain Python; much slower,
+    install numba).  ``"lp"`` — the closed-form LP reference of :mod:`vm_dynamics.lp` — is only
+    ever used when asked for by name.  ``"numba"`` without numba raises ValueError.
+    """
+    choices = ("auto", "numba", "lp") if engine else BACKENDS
+    if backend not in choices:
+        raise ValueError(f"backend={backend!r}: unknown; choose one of {', '.join(choices)}")
+    if backend == "lp":
+        return "lp"
+    have = numba_available()
+    if backend == "numba" and not have:
+        raise ValueError("backend='numba': numba is not installed (pip install numba, or "
+                         "vm_dynamics[fast]); use backend='auto' for the numba-free fallback")
+    if backend == "numpy":
+        return "numpy"
+    if have:
+        return "numba"
+    return "python" if engine else "numpy"
 
 
 class LPBlocks(NamedTuple):
@@ -149,6 +243,8 @@ class FastModel:
         self.frames = {name: (int(model.frame_body[name]),
                               np.ascontiguousarray(lie.Ad_inv(model.frame_home[name]).T))
                        for name in model.frame_names}
+        self.frame_home = {name: np.ascontiguousarray(model.frame_home[name], dtype=float)
+                           for name in model.frame_names}
         self._no_fw = (np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
         self._zero_b = np.zeros(self.b)
         nb = _load_numba() if backend != "numpy" else None
@@ -157,6 +253,31 @@ class FastModel:
         self._nb = nb
         self._consts = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes,
                         self.grav)
+        if nb is not None:
+            self._warm_up()
+
+    def _warm_up(self):
+        """Call each numba kernel once at a neutral state, so that compiling (first run on a
+        machine) or loading them from the disk cache happens here, announced, and not inside
+        a timed loop; then bind the compiled entry points (:func:`bind_compiled`)."""
+        n, b = self.n, self.b
+        z, zb = np.zeros(n), np.zeros(b)
+        nb = self._nb
+        fd_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
+        id_args = (*self._consts, np.eye(4), zb, z, z, zb, z, *self._no_fw, np.empty(b + n))
+        mm_args = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes, z,
+                   np.empty((b + n, b + n)))
+        ff_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
+        with compile_notice(nb.forward_dynamics, nb.inverse_dynamics, nb.mass_matrix,
+                            nb.free_floating_inverse_dynamics, nb.frame_pose):
+            self._fd = bind_compiled(nb.forward_dynamics, fd_args)
+            self._id = bind_compiled(nb.inverse_dynamics, id_args)
+            self._ffid = bind_compiled(nb.free_floating_inverse_dynamics, ff_args)
+            if self.frames:
+                self._fp = bind_compiled(nb.frame_pose, (
+                    self.parent, self.jtype, self.xi, self.inert, z, 0, np.eye(4),
+                    np.empty((4, 4))))
+            self._mm = bind_compiled(nb.mass_matrix, mm_args)
 
     @property
     def backend(self) -> str:
@@ -164,7 +285,10 @@ class FastModel:
 
     # ------------------------------------------------------------------ input handling
     def _vec(self, x, n, name):
-        a = np.ascontiguousarray(x, dtype=np.float64)
+        try:
+            a = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected {n} numbers, got {x!r}") from None
         if a.shape != (n,):
             if a.ndim == 0 and n == 1:
                 return a.reshape(1)
@@ -173,7 +297,10 @@ class FastModel:
         return a if a.flags.writeable else a.copy()
 
     def _pose(self, g):
-        a = np.ascontiguousarray(g, dtype=np.float64)
+        try:
+            a = np.ascontiguousarray(g, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"g: expected a 4x4 homogeneous matrix, got {g!r}") from None
         if a.shape != (4, 4):
             raise ValueError(f"g: expected shape (4, 4), got {a.shape}")
         return a if a.flags.writeable else a.copy()
@@ -230,7 +357,7 @@ class FastModel:
         fb, fw = self._frame_arrays(frame_wrenches)
         if self._nb is not None:
             out = np.empty(b + n)
-            st = self._nb.forward_dynamics(*self._consts, g, V, q, qd, tau, bw, fb, fw, out)
+            st = self._fd(*self._consts, g, V, q, qd, tau, bw, fb, fw, out)
         else:
             out, st = _npk.forward_dynamics(self, g[None], V[None], q[None], qd[None],
                                             tau[None], bw[None], fb, fw[None])
@@ -306,7 +433,7 @@ class FastModel:
         fb, fw = self._frame_arrays(frame_wrenches)
         if self._nb is not None:
             out = np.empty(b + n)
-            st = self._nb.inverse_dynamics(*self._consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
+            st = self._id(*self._consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
         else:
             out, st = _npk.inverse_dynamics(self, g[None], V[None], q[None], qd[None],
                                             Vdot[None], qdd[None], fb, fw[None])
@@ -315,12 +442,58 @@ class FastModel:
             self._raise(st, dict(g=g, V=V, q=q, qd=qd, Vdot=Vdot, qdd=qdd, frame_wrenches=fw))
         return out[:b], out[b:]
 
+    def free_floating_inverse_dynamics(self, g, V, q, qd, qdd, base_wrench=None,
+                                       frame_wrenches=None):
+        """``(V̇, τ)``: the joint efforts that produce ``q̈`` while the vehicle moves freely
+        under the known ``base_wrench`` (and the frame wrenches, gravity), and the vehicle's
+        resulting acceleration — the arm equation (LP-2) of the coupled system (seeds-LP
+        §4.2), as used by free-floating computed-torque control.  Two RNEA passes and M₀."""
+        n, b = self.n, self.b
+        g = self._pose(g)
+        V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")
+        qdd = self._vec(qdd, n, "qdd")
+        bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
+        fb, fw = self._frame_arrays(frame_wrenches)
+        if self._nb is not None:
+            out = np.empty(b + n)
+            st = self._ffid(*self._consts, g, V, q, qd, qdd, bw, fb, fw, out)
+            if st:
+                self._raise(st, dict(g=g, V=V, q=q, qd=qd, qdd=qdd, base_wrench=bw))
+            return out[:b], out[b:]
+        Vdot = np.zeros(b)
+        if b:
+            r0, _ = self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
+            Vdot = np.linalg.solve(self.mass_matrix(q)[:b, :b], bw - r0)
+        return Vdot, self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)[1]
+
+    def frame_pose(self, q, frame: str) -> np.ndarray:
+        """Pose of a frame in the vehicle frame (4×4): ``G_k ḡ_frame`` (13)–(16)."""
+        try:
+            body, _ = self.frames[frame]
+        except (KeyError, TypeError):
+            raise ValueError(f"frame: unknown frame {frame!r}; frames are "
+                             f"{', '.join(self.frames)}") from None
+        q = self._vec(q, self.n, "q")
+        home = self.frame_home[frame]
+        if self._nb is not None:
+            out = np.empty((4, 4))
+            if self._fp(self.parent, self.jtype, self.xi, self.inert, q, body, home, out):
+                self._raise(2, {"q": q})
+            return out
+        Rw, Pw, _, _ = _npk.kinematics(self, q[None])
+        out = np.eye(4)
+        out[:3, :3] = Rw[0, body] @ home[:3, :3]
+        out[:3, 3] = Rw[0, body] @ home[:3, 3] + Pw[0, body]
+        if not np.all(np.isfinite(out)):
+            self._raise(2, {"q": q})
+        return out
+
     def mass_matrix(self, q) -> np.ndarray:
         """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) by the composite-rigid-body algorithm."""
         q = self._vec(q, self.n, "q")
         if self._nb is not None:
             M = np.empty((self.b + self.n,) * 2)
-            st = self._nb.mass_matrix(self.parent, self.jtype, self.xi, self.inert,
+            st = self._mm(self.parent, self.jtype, self.xi, self.inert,
                                       self.root_extra, self.axes, q, M)
         else:
             M = _npk.mass_matrix(self, q)
@@ -337,84 +510,6 @@ class FastModel:
         A = np.linalg.solve(M0, M0m) if b else np.zeros((0, self.n))
         Mhat = Mm - M0m.T @ A
         return LPBlocks(M0, M0m, Mm, A, 0.5 * (Mhat + Mhat.T))
-
-    # ------------------------------------------------------------------ integration
-    def _step_inputs(self, g, V, q, qd, tau, dt, base_wrench, frame_wrenches):
-        n, b = self.n, self.b
-        dt = float(dt)
-        if not (np.isfinite(dt) and dt > 0.0):
-            raise ValueError(f"dt: expected a positive finite step, got {dt}")
-        bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
-        return (self._pose(g), self._vec(V, b, "V"), self._vec(q, n, "q"),
-                self._vec(qd, n, "qd"), self._vec(tau, n, "tau"), bw,
-                *self._frame_arrays(frame_wrenches), dt)
-
-    def rkmk4_step(self, g, V, q, qd, tau, dt, base_wrench=None, frame_wrenches=None,
-                   formulation="spatial_momentum"):
-        """One Runge–Kutta–Munthe-Kaas step of order 4 (seeds-LP §4.3) → ``(g, V, q, q̇)``.
-
-        ``g(t) = g_k exp(ι₀Θ)`` with ``Θ̇ = dexp⁻¹_{−Θ} V`` (the ``+½ad_Θ`` sign, lie.py); the
-        vector part by classical RK4; τ and the wrenches are held constant over the step.
-        ``formulation`` as in :func:`vm_dynamics.simulate`: ``"spatial_momentum"`` integrates
-        ``μ = Ad*_{h⁻¹}P`` (momentum in the frame of the step start; ``μ̇ = Ad*_{h⁻¹}F_η``,
-        (LP-1)) and recovers V by (LP-3), so without external wrenches or gravity the inertial
-        momentum is conserved to rounding; ``"velocity"`` integrates V with V̇ from the ABA.
-        """
-        form = self._form(formulation)
-        g, V, q, qd, tau, bw, fb, fw, dt = self._step_inputs(g, V, q, qd, tau, dt, base_wrench,
-                                                             frame_wrenches)
-        if self._nb is not None:
-            go, Vo, qo, qdo = np.empty((4, 4)), np.empty(self.b), np.empty(self.n), np.empty(self.n)
-            st = self._nb.rkmk4_step(*self._consts, g, V, q, qd, tau, bw, fb, fw, dt, form,
-                                     go, Vo, qo, qdo)
-            res = (go, Vo, qo, qdo)
-        else:
-            res, st = _npk.rkmk4_step(self, g, V, q, qd, tau, bw, fb, fw, dt, form)
-        if st:
-            self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
-                                 frame_wrenches=fw))
-        return res
-
-    @staticmethod
-    def _form(formulation):
-        forms = ("velocity", "spatial_momentum")
-        if formulation not in forms:
-            raise ValueError(f"formulation={formulation!r}: choose one of {', '.join(forms)}")
-        return forms.index(formulation)
-
-    def rkmk4_rollout(self, g, V, q, qd, tau, dt, steps, base_wrench=None, frame_wrenches=None,
-                      formulation="spatial_momentum"):
-        """``steps`` RKMK4 steps (:meth:`rkmk4_step`) with constant inputs, looped inside the
-        compiled code.
-
-        Returns the trajectory ``(g (steps+1, 4, 4), V (steps+1, b), q, q̇ (steps+1, n))``,
-        index 0 being the initial state.
-        """
-        form = self._form(formulation)
-        steps = int(steps)
-        if steps < 0:
-            raise ValueError(f"steps: expected a non-negative integer, got {steps}")
-        g, V, q, qd, tau, bw, fb, fw, dt = self._step_inputs(g, V, q, qd, tau, dt, base_wrench,
-                                                             frame_wrenches)
-        gt = np.empty((steps + 1, 4, 4))
-        Vt, qt, qdt = np.empty((steps + 1, self.b)), np.empty((steps + 1, self.n)), \
-            np.empty((steps + 1, self.n))
-        if self._nb is not None:
-            st, i = self._nb.rkmk4_rollout(*self._consts, g, V, q, qd, tau, bw, fb, fw, dt, form,
-                                           gt, Vt, qt, qdt)
-        else:
-            st, i = 0, 0
-            gt[0], Vt[0], qt[0], qdt[0] = g, V, q, qd
-            for i in range(steps):
-                res, st = _npk.rkmk4_step(self, gt[i], Vt[i], qt[i], qdt[i], tau, bw, fb, fw, dt,
-                                          form)
-                if st:
-                    break
-                gt[i + 1], Vt[i + 1], qt[i + 1], qdt[i + 1] = res
-        if st:
-            self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
-                                 frame_wrenches=fw), where=f"step {i}: ")
-        return gt, Vt, qt, qdt
 
 
 # ---------------------------------------------------------------------- free functions
@@ -464,17 +559,3 @@ def mass_matrix(model, q, backend="auto"):
 def lp_blocks(model, q, backend="auto") -> LPBlocks:
     """LP blocks M₀, M₀𝔪, M_𝔪, 𝒜, M̂ (65)–(75) from the CRBA mass matrix."""
     return fast_model(model, backend).lp_blocks(q)
-
-
-def rkmk4_step(model, g, V, q, qd, tau, dt, base_wrench=None, frame_wrenches=None,
-               formulation="spatial_momentum", backend="auto"):
-    """One RKMK4 step → ``(g, V, q, q̇)`` (see :meth:`FastModel.rkmk4_step`)."""
-    return fast_model(model, backend).rkmk4_step(g, V, q, qd, tau, dt, base_wrench,
-                                                 frame_wrenches, formulation)
-
-
-def rkmk4_rollout(model, g, V, q, qd, tau, dt, steps, base_wrench=None, frame_wrenches=None,
-                  formulation="spatial_momentum", backend="auto"):
-    """``steps`` RKMK4 steps in compiled code → trajectory (see :meth:`FastModel.rkmk4_rollout`)."""
-    return fast_model(model, backend).rkmk4_rollout(g, V, q, qd, tau, dt, steps, base_wrench,
-                                                    frame_wrenches, formulation)

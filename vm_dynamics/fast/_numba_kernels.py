@@ -12,7 +12,22 @@ result (a NaN/Inf input), 3 a non-positive articulated pivot (cannot happen for 
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+
+try:
+    from numba import get_num_threads, njit, prange
+    NUMBA = True
+except ImportError:     # the same code runs as plain Python (slow; vm_dynamics.fast uses numpy)
+    NUMBA = False
+    prange = range
+
+    def njit(*args, **kwargs):
+        """Stand-in for numba.njit when numba is not installed: returns the function as is."""
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+    def get_num_threads() -> int:
+        return 1
 
 _OPT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -220,14 +235,15 @@ def _bias(I, v, out):
 
 
 @njit(**_OPT)
-def _subtract_external(axes, bw, fw_body, fw, Rw, Pw, pA):
-    """pA[k] −= external wrenches on body k (vehicle axes, about the vehicle origin).
+def _add_external(axes, bw, fw_body, fw, Rw, Pw, out, sign):
+    """out[k] += sign · (external wrenches on body k), in vehicle axes about the vehicle origin.
 
-    ``fw[i]`` is already ``Ad⁻ᵀ(ḡ_frame at home) w_i``; the current one is ``Ad_{G_k}⁻ᵀ`` of it:
-    ``[R f; p × R f + R n]``.
+    ``bw`` (b) is the vehicle wrench on the axes of ι₀; ``fw[i]`` is already
+    ``Ad⁻ᵀ(ḡ_frame at home) w_i`` on body ``fw_body[i]``; the current one is ``Ad_{G_k}⁻ᵀ`` of
+    it: ``[R f; p × R f + R n]``.
     """
     for i in range(axes.shape[0]):
-        pA[0, axes[i]] -= bw[i]
+        out[0, axes[i]] += sign * bw[i]
     for i in range(fw_body.shape[0]):
         k = fw_body[i]
         R = Rw[k]
@@ -239,12 +255,12 @@ def _subtract_external(axes, bw, fw_body, fw, Rw, Pw, pA):
         m1 = R[1, 0] * fw[i, 3] + R[1, 1] * fw[i, 4] + R[1, 2] * fw[i, 5]
         m2 = R[2, 0] * fw[i, 3] + R[2, 1] * fw[i, 4] + R[2, 2] * fw[i, 5]
         x0, x1, x2 = _cross(p[0], p[1], p[2], f0, f1, f2)
-        pA[k, 0] -= f0
-        pA[k, 1] -= f1
-        pA[k, 2] -= f2
-        pA[k, 3] -= x0 + m0
-        pA[k, 4] -= x1 + m1
-        pA[k, 5] -= x2 + m2
+        out[k, 0] += sign * f0
+        out[k, 1] += sign * f1
+        out[k, 2] += sign * f2
+        out[k, 3] += sign * (x0 + m0)
+        out[k, 4] += sign * (x1 + m1)
+        out[k, 5] += sign * (x2 + m2)
 
 
 @njit(**_OPT)
@@ -318,15 +334,27 @@ def _aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, R
     enters the root only: its gyroscopic wrench −ad_Vᵀ(M_A V) in p^A₀ and M_A in the root
     pivot, not the gravity term (the root acceleration ι₀V̇ − a_g acts on the rigid masses, ι₀V̇
     on M_A)."""
+    ext = np.zeros((qd.shape[0] + 1, 6))
+    _add_external(axes, bw, fw_body, fw, Rw, Pw, ext, 1.0)
+    return _aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U,
+                     aux, acc, K, rhs)
+
+
+@njit(**_OPT)
+def _aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U, aux,
+              acc, K, rhs):
+    """ABA passes with the external wrenches ``ext[k]`` (vehicle axes, about the vehicle
+    origin) already summed per body; ``vel`` holds the body twists on return."""
     n = qd.shape[0]
     b = axes.shape[0]
     _velocities(parent, S, axes, V, qd, vel, cacc)
     for k in range(n + 1):
         _bias(IA[k], vel[k], pA[k])
+        for r in range(6):
+            pA[k, r] -= ext[k, r]
     _bias(rootx, vel[0], rhs)
     for r in range(6):
         pA[0, r] += rhs[r]
-    _subtract_external(axes, bw, fw_body, fw, Rw, Pw, pA)
     # leaves → root: articulated inertias I^A and bias forces p^A
     for j in range(n - 1, -1, -1):
         k = j + 1
@@ -491,7 +519,7 @@ def inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, V
         for i in range(b):
             s += rootx[r, axes[i]] * Vdot[i]
         f[0, r] += s
-    _subtract_external(axes, zero, fw_body, fw, Rw, Pw, f)
+    _add_external(axes, zero, fw_body, fw, Rw, Pw, f, -1.0)
     for j in range(n - 1, -1, -1):
         k = j + 1
         p = parent[j]
@@ -641,7 +669,7 @@ def dexp_inv_apply(X, W, out):
     out[5] = a2
 
 
-# ----------------------------------------------------------------------------- RKMK4
+# ----------------------------------------------------------------------------- momentum
 @njit(**_OPT)
 def _momentum_terms(parent, axes, qd, S, Ib, vel, cacc, Ic0, hm):
     """Ic0 = Σ_k I_k (composite inertia of the whole system) and hm = Σ_k I_k v_k at V = 0, so
@@ -695,182 +723,63 @@ def _coad(G, W, out, inverse):
             out[3 + r] = G[0, r] * m0 + G[1, r] * m1 + G[2, r] * m2
 
 
+# ----------------------------------------------------------------------------- free-floating ID
 @njit(**_OPT)
-def _rkmk4(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt,
-           form, g_out, V_out, q_out, qd_out, ws, st):
-    """One RKMK4 step (seeds-LP §4.3): g(t) = g_k exp(ι₀Θ), Θ̇ = dexp⁻¹_{−Θ}(ι₀V); the vector
-    part (m, q, q̇) by classical RK4; inputs held constant over the step.
-
-    ``form`` 0: m = V with V̇ from the ABA.  ``form`` 1 (spatial momentum, as vm.simulate's
-    default): m = μ = Ad*_{h⁻¹}P with h = exp(ι₀Θ) (the momentum in the frame g_k, fixed during
-    the step), μ̇ = Ad*_{h⁻¹}F_η (LP-1), V = M₀⁻¹(Ad*_h μ − M₀𝔪q̇) (LP-3); without external
-    wrenches μ̇ = 0 and the inertial momentum is conserved to rounding."""
-    Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = ws
-    (km, kq, kqd, kT, ms, qs, qds, gs, Th, mTh, V6, out, gloc, gst, t6, Vs, m0, Ic0, hm,
-     W6) = st
-    b = axes.shape[0]
+def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd,
+                                   qdd, bw, fw_body, fw, out):
+    """Joint efforts for ``q̈`` with the vehicle free under the known wrench ``bw``: writes
+    ``[V̇; τ]`` into ``out``.  The base row of RNEA is affine in V̇ with slope M₀ (65), so
+    ``V̇ = M₀⁻¹(bw − RNEA₀(V̇ = 0))`` makes the base wrench the applied one and
+    ``τ = RNEA_𝔪(V̇, q̈)`` — the arm equation (LP-2) of the coupled system,
+    ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η`` (seeds-LP §4.2), without forming M̂."""
     n = q.shape[0]
-    wts = (1.0, 2.0, 2.0, 1.0)
-    cst = (0.0, 0.5, 0.5, 1.0)
-    km[:] = 0.0
-    kq[:] = 0.0
-    kqd[:] = 0.0
-    kT[:] = 0.0
-    if form == 0:
+    b = axes.shape[0]
+    Vdot = np.zeros(b)
+    st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, qdd,
+                          fw_body, fw, out)
+    if st != 0:
+        return st
+    if b > 0:
+        M = np.empty((b + n, b + n))
+        st = mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M)
+        if st != 0:
+            return st
+        K = np.empty((6, 6))
         for r in range(b):
-            m0[r] = V[r]
-    for stage in range(4):
-        h = cst[stage] * dt
-        for r in range(6):
-            Th[r] = h * kT[1, r]
-            mTh[r] = -Th[r]
-        for j in range(n):
-            qs[j] = q[j] + h * kq[1, j]
-            qds[j] = qd[j] + h * kqd[1, j]
-        se3_exp(Th, gs)
-        for r in range(3):
-            for c in range(3):
-                gst[r, c] = g[r, 0] * gs[0, c] + g[r, 1] * gs[1, c] + g[r, 2] * gs[2, c]
-        _gravity_local(gst, grav, gloc)
-        _kinematics(parent, jtype, xi, inert, qs, Rw, Pw, S, IA)
-        if form == 0:
-            for r in range(b):
-                Vs[r] = m0[r] + h * km[1, r]
-        else:
-            _momentum_terms(parent, axes, qds, S, IA, vel, cacc, Ic0, hm)
-            if stage == 0:                       # μ at the step start is P = M₀V + M₀𝔪q̇
-                for r in range(b):
-                    s = hm[axes[r]]
-                    for c in range(b):
-                        s += (Ic0[axes[r], axes[c]] + rootx[axes[r], axes[c]]) * V[c]
-                    m0[r] = s
-                    Vs[r] = V[r]
-            else:                                # P = Ad*_h μ, V from (LP-3)
-                for r in range(6):
-                    V6[r] = 0.0
-                for r in range(b):
-                    V6[axes[r]] = m0[r] + h * km[1, r]
-                _coad(gs, V6, t6, False)
-                for r in range(b):
-                    ms[r] = t6[axes[r]]
-                if not _velocity_from_momentum(axes, ms, Ic0, rootx, hm, K, Vs):
-                    return 3
-            # F_η: ι₀ᵀ of the total external wrench (vehicle frame, about its origin)
-            for k in range(n + 1):
-                for r in range(6):
-                    pA[k, r] = 0.0
-            _subtract_external(axes, bw, fw_body, fw, Rw, Pw, pA)
-            for r in range(6):
-                s = Ic0[r, 0] * gloc[0] + Ic0[r, 1] * gloc[1] + Ic0[r, 2] * gloc[2]
-                for k in range(n + 1):
-                    s -= pA[k, r]
-                W6[r] = 0.0
-                V6[r] = s
-            for r in range(b):
-                W6[axes[r]] = V6[axes[r]]
-            _coad(gs, W6, t6, True)              # μ̇ = Ad*_{h⁻¹} F_η
-            for r in range(b):
-                km[1, r] = t6[axes[r]]
-        status = _aba_dynamics(parent, rootx, axes, gloc, Vs, qds, tau, bw, fw_body, fw, out, Rw,
-                               Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
-        if status != 0:
-            return status
-        # k_stage = (Θ̇, ṁ, q̇, q̈)
-        for r in range(6):
-            V6[r] = 0.0
-        for r in range(b):
-            V6[axes[r]] = Vs[r]
-        dexp_inv_apply(mTh, V6, t6)
-        for r in range(6):
-            kT[1, r] = 0.0
-        for r in range(b):
-            kT[1, axes[r]] = t6[axes[r]]          # Θ̇ ∈ 𝔥 (exact: 𝔥 is a subalgebra)
-            if form == 0:
-                km[1, r] = out[r]
-        for r in range(6):
-            kT[0, r] += wts[stage] * kT[1, r]
-        for r in range(b):
-            km[0, r] += wts[stage] * km[1, r]
-        for j in range(n):
-            kq[1, j] = qds[j]
-            kqd[1, j] = out[b + j]
-            kq[0, j] += wts[stage] * qds[j]
-            kqd[0, j] += wts[stage] * out[b + j]
-    for r in range(6):
-        Th[r] = 0.0
-    for r in range(b):
-        Th[axes[r]] = dt / 6.0 * kT[0, axes[r]]
-    se3_exp(Th, gs)
-    for r in range(4):
-        for c in range(4):
-            g_out[r, c] = (g[r, 0] * gs[0, c] + g[r, 1] * gs[1, c] + g[r, 2] * gs[2, c]
-                           + g[r, 3] * gs[3, c])
-    for j in range(n):
-        q_out[j] = q[j] + dt / 6.0 * kq[0, j]
-        qd_out[j] = qd[j] + dt / 6.0 * kqd[0, j]
-    if form == 0:
-        for r in range(b):
-            V_out[r] = m0[r] + dt / 6.0 * km[0, r]
-    else:                                        # V_{k+1} from P_{k+1} = Ad*_h μ_{k+1}
-        for r in range(6):
-            V6[r] = 0.0
-        for r in range(b):
-            V6[axes[r]] = m0[r] + dt / 6.0 * km[0, r]
-        _coad(gs, V6, t6, False)
-        for r in range(b):
-            ms[r] = t6[axes[r]]
-        _kinematics(parent, jtype, xi, inert, q_out, Rw, Pw, S, IA)
-        _momentum_terms(parent, axes, qd_out, S, IA, vel, cacc, Ic0, hm)
-        if not _velocity_from_momentum(axes, ms, Ic0, rootx, hm, K, V_out):
+            Vdot[r] = bw[r] - out[r]
+            for c in range(b):
+                K[r, c] = M[r, c]
+        if not _solve_spd(K, Vdot, b):
             return 3
+        st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot,
+                              qdd, fw_body, fw, out)
+        if st != 0:
+            return st
     for r in range(b):
-        if not np.isfinite(V_out[r]):
-            return 2
-    for j in range(n):
-        if not (np.isfinite(q_out[j]) and np.isfinite(qd_out[j])):
-            return 2
+        out[r] = Vdot[r]
     return 0
 
 
+# ----------------------------------------------------------------------------- frame poses
 @njit(**_OPT)
-def _rk_scratch(b, n):
-    return (np.empty((2, b)), np.empty((2, n)), np.empty((2, n)), np.empty((2, 6)), np.empty(b),
-            np.empty(n), np.empty(n), np.empty((4, 4)), np.empty(6), np.empty(6), np.empty(6),
-            np.empty(b + n), np.empty(3), np.empty((3, 3)), np.empty(6), np.empty(b),
-            np.empty(b), np.empty((6, 6)), np.empty(6), np.empty(6))
-
-
-@njit(**_OPT)
-def rkmk4_rollout(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw,
-                  dt, form, g_tr, V_tr, q_tr, qd_tr):
-    """``steps = len(g_tr) − 1`` RKMK4 steps from (g, V, q, q̇); the trajectory is written into
-    the ``*_tr`` arrays (index 0 = initial state).  Returns (status, index of the failed step)."""
-    if not _check_pose(g):
-        return 1, 0
+def frame_pose(parent, jtype, xi, inert, q, body, home, out):
+    """Pose (4×4, vehicle frame) of a frame fixed to ``body`` whose home pose is ``home``:
+    ``G_body ḡ_frame`` with the product of exponentials (13)–(16)."""
     n = q.shape[0]
-    b = axes.shape[0]
-    ws = _workspace(n)
-    st = _rk_scratch(b, n)
-    g_tr[0] = g
-    V_tr[0] = V
-    q_tr[0] = q
-    qd_tr[0] = qd
-    for i in range(g_tr.shape[0] - 1):
-        status = _rkmk4(parent, jtype, xi, inert, rootx, axes, grav, g_tr[i], V_tr[i], q_tr[i],
-                        qd_tr[i], tau, bw, fw_body, fw, dt, form, g_tr[i + 1], V_tr[i + 1],
-                        q_tr[i + 1], qd_tr[i + 1], ws, st)
-        if status != 0:
-            return status, i
-    return 0, 0
-
-
-@njit(**_OPT)
-def rkmk4_step(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw, dt,
-               form, g_out, V_out, q_out, qd_out):
-    """One RKMK4 step into the ``*_out`` arrays; returns a status code."""
-    if not _check_pose(g):
-        return 1
-    ws = _workspace(q.shape[0])
-    st = _rk_scratch(axes.shape[0], q.shape[0])
-    return _rkmk4(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body, fw,
-                  dt, form, g_out, V_out, q_out, qd_out, ws, st)
+    Rw, Pw, S, Ib, vel, cacc, pA, U, aux, acc, K, rhs = _workspace(n)
+    _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib)
+    R = Rw[body]
+    p = Pw[body]
+    for r in range(3):
+        for c in range(4):
+            out[r, c] = R[r, 0] * home[0, c] + R[r, 1] * home[1, c] + R[r, 2] * home[2, c]
+        out[r, 3] += p[r]
+    out[3, 0] = 0.0
+    out[3, 1] = 0.0
+    out[3, 2] = 0.0
+    out[3, 3] = 1.0
+    for r in range(3):
+        for c in range(4):
+            if not np.isfinite(out[r, c]):
+                return 2
+    return 0

@@ -219,66 +219,6 @@ def mass_matrix(c, q):
     return M
 
 
-def _locked_momentum_terms(c, gs, q, qd, bw, fw_body, fw):
-    """(M₀, M₀𝔪, F_η) at one state: F_η = ι₀ᵀ of the total external wrench incl. gravity (on the
-    rigid masses only; M₀ includes the added inertia)."""
-    b, n = len(c.axes), len(q)
-    M = mass_matrix(c, q)
-    Rw, Pw, _, Ib = kinematics(c, q[None])
-    F = external(c, bw[None], fw_body, fw[None], Rw, Pw, n)[0].sum(axis=0)
-    F += Ib[0].sum(axis=0)[:, :3] @ (gs[:3, :3].T @ c.grav)
-    return M[:b, :b], M[:b, b:], F[c.axes]
-
-
-def rkmk4_step(c, g, V, q, qd, tau, bw, fw_body, fw, dt, form):
-    """One RKMK4 step (seeds-LP §4.3) built from this module's dynamics and
-    :func:`vm_dynamics.lie.dexp_inv` / :func:`vm_dynamics.lie.se3_exp`; ``form`` 0 integrates
-    V, 1 the momentum μ = Ad*_{h⁻¹}P in the frame of the step start (see the numba kernel)."""
-    b = len(c.axes)
-    iota = np.zeros((6, b))
-    iota[c.axes, np.arange(b)] = 1.0
-    one = lambda x: x[None]  # noqa: E731
-
-    def velocity(h, mu, qs, qds):
-        M0, M0m, _ = _locked_momentum_terms(c, h, qs, qds, bw, fw_body, fw)
-        P = iota.T @ lie.Ad(h).T @ iota @ mu
-        return np.linalg.solve(M0, P - M0m @ qds) if b else np.zeros(0)
-
-    def f(Theta, m, qs, qds):
-        h = lie.se3_exp(iota @ Theta)
-        gs = g @ h
-        Vs = m if form == 0 else velocity(h, m, qs, qds)
-        out, st = forward_dynamics(c, one(gs), one(Vs), one(qs), one(qds), one(tau), one(bw),
-                                   fw_body, one(fw))
-        dTh = iota.T @ lie.dexp_inv(-(iota @ Theta)) @ (iota @ Vs)
-        if form == 0:
-            mdot = out[0, :b]
-        else:
-            F = _locked_momentum_terms(c, gs, qs, qds, bw, fw_body, fw)[2]
-            mdot = iota.T @ lie.Ad_inv(h).T @ iota @ F
-        return dTh, mdot, qds, out[0, b:], st[0]
-
-    if form == 0:
-        m0 = V
-    else:
-        M0, M0m, _ = _locked_momentum_terms(c, g, q, qd, bw, fw_body, fw)
-        m0 = M0 @ V + M0m @ qd
-    x0 = (np.zeros(b), m0, q, qd)
-    ks = []
-    for h in (0.0, 0.5 * dt, 0.5 * dt, dt):
-        xs = x0 if not ks else tuple(x + h * k for x, k in zip(x0, ks[-1]))
-        *k, st = f(*xs)
-        if st:
-            return None, st
-        ks.append(k)
-    incr = [dt / 6.0 * (a + 2.0 * b_ + 2.0 * c_ + d) for a, b_, c_, d in zip(*ks)]
-    hN = lie.se3_exp(iota @ incr[0])
-    q1, qd1 = q + incr[2], qd + incr[3]
-    V1 = m0 + incr[1] if form == 0 else velocity(hN, m0 + incr[1], q1, qd1)
-    res = (g @ hN, V1, q1, qd1)
-    return res, (0 if all(np.all(np.isfinite(x)) for x in res) else 2)
-
-
 def _status(ok, out):
     st = np.where(ok, 0, 1)
     bad = ok & ~np.all(np.isfinite(out), axis=1)

@@ -1,19 +1,19 @@
 """The simulation behind the dynamics node, independent of any transport (no ROS, no DDS).
 
 :class:`DynamicsCore` integrates the Lagrange–Poincaré equations of paper 000 (seeds-LP §3.5,
-(LP-1)–(LP-4)) one time step ``dt`` at a time with the RKMK methods of
-:mod:`vm_dynamics.integrators`, using the right-hand side of :mod:`vm_dynamics.simulate`:
+(LP-1)–(LP-4)) one time step ``dt`` at a time with the simulation engine,
+:class:`vm_dynamics.engine.Simulator` — the same engine as ``vm.simulate`` (formulation
+``auto``: the total momentum is conserved to round-off without gravity and external wrenches):
 
-* ``dynamics_backend: lp`` — the closed-form LP path in the ``spatial_momentum`` formulation
-  (total momentum conserved to round-off without external wrenches; the reference, slower);
-* ``auto``/``numba``/``numpy`` — the O(n) recursions of :mod:`vm_dynamics.fast` (same
-  equations, ``velocity`` formulation; ``auto`` = numba when importable).
+* ``dynamics_backend: auto`` (numba when importable, else the engine's kernels as plain
+  Python) or ``numba``: one compiled call per step, or per run of steps between two checks;
+* ``lp``: the closed-form LP reference (slow; for comparisons).
 
 Inputs are held constant over a step (zero-order hold, as a digital controller applies them):
 joint efforts (``std_msgs/Float64MultiArray`` in the order of the ``joints`` parameter, the
 forward_command_controller convention) and a vehicle wrench (``geometry_msgs/WrenchStamped``).
-The environment (hydrodynamic damping and buoyancy of the vehicle) is evaluated at every RK
-stage; arm-link buoyancy is evaluated once per step.
+The environment (hydrodynamic damping and buoyancy of the vehicle and of the arm links) is
+evaluated at every RK stage, inside the engine.
 
 Safety, in the order it acts:
 
@@ -46,13 +46,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import lie, lp
+from .. import lie
 from .. import ros_msgs as rm
+from ..engine import SimulationError, Simulator, State
 from ..hydrodynamics import load_hydrodynamics
-from ..integrators import METHODS, TABLEAUX, integrate, reorthonormalize, rkmk_step
+from ..integrators import METHODS
 from ..model import load_model
 from ..scenario import quat_xyzw_to_matrix, share_dir
-from ..simulate import State, _System
 from ..urdf import read_urdf_source
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "Robot",
@@ -83,11 +83,12 @@ ROBOT_PARAMETERS: dict[str, tuple[Any, str]] = {
 DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
     **ROBOT_PARAMETERS,
     "integrator": ("rkmk4", "rkmk4, lie_euler or dopri5"),
-    "dynamics_backend": ("auto", "auto|numba|numpy (O(n) recursions) or lp (closed-form LP, "
-                         "momentum-conserving)"),
+    "dynamics_backend": ("auto", "auto|numba (the compiled engine; auto falls back to plain "
+                         "Python without numba) or lp (the closed-form LP reference, slow)"),
     "dt": (0.001, "integration step, s"),
     "publish_rate": (50.0, "joint_states/odom/tf rate, Hz of simulated time"),
-    "clock_rate": (1000.0, "/clock rate, Hz of simulated time (at most one per step)"),
+    "clock_rate": (1000.0, "/clock rate, Hz of simulated time (at most one per step, and at "
+                   "most this many per wall second when faster than real time)"),
     "diagnostics_rate": (1.0, "/diagnostics rate, Hz of wall time"),
     "real_time_factor": (1.0, "simulated seconds per wall second; 0 = as fast as possible"),
     "command_timeout": (0.5, "watchdog: zero an input not refreshed for this long "
@@ -107,7 +108,7 @@ DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
     "initial.joint_velocities": ([], "initial joint velocities, URDF order; default zero"),
 }
 
-DYNAMICS_BACKENDS = ("auto", "numba", "numpy", "lp")
+DYNAMICS_BACKENDS = ("auto", "numba", "lp")
 _INERTIAL_ALIASES = ("world",)
 
 
@@ -397,36 +398,12 @@ class DynamicsCore:
         self.qd0 = _float_list(p["initial.joint_velocities"], n, "initial.joint_velocities",
                                np.zeros(n))
 
-        # right-hand side (vm_dynamics.simulate) and environment
-        self._hydro = robot.hydrodynamics
-        self._fw_names = list(self._hydro.link_buoyancy) if self._hydro is not None else []
-        self._fw_zoh = {k: np.zeros(6) for k in self._fw_names}
-        self._fast = None
-        if self.backend != "lp":
-            from .. import fast
-            try:
-                self._fast = fast.fast_model(m, self.backend)
-                mismatch = self._fast_mismatch()
-                reason = (f"it disagrees with the LP equations for this model (relative "
-                          f"difference {mismatch:.2e})") if mismatch > 1e-8 else ""
-            except ValueError as exc:           # a model the fast path cannot represent
-                reason = str(exc)
-            if reason:
-                self.log.emit("WARN", "fast", f"dynamics_backend {self.backend!r} not usable: "
-                              f"{reason}; using dynamics_backend 'lp'", throttle=False)
-                self._fast, self.backend = None, "lp"
-        if self._fast is not None:
-            dynamics = self._fast.forward_dynamics
-            self.formulation = "velocity"
-        else:
-            dynamics = None
-            self.formulation = "spatial_momentum"
-        self._system = _System(
-            m, self.formulation, dynamics, lambda t, s: self._tau_model,
-            lambda t, s: self._bw_total(s.g, s.V),
-            [(k, (lambda t, s, k=k: self._fw_zoh[k])) for k in self._fw_names] or None,
-            None, self.g0)
-        self._tab = TABLEAUX[self.method]
+        # the engine (environment inside: hydrodynamic damping and buoyancy at every stage)
+        try:
+            self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
+                                 environment=robot.hydrodynamics)
+        except ValueError as exc:
+            raise ValueError(f"dynamics_backend: {exc}") from None
 
         self.effort = _Channel(len(robot.joints))
         self.wrench = _Channel(6)
@@ -452,38 +429,15 @@ class DynamicsCore:
             return name
         return "ee_link" if "ee_link" in self.model.frame_body else ""
 
-    def _fast_mismatch(self) -> float:
-        """Relative difference of fast vs LP forward dynamics at the initial configuration
-        (with pseudo-random velocities and efforts): a guard against model features the fast
-        path does not support."""
-        m = self.model
-        rng = np.random.default_rng(12345)
-        V, qd, tau = rng.normal(size=m.b), rng.normal(size=m.n), rng.normal(size=m.n)
-        a = np.concatenate(m.forward_dynamics(self.g0, V, self.q0, qd, tau))
-        b = np.concatenate(self._fast.forward_dynamics(self.g0, V, self.q0, qd, tau))
-        return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(a)))))
-
     def _reset_state(self) -> None:
-        m = self.model
-        self._kin_cache = None
-        self.steps = 0
-        self._g = self.g0.copy()
-        self._V = self.V0.copy()
-        if self.formulation == "velocity":
-            mvec = self.V0.copy()
-        else:
-            t0 = lp.lp_terms(m, self.q0, derivatives=False)
-            mvec = self._system.mu_from_P(self.g0, t0.M0 @ self.V0 + t0.M0m @ self.qd0)
-        self._y = np.concatenate([mvec, self.q0, self.qd0])
+        self.sim.reset(self.g0, self.V0, self.q0, self.qd0)
         for ch in (self.effort, self.wrench):
             ch.value[:] = 0.0
             ch.time, ch.stale, ch.fresh = None, False, False
         self._wrench_inertial = False
         self._update_inputs()
-        self.work = 0.0
-        self.abs_work = 0.0
         self.diverged, self.error = False, ""
-        self.E0, self.K0, self.U0 = self._energy(self._g, self._V, self.q, self.qd)
+        self.E0, self.K0, self.U0 = self._energy()
         self.momentum0 = self._momentum()
         self.residual = 0.0
         self._snapshot = self._take_snapshot()
@@ -494,6 +448,8 @@ class DynamicsCore:
         self._state_pending = True   # publish the initial state at once
         self._last_publish_wall = None
         self._last_publish_steps = -1
+        self._last_pop_steps = -1
+        self._last_clock_wall = None
         self._next_diag_wall = None
         self.ee_path.clear()
 
@@ -503,22 +459,33 @@ class DynamicsCore:
         return self.steps * self.dt
 
     @property
+    def steps(self) -> int:
+        return self.sim.steps
+
+    @property
+    def work(self) -> float:
+        """Work of every applied effort and wrench since the reset (the engine's account)."""
+        return self.sim.work
+
+    @property
+    def abs_work(self) -> float:
+        return self.sim.abs_work
+
+    @property
     def g(self) -> np.ndarray:
-        return self._g.copy()
+        return self.sim.arrays()[1].copy()
 
     @property
     def V(self) -> np.ndarray:
-        return self._V.copy()
+        return self.sim.arrays()[2].copy()
 
     @property
     def q(self) -> np.ndarray:
-        b, n = self.model.b, self.model.n
-        return self._y[b:b + n].copy()
+        return self.sim.arrays()[3].copy()
 
     @property
     def qd(self) -> np.ndarray:
-        b, n = self.model.b, self.model.n
-        return self._y[b + n:].copy()
+        return self.sim.arrays()[4].copy()
 
     @property
     def paused(self) -> bool:
@@ -543,7 +510,7 @@ class DynamicsCore:
     def applied_base_wrench(self) -> np.ndarray:
         """Commanded vehicle wrench applied now (b-vector, body frame at the current pose;
         environment excluded)."""
-        return self._bw_command(self._g).copy()
+        return self._bw_command(self.sim.arrays()[1]).copy()
 
     # ---------------------------------------------------------------- inputs
     def _reject(self, ch: _Channel, what: str, text: str) -> bool:
@@ -629,8 +596,10 @@ class DynamicsCore:
         tau[self.robot.joint_index] = self.effort.applied()
         self._tau_model = tau
         self._wrench6 = self.wrench.applied().copy()
-        self._bw_cmd = (None if self._wrench_inertial and np.any(self._wrench6)
-                        else self.model.group.project(self._wrench6))
+        inertial = self._wrench_inertial and bool(np.any(self._wrench6))
+        self._bw_cmd = None if inertial else self.model.group.project(self._wrench6)
+        self._held = self.sim.held_inputs(tau, self._bw_cmd,
+                                          self._wrench6 if inertial else None)
 
     def _bw_command(self, g) -> np.ndarray:
         """Commanded vehicle wrench (b-vector, body frame) at the pose ``g``."""
@@ -654,52 +623,23 @@ class DynamicsCore:
         if changed:
             self._update_inputs()
 
-    # ---------------------------------------------------------------- environment
-    def _bw_total(self, g, V) -> np.ndarray:
-        """Applied vehicle wrench at a stage: command (held) + hydrodynamics (at the stage)."""
-        bw = self._bw_command(g)
-        if self._hydro is None:
-            return bw
-        m = self.model
-        return bw + m.group.project(self._hydro.vehicle_wrench(g, m.group.embed(V), m.gravity))
-
-    def _frame_power(self, kin, V, qd) -> float:
-        """Power ``Σ w_f · (J_f [V; q̇])`` of the held link wrenches at a state (frame
-        Jacobians (92)–(93) at ``kin``)."""
-        P = 0.0
-        for name in self._fw_names:
-            J0, Jm = lp.frame_jacobian(self.model, kin, name)
-            P += float(self._fw_zoh[name] @ (J0 @ V + Jm @ qd))
-        return P
-
-    def _kinematics(self, q):
-        """Kinematics at the current state (cached from the end of the previous step)."""
-        if self._kin_cache is not None and self._kin_cache[0] == self.steps:
-            return self._kin_cache[1]
-        return lp.kinematics(self.model, q)
-
     # ---------------------------------------------------------------- energy
-    def _energy(self, g, V, q, qd) -> tuple[float, float, float]:
-        z = np.concatenate([V, qd])
-        M = self._fast.mass_matrix(q) if self._fast is not None else self.model.mass_matrix(q)
-        K = float(0.5 * z @ M @ z)
-        U = lp.potential_energy(self.model, lp.kinematics(self.model, q), g)
+    def _energy(self) -> tuple[float, float, float]:
+        K, U = self.sim.energy()
         return K + U, K, U
 
     def _momentum(self) -> np.ndarray:
-        return self.model.momentum(self._g, self._V, self.q, self.qd)
+        _, g, V, q, qd = self.sim.arrays()
+        return self.model.momentum(g, V, q, qd)
 
     def _take_snapshot(self):
-        return (self.steps, self._g.copy(), self._y.copy(), self._V.copy(), self.work,
-                self.abs_work)
+        return self.sim.snapshot()
 
     def _restore_snapshot(self) -> None:
-        self._kin_cache = None
-        self.steps, g, y, V, self.work, self.abs_work = self._snapshot
-        self._g, self._y, self._V = g.copy(), y.copy(), V.copy()
+        self.sim.restore(self._snapshot)
 
-    def _diverge(self, reason: str) -> None:
-        t_bad = self.t
+    def _diverge(self, reason: str, t_bad: float | None = None) -> None:
+        t_bad = self.t if t_bad is None else t_bad
         self._restore_snapshot()
         self.diverged = True
         self.error = (f"simulation diverged at t={t_bad:.6g} s: {reason}; paused and rolled "
@@ -712,10 +652,14 @@ class DynamicsCore:
             return False
         if self._checked_steps == self.steps:
             return True
-        E, K, U = self._energy(self._g, self._V, self.q, self.qd)
+        try:
+            E, K, U = self._energy()
+        except (ArithmeticError, ValueError) as exc:      # overflow in the energy itself
+            self._diverge(f"energy not computable ({type(exc).__name__}: {exc})")
+            return False
         self.residual = E - self.E0 - self.work
         scale = self.K0 + K + abs(U - self.U0) + self.abs_work + 1e-12 * (1.0 + abs(self.E0))
-        if not (math.isfinite(E) and abs(self.residual)
+        if not (math.isfinite(E) and math.isfinite(scale) and abs(self.residual)
                 <= float(self.params["divergence_threshold"]) * scale):
             self._diverge(f"energy balance violated (E - E0 - W = {self.residual:.4g} J, "
                           f"energy scale {scale:.4g} J)")
@@ -725,89 +669,86 @@ class DynamicsCore:
         return True
 
     # ---------------------------------------------------------------- stepping
-    def _integrate(self, t, g, y):
-        if not self._tab.adaptive:
-            Theta, y_new, *_ = rkmk_step(self._system, self.model.group, self._tab, t, g, y,
-                                         self.dt)
-            return reorthonormalize(g @ self.model.group.exp(Theta)
-                                    if np.any(Theta) else g.copy()), y_new
-        out = {}
+    def _advance(self, steps: int) -> int:
+        """Up to ``steps`` engine steps with the held inputs (one compiled call); on a failure
+        (non-finite state, overflow, singular inertia) roll back and pause.  Returns the number
+        of steps taken."""
+        before = self.steps
+        start = time.perf_counter()
+        try:
+            if steps == 1:
+                self.sim.step(inputs=self._held)
+            else:
+                self.sim.run(steps, inputs=self._held)
+        except SimulationError as exc:
+            self._diverge(f"integrator failed ({exc})", t_bad=exc.t + self.dt)
+            return 0
+        except (ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+            self._diverge(f"integrator failed ({type(exc).__name__}: {exc})",
+                          t_bad=self.t + self.dt)
+            return 0
+        done = self.steps - before
+        if done:
+            per = (time.perf_counter() - start) / done
+            self.step_times.extend([per] * min(done, 64))
+        return done
 
-        def on_sample(k, tk, gk, yk, aux):
-            if k == 1:
-                out["g"], out["y"] = gk.copy(), yk.copy()
-            return False
-        integrate(self._system, self.model.group, self.method, np.array([t, t + self.dt]), g, y,
-                  on_sample)
-        return reorthonormalize(out["g"]), out["y"]
-
-    def _velocity(self, g, y) -> np.ndarray:
-        b, n = self.model.b, self.model.n
-        if self.formulation == "velocity":
-            return y[:b].copy()
-        terms = lp.lp_terms(self.model, y[b:b + n], derivatives=False)
-        V, _ = self._system.velocity(g, y[:b], y[b + n:], terms)
-        return np.asarray(V, dtype=float)
+    def _steps_to_watchdog(self) -> int:
+        """Steps until an input channel's watchdog would trip (large if none can)."""
+        if self.timeout <= 0 or self.lockstep:
+            return 1 << 30
+        left = 1 << 30
+        for ch in (self.effort, self.wrench):
+            if ch.time is not None and not ch.stale:
+                due = ch.time + self.timeout - self.t
+                left = min(left, max(1, int(math.floor(due / self.dt + 1e-9)) + 1))
+        return left
 
     def step(self) -> bool:
         """Advance one step ``dt`` with the current inputs; False if paused or diverged."""
-        if self.paused:
-            return False
-        self._watchdog()
-        m = self.model
-        b, n = m.b, m.n
-        t, g, y, V = self.t, self._g, self._y, self._V
-        q, qd = y[b:b + n], y[b + n:]
-        P_frames0 = 0.0
-        if self._fw_names:           # link wrenches (buoyancy) held over the step
-            self._fw_zoh.update(self._hydro.link_wrenches(m, g, q))
-            P_frames0 = self._frame_power(self._kinematics(q), V, qd)
-        bw0 = self._bw_total(g, V)
-        P_base0 = float(bw0 @ V)
-        tau = self._tau_model
-        start = time.perf_counter()
-        try:
-            with np.errstate(all="ignore"):
-                g_new, y_new = self._integrate(t, g, y)
-                V_new = self._velocity(g_new, y_new)
-        except (np.linalg.LinAlgError, ValueError, FloatingPointError, RuntimeError) as exc:
-            self.steps += 1
-            self._diverge(f"integrator failed ({type(exc).__name__}: {exc})")
-            return False
-        self.step_times.append(time.perf_counter() - start)
-        self.steps += 1
-        if not (np.all(np.isfinite(g_new)) and np.all(np.isfinite(y_new))
-                and np.all(np.isfinite(V_new))):
-            self._diverge("non-finite state")
-            return False
-        P_base1 = float(self._bw_total(g_new, V_new) @ V_new)
-        P_frames1 = 0.0
-        if self._fw_names:
-            kin1 = lp.kinematics(m, y_new[b:b + n])
-            self._kin_cache = (self.steps, kin1)
-            P_frames1 = self._frame_power(kin1, V_new, y_new[b + n:])
-        dW_joint = float(tau @ (y_new[b:b + n] - q))             # exact for a held effort
-        P0, P1 = P_base0 + P_frames0, P_base1 + P_frames1        # trapezoidal rule
-        self.work += dW_joint + 0.5 * self.dt * (P0 + P1)
-        self.abs_work += abs(dW_joint) + 0.5 * self.dt * (abs(P0) + abs(P1))
-        self._g, self._y, self._V = g_new, y_new, V_new
-        self._watchdog()               # inputs (and JointState.effort) for the next step
-        if self.steps - self._checked_steps >= self._check_every:
-            return self.check_energy()
-        return True
+        return self.run(1) == 1
 
     @property
     def _check_every(self) -> int:
         return max(1, int(round(0.01 / self.dt)))
 
     def run(self, steps: int) -> int:
-        """Up to ``steps`` steps; returns how many were taken (fewer if paused/diverged)."""
+        """Up to ``steps`` steps; returns how many were taken (fewer if paused/diverged).
+
+        The steps between two energy checks (and watchdog deadlines) go to the engine in one
+        call; every ``_check_every`` steps the energy balance is checked (and the state
+        snapshotted for roll-back)."""
         done = 0
-        for _ in range(int(steps)):
-            if not self.step():
+        steps = int(steps)
+        while done < steps:
+            if self.paused:
                 break
-            done += 1
+            self._watchdog()
+            chunk = min(steps - done, self._check_every - (self.steps - self._checked_steps),
+                        self._steps_to_watchdog())
+            taken = self._advance(max(1, chunk))
+            if not taken:
+                break
+            done += taken
+            self._watchdog()           # inputs (and JointState.effort) for the next step
+            if self.steps - self._checked_steps >= self._check_every and not self.check_energy():
+                break
         return done
+
+    def _clock_allowed(self, wall_now: float) -> bool:
+        """/clock goes out at ``clock_rate`` Hz of simulated time but, faster than real time,
+        at most ``clock_rate`` times per wall second (subscribers need a monotonic clock, not
+        20 000 messages a second)."""
+        period = 1.0 / float(self.params["clock_rate"])
+        return self._last_clock_wall is None or wall_now - self._last_clock_wall >= period - 1e-9
+
+    def steps_until_due(self, wall_now: float | None = None) -> int:
+        """Steps until the next state or clock message is due (≥ 1): the node runs that many
+        in one call before publishing."""
+        nxt = self._next_state if not self.lockstep else self.steps + self.steps_per_period
+        if wall_now is None or self._clock_allowed(wall_now):
+            nxt = min(nxt, self._next_clock)
+        return max(1, nxt - self.steps)
 
     def lockstep_ready(self) -> bool:
         """Fresh inputs arrived since the last advance: the efforts (if there are joints) and,
@@ -852,13 +793,12 @@ class DynamicsCore:
         current (energy-checked) state."""
         self.check_energy()
         r, m = self.robot, self.model
+        t, g, V, q, qd = self.sim.arrays()
         t = self.t
         return [
-            ("joint_states", rm.joint_state_msg(t, m.joint_names, self.q, self.qd,
-                                                self._tau_model)),
-            ("odom", rm.odometry_msg(t, self._g, m.group.embed(self._V), r.odom_frame,
-                                     r.base_frame)),
-            ("tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, self._g)])),
+            ("joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, self._tau_model)),
+            ("odom", rm.odometry_msg(t, g, m.group.embed(V), r.odom_frame, r.base_frame)),
+            ("tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, g)])),
         ]
 
     def clock_message(self) -> Any:
@@ -872,7 +812,7 @@ class DynamicsCore:
         """Append the current ``ee_frame`` pose (as a PoseStamped, built once) to the path."""
         if self.ee_path and self.ee_path[-1][0] >= self.steps:
             return
-        g_e = self.model.frame_pose(self.q, self.ee_frame, self._g)
+        g_e = self.model.frame_pose(self.q, self.ee_frame, self.g)
         pose = rm.pose_stamped_msg(self.t, self.robot.odom_frame, g_e)
         self.ee_path.append((self.steps, pose))
 
@@ -898,8 +838,8 @@ class DynamicsCore:
         values = {
             "sim_time": self.t, "steps": self.steps, "paused": self.paused,
             "diverged": self.diverged, "integrator": self.method,
-            "dynamics_backend": self.backend if self._fast is None else
-            f"{self.backend} ({self._fast.backend})", "dt": self.dt, "lockstep": self.lockstep,
+            "dynamics_backend": self.sim.backend, "formulation": self.sim.formulation,
+            "dt": self.dt, "lockstep": self.lockstep,
             "step_time_mean_ms": 1e3 * float(np.mean(st)),
             "step_time_max_ms": 1e3 * float(np.max(st)),
             "energy": self.E0 + self.work + self.residual,
@@ -930,23 +870,28 @@ class DynamicsCore:
                  hardware_id=m.name, values=wd_values),
         ])
 
-    def pop_due(self, wall_now: float, idle_republish: float = 1.0) -> list:
+    def pop_due(self, wall_now: float, idle_republish: float | None = None) -> list:
         """Messages due now, as ``[(key, msg)]`` with keys ``joint_states``, ``odom``, ``tf``,
         ``clock``, ``ee_path``, ``diagnostics``.
 
         State and clock follow simulated time (``publish_rate``, ``clock_rate``; in lockstep
-        the state after every advance); ``diagnostics`` follow wall time; while the simulation
-        does not advance (paused, lockstep waiting) state and clock are re-sent every
-        ``idle_republish`` wall seconds so late subscribers see them.
+        the state after every advance); ``diagnostics`` follow wall time.  While the simulation
+        does not advance (paused, diverged, lockstep waiting) state and clock are re-sent as a
+        heartbeat every ``idle_republish`` wall seconds (default ``1 / publish_rate``), so RViz,
+        TF and controllers see a paused robot, not a dead one.
         """
+        if idle_republish is None:
+            idle_republish = 1.0 / float(self.params["publish_rate"])
         out = []
         s = self.steps
         state_due = self._state_pending or (not self.lockstep and s >= self._next_state)
-        if not state_due and self._last_publish_wall is not None \
-                and self._last_publish_steps == s \
-                and wall_now - self._last_publish_wall >= idle_republish:
-            state_due = True              # not advancing: re-send for late subscribers
-        clock_due = state_due or s >= self._next_clock
+        idle = s == self._last_pop_steps
+        self._last_pop_steps = s
+        if not state_due and idle and (self._last_publish_wall is None
+                                       or wall_now - self._last_publish_wall
+                                       >= idle_republish - 1e-9):
+            state_due = True              # not advancing: heartbeat
+        clock_due = state_due or (s >= self._next_clock and self._clock_allowed(wall_now))
         if state_due:
             msgs = self.state_messages()       # energy check first: may roll back
             s = self.steps
@@ -961,6 +906,7 @@ class DynamicsCore:
                 if self._path_counter % 10 == 1:
                     out.append(("ee_path", self.ee_path_message()))
         if clock_due:
+            self._last_clock_wall = wall_now
             out.append(("clock", self.clock_message()))
             self._next_clock = (s // self._clock_every + 1) * self._clock_every
         period = 1.0 / float(self.params["diagnostics_rate"])

@@ -181,11 +181,13 @@ class DynamicsNode:
             self.pacer.reset(now, core.steps)
         else:
             due = self.pacer.steps_due(now, core.steps)
-            for k in range(due):
-                if not core.step():
+            while due > 0:              # runs of compiled steps up to the next message due
+                done = core.run(min(due, core.steps_until_due(self.wall())))
+                if not done:
                     break
-                self.flush(now)
-                if self.wall() - now > TICK_BUDGET_S and k + 1 < due:
+                due -= done
+                self.flush()
+                if due > 0 and self.wall() - now > TICK_BUDGET_S:
                     # behind real time: return to the executor so subscriptions and services
                     # are served between batches (the pacer re-anchors; see overruns)
                     break

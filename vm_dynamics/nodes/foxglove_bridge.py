@@ -16,7 +16,14 @@ bytes the nodes put on DDS):
 layer), ``/effort_controller/commands``, ``/base_wrench``, and ``/vm_dynamics/metrics`` (JSON:
 energy-balance residual, momentum change, tracking error, real-time factor — for Plot panels).
 The app's clock follows simulated time (``broadcast_time``).  ``--mcap FILE`` also records the
-stream.  Parameters are the scenario file's, overridden by ``-p name:=value`` (YAML values).
+stream.
+
+WebSocket subprotocol: the server of foxglove-sdk (0.30) accepts only ``foxglove.sdk.v1``; a
+client that offers only the older ``foxglove.websocket.v1`` (for example foxglove_bridge-era
+clients and Lichtblick before it learned the new name) is refused with HTTP 400.  The Foxglove
+app offers ``foxglove.sdk.v1``.  For a view that needs no app and no account, see ``vm-view``
+and ``vm-sim --view`` (:mod:`vm_dynamics.viewer`).  Needs ``pip install vm_dynamics[viz]``;
+without it the command says so in one line.  Parameters are the scenario file's, overridden by ``-p name:=value`` (YAML values).
 """
 from __future__ import annotations
 
@@ -194,8 +201,13 @@ def main(argv=None) -> int:
         params.update(_overrides(args.p))
         if not (args.real_time_factor >= 0 and math.isfinite(args.real_time_factor)):
             raise ValueError("--real-time-factor must be a finite number >= 0")
-        import foxglove
-        from foxglove.websocket import Capability
+        try:
+            import foxglove
+            from foxglove.websocket import Capability
+        except ImportError as exc:
+            raise ValueError(f"{getattr(exc, 'name', None) or 'foxglove-sdk'} is not "
+                             f"installed; install it with: pip install 'vm_dynamics[viz]'"
+                             ) from None
         bridge = FoxgloveBridge(params, args.controller)
     except ValueError as exc:
         print(f"vm-foxglove: error: {str(exc).splitlines()[0]}", file=sys.stderr)

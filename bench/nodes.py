@@ -1,0 +1,195 @@
+"""Benchmarks of what users run as processes: the nodes over DDS and ``vm-sim``.
+
+Every measurement starts real processes (``dynamics_node``, ``controller_node``, ``vm-sim``) and
+observes them from outside:
+
+* **nodes** — an independent subscriber in this process (the package's Cyclone DDS transport,
+  loopback only, its own domain) receives ``/joint_states`` and compares their header stamps
+  (simulated time) with its own wall clock: real-time factor = Δstamp / Δwall over a window
+  that starts after the node's start-up (kernel loading) is over;
+* **vm-sim** — the command as a user types it; its summary.json reports the simulated time over
+  the wall time of the integration; the whole command's wall time is measured here too;
+* **start-up** — ``vm-sim tumbling --duration 0.1`` after clearing numba's on-disk cache of the
+  package's kernels (cold: compiles) and again (warm: loads the cache).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+PY = sys.executable
+VM_SIM = str(Path(PY).with_name("vm-sim"))
+
+
+def dds_env(domain: int) -> dict:
+    env = dict(os.environ)
+    env.update(CYCLONEDDS_URI=(REPO / "test" / "cyclonedds-loopback.xml").as_uri(),
+               ROS_DOMAIN_ID=str(domain), VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
+    return env
+
+
+class JointStateProbe:
+    """Independent /joint_states subscriber: (wall time, header stamp) of every sample."""
+
+    def __init__(self, env: dict):
+        for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
+            os.environ[k] = env[k]
+        from vm_dynamics import ros_msgs as rm
+        from vm_dynamics.transport.dds import DdsTransport
+        self.rm = rm
+        self.t = DdsTransport("bench_probe", {}, ["bench_probe"])
+        self.samples: list = []
+        self.t.subscribe("/joint_states", rm.JOINT_STATE, self._on, "sensor", raw=True)
+
+    def _on(self, data):
+        msg = self.rm.deserialize(data, self.rm.JOINT_STATE)
+        self.samples.append((time.monotonic(), msg.header.stamp.sec + 1e-9 *
+                             msg.header.stamp.nanosec))
+
+    def wait_first(self, timeout: float) -> bool:
+        return self.t.spin_until(lambda: bool(self.samples), timeout)
+
+    def collect(self, seconds: float) -> np.ndarray:
+        start = len(self.samples)
+        self.t.spin_until(lambda: False, seconds)
+        return np.asarray(self.samples[start:], dtype=float).reshape(-1, 2)
+
+    def close(self):
+        self.t.shutdown()
+
+
+def _start(module: str, args: list, env: dict, log: Path) -> subprocess.Popen:
+    fh = open(log, "w")
+    return subprocess.Popen([PY, "-m", module, *args], env=env, cwd=REPO, stdout=fh,
+                            stderr=subprocess.STDOUT)
+
+
+def _stop(procs):
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def node_run(scenario: str, extra: list, with_controller: bool, seconds: float, domain: int,
+             workdir: Path) -> dict:
+    """Start the node(s) on ``config/<scenario>.yaml`` with ``extra`` parameters; measure from
+    the first /joint_states sample on."""
+    env = dds_env(domain)
+    params = ["--ros-args", "--params-file", str(REPO / "config" / f"{scenario}.yaml"), *extra]
+    probe = JointStateProbe(env)
+    procs = [_start("vm_dynamics.nodes.dynamics_node", params, env, workdir / "dyn.log")]
+    if with_controller:
+        procs.append(_start("vm_dynamics.nodes.controller_node", params, env,
+                            workdir / "ctl.log"))
+    try:
+        if not probe.wait_first(120.0):
+            raise RuntimeError("no /joint_states: " + (workdir / "dyn.log").read_text()[-2000:])
+        probe.collect(2.0)                       # settle (discovery, first bursts)
+        s = probe.collect(seconds)
+    finally:
+        _stop(procs)
+        probe.close()
+    if len(s) < 3:
+        raise RuntimeError(f"only {len(s)} samples")
+    wall, stamp = s[:, 0], s[:, 1]
+    out = {"rtf": (stamp[-1] - stamp[0]) / (wall[-1] - wall[0]), "samples": len(s),
+           "rate_hz": (len(s) - 1) / (wall[-1] - wall[0])}
+    period = np.diff(wall)
+    out.update(period_mean_ms=1e3 * period.mean(), period_std_ms=1e3 * period.std(),
+               period_p99_ms=1e3 * np.percentile(period, 99), period_max_ms=1e3 * period.max())
+    lag = (wall - wall[0]) - (stamp - stamp[0])
+    out.update(lag_spread_ms=1e3 * (np.percentile(lag, 99) - np.percentile(lag, 1)))
+    return out
+
+
+def node_rows(seconds: float = 8.0) -> tuple[list, dict]:
+    rows, res = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        domain = 150 + os.getpid() % 50
+        for scn in ("spacecraft_arm", "uvms"):
+            r = node_run(scn, ["-p", "real_time_factor:=0.0"], False, seconds, domain, work)
+            res[f"open_{scn}"] = r
+            rows.append([f"dynamics_node {scn}, real_time_factor 0, open loop", f"{r['rtf']:.1f}",
+                         "≥ 10", "yes" if r["rtf"] >= 10 else "**no**",
+                         f"{r['rate_hz']:.0f}", ""])
+        r = node_run("spacecraft_arm", ["-p", "lockstep:=true", "-p", "control_rate:=1000.0",
+                                        "-p", "dt:=0.001", "-p", "real_time_factor:=0.0"],
+                     True, seconds, domain, work)
+        res["lockstep"] = r
+        rows.append(["dynamics_node + controller_node spacecraft_arm, lockstep at 1 kHz",
+                     f"{r['rtf']:.2f}", "≥ 1", "yes" if r["rtf"] >= 1 else "**no**",
+                     f"{r['rate_hz']:.0f}", ""])
+        for scn in ("spacecraft_arm", "uvms"):
+            r = node_run(scn, ["-p", "real_time_factor:=1.0"], False, seconds, domain, work)
+            res[f"rt_{scn}"] = r
+            rows.append([f"dynamics_node {scn}, real_time_factor 1", f"{r['rtf']:.3f}", "", "",
+                         f"{r['rate_hz']:.1f}",
+                         f"period {r['period_mean_ms']:.2f} ± {r['period_std_ms']:.2f} ms "
+                         f"(p99 {r['period_p99_ms']:.2f}, max {r['period_max_ms']:.2f}); "
+                         f"sim-vs-wall lag spread (p1–p99) {r['lag_spread_ms']:.2f} ms"])
+    return rows, res
+
+
+def vm_sim_rows() -> tuple[list, dict]:
+    """``vm-sim SCENARIO`` at its defaults for every scenario."""
+    out = subprocess.run([VM_SIM, "--list"], capture_output=True, text=True, check=True)
+    names = [line.split()[0] for line in out.stdout.splitlines() if line.strip()]
+    rows, res = [], {}
+    env = dict(os.environ, MPLBACKEND="Agg")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            t0 = time.perf_counter()
+            r = subprocess.run([VM_SIM, name, "--out", str(Path(tmp) / name)], env=env,
+                               capture_output=True, text=True)
+            total = time.perf_counter() - t0
+            if r.returncode != 0:
+                rows.append([f"vm-sim {name}", "failed", "≥ 5", "**no**", "", r.stderr[-200:]])
+                continue
+            s = json.loads((Path(tmp) / name / "summary.json").read_text())
+            rtf = s["real_time_factor"]
+            res[name] = rtf
+            rows.append([f"vm-sim {name}", f"{rtf:.1f}", "≥ 5", "yes" if rtf >= 5 else "**no**",
+                         "", f"{s['simulated_time']:g} s simulated; whole command "
+                             f"{total:.1f} s (start-up, plots, recording included)"])
+    return rows, res
+
+
+def startup_rows() -> list:
+    """Cold (kernels compiled) and warm (loaded from the disk cache) start-up of a short run."""
+    cache = REPO / "vm_dynamics" / "fast" / "__pycache__"
+    env = dict(os.environ, MPLBACKEND="Agg")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label in ("cold (numba cache cleared: compiles the kernels)", "warm (cache on disk)"):
+            if label.startswith("cold") and cache.is_dir():
+                for f in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
+                    f.unlink()
+            t0 = time.perf_counter()
+            r = subprocess.run([VM_SIM, "tumbling", "--duration", "0.1", "--out",
+                                str(Path(tmp) / "t")], env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            notice = "compiling dynamics kernels" in r.stderr
+            rows.append(["vm-sim tumbling --duration 0.1", label, f"{wall:.1f}",
+                         "yes" if notice else "no", r.returncode])
+    return rows
+
+
+if __name__ == "__main__":      # quick manual run
+    if shutil.which(VM_SIM) is None and not Path(VM_SIM).exists():
+        sys.exit(f"{VM_SIM} not found; install the package first")
+    for row in node_rows(5.0)[0] + vm_sim_rows()[0]:
+        print(row)

@@ -1,0 +1,317 @@
+"""The viewer without a browser: the core stays free of viewer dependencies, URDF visuals,
+playbacks read back from recordings (against the model's kinematics), the viser server over
+HTTP, ``vm-view`` / ``vm-sim --view`` / ``vm-sim --video`` end to end, and the Foxglove
+bridge's subprotocol and missing-extra hint.  The real-browser test is
+``test_viewer_browser.py``."""
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vm_dynamics import recording as rec
+from vm_dynamics.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+VIEWER_DEPS = ("viser", "mcap", "matplotlib", "foxglove", "imageio_ffmpeg", "trimesh", "PIL")
+
+# Makes the listed top-level modules unimportable in a child interpreter.
+BLOCK = """
+import sys
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, _Block())
+"""
+
+
+def run_py(code, blocked=(), timeout=120):
+    src = BLOCK.format(blocked=set(blocked)) + code
+    return subprocess.run([PY, "-c", src], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)
+
+
+def test_core_imports_and_simulates_without_viewer_dependencies():
+    p = run_py("import numpy as np, vm_dynamics as vm\n"
+               "from vm_dynamics.scenario import load_scenario\n"
+               "s = load_scenario('tumbling')\n"
+               "tr = vm.simulate(s.model, s.g0, s.V0, s.q0, s.qd0, 0.01, 1e-3, dynamics='lp')\n"
+               "print(len(tr.t))\n", blocked=VIEWER_DEPS)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "11"
+
+
+def spacecraft_recording(path, n=21, duration=2.0):
+    """A recording of spacecraft_arm moving along its joint reference (kinematics only)."""
+    scn = load_scenario("spacecraft_arm")
+    m = scn.model
+    t = np.linspace(0.0, duration, n)
+    q0 = np.array(scn.q0)
+    q1 = np.array([0.8, -0.3, 0.4, 1.0, -0.5, 0.6, 0.3])
+    s = (t / duration)[:, None]
+    q = q0 + (q1 - q0) * (10 * s**3 - 15 * s**4 + 6 * s**5)
+    g = np.tile(np.eye(4), (n, 1, 1))
+    g[:, 2, 3] = 0.05 * t
+    rec.write_mcap(path, t, g, np.zeros((n, 6)), q, 0 * q, m.joint_names,
+                   robot_description=str(scn.urdf_path))
+    return scn, t, g, q
+
+
+# ----------------------------------------------------------------------------- scene
+
+def test_urdf_visuals_of_the_scenarios():
+    from vm_dynamics.recording import UrdfTree
+    from vm_dynamics.viewer.scene import urdf_visuals
+    scn = load_scenario("spacecraft_arm")
+    vis, warnings = urdf_visuals(UrdfTree(str(scn.urdf_path)).xml)
+    assert warnings == []
+    links = {v.link for v in vis}
+    assert {"base_link", "solar_wing_left", "link4", "ee_link"} <= links
+    bus = [v for v in vis if v.link == "base_link" and v.kind == "box"]
+    assert bus and bus[0].rgba == pytest.approx((0.85, 0.68, 0.20, 1.0))  # named material
+    assert {v.kind for v in vis} >= {"box", "cylinder"}
+    for name in ("uvms", "planar_rover", "satellite_wheels", "tumbling"):
+        vis, warnings = urdf_visuals(UrdfTree(str(load_scenario(name).urdf_path)).xml)
+        assert vis and warnings == [], name
+
+
+def test_urdf_visuals_meshes_and_errors(tmp_path):
+    from vm_dynamics.viewer.scene import urdf_visuals
+    (tmp_path / "part.stl").write_text("solid x\nendsolid x\n")
+    urdf = ('<robot name="r"><link name="a"><visual><geometry><mesh filename="part.stl" '
+            'scale="2 2 2"/></geometry></visual><visual><geometry><mesh '
+            'filename="package://nope/x.dae"/></geometry></visual></link></robot>')
+    vis, warnings = urdf_visuals(urdf, base_dir=tmp_path)
+    assert [(v.kind, v.size, Path(v.mesh).name) for v in vis] == [("mesh", (2, 2, 2),
+                                                                  "part.stl")]
+    assert warnings == ["link 'a' visual 1: mesh 'package://nope/x.dae' not found; not drawn"]
+    with pytest.raises(ValueError, match=r"link 'a' visual 0: box size needs 3"):
+        urdf_visuals('<robot name="r"><link name="a"><visual><geometry><box size="1 2"/>'
+                     '</geometry></visual></link></robot>')
+    with pytest.raises(ValueError, match=r"cylinder radius needs 1 finite non-negative"):
+        urdf_visuals('<robot name="r"><link name="a"><visual><geometry><cylinder radius="-1" '
+                     'length="1"/></geometry></visual></link></robot>')
+
+
+def test_playback_from_recording_matches_the_model(tmp_path):
+    from vm_dynamics.viewer.scene import playback_from_mcap
+    scn, t, g, q = spacecraft_recording(tmp_path / "r.mcap")
+    pb = playback_from_mcap(tmp_path / "r.mcap", max_rate=None)
+    assert len(pb) == len(t) and pb.fixed_frame == "odom" and pb.ee_frame == "ee_link"
+    np.testing.assert_allclose(pb.t, t, atol=1e-9)
+    for k in (0, 7, len(t) - 1):
+        for frame in scn.model.frame_names:
+            np.testing.assert_allclose(pb.poses[k, pb.links.index(frame)],
+                                       scn.model.frame_pose(q[k], frame, g[k]), atol=1e-12)
+    assert pb.index(t[7] + 1e-6) == 7 and pb.index(-5) == 0 and pb.index(1e9) == len(t) - 1
+    assert len(playback_from_mcap(tmp_path / "r.mcap", max_rate=2.0)) == 5  # 0, .5, 1, 1.5, 2
+    path = pb.ee_path()
+    assert path.shape == (len(t), 3) and np.linalg.norm(path[-1] - path[0]) > 0.3
+
+
+def test_playback_errors_name_what_is_missing(tmp_path):
+    from vm_dynamics.viewer.scene import playback_from_mcap
+    N = 3
+    rec.write_mcap(tmp_path / "bare.mcap", np.arange(N) * 0.1, np.tile(np.eye(4), (N, 1, 1)),
+                   np.zeros((N, 6)), np.zeros((N, 1)), np.zeros((N, 1)), ["j"])
+    with pytest.raises(ValueError, match="no /robot_description in the recording"):
+        playback_from_mcap(tmp_path / "bare.mcap")
+    (tmp_path / "junk.mcap").write_bytes(b"not an mcap file at all")
+    with pytest.raises(ValueError, match="cannot read the MCAP file"):
+        playback_from_mcap(tmp_path / "junk.mcap")
+    with pytest.raises(ValueError, match="no such recording"):
+        playback_from_mcap(tmp_path / "missing.mcap")
+    spacecraft_recording(tmp_path / "r.mcap", n=3)
+    with pytest.raises(ValueError, match="end-effector frame 'nope' is not a link"):
+        playback_from_mcap(tmp_path / "r.mcap", ee_frame="nope")
+
+
+# ---------------------------------------------------------------------------- server
+
+def test_robot_viewer_serves_the_page_and_replays(tmp_path):
+    pytest.importorskip("viser")
+    from vm_dynamics.viewer.scene import playback_from_mcap
+    from vm_dynamics.viewer.server import RobotViewer
+    spacecraft_recording(tmp_path / "r.mcap")
+    pb = playback_from_mcap(tmp_path / "r.mcap")
+    with pytest.raises(ValueError, match="port must be an integer in 0..65535"):
+        RobotViewer(pb.urdf, port=70000)
+    v = RobotViewer(pb.urdf, port=0)
+    try:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", v.url) and v.port > 0
+        html = urllib.request.urlopen(v.url, timeout=10).read().decode()
+        assert "<title>Viser</title>" in html
+        v.set_playback(pb)
+        ee = v._links["ee_link"]
+        v.set_time(pb.t[0])
+        p0 = np.array(ee.position)
+        v.set_time(pb.t[-1])
+        p1 = np.array(ee.position)
+        np.testing.assert_allclose(p1, pb.poses[-1, pb.links.index("ee_link"), :3, 3])
+        assert np.linalg.norm(p1 - p0) > 0.3
+        v.set_time(pb.t[0])
+        v.play(True)
+        time.sleep(1.0)
+        assert v.t > pb.t[0] + 0.3   # the play loop advances in real time
+        v.play(False)
+    finally:
+        v.stop()
+
+
+# ------------------------------------------------------------------------------ CLIs
+
+def test_vm_view_cli_errors_are_one_line(tmp_path):
+    from vm_dynamics.viewer.cli import main
+    cases = [([str(tmp_path / "missing.mcap")], "no such recording"),
+             ([str(tmp_path), "--port", "70000"], "--port must be in 0..65535"),
+             ([str(tmp_path), "--rate", "0"], "--rate must be a finite positive number"),
+             ([], "give a recording or --ros SCENARIO"),
+             ([str(tmp_path), "--ros", "tumbling"], "give a recording or --ros SCENARIO"),
+             (["--ros", "no_such_scenario", "--port", "0"], "no_such_scenario")]
+    for argv, msg in cases:
+        p = subprocess.run([PY, "-m", "vm_dynamics.viewer.cli", *argv], capture_output=True,
+                           text=True, timeout=60, cwd=ROOT)
+        assert p.returncode == 2, (argv, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("vm-view: error: ") and msg in lines[0]
+    assert main is not None
+
+
+def test_missing_viz_extra_gives_a_one_line_hint(tmp_path):
+    spacecraft_recording(tmp_path / "r.mcap", n=3)
+    for code, prog in [("from vm_dynamics.viewer.cli import main; "
+                        f"raise SystemExit(main([{str(tmp_path / 'r.mcap')!r}]))", "vm-view"),
+                       ("from vm_dynamics.cli import main; "
+                        "raise SystemExit(main(['tumbling', '--view', '--duration', '0.01']))",
+                        "vm-sim"),
+                       ("from vm_dynamics.nodes.foxglove_bridge import main; "
+                        "raise SystemExit(main(['tumbling']))", "vm-foxglove")]:
+        p = run_py(code, blocked=("viser", "foxglove"))
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1, (prog, p.stderr)
+        assert lines[0].startswith(f"{prog}: error: ") and "vm_dynamics[viz]" in lines[0]
+
+
+def test_vm_sim_video_gif_and_mp4(tmp_path):
+    pytest.importorskip("matplotlib")
+    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
+    from PIL import Image
+    for name in ("v.gif", "v.mp4"):
+        p = subprocess.run([PY, "-m", "vm_dynamics.cli", "planar_rover", "--duration", "1.0",
+                            "--out", str(tmp_path / "o"), "--no-plots", "--quiet",
+                            "--video", str(tmp_path / name)],
+                           capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert p.returncode == 0, p.stderr
+        assert f"wrote {tmp_path / name}" in p.stdout
+    im = Image.open(tmp_path / "v.gif")
+    assert im.n_frames == 11 and im.size == (440, 330)      # 10 fps over 1 s
+    frames = []
+    for k in (0, 10):
+        im.seek(k)
+        frames.append(np.asarray(im.convert("RGB"), dtype=int))
+    assert (frames[0] != 255).any(axis=2).mean() > 0.02      # something is drawn
+    assert (np.abs(frames[0] - frames[1]).sum(axis=2) > 30).mean() > 0.001   # it moved
+    nframes, secs = imageio_ffmpeg.count_frames_and_secs(str(tmp_path / "v.mp4"))
+    assert nframes == 26 and secs == pytest.approx(1.04, abs=0.05)   # 25 fps
+    p = subprocess.run([PY, "-m", "vm_dynamics.cli", "planar_rover", "--video", "x.avi"],
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert p.returncode == 2 and p.stderr.strip() == (
+        "vm-sim: error: --video: 'x.avi' must end with .mp4 or .gif")
+
+
+def test_vm_sim_view_live_then_replay(tmp_path):
+    pytest.importorskip("viser")
+    proc = subprocess.Popen([PY, "-u", "-m", "vm_dynamics.cli", "planar_rover", "--duration",
+                             "1.0", "--view", "--port", "0", "--no-plots", "--quiet",
+                             "--out", str(tmp_path / "o")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        lines = []
+        deadline = time.monotonic() + 240
+        url = None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            m = re.search(r"live view at (http://127\.0\.0\.1:\d+/)", line)
+            if m:
+                url = m.group(1)
+                assert "Viser" in urllib.request.urlopen(url, timeout=10).read().decode()
+            if "replay at" in line:
+                break
+        assert url and any(f"replay at {url}" in ln for ln in lines), "".join(lines)
+        assert (tmp_path / "o" / "trajectory.mcap").is_file()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+# ------------------------------------------------------------------------ Foxglove
+
+def test_foxglove_server_speaks_only_the_sdk_subprotocol():
+    """What the bridge's docs say: foxglove-sdk's server accepts ``foxglove.sdk.v1`` and
+    refuses a client that offers only ``foxglove.websocket.v1`` with HTTP 400."""
+    foxglove = pytest.importorskip("foxglove")
+    client = pytest.importorskip("websockets.sync.client")
+    from websockets.exceptions import InvalidStatus
+    server = foxglove.start_server(host="127.0.0.1", port=0)
+    try:
+        url = f"ws://127.0.0.1:{server.port}"
+        with client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=10) as ws:
+            assert ws.subprotocol == "foxglove.sdk.v1"
+        with pytest.raises(InvalidStatus) as err:
+            client.connect(url, subprotocols=["foxglove.websocket.v1"], open_timeout=10)
+        assert err.value.response.status_code == 400
+    finally:
+        server.stop()
+
+
+def test_vm_view_ros_follows_the_dynamics_node_over_dds(monkeypatch, tmp_path):
+    """``vm-view --ros``'s follower on the plain-DDS transport draws what a real
+    dynamics_node process publishes: the end effector where the model puts it."""
+    pytest.importorskip("cyclonedds")
+    pytest.importorskip("viser")
+    import os
+    from vm_dynamics.transport.dds import DdsTransport
+    from vm_dynamics.viewer.ros import follow_nodes
+    from vm_dynamics.viewer.server import RobotViewer
+    env = dict(os.environ, CYCLONEDDS_URI=(ROOT / "test" / "cyclonedds-loopback.xml").as_uri(),
+               ROS_DOMAIN_ID=str(20 + os.getpid() % 80), VM_DYNAMICS_TRANSPORT="dds")
+    for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
+        monkeypatch.setenv(k, env[k])
+    scn = load_scenario("planar_rover")
+    log = open(tmp_path / "dyn.log", "w")
+    node = subprocess.Popen([PY, "-m", "vm_dynamics.nodes.dynamics_node", "--ros-args",
+                             "--params-file", str(ROOT / "config" / "planar_rover.yaml"),
+                             "-p", "dynamics_backend:=lp", "-p", "dt:=0.01",
+                             "-p", "initial.joint_positions:=[0.6, -0.4]"],
+                            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    viewer = RobotViewer(str(scn.urdf_path), port=0)
+    transport = DdsTransport("vm_view_test", {}, ["vm_view_test"])
+    try:
+        follower = follow_nodes(viewer, transport)
+        assert transport.spin_until(lambda: follower.shown >= 3, 90.0), \
+            (tmp_path / "dyn.log").read_text()
+        follower.update(force=True)
+        q = [follower.positions[j] for j in scn.model.joint_names]
+        assert abs(q[0] - 0.6) < 0.3   # started at 0.6 rad, moves slowly under gravity
+        ee = scn.model.frame_pose(q, "ee_link", follower.g)
+        np.testing.assert_allclose(viewer._ee.position, ee[:3, 3], atol=1e-9)
+        assert viewer.t > 0
+    finally:
+        transport.shutdown()
+        viewer.stop()
+        node.terminate()
+        node.wait(timeout=20)
+        log.close()

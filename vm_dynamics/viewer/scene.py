@@ -1,0 +1,350 @@
+"""What the viewer draws, independent of how it is drawn (numpy only).
+
+* :func:`urdf_visuals`: the ``<visual>`` elements of a URDF (box, cylinder, sphere, mesh) with
+  their link, origin and colour.
+* :class:`Playback`: poses of every URDF link in a fixed (inertial) frame at a sequence of
+  times, plus the end-effector path.  Built sample by sample with :class:`PlaybackBuilder` (from
+  a running simulation) or read from a recording with :func:`playback_from_mcap`: any MCAP
+  with ``/robot_description`` and the robot's TF (``/tf_static`` and ``/tf``), such as
+  ``vm-sim``'s ``trajectory.mcap`` or a ``ros2 bag record`` of the nodes and
+  robot_state_publisher.
+"""
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..recording import UrdfTree, _xyz_rpy
+
+__all__ = ["Visual", "urdf_visuals", "Playback", "PlaybackBuilder", "playback_from_mcap",
+           "default_ee_frame"]
+
+_DEFAULT_RGBA = (0.7, 0.7, 0.72, 1.0)
+
+
+@dataclass(frozen=True)
+class Visual:
+    """One ``<visual>`` of a link: ``kind`` is ``box`` (``size`` = x, y, z), ``cylinder``
+    (radius, length; axis z), ``sphere`` (radius,) or ``mesh`` (``size`` = scale, ``mesh`` =
+    file); ``origin`` is its pose in the link frame, ``rgba`` its colour in [0, 1]."""
+
+    link: str
+    kind: str
+    size: tuple
+    origin: np.ndarray
+    rgba: tuple
+    mesh: str | None = None
+
+
+def _rgba(material: Any, named: Mapping[str, tuple], what: str) -> tuple:
+    if material is None:
+        return _DEFAULT_RGBA
+    color = material.find("color")
+    if color is not None and color.get("rgba"):
+        try:
+            vals = tuple(float(v) for v in color.get("rgba").split())
+        except ValueError:
+            raise ValueError(f"{what}: material colour is not numeric") from None
+        if len(vals) != 4:
+            raise ValueError(f"{what}: material rgba needs 4 values")
+        return tuple(min(max(v, 0.0), 1.0) for v in vals)
+    return named.get(material.get("name"), _DEFAULT_RGBA)
+
+
+def _resolve_mesh(filename: str, base_dir: Path | None) -> str | None:
+    """A mesh file name (``package://pkg/...``, ``file://...``, absolute or relative) as an
+    existing path, or None.  ``package://`` is looked up in ROS_PACKAGE_PATH and the ``share``
+    directories of AMENT_PREFIX_PATH."""
+    if filename.startswith("file://"):
+        p = Path(filename[7:])
+        return str(p) if p.is_file() else None
+    if filename.startswith("package://"):
+        pkg, _, rest = filename[10:].partition("/")
+        roots = []
+        for var, sub in (("ROS_PACKAGE_PATH", ""), ("AMENT_PREFIX_PATH", "share")):
+            for d in os.environ.get(var, "").split(os.pathsep):
+                if d:
+                    roots.append(Path(d) / sub / pkg if sub else Path(d) / pkg)
+        for root in roots:
+            if (root / rest).is_file():
+                return str(root / rest)
+        return None
+    p = Path(filename)
+    if not p.is_absolute() and base_dir is not None:
+        p = base_dir / p
+    return str(p) if p.is_file() else None
+
+
+def urdf_visuals(urdf_xml: str, base_dir: str | os.PathLike | None = None
+                 ) -> tuple[list[Visual], list[str]]:
+    """The visuals of every link and the warnings for those that cannot be drawn (mesh files
+    not found).  ``base_dir`` resolves relative mesh paths."""
+    try:
+        robot = ET.fromstring(urdf_xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"robot_description: not valid XML: {exc}") from None
+    named = {}
+    for m in robot.findall("material"):
+        if m.get("name"):
+            named[m.get("name")] = _rgba(m, {}, f"material {m.get('name')!r}")
+    out, warnings = [], []
+    base = Path(base_dir) if base_dir is not None else None
+    for link in robot.findall("link"):
+        lname = link.get("name")
+        for k, vis in enumerate(link.findall("visual")):
+            what = f"link {lname!r} visual {k}"
+            geom = vis.find("geometry")
+            if geom is None or len(geom) == 0:
+                raise ValueError(f"{what}: no <geometry>")
+            shape = geom[0]
+            origin = _xyz_rpy(vis.find("origin"), what)
+            rgba = _rgba(vis.find("material"), named, what)
+
+            def floats(attr, n, default=None):
+                text = shape.get(attr, default)
+                try:
+                    vals = tuple(float(v) for v in (text or "").split())
+                except ValueError:
+                    raise ValueError(f"{what}: {shape.tag} {attr} is not numeric") from None
+                if len(vals) != n or not all(math.isfinite(v) and v >= 0 for v in vals):
+                    raise ValueError(f"{what}: {shape.tag} {attr} needs {n} finite "
+                                     f"non-negative values, got {text!r}")
+                return vals
+
+            if shape.tag == "box":
+                out.append(Visual(lname, "box", floats("size", 3), origin, rgba))
+            elif shape.tag == "cylinder":
+                out.append(Visual(lname, "cylinder", floats("radius", 1) + floats("length", 1),
+                                  origin, rgba))
+            elif shape.tag == "sphere":
+                out.append(Visual(lname, "sphere", floats("radius", 1), origin, rgba))
+            elif shape.tag == "mesh":
+                fname = shape.get("filename", "")
+                path = _resolve_mesh(fname, base)
+                if path is None:
+                    warnings.append(f"{what}: mesh {fname!r} not found; not drawn")
+                    continue
+                out.append(Visual(lname, "mesh", floats("scale", 3, "1 1 1"), origin, rgba,
+                                  path))
+            else:
+                warnings.append(f"{what}: geometry <{shape.tag}> is not drawn")
+    return out, warnings
+
+
+def default_ee_frame(tree: UrdfTree) -> str:
+    """``ee_link`` if the URDF has it, else the last leaf link in depth-first order."""
+    if "ee_link" in tree.links:
+        return "ee_link"
+    parents = {j.parent for j in tree.joints}
+    leaves = [j.child for j in tree.joints if j.child not in parents]
+    return leaves[-1] if leaves else tree.root
+
+
+@dataclass
+class Playback:
+    """Link poses over time: ``poses[k, i]`` is the 4x4 pose of ``links[i]`` in
+    ``fixed_frame`` at ``t[k]`` (s).  ``urdf`` is the robot description it belongs to."""
+
+    t: np.ndarray
+    links: list
+    poses: np.ndarray
+    urdf: str
+    fixed_frame: str = "odom"
+    ee_frame: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.t = np.asarray(self.t, dtype=float)
+        self.poses = np.asarray(self.poses, dtype=float)
+        if self.t.ndim != 1 or self.t.size == 0:
+            raise ValueError("Playback: t must be a non-empty 1-D array")
+        if self.poses.shape != (self.t.size, len(self.links), 4, 4):
+            raise ValueError(f"Playback: poses must have shape ({self.t.size}, "
+                             f"{len(self.links)}, 4, 4), got {self.poses.shape}")
+        if self.ee_frame is not None and self.ee_frame not in self.links:
+            raise ValueError(f"Playback: end-effector frame {self.ee_frame!r} is not a link; "
+                             f"links are {', '.join(self.links)}")
+
+    def __len__(self) -> int:
+        return self.t.size
+
+    def index(self, time: float) -> int:
+        """Index of the last sample at or before ``time`` (clamped to the range)."""
+        k = int(np.searchsorted(self.t, float(time), side="right")) - 1
+        return min(max(k, 0), self.t.size - 1)
+
+    def at(self, k: int) -> dict:
+        """``{link: 4x4}`` at sample ``k``."""
+        return {name: self.poses[k, i] for i, name in enumerate(self.links)}
+
+    def ee_path(self) -> np.ndarray:
+        """(K, 3) positions of the end-effector frame (empty without one)."""
+        if self.ee_frame is None:
+            return np.zeros((0, 3))
+        return self.poses[:, self.links.index(self.ee_frame), :3, 3].copy()
+
+
+class PlaybackBuilder:
+    """Collects link poses from simulation samples at most ``max_rate`` per simulated second
+    (the first sample at or after each grid time), computed from the URDF's joint tree."""
+
+    def __init__(self, urdf: str | os.PathLike, joint_names, max_rate: float | None = 30.0,
+                 ee_frame: str | None = None, fixed_frame: str = "odom"):
+        if max_rate is not None and not (math.isfinite(max_rate) and max_rate > 0):
+            raise ValueError(f"max_rate must be a finite positive number, got {max_rate!r}")
+        self.tree = UrdfTree(urdf)
+        self.names = [str(n) for n in joint_names]
+        missing = [j for j in self.tree.position_joints if j not in self.names]
+        if missing:
+            raise ValueError(f"joint_names lack the URDF joints {missing}")
+        self.ee_frame = ee_frame or default_ee_frame(self.tree)
+        if self.ee_frame not in self.tree.links:
+            raise ValueError(f"end-effector frame {self.ee_frame!r} is not a link of the URDF")
+        self.max_rate = max_rate
+        self.fixed_frame = fixed_frame
+        self._t, self._poses = [], []
+        self._slot = None
+        self._t0 = None
+
+    def link_poses(self, g, q) -> dict:
+        """``{link: 4x4}`` in the fixed frame for base pose ``g`` and joint positions ``q``."""
+        return self.tree.link_poses(dict(zip(self.names, np.asarray(q, float))),
+                                    root_pose=np.asarray(g, float))
+
+    def add(self, t: float, g, q) -> dict | None:
+        """Offer a sample; returns its link poses if it was kept, else None."""
+        t = float(t)
+        if self._t0 is None:
+            self._t0 = t
+        if self.max_rate is not None:
+            slot = math.floor((t - self._t0) * self.max_rate + 1e-9)
+            if slot == self._slot:
+                return None
+            self._slot = slot
+        poses = self.link_poses(g, q)
+        self._t.append(t)
+        self._poses.append(np.stack([poses[name] for name in self.tree.links]))
+        return poses
+
+    def playback(self) -> Playback:
+        """The samples kept so far."""
+        if not self._t:
+            raise ValueError("no sample was collected")
+        return Playback(np.array(self._t), list(self.tree.links), np.stack(self._poses),
+                        self.tree.xml, self.fixed_frame, self.ee_frame)
+
+
+def _mcap_file(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    if p.is_dir():  # a rosbag2 directory: metadata.yaml + one .mcap
+        files = sorted(p.glob("*.mcap"))
+        if len(files) != 1:
+            raise ValueError(f"{p}: expected one .mcap file in the bag directory, found "
+                             f"{len(files)}")
+        return files[0]
+    if not p.is_file():
+        raise ValueError(f"{p}: no such recording")
+    return p
+
+
+def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,
+                       ee_frame: str | None = None) -> Playback:
+    """Read a recording: the robot from ``/robot_description`` (std_msgs/String), the link
+    poses from ``/tf_static`` and ``/tf`` (TF messages with the same log time form one
+    sample), kept at most ``max_rate`` samples per second.  Link poses are expressed in the
+    root of the TF tree (e.g. ``odom``).  Raises ValueError naming what is missing."""
+    from mcap.exceptions import McapError
+    from mcap.reader import make_reader
+
+    from .. import ros_msgs as rm
+
+    f = _mcap_file(path)
+    description = None
+    static: dict[str, tuple[str, np.ndarray]] = {}
+    groups: list[tuple[int, list]] = []   # (log_time, [(parent, child, T), ...])
+    try:
+        with open(f, "rb") as fh:
+            reader = make_reader(fh)
+            for schema, channel, message in reader.iter_messages(
+                    topics=["/robot_description", "/tf_static", "/tf"]):
+                if channel.message_encoding != "cdr" or schema is None:
+                    continue
+                if channel.topic == "/robot_description":
+                    if description is None:
+                        description = rm.deserialize(message.data, schema.name).data
+                    continue
+                tfs = [(tr.parent, tr.child, tr.g) for tr in (
+                    rm.parse_tf(rm.deserialize(message.data, schema.name)))]
+                if channel.topic == "/tf_static":
+                    for parent, child, T in tfs:
+                        static[child] = (parent, T)
+                elif groups and groups[-1][0] == message.log_time:
+                    groups[-1][1].extend(tfs)
+                else:
+                    groups.append((message.log_time, tfs))
+    except (McapError, OSError, EOFError) as exc:
+        raise ValueError(f"{f}: cannot read the MCAP file: {exc}") from None
+    if description is None:
+        raise ValueError(f"{f}: no /robot_description in the recording (vm-sim writes it; "
+                         f"with ros2 bag record, record /robot_description too)")
+    tree = UrdfTree(description)
+    ee = ee_frame or default_ee_frame(tree)
+    if ee not in tree.links:
+        raise ValueError(f"end-effector frame {ee!r} is not a link of the robot description")
+    if not groups and not static:
+        raise ValueError(f"{f}: no /tf or /tf_static messages")
+    if not groups:
+        groups = [(0, [])]
+    current: dict[str, tuple[str, np.ndarray]] = dict(static)
+    times, poses = [], []
+    slot_prev, t0 = None, None
+    fixed = None
+    missing: set = set(tree.links)
+    for log_time, tfs in groups:
+        for parent, child, T in tfs:
+            current[child] = (parent, T)
+        t = log_time * 1e-9
+        if t0 is None:
+            t0 = t
+        if max_rate is not None:
+            slot = math.floor((t - t0) * max_rate + 1e-9)
+            if slot == slot_prev:
+                continue
+        lacking = {lk for lk in tree.links if lk != tree.root and lk not in current}
+        if lacking:
+            missing = lacking
+            continue
+        world: dict[str, np.ndarray] = {}
+        roots: set = set()
+
+        def pose(frame, seen=()):
+            if frame in world:
+                return world[frame]
+            if frame not in current or frame in seen:   # a root of the TF tree (or a cycle)
+                roots.add(frame)
+                world[frame] = np.eye(4)
+                return world[frame]
+            parent, T = current[frame]
+            world[frame] = pose(parent, seen + (frame,)) @ T
+            return world[frame]
+
+        stack = [pose(link) for link in tree.links]
+        if len(roots) != 1:
+            missing = {f"(several fixed frames: {', '.join(sorted(roots))})"}
+            continue
+        if max_rate is not None:
+            slot_prev = slot
+        fixed = next(iter(roots))
+        times.append(t)
+        poses.append(np.stack(stack))
+    if not times:
+        raise ValueError(f"{f}: the TF never connects every link of the robot description to "
+                         f"one fixed frame (no transform for: {', '.join(sorted(missing))})")
+    return Playback(np.array(times), list(tree.links), np.stack(poses), tree.xml,
+                    fixed, ee, meta={"file": str(f)})
