@@ -506,11 +506,14 @@ def test_setup_installs_launch_rviz_config_and_urdf():
 
 #: Python module -> rosdep key (REP-145 / rosdistro python.yaml names)
 _ROSDEP_OF_MODULE = {"numpy": "python3-numpy", "yaml": "python3-yaml", "xacro": "xacro",
-                     "matplotlib": "python3-matplotlib", "tqdm": "python3-tqdm",
+                     "scipy": "python3-scipy", "matplotlib": "python3-matplotlib",
+                     "mpl_toolkits": "python3-matplotlib", "tqdm": "python3-tqdm",
                      "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces", "launch": "launch",
                      "launch_ros": "launch_ros", "ament_index_python": "ament_index_python"}
-#: imported only where ROS is not used, with a pip extra and a one-line hint; no rosdep key
-_PIP_ONLY = {"rosbags", "cyclonedds", "numba", "foxglove"}
+#: imported only by features outside the ROS nodes, from pip extras with a one-line hint:
+#: DDS transport/recording ([dds]), numba ([fast]), Foxglove bridge and browser viewer ([viz])
+_PIP_ONLY = {"rosbags", "cyclonedds", "numba", "foxglove", "viser", "trimesh", "mcap",
+             "imageio_ffmpeg", "PIL"}
 #: executables/tools the launch files need, beyond their imports
 _LAUNCH_RUNS = {"robot_state_publisher", "rviz2", "ros2launch"}
 
