@@ -7,7 +7,9 @@
 Arguments: ``scenario`` (name of a file in config/, or a path to a scenario YAML),
 ``controller`` (plug-in name; empty = the scenario's, ``none`` = no controller node), ``rviz``,
 ``use_sim_time`` (for the controller, robot_state_publisher and RViz; the dynamics node is the
-clock source), ``real_time_factor`` and ``lockstep`` (empty = the scenario's values).
+clock source), ``real_time_factor`` and ``lockstep`` (empty = the scenario's values),
+``path_length`` (poses kept in the ``ee_path``/``base_path`` trails RViz draws; default 3000
+= 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible).
 
 The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names is
 expanded with xacro once and given as ``robot_description`` to robot_state_publisher and to
@@ -62,9 +64,16 @@ def _nodes(context):
     if lockstep:
         overrides['lockstep'] = _bool(lockstep, 'lockstep')
 
+    dyn_overrides = dict(overrides)
+    path_length = LaunchConfiguration('path_length').perform(context)
+    if path_length:
+        try:
+            dyn_overrides['ee_path_length'] = int(path_length)
+        except ValueError:
+            raise RuntimeError(f'path_length:={path_length!r}: expected an integer') from None
     actions = [
         Node(package=PACKAGE, executable='dynamics_node', name='dynamics_node',
-             output='screen', parameters=[path, overrides]),
+             output='screen', parameters=[path, dyn_overrides]),
         Node(package='robot_state_publisher', executable='robot_state_publisher',
              name='robot_state_publisher', output='screen',
              parameters=[{'robot_description': robot_description,
@@ -105,5 +114,8 @@ def generate_launch_description():
         DeclareLaunchArgument('lockstep', default_value='',
                               description="true: advance one control period per command; "
                                           "empty: the scenario's"),
+        DeclareLaunchArgument('path_length', default_value='3000',
+                              description='poses kept in the ee_path and base_path trails; '
+                                          "empty: the scenario's ee_path_length"),
         OpaqueFunction(function=_nodes),
     ])

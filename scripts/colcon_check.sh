@@ -10,7 +10,7 @@ trap 'rm -rf "$ws"' EXIT
 mkdir -p "$ws/src"
 ln -s "$here" "$ws/src/vm_dynamics"
 cd "$ws"
-"$venv/colcon" build --base-paths src --event-handlers console_cohesion+ > build.log 2>&1 \
+"${COLCON:-$venv/colcon}" build --base-paths src --event-handlers console_cohesion+ > build.log 2>&1 \
   || { cat build.log; echo "colcon build failed"; exit 1; }
 inst="$ws/install/vm_dynamics"
 missing=0
@@ -35,7 +35,10 @@ set -u
   || { echo "installed vm-sim cannot find its scenarios"; exit 1; }
 # colcon test runs pytest on the package like ament_python does (a fast subset here: the full
 # suite has just run under plain pytest)
-"$venv/colcon" test --packages-select vm_dynamics --event-handlers console_direct+ \
-  --pytest-args test/test_lie.py test/test_launch_files.py test/test_model.py -q
-"$venv/colcon" test-result --all --verbose
+# In a sourced ROS 2 environment (COLCON=path of its colcon) the
+# nodes are also run on the real rclpy (test_rclpy_real.py; skipped without rclpy).
+tests="test/test_lie.py test/test_launch_files.py test/test_model.py test/test_rclpy_real.py"
+"${COLCON:-$venv/colcon}" test --packages-select vm_dynamics --event-handlers console_direct+ \
+  --pytest-args $tests -q
+"${COLCON:-$venv/colcon}" test-result --all --verbose
 echo "colcon check: OK"

@@ -221,7 +221,11 @@ def _make_class(rostype: str, fields: list, classes: dict) -> type:
     def __repr__(self) -> str:
         return f'{pkg}.msg.{name}(' + ', '.join(f'{n}={getattr(self, n)!r}' for n in ftypes) + ')'
 
+    sub = rostype.split('/')[1]
+    snake = re.sub(r'(?<!^)(?=[A-Z])', '_', name.split('_')[0]).lower()
     ns: dict[str, Any] = {
+        # rosidl_generator_py puts class T of pkg/msg/T into module pkg.msg._t (snake case)
+        '__module__': f'{pkg}.{sub}._{snake}',
         '__slots__': ['_' + n for n in ftypes] + ['_check_fields'],
         '_fields_and_field_types': dict(ftypes), '_rostype': rostype,
         '__init__': __init__, '__eq__': __eq__, '__repr__': __repr__, '__hash__': None,
@@ -716,6 +720,7 @@ class Node:
             raise TypeError('callback must be callable')
         sub = _Subscription(self, msg_type, self._resolve(topic), callback,
                             _check_qos(qos_profile))
+        sub.raw = bool(raw)
         self.subscriptions.append(sub)
         return sub
 
@@ -784,6 +789,8 @@ class FakeRos:
     def inject(self, topic: str, rosbags_msg: Any) -> int:
         """Queue ``rosbags_msg`` (serialised and re-read through CDR) for subscribers of
         ``topic``; returns the number of matching subscriptions."""
+        if not hasattr(rosbags_msg, '__msgtype__'):  # a stand-in rosidl message
+            rosbags_msg = rosidl_to_rosbags(rosbags_msg, self.store)
         rostype = rosbags_msg.__msgtype__
         cdr = self.store.serialize_cdr(rosbags_msg, rostype)
         n = 0
@@ -793,6 +800,10 @@ class FakeRos:
                     if sub.msg_type._rostype != rostype:
                         raise TypeError(f'{topic}: subscription type {sub.msg_type._rostype} '
                                         f'!= {rostype}')
+                    if getattr(sub, 'raw', False):  # rclpy raw=True: the serialized bytes
+                        self._queue.append((sub.callback, bytes(cdr)))
+                        n += 1
+                        continue
                     bag = self.store.deserialize_cdr(cdr, rostype)
                     self._queue.append((sub.callback, rosbags_to_rosidl(bag, _CLASSES)))
                     n += 1
@@ -880,6 +891,15 @@ def _spin(node: Node, executor: Any = None) -> None:
     raise RuntimeError('strict_rclpy: spin did not terminate within max_spin_steps')
 
 
+def _deserialize_message(serialized_message: bytes, message_type: Any) -> Any:
+    """rclpy.serialization.deserialize_message: CDR bytes -> rosidl message."""
+    _check_msg_type(message_type, 'message_type')
+    if not isinstance(serialized_message, bytes):
+        raise TypeError('serialized_message must be bytes')
+    bag = _FAKE.store.deserialize_cdr(serialized_message, message_type._rostype)
+    return rosbags_to_rosidl(bag, _CLASSES)
+
+
 def _remove_ros_args(args: list | None = None) -> list:
     return list(_ros_args.parse_ros_args(list(sys.argv if args is None else args))
                 .non_ros_args)
@@ -920,6 +940,7 @@ def install() -> FakeRos:
     r.init, r.ok, r.shutdown, r.spin, r.spin_once = _init, _ok, _shutdown, _spin, _spin_once
     module('rclpy.node').Node = Node
     module('rclpy.utilities').remove_ros_args = _remove_ros_args
+    module('rclpy.serialization').deserialize_message = _deserialize_message
     q = module('rclpy.qos')
     q.QoSProfile, q.HistoryPolicy = QoSProfile, HistoryPolicy
     q.ReliabilityPolicy, q.DurabilityPolicy = ReliabilityPolicy, DurabilityPolicy

@@ -4,7 +4,9 @@ exercised against the strict stand-in in test_transport.py / test_node_logic.py.
 
 Two processes (dynamics node + controller node on rclpy, loopback-only Cyclone DDS, own domain)
 and a plain rclpy node in this process that checks topics, types, the closed loop, the
-services and the watchdog."""
+services and the watchdog.  The node processes run with ``rosbags`` blocked (an import of it
+fails), so they prove that the rclpy path needs only rosdep-resolvable packages.  Ctrl-C: a
+SIGINT and a second one during shutdown end a node with exit code 0 and no traceback."""
 import os
 import subprocess
 import sys
@@ -65,7 +67,9 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
         for name, mod in (("dyn", "vm_dynamics.nodes.dynamics_node"),
                           ("ctl", "vm_dynamics.nodes.controller_node")):
             logs[name] = open(tmp_path / f"{name}.log", "w")
-            procs[name] = subprocess.Popen([sys.executable, "-m", mod, *common], env=ros_env,
+            code = ("import sys, importlib; sys.modules['rosbags'] = None; "
+                    f"sys.exit(importlib.import_module({mod!r}).main(sys.argv))")
+            procs[name] = subprocess.Popen([sys.executable, "-c", code, *common], env=ros_env,
                                            cwd=REPO, stdout=logs[name], stderr=subprocess.STDOUT)
 
         def log():
@@ -120,6 +124,15 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
         assert _spin_until(node, lambda: watchdog_tripped() and len(got["js"]) > n_js + 20,
                            30.0), log()
         assert procs["dyn"].poll() is None, log()
+        # Ctrl-C as under ros2 launch: SIGINT, and a second one while shutting down
+        import signal
+        procs["dyn"].send_signal(signal.SIGINT)
+        time.sleep(0.02)
+        if procs["dyn"].poll() is None:
+            procs["dyn"].send_signal(signal.SIGINT)
+        assert procs["dyn"].wait(timeout=30) == 0, log()
+        dyn_log = (tmp_path / "dyn.log").read_text()
+        assert "Traceback" not in dyn_log and "KeyboardInterrupt" not in dyn_log, dyn_log
     finally:
         for p in procs.values():
             if p.poll() is None:

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -494,6 +495,45 @@ def test_dds_malformed_sample_and_rejecting_callback_are_dropped_with_warning():
         t.shutdown()
 
 
+def test_dds_nodes_publish_ros_discovery_info_like_rmw():
+    """``ros_discovery_info`` (rmw_dds_common/ParticipantEntitiesInfo): the participant GUID
+    and the node with the GUIDs of all its readers and writers, transient local, so
+    ``ros2 node list`` sees DDS-transport nodes (checked against real ROS 2 in the README)."""
+    from vm_dynamics.transport import dds
+    talker = _dds('talker', argv=['--ros-args', '-r', '__ns:=/robot'])
+    probe = _dds('probe')
+    try:
+        pub = talker.publisher('joint_states', rm.JOINT_STATE)
+        sub = talker.subscribe('cmd', rm.FLOAT64_MULTI_ARRAY, lambda m: None)
+        talker.service('~/reset', 'std_srvs/srv/Trigger', lambda r: (True, ''))
+        # (rmw's discovery reader keeps all samples: one keyless instance for all participants)
+        reader = probe._reader(dds.DISCOVERY_TOPIC, dds.DISCOVERY_TYPE,
+                               dds.DISCOVERY_QOS._replace(depth=100))
+        ppant = talker._dp.guid.bytes
+        found = []
+
+        def seen():
+            for data, info in dds._take_raw(reader):
+                if info.valid_data:
+                    msg = rm.deserialize(data, dds.DISCOVERY_TYPE)
+                    if bytes(msg.gid.data.astype(np.uint8)) == ppant:
+                        found.append(msg)
+            return bool(found) and len(found[-1].node_entities_info_seq[0].writer_gid_seq) == 2
+        assert probe.spin_until(seen, 10.0)
+        (node,) = found[-1].node_entities_info_seq
+        assert (node.node_namespace, node.node_name) == ('/robot', 'talker')
+        gids = {k: {bytes(g.data.astype(np.uint8)) for g in getattr(node, k)}
+                for k in ('reader_gid_seq', 'writer_gid_seq')}
+        assert pub._writer.guid.bytes in gids['writer_gid_seq']
+        assert sub._reader.guid.bytes in gids['reader_gid_seq']
+        assert len(gids['reader_gid_seq']) == 2 and len(gids['writer_gid_seq']) == 2
+        assert talker._discovery_writer.guid.bytes not in gids['writer_gid_seq']
+        assert talker.discovery_info().node_entities_info_seq[0].node_name == 'talker'
+    finally:
+        probe.shutdown()
+        talker.shutdown()
+
+
 def test_dds_sim_time_timers_follow_clock():
     sim = _dds('simnode', {'rate': 10.0}, ['--ros-args', '-p', 'use_sim_time:=true'])
     clk = _dds('clocksrc')
@@ -642,6 +682,10 @@ def test_dds_service_handler_errors_become_failed_responses():
 # ====================================================================== rclpy adapter
 
 
+def strict_rclpy_mod():
+    return sys.modules['strict_rclpy']
+
+
 @pytest.fixture
 def fake_ros():
     sys.path.insert(0, HERE)
@@ -719,54 +763,100 @@ def test_rclpy_params_names_and_logger(fake_ros, tmp_path):
         _rclpy_transport(fake_ros, 'sim', {'rate': 100.0}, ['--ros-args', '-p', 'rate:=100'])
 
 
-def _sample_messages():
-    T = rm.TYPESTORE.types
+def _sample_builders():
+    """(type, builder) pairs: built once with each message library."""
     g = np.eye(4)
     g[:3, 3] = [1.0, -2.0, 0.5]
     return [
-        (rm.JOINT_STATE, rm.joint_state_msg(12.5, ['a', 'b'], [0.1, -0.2], [1.0, 2.0],
-                                            [3.0, 4.0], frame_id='base')),
-        (rm.ODOMETRY, rm.odometry_msg(3.0, g, np.arange(6.0), 'odom', 'base_link')),
-        (rm.TF_MESSAGE, rm.tf_msg(1.0, [('odom', 'base_link', g)])),
-        (rm.CLOCK, rm.clock_msg(7.25)),
-        (rm.FLOAT64_MULTI_ARRAY, rm.float64_multi_array_msg([1.5, -2.0, 3.0])),
-        (rm.WRENCH_STAMPED, rm.wrench_stamped_msg(1.0, np.arange(6.0), 'tool')),
-        (rm.DIAGNOSTIC_ARRAY, rm.diagnostic_array_msg(2.0, [rm.diagnostic_status_msg(
-            'sim', 'WARN', 'slow', values={'rtf': '0.5'})])),
-        ('std_msgs/msg/String', T['std_msgs/msg/String'](data='<robot/>')),
-        ('sensor_msgs/msg/CameraInfo', _random_msg('sensor_msgs/msg/CameraInfo',
-                                                   np.random.default_rng(1))),
-        ('nav_msgs/msg/OccupancyGrid', _random_msg('nav_msgs/msg/OccupancyGrid',
-                                                   np.random.default_rng(2))),
+        (rm.JOINT_STATE, lambda: rm.joint_state_msg(12.5, ['a', 'b'], [0.1, -0.2], [1.0, 2.0],
+                                                    [3.0, 4.0], frame_id='base')),
+        (rm.JOINT_STATE, lambda: rm.joint_state_msg(0.0, ['a'], [1e300])),
+        (rm.ODOMETRY, lambda: rm.odometry_msg(3.0, g, np.arange(6.0), 'odom', 'base_link')),
+        (rm.TF_MESSAGE, lambda: rm.tf_msg(1.0, [('odom', 'base_link', g)])),
+        (rm.CLOCK, lambda: rm.clock_msg(7.25)),
+        (rm.FLOAT64_MULTI_ARRAY, lambda: rm.float64_multi_array_msg([1.5, -2.0, 3.0])),
+        (rm.FLOAT64_MULTI_ARRAY, lambda: rm.float64_multi_array_msg(np.ones((2, 3)), ['r', 'c'])),
+        (rm.WRENCH_STAMPED, lambda: rm.wrench_stamped_msg(1.0, np.arange(6.0), 'tool')),
+        (rm.DIAGNOSTIC_ARRAY, lambda: rm.diagnostic_array_msg(2.0, [rm.diagnostic_status_msg(
+            'sim', 'WARN', 'slow', values={'rtf': 0.5, 'n': np.int64(3)})])),
+        ('geometry_msgs/msg/PoseStamped', lambda: rm.pose_stamped_msg(0.5, 'odom', g)),
+        ('nav_msgs/msg/Path', lambda: rm.path_msg(0.5, 'odom', [
+            rm.pose_stamped_msg(0.25, 'odom', g), rm.pose_stamped_msg(0.5, 'odom', np.eye(4))])),
     ]
 
 
-def test_rclpy_publish_is_byte_identical_through_rosidl(fake_ros):
+def test_rclpy_publishes_rosidl_messages_built_directly_byte_identical(fake_ros):
+    """Under rclpy the builders create rosidl messages (no rosbags object in between); their
+    CDR, serialised by the stand-in from the rosidl type strings, equals the rosbags CDR of
+    the same builder call."""
+    expected = [(mtype, rm.serialize(build(), mtype)) for mtype, build in _sample_builders()]
+    assert rm.message_library() == 'rosbags'
     t = _rclpy_transport(fake_ros, 'pubnode')
     try:
-        for msgtype, msg in _sample_messages():
-            pub = t.publisher(msgtype.split('/')[-1].lower(), msgtype, 'sensor')
+        assert rm.message_library() == 'rosidl'
+        for (mtype, build), (_, cdr) in zip(_sample_builders(), expected):
+            msg = build()
+            assert not hasattr(msg, '__msgtype__'), mtype       # a rosidl object
+            assert rm.msgtype_of(msg) == mtype
+            pub = t.publisher(mtype.split('/')[-1].lower(), mtype, 'sensor')
             pub.publish(msg)
-            topic, rostype, qos, cdr = fake_ros.published[-1]
-            assert (topic, rostype) == ('/' + msgtype.split('/')[-1].lower(), msgtype)
-            assert cdr == bytes(rm.TYPESTORE.serialize_cdr(msg, msgtype)), msgtype
-        rng = np.random.default_rng(3)
-        for msgtype in sorted(rm.TYPESTORE.fielddefs):  # every Jazzy message type
-            msg = _random_msg(msgtype, rng)
-            t.publisher('/all', msgtype).publish(msg)
-            assert fake_ros.published[-1][3] == bytes(rm.TYPESTORE.serialize_cdr(msg, msgtype))
-            # and back: rosidl -> rosbags conversion of the adapter (subscriptions)
-            from vm_dynamics.transport.rclpy_adapter import from_rclpy, to_rclpy
-            back = from_rclpy(to_rclpy(msg, msgtype), msgtype)
-            assert rm.serialize(back, msgtype) == rm.serialize(msg, msgtype), msgtype
-        with pytest.raises(TypeError, match='expected a sensor_msgs/msg/JointState'):
+            topic, rostype, qos, got = fake_ros.published[-1]
+            assert (topic, rostype) == ('/' + mtype.split('/')[-1].lower(), mtype)
+            assert got == cdr, mtype
+        # parsers read rosidl messages too
+        js = rm.parse_joint_state(_sample_builders()[0][1]())
+        assert js.names == ['a', 'b'] and js.effort.tolist() == [3.0, 4.0]
+        diag = rm.parse_diagnostic_array(_sample_builders()[8][1]())
+        assert diag[0]['level'] == 1 and diag[0]['values'] == {'rtf': '0.5', 'n': '3'}
+        with pytest.raises(TypeError, match='expected a rosidl sensor_msgs/msg/JointState'):
             t.publisher('js', rm.JOINT_STATE).publish(rm.clock_msg(1.0))
-        bad = rm.joint_state_msg(1.0, ['a'], [1.0])
-        bad.name = ['a', 3]
-        with pytest.raises(TypeError, match=r'JointState.name\[1\]'):
-            t.publisher('js2', rm.JOINT_STATE).publish(bad)
+        with pytest.raises(ValueError, match="not available"):
+            t.publisher('x', 'no_such_msgs/msg/Nothing')
     finally:
         t.shutdown()
+    assert rm.message_library() == 'rosbags'  # restored on shutdown
+
+
+def test_nodes_import_without_rosbags():
+    """The rclpy path needs no rosbags: node modules, cores, ros_msgs and the rclpy adapter
+    import (and ros_msgs builds/parses with a rosidl library) with rosbags blocked."""
+    code = textwrap.dedent("""
+        import sys, types, array
+        sys.modules['rosbags'] = None   # any import of rosbags raises ImportError
+        import vm_dynamics.nodes.dynamics_node, vm_dynamics.nodes.controller_node
+        import vm_dynamics.nodes.dynamics_core, vm_dynamics.nodes.controller_core
+        import vm_dynamics.transport.rclpy_adapter
+        from vm_dynamics import ros_msgs as rm
+        # a minimal rosidl-like package: classes with keyword constructors
+        def cls(name, fields):
+            def init(self, **kw):
+                for f in fields:
+                    setattr(self, f, kw.get(f))
+            return type(name, (), {'__init__': init, '__module__': 'fake_msgs.msg._x'})
+        for pkg, names in {'builtin_interfaces': {'Time': ['sec', 'nanosec']},
+                           'std_msgs': {'Header': ['stamp', 'frame_id']},
+                           'sensor_msgs': {'JointState': ['header', 'name', 'position',
+                                                          'velocity', 'effort']}}.items():
+            mod = types.ModuleType(pkg + '.msg')
+            for n, f in names.items():
+                c = cls(n, f); c.__module__ = pkg + '.msg._' + n.lower(); setattr(mod, n, c)
+            sys.modules[pkg] = types.ModuleType(pkg); sys.modules[pkg + '.msg'] = mod
+        rm.use_message_library('rosidl')
+        m = rm.joint_state_msg(1.5, ['j'], [2.0], [3.0])
+        assert isinstance(m.position, array.array) and rm.msgtype_of(m) == rm.JOINT_STATE
+        assert rm.parse_joint_state(m).stamp_ns == 1_500_000_000
+        rm.use_message_library('rosbags')
+        try:
+            rm.clock_msg(0.0)
+        except ImportError as e:
+            assert 'vm_dynamics[dds]' in str(e)
+        else:
+            raise AssertionError('rosbags library without rosbags')
+        print('OK')
+    """)
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == 'OK', r.stderr
 
 
 def test_rclpy_qos_profiles(fake_ros):
@@ -805,10 +895,27 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         assert fake_ros.inject('/wrench', rm.wrench_stamped_msg(1.0, np.ones(6), 'b')) == 1
         for _ in range(3):
             t.spin_once(0.0)
-        assert [m.__msgtype__ for m in got] == [rm.FLOAT64_MULTI_ARRAY, rm.ODOMETRY]
-        assert rm.serialize(got[0]) == rm.serialize(cmd)
-        assert rm.serialize(got[1]) == rm.serialize(odom)
+        # callbacks get the rosidl messages rclpy deserialised, no conversion
+        assert [rm.msgtype_of(m) for m in got] == [rm.FLOAT64_MULTI_ARRAY, rm.ODOMETRY]
+        assert not hasattr(got[0], '__msgtype__')
+        def cdr(m):
+            return rm.serialize(strict_rclpy_mod().rosidl_to_rosbags(m, rm.TYPESTORE))
+        assert cdr(got[0]) == cdr(cmd) and cdr(got[1]) == cdr(odom)
         assert fake_ros.logs[-1][0] == 'WARN' and '/wrench' in fake_ros.logs[-1][2]
+
+        # max_bytes: raw subscription, oversized samples dropped before deserialisation
+        small = []
+        t.subscribe('/small', rm.FLOAT64_MULTI_ARRAY, small.append, max_bytes=64)
+        assert fake_ros.nodes[0].subscriptions[-1].raw is True
+        assert fake_ros.inject('/small', rm.float64_multi_array_msg([1.0, 2.0])) == 1
+        assert fake_ros.inject('/small', rm.float64_multi_array_msg(np.ones(100))) == 1
+        for _ in range(2):
+            t.spin_once(0.0)
+        assert len(small) == 1 and list(small[0].data) == [1.0, 2.0]
+        assert 'larger than the limit of 64 bytes' in fake_ros.logs[-1][2]
+        assert t.oversized_dropped == 1
+        with pytest.raises(ValueError, match='max_bytes'):
+            t.subscribe('/x', rm.CLOCK, small.append, max_bytes=0)
 
         calls = {}
         t.service('~/enable', 'std_srvs/srv/SetBool',
@@ -834,3 +941,209 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
     finally:
         t.shutdown()
     assert calls == {'done': True} and not fake_ros.initialized
+
+
+# ====================================================================== signals
+
+
+@pytest.mark.parametrize('module', ['vm_dynamics.nodes.dynamics_node',
+                                    'vm_dynamics.nodes.controller_node'])
+@pytest.mark.parametrize('when', ['startup', 'running', 'sigterm'])
+def test_nodes_exit_0_without_traceback_on_sigint_and_second_sigint(module, when, tmp_path):
+    """SIGINT, then a second SIGINT 20 ms later (what ``ros2 launch`` + the terminal send):
+    exit code 0, no traceback, during start-up (transport creation, model loading: ``main``
+    has started) and while spinning.  (A SIGINT while Python is still importing the package,
+    before ``main`` runs, is outside the node's code: see the README's ROS 2 section.)"""
+    import signal
+    env = dict(os.environ, VM_DYNAMICS_TRANSPORT='dds', PYTHONUNBUFFERED='1')
+    params = os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml')
+    log = tmp_path / 'node.log'
+    code = (f"import sys, importlib; m = importlib.import_module({module!r}); "
+            f"print('imported', flush=True); "
+            f"sys.exit(m.main(['node', '--ros-args', '--params-file', {params!r}]))")
+    with open(log, 'w') as fh:
+        p = subprocess.Popen([sys.executable, '-c', code], env=env, stdout=fh,
+                             stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            while 'imported' not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if when == 'startup':
+                time.sleep(0.05)    # creating the transport / loading the model
+            else:
+                deadline = time.monotonic() + 60
+                while 'INFO' not in log.read_text() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert 'INFO' in log.read_text(), log.read_text()
+                time.sleep(0.5)
+            sig = signal.SIGTERM if when == 'sigterm' else signal.SIGINT
+            p.send_signal(sig)
+            time.sleep(0.02)
+            if p.poll() is None:
+                p.send_signal(sig)
+            rc = p.wait(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    text = log.read_text()
+    assert rc == 0 and 'Traceback' not in text and 'KeyboardInterrupt' not in text, (rc, text)
+
+
+def test_missing_dds_extra_gives_a_one_line_hint(tmp_path):
+    """No rclpy and no cyclonedds: one line naming the extra, exit code 2."""
+    code = ("import sys; sys.modules['cyclonedds'] = None; sys.modules['rclpy'] = None\n"
+            "from vm_dynamics.nodes import dynamics_node\n"
+            "sys.exit(dynamics_node.main(['dynamics_node']))")
+    env = {k: v for k, v in os.environ.items() if k != tp.TRANSPORT_ENV}
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'vm_dynamics[dds]' in lines[0] and 'Traceback' not in r.stderr
+
+
+# ============================================================ node input bounds / failures
+
+
+def _controller_core(**overrides):
+    from vm_dynamics.nodes.controller_core import ControllerCore
+    from vm_dynamics.nodes.dynamics_core import flatten
+    from vm_dynamics.scenario import read_params_file
+    doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
+    params = flatten(doc.get('/**', {}).get('ros__parameters', doc))
+    params.update(overrides)
+    return ControllerCore.from_params(params)
+
+
+def _feed_state(core, t=0.1):
+    names = core.model.joint_names
+    assert core.on_joint_state(rm.joint_state_msg(t, names, np.zeros(len(names)),
+                                                  np.zeros(len(names))))
+    assert core.on_odometry(rm.odometry_msg(t, np.eye(4), np.zeros(6), 'odom',
+                                            core.robot.base_frame))
+
+
+@pytest.mark.parametrize('exc', [OverflowError('(34, Numerical result out of range)'),
+                                 ZeroDivisionError('float division by zero'),
+                                 FloatingPointError('overflow encountered'),
+                                 np.linalg.LinAlgError('Singular matrix'),
+                                 KeyError('plug-in bug')])
+def test_controller_core_survives_every_computation_failure(exc):
+    core = _controller_core()
+    _feed_state(core)
+    good = core.ctrl.compute
+    core.ctrl.compute = lambda *a, **k: (_ for _ in ()).throw(exc)
+    assert core.command_messages(0.1) == []
+    level, text = core.log.pop()[-1]
+    assert level == 'ERROR' and type(exc).__name__ in text and 'nothing published' in text
+    assert core.failed == 1
+    core.ctrl.compute = good                       # recovers on the next period
+    assert [k for k, _ in core.command_messages(0.11)] == ['effort_commands', 'base_wrench']
+
+
+def test_controller_core_huge_state_does_not_raise():
+    core = _controller_core()
+    names = core.model.joint_names
+    for mag in (1e110, 1e300, 1.7e308):
+        core.on_joint_state(rm.joint_state_msg(0.1, names, np.full(len(names), mag),
+                                               np.full(len(names), mag)))
+        core.on_odometry(rm.odometry_msg(0.1, np.eye(4), np.full(6, mag), 'odom',
+                                         core.robot.base_frame))
+        for key, msg in core.command_messages(0.1):   # whatever is published is finite
+            if key == 'effort_commands':
+                assert np.all(np.isfinite(np.asarray(msg.data)))
+
+
+class _Points:
+    """A trajectory's points that must not be iterated (only len() is allowed)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        raise AssertionError('points iterated before the size check')
+
+
+def test_controller_trajectory_limits_and_per_reason_throttle_keys():
+    core = _controller_core(max_trajectory_points=5)
+    _feed_state(core)
+    T = rm.TYPESTORE.types
+    name = core.model.joint_names[0]
+
+    def traj(points, names=(name,)):
+        msg = T['trajectory_msgs/msg/JointTrajectory'](header=rm.header_msg(0.0),
+                                                       joint_names=list(names), points=[])
+        msg.points = points
+        return msg
+
+    def point(sec, nsec=0):
+        return T['trajectory_msgs/msg/JointTrajectoryPoint'](
+            positions=np.zeros(1), velocities=np.zeros(0), accelerations=np.zeros(0),
+            effort=np.zeros(0), time_from_start=T['builtin_interfaces/msg/Duration'](
+                sec=sec, nanosec=nsec))
+    assert not core.on_joint_trajectory(traj(_Points(10**6)))
+    assert not core.on_joint_trajectory(traj([point(1, 2_000_000_000)]))
+    assert not core.on_joint_trajectory(traj([point(1)], names=['nope']))
+    assert not core.on_joint_trajectory(traj([point(1)], names=[name] * 50))
+    logged = [text for _, text in core.log.pop()]
+    assert len(logged) == 4, logged      # four reasons within the throttle period: all logged
+    assert 'max_trajectory_points=5' in logged[0]
+    assert 'nanosec must be in [0, 1e9)' in logged[1]
+    assert "unknown joint name(s) ['nope']" in logged[2]
+    assert 'joint_names has 50 entries' in logged[3]
+    assert not core.on_joint_trajectory(traj(_Points(10**6)))
+    assert core.log.pop() == []          # same reason again: throttled
+    assert core.on_joint_trajectory(traj([point(1), point(2)]))
+    with pytest.raises(ValueError, match='max_trajectory_points'):
+        _controller_core(max_trajectory_points=0)
+
+
+class _StubTransport:
+    """The part of a Transport DynamicsNode uses, recording subscriptions and warnings."""
+
+    def __init__(self, params):
+        self.params = params
+        self.subs = {}
+        self.logger = tp.StreamLogger('stub', stream=open(os.devnull, 'w'))
+
+    def publisher(self, topic, msgtype, qos='default'):
+        return types.SimpleNamespace(publish=lambda msg: None)
+
+    def subscribe(self, topic, msgtype, callback, qos='default', *, max_bytes=None):
+        self.subs[topic] = (callback, max_bytes)
+
+    def service(self, name, srvtype, handler):
+        pass
+
+    def timer(self, period, callback):
+        return None
+
+
+def test_dynamics_node_rejects_too_many_layout_dims_before_the_core():
+    from vm_dynamics.nodes import dynamics_node as dn
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore, flatten
+    from vm_dynamics.scenario import read_params_file
+    doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
+    params = dn.node_parameter_defaults()
+    params.update(flatten(doc.get('/**', {}).get('ros__parameters', doc)))
+    params.update({'max_layout_dims': 3, 'max_message_bytes': 4096})
+    core = DynamicsCore.from_params({k: v for k, v in params.items()
+                                     if k not in dn.NODE_PARAMETERS})
+    t = _StubTransport(params)
+    node = dn.DynamicsNode(t, core)
+    cb, limit = t.subs['effort_controller/commands']
+    assert limit == 4096 and t.subs['base_wrench'][1] == 4096
+    many = rm.float64_multi_array_msg(np.ones((1, 1, 1, 2)))          # 4 dims
+    cb(many)
+    assert node.oversized == 1 and core.effort.rejected == 0         # never reached the core
+    assert 'max_layout_dims=3' in t.logger.records[-1][1]
+    cb(rm.float64_multi_array_msg([1.0, 2.0, 3.0]))                  # core: wrong length
+    assert core.effort.rejected == 1
+    cb(rm.float64_multi_array_msg([1.0, 2.0]))
+    assert core.effort.accepted == 1
+    t.params['max_layout_dims'] = 0
+    with pytest.raises(ValueError, match='max_layout_dims'):
+        dn.DynamicsNode(t, core)

@@ -1,10 +1,20 @@
-"""ROS 2 message layer: build, parse and (de)serialise ROS 2 messages without rclpy.
+"""ROS 2 message layer: build and parse ROS 2 messages with whichever message classes the
+process uses, and (de)serialise them without rclpy.
 
-Messages are the dataclasses of the ``rosbags`` typestore for ROS 2 Jazzy
-(``rosbags.typesys.Stores.ROS2_JAZZY``), i.e. generated from the real ``.msg``
-definitions of common_interfaces, not hand-copied.  The same objects serialise to
-the CDR bytes that a ROS 2 node puts on the wire (XCDR1, little endian,
-encapsulation header ``00 01 00 00``) and that ``rosbag2`` stores in MCAP.
+This module imports no message library.  Builders create messages from a *message library*
+(:func:`use_message_library`):
+
+* ``'rosidl'``: the rosidl-generated Python classes of a ROS 2 installation
+  (``sensor_msgs.msg.JointState``...), imported on first use.  The rclpy transport selects it,
+  so nodes under ROS publish rosidl messages directly and need nothing outside rosdep keys.
+* ``'rosbags'`` (default): the dataclasses of the ``rosbags`` typestore for ROS 2 Jazzy
+  (``rosbags.typesys.Stores.ROS2_JAZZY``, generated from the real ``.msg`` definitions of
+  common_interfaces).  Used without ROS (Cyclone DDS transport, MCAP recording); they serialise
+  to the CDR bytes a ROS 2 node puts on the wire (XCDR1, little endian, encapsulation header
+  ``00 01 00 00``).  ``rosbags`` is imported only when this library is used.
+
+Parsers are duck-typed (fields only) and accept messages of either library; the message type
+is identified by :func:`msgtype_of`.
 
 Conventions (stated once, used everywhere in this module)
 ---------------------------------------------------------
@@ -29,7 +39,8 @@ Conventions (stated once, used everywhere in this module)
   the message type and field for malformed input (wrong lengths, NaN/Inf, missing
   or duplicate names, non-unit quaternions, non-rigid transforms).
 
-Only numpy and rosbags are imported here; rclpy is never needed.
+Only numpy is imported here; rclpy is never needed, rosbags only for the ``'rosbags'``
+library and for :func:`serialize`/:func:`deserialize`/:func:`msgdef`/:func:`type_hash`.
 """
 
 from __future__ import annotations
@@ -37,10 +48,12 @@ from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
+import array
+import importlib
+import re
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
-from rosbags.typesys import Stores, get_typestore
 
 __all__ = [
     'TYPESTORE', 'JOINT_STATE', 'ODOMETRY', 'TF_MESSAGE', 'CLOCK', 'FLOAT64_MULTI_ARRAY',
@@ -56,11 +69,9 @@ __all__ = [
     'parse_joint_state', 'parse_odometry', 'parse_transform', 'parse_tf', 'parse_clock',
     'parse_float64_multi_array', 'parse_wrench_stamped', 'parse_diagnostic_array',
     'serialize', 'deserialize', 'msgdef', 'type_hash',
+    'use_message_library', 'message_library', 'msgtype_of', 'pose_stamped_msg', 'path_msg',
+    'pose_stamped_from_odometry',
 ]
-
-#: Typestore with the ROS 2 Jazzy message definitions (common_interfaces).
-TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
-_T = TYPESTORE.types
 
 JOINT_STATE = 'sensor_msgs/msg/JointState'
 ODOMETRY = 'nav_msgs/msg/Odometry'
@@ -79,6 +90,133 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 ROTATION_TOL = 1e-6
 #: Quaternions in messages must satisfy | |q| - 1 | <= this (same order as tf2's check).
 QUAT_NORM_TOL = 1e-2
+
+
+# ------------------------------------------------------------------ message libraries
+
+_ROSIDL_MODULE = re.compile(r'^([A-Za-z0-9_]+)\.(msg|srv)\._[a-z0-9_]+$')
+
+
+def msgtype_of(obj: Any) -> str:
+    """``pkg/msg/Type`` of a rosbags or rosidl message (the class name for anything else)."""
+    t = getattr(obj, '__msgtype__', None)
+    if isinstance(t, str):
+        return t
+    cls = type(obj)
+    m = _ROSIDL_MODULE.match(getattr(cls, '__module__', '') or '')
+    if m:
+        return f'{m.group(1)}/{m.group(2)}/{cls.__name__}'
+    return cls.__name__
+
+
+class _RosbagsLibrary:
+    """rosbags typestore dataclasses (numpy arrays for numeric sequences, int for ``byte``)."""
+
+    name = 'rosbags'
+
+    def __getitem__(self, msgtype: str) -> type:
+        return _typestore().types[msgtype]
+
+    @staticmethod
+    def f64seq(a: np.ndarray) -> Any:
+        return a
+
+    @staticmethod
+    def octet(v: int) -> Any:
+        return int(v)
+
+
+class _RosidlLibrary:
+    """rosidl-generated classes of the ROS 2 installation (``array.array('d')`` for float64
+    sequences, 1-byte ``bytes`` for ``byte``), as rosidl_generator_py's setters require."""
+
+    name = 'rosidl'
+
+    def __init__(self) -> None:
+        self._cache: dict[str, type] = {}
+
+    def __getitem__(self, msgtype: str) -> type:
+        cls = self._cache.get(msgtype)
+        if cls is None:
+            pkg, sub, name = msgtype.split('/')
+            try:
+                cls = getattr(importlib.import_module(f'{pkg}.{sub}'), name)
+            except (ImportError, AttributeError) as exc:
+                raise ValueError(f'ROS interface {msgtype!r} is not available in this ROS '
+                                 f'installation ({exc})') from exc
+            self._cache[msgtype] = cls
+        return cls
+
+    @staticmethod
+    def f64seq(a: np.ndarray) -> Any:
+        out = array.array('d')
+        out.frombytes(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        return out
+
+    @staticmethod
+    def octet(v: int) -> Any:
+        return bytes([int(v) & 0xFF])
+
+
+_LIBRARIES = {'rosbags': _RosbagsLibrary, 'rosidl': _RosidlLibrary}
+_active: Any = None
+_typestore_cache: Any = None
+
+
+def _typestore() -> Any:
+    global _typestore_cache
+    if _typestore_cache is None:
+        try:
+            from rosbags.typesys import Stores, get_typestore
+        except ImportError as exc:
+            raise ImportError(
+                'rosbags is needed for ROS 2 messages without ROS (install vm_dynamics[dds], or '
+                'run under rclpy, where the rosidl message classes are used)') from exc
+        _typestore_cache = get_typestore(Stores.ROS2_JAZZY)
+    return _typestore_cache
+
+
+def use_message_library(name: str) -> str:
+    """Select the message classes the builders create: ``'rosidl'`` or ``'rosbags'``.
+
+    Returns the previously selected name (so a caller can restore it).
+    """
+    global _active
+    if name not in _LIBRARIES:
+        raise ValueError(f"message library must be one of {sorted(_LIBRARIES)}, got {name!r}")
+    previous = message_library()
+    if _active is None or _active.name != name:
+        _active = _LIBRARIES[name]()
+    return previous
+
+
+def message_library() -> str:
+    """Name of the selected message library (``'rosbags'`` until one is selected)."""
+    return 'rosbags' if _active is None else _active.name
+
+
+class _ActiveTypes:
+    """``_T[msgtype]``: the class of ``msgtype`` in the selected library."""
+
+    def __getitem__(self, msgtype: str) -> type:
+        return _lib()[msgtype]
+
+
+def _lib() -> Any:
+    global _active
+    if _active is None:
+        _active = _RosbagsLibrary()
+    return _active
+
+
+_T = _ActiveTypes()
+
+
+def __getattr__(name: str) -> Any:
+    if name == 'TYPESTORE':  # the rosbags typestore, imported on first access
+        return _typestore()
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
 
 
 # ----------------------------------------------------------------------------- time
@@ -300,7 +438,7 @@ def matrix_from_pose(p: Any, q: Any) -> np.ndarray:
 
 
 def _is_msg(obj: Any, msgtype: str) -> bool:
-    return getattr(obj, '__msgtype__', None) == msgtype
+    return msgtype_of(obj) == msgtype
 
 
 def _check_frame_id(frame_id: Any, what: str, *, allow_empty: bool = False) -> None:
@@ -365,8 +503,9 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
     p = _vector(pos, n, 'JointState.position')
     v = np.zeros(0) if vel is None else _vector(vel, n, 'JointState.velocity')
     e = np.zeros(0) if effort is None else _vector(effort, n, 'JointState.effort')
+    f64 = _lib().f64seq
     return _T[JOINT_STATE](header=header_msg(stamp_s, frame_id), name=names,
-                           position=p, velocity=v, effort=e)
+                           position=f64(p), velocity=f64(v), effort=f64(e))
 
 
 def _pose_msg(g: Any) -> Any:
@@ -415,6 +554,31 @@ def transform_stamped_msg(stamp_s: Any, parent: str, child: str, g: Any) -> Any:
                 x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))))
 
 
+def pose_stamped_msg(stamp_s: Any, frame_id: str, g: Any) -> Any:
+    """``geometry_msgs/PoseStamped``: pose ``g`` (4x4) in ``frame_id``."""
+    _check_frame_id(frame_id, 'PoseStamped.header.frame_id')
+    return _T['geometry_msgs/msg/PoseStamped'](
+        header=header_msg(stamp_s, frame_id),
+        pose=_pose_msg(check_rigid_transform(g, name='PoseStamped pose g')))
+
+
+def pose_stamped_from_odometry(msg: Any) -> Any:
+    """``geometry_msgs/PoseStamped`` of an Odometry's pose (header shared, same library)."""
+    _expect(msg, ODOMETRY)
+    return _T['geometry_msgs/msg/PoseStamped'](header=msg.header, pose=msg.pose.pose)
+
+
+def path_msg(stamp_s: Any, frame_id: str, poses: Iterable[Any]) -> Any:
+    """``nav_msgs/Path`` in ``frame_id`` from PoseStamped messages (of the same library)."""
+    _check_frame_id(frame_id, 'Path.header.frame_id')
+    poses = list(poses)
+    for k in {0, len(poses) - 1} if poses else ():   # all come from one builder
+        if not _is_msg(poses[k], 'geometry_msgs/msg/PoseStamped'):
+            raise ValueError(f'Path: pose {k} must be a geometry_msgs/msg/PoseStamped, got '
+                             f'{msgtype_of(poses[k])}')
+    return _T['nav_msgs/msg/Path'](header=header_msg(stamp_s, frame_id), poses=poses)
+
+
 def tf_msg(stamp_s: Any, transforms: Iterable[tuple[str, str, Any]]) -> Any:
     """``tf2_msgs/TFMessage`` from a list of ``(parent, child, 4x4)``, all at one stamp."""
     stamp = time_msg(stamp_s)
@@ -456,7 +620,7 @@ def float64_multi_array_msg(values: Any, labels: Sequence[str] | None = None) ->
                 label=str(lab), size=int(a.shape[i]), stride=int(np.prod(a.shape[i:]))))
     return _T[FLOAT64_MULTI_ARRAY](
         layout=_T['std_msgs/msg/MultiArrayLayout'](dim=dims, data_offset=0),
-        data=np.ascontiguousarray(a.reshape(-1)))
+        data=_lib().f64seq(np.ascontiguousarray(a.reshape(-1))))
 
 
 def wrench_stamped_msg(stamp_s: Any, wrench6: Any, frame_id: str = 'base_link') -> Any:
@@ -501,7 +665,7 @@ def diagnostic_status_msg(name: str, level: Any = 'OK', message: str = '',
     kvs = [_T['diagnostic_msgs/msg/KeyValue'](key=str(k), value=_kv_value(v))
            for k, v in (values or {}).items()]
     return _T['diagnostic_msgs/msg/DiagnosticStatus'](
-        level=_diag_level(level), name=name, message=str(message),
+        level=_lib().octet(_diag_level(level)), name=name, message=str(message),
         hardware_id=str(hardware_id), values=kvs)
 
 
@@ -569,7 +733,7 @@ class WrenchData(NamedTuple):
 
 
 def _expect(msg: Any, msgtype: str) -> None:
-    got = getattr(msg, '__msgtype__', type(msg).__name__)
+    got = msgtype_of(msg)
     if got != msgtype:
         raise ValueError(f'expected a {msgtype} message, got {got}')
 
@@ -719,7 +883,8 @@ def parse_diagnostic_array(msg: Any) -> list[dict[str, Any]]:
     _expect(msg, DIAGNOSTIC_ARRAY)
     out = []
     for s in msg.status:
-        out.append({'name': s.name, 'level': _diag_level(int(s.level)), 'message': s.message,
+        level = s.level[0] if isinstance(s.level, (bytes, bytearray)) else int(s.level)
+        out.append({'name': s.name, 'level': _diag_level(level), 'message': s.message,
                     'hardware_id': s.hardware_id,
                     'values': {kv.key: kv.value for kv in s.values}})
     return out
@@ -732,13 +897,15 @@ def serialize(msg: Any, msgtype: str | None = None) -> bytes:
     """CDR bytes (with the 4-byte encapsulation header) of a typestore message."""
     msgtype = msgtype or getattr(msg, '__msgtype__', None)
     if msgtype is None:
-        raise ValueError(f'cannot infer ROS message type of {type(msg).__name__}')
-    return bytes(TYPESTORE.serialize_cdr(msg, msgtype))
+        raise ValueError(f'cannot infer ROS message type of {type(msg).__name__} (serialize '
+                         'takes rosbags messages)')
+    return bytes(_typestore().serialize_cdr(msg, msgtype))
 
 
 def deserialize(data: bytes | bytearray | memoryview, msgtype: str) -> Any:
     """Typestore message from CDR bytes; malformed/short data raises ValueError."""
-    if msgtype not in _T:
+    store = _typestore()
+    if msgtype not in store.types:
         raise ValueError(f'unknown message type {msgtype!r}')
     data = bytes(data)
     if len(data) < 4:
@@ -747,17 +914,17 @@ def deserialize(data: bytes | bytearray | memoryview, msgtype: str) -> Any:
         raise ValueError(f'{msgtype}: unsupported CDR encapsulation header {data[:4].hex()} '
                          '(expected plain CDR, 0000 or 0001)')
     try:
-        return TYPESTORE.deserialize_cdr(data, msgtype)
+        return store.deserialize_cdr(data, msgtype)
     except Exception as exc:  # rosbags raises struct/index/decode errors
         raise ValueError(f'{msgtype}: malformed CDR data ({type(exc).__name__}: {exc})') from exc
 
 
 def msgdef(msgtype: str) -> str:
     """Concatenated ``ros2msg`` definition text (as stored in MCAP schemas)."""
-    text, _ = TYPESTORE.generate_msgdef(msgtype, ros_version=2)
+    text, _ = _typestore().generate_msgdef(msgtype, ros_version=2)
     return text
 
 
 def type_hash(msgtype: str) -> str:
     """RIHS01 type hash (``RIHS01_<64 hex>``) as used by Iron+ discovery."""
-    return TYPESTORE.hash_rihs01(msgtype)
+    return _typestore().hash_rihs01(msgtype)

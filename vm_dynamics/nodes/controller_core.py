@@ -64,7 +64,27 @@ CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
                            "is not in the future, s"),
     "reference_start": ("zero", "zero: reference times are ROS times; first_state: they start "
                         "at the first state's stamp"),
+    "max_trajectory_points": (1000, "reject a ~/joint_trajectory with more points (checked "
+                              "before any point is read)"),
+    "max_message_bytes": (1048576, "drop samples larger than this (serialized bytes) before "
+                          "deserialising them"),
 }
+
+#: Rejection reasons: each gets its own throttle key, so one reason flooding the log does not
+#: hide another.  (keyword in the error text, reason tag); first match wins.
+_REASONS = (("max_", "limit"), ("NaN/Inf", "nonfinite"), ("expected a", "type"),
+            ("values for", "size"), ("entries", "size"), ("empty", "size"),
+            ("given for some", "size"),
+            ("joint name", "names"), ("duplicate", "names"), ("joint_names", "names"),
+            ("time", "time"), ("frame", "frame"), ("quaternion", "quaternion"),
+            ("no joint state", "no-state"), ("no state", "no-state"))
+
+
+def _reason(text: str) -> str:
+    for word, tag in _REASONS:
+        if word in text:
+            return tag
+    return "invalid"
 
 
 def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -84,6 +104,15 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
         if key.startswith("reference."):
             out.setdefault(key, None)
     return out
+
+
+def _text(exc: BaseException) -> str:
+    """Error text for the log: the exception's message, its type if the message is empty or
+    not a plain sentence (e.g. ``(34, 'Numerical result out of range')``)."""
+    msg = str(exc)
+    if not msg or isinstance(exc, (ArithmeticError, TypeError, AttributeError, KeyError)):
+        return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+    return msg
 
 
 def _stamp_s(stamp) -> float:
@@ -160,6 +189,9 @@ class ControllerCore:
         if p["reference_start"] not in ("zero", "first_state"):
             raise ValueError(f"reference_start: {p['reference_start']!r}; use zero or "
                              f"first_state")
+        for key in ("max_trajectory_points", "max_message_bytes"):
+            if isinstance(p[key], bool) or not isinstance(p[key], int) or p[key] < 1:
+                raise ValueError(f"{key}: expected an integer >= 1, got {p[key]!r}")
         for key in ("state_timeout", "base_pose_duration"):
             if not (isinstance(p[key], (int, float)) and math.isfinite(p[key]) and p[key] >= 0):
                 raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
@@ -185,6 +217,7 @@ class ControllerCore:
         self._hold = None        # State used for reset (hold values)
         self.t0 = None if p["reference_start"] == "first_state" else 0.0
         self.rejected = 0
+        self.failed = 0
         self.last_error = ""
         self.computed = 0
         self.last_t = None
@@ -198,7 +231,7 @@ class ControllerCore:
     def _reject(self, what: str, text: str) -> bool:
         self.rejected += 1
         self.last_error = f"{what}: {text}"
-        self.log.emit("WARN", f"reject-{what}", f"rejected {what}: {text}")
+        self.log.emit("WARN", f"reject-{what}-{_reason(text)}", f"rejected {what}: {text}")
         return False
 
     def _time_check(self, t: float) -> None:
@@ -221,8 +254,8 @@ class ControllerCore:
             js = rm.parse_joint_state(msg, self.model.joint_names)
             if js.velocity is None and self.model.n:
                 raise ValueError("velocity is empty; the controller needs joint velocities")
-        except ValueError as exc:
-            return self._reject("joint state", str(exc))
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+            return self._reject("joint state", _text(exc))
         t = js.stamp_ns * 1e-9
         self._time_check(t)
         qd = js.velocity if js.velocity is not None else np.zeros(0)
@@ -238,9 +271,10 @@ class ControllerCore:
             if od.frame_id != r.odom_frame or od.child_frame_id != r.base_frame:
                 raise ValueError(f"frames {od.frame_id!r} -> {od.child_frame_id!r}; expected "
                                  f"{r.odom_frame!r} -> {r.base_frame!r}")
-        except ValueError as exc:
-            return self._reject("odometry", str(exc))
-        self._od = (od.stamp_ns * 1e-9, od.g, self.model.group.project(od.twist))
+            twist = self.model.group.project(od.twist)
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+            return self._reject("odometry", _text(exc))
+        self._od = (od.stamp_ns * 1e-9, od.g, twist)
         self._new_od = True
         return True
 
@@ -297,16 +331,25 @@ class ControllerCore:
         """``trajectory_msgs/JointTrajectory``: follow it from now (see module docstring)."""
         try:
             self.reference = replace(self.reference, joint=self._trajectory(msg))
-        except ValueError as exc:
-            return self._reject("joint trajectory", str(exc))
+        except (ValueError, TypeError, AttributeError, ArithmeticError,
+                np.linalg.LinAlgError) as exc:
+            return self._reject("joint trajectory", _text(exc))
         return True
 
     def _trajectory(self, msg: Any):
-        got = getattr(msg, "__msgtype__", type(msg).__name__)
+        got = rm.msgtype_of(msg)
         if got != JOINT_TRAJECTORY:
             raise ValueError(f"expected a {JOINT_TRAJECTORY} message, got {got}")
-        names = list(msg.joint_names)
         model_names = self.model.joint_names
+        # bounds first: nothing below iterates over more than these
+        limit = int(self.params["max_trajectory_points"])
+        if len(msg.points) > limit:
+            raise ValueError(f"{len(msg.points)} points, more than max_trajectory_points="
+                             f"{limit}")
+        if len(msg.joint_names) > len(model_names):
+            raise ValueError(f"joint_names has {len(msg.joint_names)} entries for a model "
+                             f"with {len(model_names)} joints")
+        names = list(msg.joint_names)
         unknown = [nm for nm in names if nm not in model_names]
         if unknown:
             raise ValueError(f"unknown joint name(s) {unknown}; the model's joints are "
@@ -327,7 +370,11 @@ class ControllerCore:
         times, pos, vel, acc = [], [], [], []
         have_v = have_a = True
         for i, pt in enumerate(msg.points):
-            tfs = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
+            sec, nsec = int(pt.time_from_start.sec), int(pt.time_from_start.nanosec)
+            if not 0 <= nsec < 1_000_000_000:
+                raise ValueError(f"points[{i}].time_from_start.nanosec must be in [0, 1e9), "
+                                 f"got {nsec}")
+            tfs = sec + nsec * 1e-9
             times.append(tfs)
             p = np.asarray(pt.positions, dtype=float)
             if p.shape != (k,):
@@ -382,12 +429,13 @@ class ControllerCore:
         """``geometry_msgs/PoseStamped`` target of the vehicle in ``odom_frame``."""
         try:
             self.reference = replace(self.reference, base=self._base_motion(msg))
-        except ValueError as exc:
-            return self._reject("base pose", str(exc))
+        except (ValueError, TypeError, AttributeError, ArithmeticError,
+                np.linalg.LinAlgError) as exc:
+            return self._reject("base pose", _text(exc))
         return True
 
     def _base_motion(self, msg: Any):
-        got = getattr(msg, "__msgtype__", type(msg).__name__)
+        got = rm.msgtype_of(msg)
         if got != POSE_STAMPED:
             raise ValueError(f"expected a {POSE_STAMPED} message, got {got}")
         r, m = self.robot, self.model
@@ -430,18 +478,24 @@ class ControllerCore:
             self.log.emit("WARN", "stale", f"latest state is {t - s.t:.3f} s old (> "
                           f"state_timeout {timeout:g} s): not commanding")
             return None
-        if not self._bound:
-            self.ctrl.reset(self.model, s, external=self._external)
-            self._hold = s
-            self._bound = True
-        tr = self._ref_time(t)
         try:
-            tau, bw = self.ctrl.compute(tr, State(tr, s.g, s.V, s.q, s.qd), self.reference)
-            tau = np.asarray(tau, dtype=float).reshape(self.model.n)
-            bw = np.asarray(bw, dtype=float).reshape(self.model.b)
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            self.log.emit("ERROR", "compute", f"controller {self.controller_name!r} failed: "
-                          f"{exc}")
+            # everything that runs plug-in or model code: a node never dies from it
+            # (OverflowError for huge angles, LinAlgError, ZeroDivisionError, FloatingPointError
+            # under np.errstate(raise), or any bug of a third-party plug-in)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                if not self._bound:
+                    self.ctrl.reset(self.model, s, external=self._external)
+                    self._hold = s
+                    self._bound = True
+                tr = self._ref_time(t)
+                tau, bw = self.ctrl.compute(tr, State(tr, s.g, s.V, s.q, s.qd), self.reference)
+                tau = np.asarray(tau, dtype=float).reshape(self.model.n)
+                bw = np.asarray(bw, dtype=float).reshape(self.model.b)
+        except Exception as exc:  # noqa: BLE001 - see above
+            self.failed += 1
+            self.log.emit("ERROR", f"compute-{type(exc).__name__}",
+                          f"controller {self.controller_name!r} failed at t={t:.6g} s: "
+                          f"{type(exc).__name__}: {exc}; nothing published")
             return None
         if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(bw))):
             self.log.emit("ERROR", "nonfinite", f"controller {self.controller_name!r} returned "
@@ -460,9 +514,14 @@ class ControllerCore:
             return []
         tau, bw = out
         stamp = self.last_t
-        return [("effort_commands", rm.float64_multi_array_msg(tau[self.robot.joint_index])),
-                ("base_wrench", rm.wrench_stamped_msg(stamp, self.model.group.embed(bw),
-                                                      self.robot.base_frame))]
+        try:
+            return [("effort_commands", rm.float64_multi_array_msg(tau[self.robot.joint_index])),
+                    ("base_wrench", rm.wrench_stamped_msg(stamp, self.model.group.embed(bw),
+                                                          self.robot.base_frame))]
+        except (ValueError, ArithmeticError) as exc:  # e.g. a stamp outside int32 seconds
+            self.log.emit("ERROR", "output", f"cannot build the command messages at "
+                          f"t={stamp:.6g} s: {_text(exc)}; nothing published")
+            return []
 
     def joint_error(self, t: float | None = None) -> np.ndarray | None:
         """``q_d(t) − q`` of the latest state (for monitoring and tests)."""

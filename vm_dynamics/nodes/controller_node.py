@@ -13,13 +13,20 @@ to false for hardware publishing wall-clock stamps.
 The selected controller's parameters are declared as ``controller.<name>`` (read from the
 plug-in's ``PARAMS``), and the ``reference.*`` entries of the parameter file are declared as
 found, so a scenario file is a complete parameter file for this node too.
+
+Input bounds: samples larger than ``max_message_bytes`` serialized bytes are dropped before
+they are deserialised, trajectories with more than ``max_trajectory_points`` points are
+rejected before any point is read; every rejection reason has its own throttle key.  Any
+failure of the controller's computation (``OverflowError`` for huge inputs, ``LinAlgError``,
+a plug-in bug) is logged as an ERROR and nothing is published for that period; the node keeps
+running.  Ctrl-C / SIGINT (also a second one during shutdown) ends it with exit code 0.
 """
 from __future__ import annotations
 
 import sys
 
 from .. import ros_msgs as rm
-from ..transport import make_transport
+from ..transport import make_transport, shutdown_quietly
 from ..transport import ros_args as rargs
 from .controller_core import (JOINT_TRAJECTORY, POSE_STAMPED, ControllerCore,
                               controller_parameter_defaults)
@@ -51,8 +58,9 @@ class ControllerNode:
         handlers = {"joint_states": self.on_joint_state, "odom": self.on_odometry,
                     "~/joint_trajectory": core.on_joint_trajectory,
                     "~/base_pose": core.on_base_pose}
+        limit = int(core.params["max_message_bytes"])
         for topic, (mtype, qos) in SUBSCRIPTIONS.items():
-            transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos)
+            transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos, max_bytes=limit)
         self.timer = None if core.lockstep else transport.timer(core.period, self.tick)
 
     def _wrap(self, handler):
@@ -91,16 +99,17 @@ def sim_time_default_argv(argv: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     argv = sim_time_default_argv(list(sys.argv if argv is None else argv))
+    transport = None
     try:
-        ra = rargs.parse_ros_args(argv)
-        name, ns = rargs.node_identity(ra, NODE_NAME)
-        overrides = rargs.parameter_overrides_for(ra, f"{ns.rstrip('/')}/{name}")
-        defaults = controller_parameter_defaults(overrides)
-        transport = make_transport(NODE_NAME, defaults, argv)
-    except ValueError as exc:
-        print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
-        return 2
-    try:
+        try:
+            ra = rargs.parse_ros_args(argv)
+            name, ns = rargs.node_identity(ra, NODE_NAME)
+            overrides = rargs.parameter_overrides_for(ra, f"{ns.rstrip('/')}/{name}")
+            defaults = controller_parameter_defaults(overrides)
+            transport = make_transport(NODE_NAME, defaults, argv)
+        except ValueError as exc:
+            print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
+            return 2
         try:
             core = ControllerCore.from_params(transport.params)
         except ValueError as exc:
@@ -113,10 +122,10 @@ def main(argv=None) -> int:
             + f", use_sim_time={transport.params['use_sim_time']}")
         ControllerNode(transport, core)
         transport.spin()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
         pass
     finally:
-        transport.shutdown()
+        shutdown_quietly(transport)
     return 0
 
 

@@ -806,17 +806,14 @@ class DynamicsCore:
 
     def ee_path_message(self) -> Any:
         """``nav_msgs/Path`` of the ``ee_frame`` in the odom frame (last ``ee_path_length``)."""
-        T = rm.TYPESTORE.types
-        return T["nav_msgs/msg/Path"](header=rm.header_msg(self.t, self.robot.odom_frame),
-                                      poses=[pose for _, pose in self.ee_path])
+        return rm.path_msg(self.t, self.robot.odom_frame, [pose for _, pose in self.ee_path])
 
     def _record_ee_pose(self) -> None:
         """Append the current ``ee_frame`` pose (as a PoseStamped, built once) to the path."""
         if self.ee_path and self.ee_path[-1][0] >= self.steps:
             return
         g_e = self.model.frame_pose(self.q, self.ee_frame, self.g)
-        pose = rm.TYPESTORE.types["geometry_msgs/msg/PoseStamped"](
-            header=rm.header_msg(self.t, self.robot.odom_frame), pose=rm._pose_msg(g_e))
+        pose = rm.pose_stamped_msg(self.t, self.robot.odom_frame, g_e)
         self.ee_path.append((self.steps, pose))
 
     def diagnostics_message(self) -> Any:

@@ -5,7 +5,8 @@
 Publishes ``joint_states`` (sensor_msgs/JointState, applied effort), ``odom``
 (nav_msgs/Odometry: pose in ``odom_frame``, body twist in ``child_frame_id``), ``/tf``
 (``odom_frame`` -> ``base_frame``), ``/clock`` (rosgraph_msgs/Clock, best effort), ``/diagnostics``
-and ``ee_path`` (nav_msgs/Path of ``ee_frame``); subscribes ``effort_controller/commands``
+``ee_path`` (nav_msgs/Path of ``ee_frame``) and ``base_path`` (nav_msgs/Path of
+``base_frame``, from the published odometry; both keep ``ee_path_length`` poses); subscribes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in the order of ``joints``) and ``base_wrench``
 (geometry_msgs/WrenchStamped); services ``~/reset`` (std_srvs/Trigger) and ``~/pause``
 (std_srvs/SetBool).  All logic is in :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`;
@@ -13,20 +14,62 @@ this module only wires it to the transport and paces it to the wall clock.
 
 The node is the clock source, so its own timers always run on wall time: ``use_sim_time`` is
 forced to false for it (with a warning if it was set).
+
+Input bounds (node parameters, :data:`NODE_PARAMETERS`): a command sample larger than
+``max_message_bytes`` serialized bytes is dropped before it is deserialised, and an effort
+command whose ``layout.dim`` has more than ``max_layout_dims`` entries is rejected before its
+layout is read; both with a throttled warning of their own (one throttle key per reason).
+A rejected sample costs microseconds, so a flood of invalid samples on a topic cannot keep the
+single-threaded node from reading the valid ones (depth-10 reliable readers, as rclpy's
+default profile).
+
+Ctrl-C / SIGINT (also the second one ``ros2 launch`` sends) and SIGTERM end the node with
+exit code 0 and no traceback.
 """
 from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 
 from .. import ros_msgs as rm
-from ..transport import make_transport
+from ..transport import make_transport, shutdown_quietly
 from ..transport import ros_args as rargs
 from .dynamics_core import DYNAMICS_PARAMETERS, DynamicsCore, Pacer, parameter_defaults
 
-__all__ = ["main", "DynamicsNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS", "SERVICES"]
+__all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
+           "NODE_PUBLICATIONS",
+           "SUBSCRIPTIONS", "SERVICES", "node_parameter_defaults"]
 
 NODE_NAME = "dynamics_node"
+
+#: Wall time one timer tick may spend stepping before it returns to the executor (s).  A
+#: simulation slower than real time would otherwise step in long batches (up to the pacer's
+#: max lag) during which rclpy serves no subscription: commands queue up past the reader's
+#: depth and are lost (measured: 2 of ~20 commands/s accepted for spacecraft_arm on numpy).
+TICK_BUDGET_S = 0.02
+
+#: Parameters of the node itself (input bounds), in addition to the core's
+#: ``DYNAMICS_PARAMETERS``: ``name: (default, description)``.
+NODE_PARAMETERS = {
+    "max_message_bytes": (65536, "drop command samples larger than this (serialized bytes) "
+                          "before deserialising them"),
+    "max_layout_dims": (8, "reject effort commands whose layout.dim has more entries"),
+}
+
+
+def node_parameter_defaults() -> dict:
+    """Declared parameters of the dynamics node: the core's and :data:`NODE_PARAMETERS`."""
+    out = parameter_defaults(DYNAMICS_PARAMETERS)
+    out.update(parameter_defaults(NODE_PARAMETERS))
+    return out
+
+
+def _limit(params, name: str) -> int:
+    value = params.get(name, NODE_PARAMETERS[name][0])
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+    return value
 
 #: core output key -> (topic, message type, QoS profile)
 PUBLICATIONS = {
@@ -36,6 +79,10 @@ PUBLICATIONS = {
     "clock": ("/clock", rm.CLOCK, "clock"),
     "diagnostics": ("/diagnostics", rm.DIAGNOSTIC_ARRAY, "default"),
     "ee_path": ("ee_path", "nav_msgs/msg/Path", "default"),
+}
+#: topics the node builds itself (not core outputs): key -> (topic, message type, QoS)
+NODE_PUBLICATIONS = {
+    "base_path": ("base_path", "nav_msgs/msg/Path", "default"),   # from the published odom
 }
 SUBSCRIPTIONS = {
     "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
@@ -57,10 +104,20 @@ class DynamicsNode:
     def __init__(self, transport, core: DynamicsCore, wall=time.monotonic):
         self.t, self.core, self.wall = transport, core, wall
         self.pubs = {key: transport.publisher(topic, mtype, qos)
-                     for key, (topic, mtype, qos) in PUBLICATIONS.items()}
+                     for key, (topic, mtype, qos) in {**PUBLICATIONS,
+                                                      **NODE_PUBLICATIONS}.items()}
+        params = transport.params
+        self.max_bytes = _limit(params, "max_message_bytes")
+        self.max_dims = _limit(params, "max_layout_dims")
+        self.oversized = 0
+        # base_path: the vehicle's trajectory (base_frame in odom_frame) from the published
+        # odometry, last ee_path_length poses, sent with every 10th state like ee_path
+        self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
+        self._base_path_count = 0
         transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
-                            self.on_effort, "default")
-        transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, "default")
+                            self.on_effort, "default", max_bytes=self.max_bytes)
+        transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, "default",
+                            max_bytes=self.max_bytes)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
             transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
@@ -75,6 +132,17 @@ class DynamicsNode:
 
     # ---------------------------------------------------------------- callbacks
     def on_effort(self, msg) -> None:
+        try:
+            ndims = len(msg.layout.dim)
+        except (AttributeError, TypeError):
+            ndims = 0  # not a Float64MultiArray: the core rejects it by type
+        if ndims > self.max_dims:
+            self.oversized += 1
+            self.t.logger.warn_throttled(
+                ("effort-layout-dims", "effort_controller/commands"), 2.0,
+                f"rejected effort command: layout.dim has {ndims} entries, more than "
+                f"max_layout_dims={self.max_dims}; keeping the last valid input")
+            return
         self.core.apply_effort_command(msg)
         if self.core.lockstep:
             self.advance_lockstep()
@@ -119,6 +187,10 @@ class DynamicsNode:
                     break
                 due -= done
                 self.flush()
+                if due > 0 and self.wall() - now > TICK_BUDGET_S:
+                    # behind real time: return to the executor so subscriptions and services
+                    # are served between batches (the pacer re-anchors; see overruns)
+                    break
             if core.step_times:
                 self.pacer.note_step_time(core.step_times[-1])
         self.flush(now)
@@ -128,7 +200,21 @@ class DynamicsNode:
         core = self.core
         for key, msg in core.pop_due(self.wall() if now is None else now):
             self.pubs[key].publish(msg)
+            if key == "odom":
+                self._record_base_pose(msg)
         _log(self.t.logger, core.log.pop())
+
+    def _record_base_pose(self, odom) -> None:
+        stamp = rm.time_msg_to_ns(odom.header.stamp)
+        if self.base_path and stamp < self.base_path[-1][0]:
+            self.base_path.clear()                       # reset: time went back
+        if self.base_path and stamp == self.base_path[-1][0]:
+            return                                       # re-sent state (paused)
+        self.base_path.append((stamp, rm.pose_stamped_from_odometry(odom)))
+        self._base_path_count += 1
+        if self._base_path_count % 10 == 1:
+            self.pubs["base_path"].publish(rm.path_msg(
+                stamp * 1e-9, odom.header.frame_id, [p for _, p in self.base_path]))
 
 
 def wall_clock_argv(argv: list[str], logger=None) -> list[str]:
@@ -145,15 +231,17 @@ def wall_clock_argv(argv: list[str], logger=None) -> list[str]:
 
 def main(argv=None) -> int:
     argv = list(sys.argv if argv is None else argv)
-    try:
-        argv = wall_clock_argv(argv)
-        transport = make_transport(NODE_NAME, parameter_defaults(DYNAMICS_PARAMETERS), argv)
-    except ValueError as exc:
-        print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
-        return 2
+    transport = None
     try:
         try:
-            core = DynamicsCore.from_params(transport.params)
+            argv = wall_clock_argv(argv)
+            transport = make_transport(NODE_NAME, node_parameter_defaults(), argv)
+        except ValueError as exc:
+            print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
+            return 2
+        try:
+            core = DynamicsCore.from_params(
+                {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS})
         except ValueError as exc:
             transport.logger.fatal(f"invalid configuration: {exc}")
             return 2
@@ -162,12 +250,16 @@ def main(argv=None) -> int:
             f"{m!r} from {core.robot.source}; {core.method}, dt={core.dt:g} s, backend "
             f"{core.backend}, real_time_factor={core.params['real_time_factor']:g}"
             + (", lockstep" if core.lockstep else "") + f"; joints {core.robot.joints}")
-        DynamicsNode(transport, core)
+        try:
+            DynamicsNode(transport, core)
+        except ValueError as exc:
+            transport.logger.fatal(f"invalid configuration: {exc}")
+            return 2
         transport.spin()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
         pass
     finally:
-        transport.shutdown()
+        shutdown_quietly(transport)
     return 0
 
 

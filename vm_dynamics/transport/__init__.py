@@ -73,6 +73,7 @@ import importlib
 import math
 import numbers
 import os
+import signal
 import sys
 import time
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
@@ -82,7 +83,7 @@ import numpy as np
 __all__ = [
     'Transport', 'make_transport', 'TRANSPORT_ENV', 'QosSpec', 'QOS_PROFILES', 'qos_spec',
     'SERVICE_TYPES', 'SERVICE_DEFINITIONS', 'service_typestore', 'message_typestore',
-    'BaseLogger', 'StreamLogger', 'coerce_scalar',
+    'BaseLogger', 'StreamLogger', 'coerce_scalar', 'shutdown_quietly', 'ignore_interrupts',
 ]
 
 TRANSPORT_ENV = 'VM_DYNAMICS_TRANSPORT'
@@ -382,8 +383,10 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: str | QosSpec = 'default') -> Any:
-        """Create a subscription; ``callback(msg)`` gets rosbags messages."""
+                  qos: str | QosSpec = 'default', *, max_bytes: int | None = None) -> Any:
+        """Create a subscription; ``callback(msg)`` gets messages of the transport's library
+        (rosidl under rclpy, rosbags on DDS).  Samples larger than ``max_bytes`` serialized
+        bytes are dropped with a throttled warning before they are deserialised."""
 
     @abc.abstractmethod
     def timer(self, period_s: float, callback: Callable[[], None]) -> Any:
@@ -421,6 +424,19 @@ class Transport(abc.ABC):
 
     # shared helpers for the adapters ------------------------------------------------
 
+    @staticmethod
+    def _check_max_bytes(max_bytes: Any) -> int:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) \
+                or max_bytes < 4:
+            raise ValueError(f'max_bytes must be an int >= 4 (CDR header), got {max_bytes!r}')
+        return int(max_bytes)
+
+    def _oversized(self, topic: str, msgtype: str, size: int, limit: int) -> None:
+        self.oversized_dropped = getattr(self, 'oversized_dropped', 0) + 1
+        self.logger.warn_throttled(('oversized', topic), 5.0,
+                                   f'dropped a {size}-byte {msgtype} sample on {topic}: larger '
+                                   f'than the limit of {limit} bytes (not deserialised)')
+
     def _deliver(self, callback: Callable[[Any], None], msg: Any, topic: str) -> bool:
         """Run a subscription callback; ValueError -> throttled warning, False."""
         try:
@@ -431,21 +447,27 @@ class Transport(abc.ABC):
             return False
         return True
 
-    def _serve(self, srvtype: str, handler: Callable[[Any], Any], request: Any) -> Any:
-        """handler(request) -> rosbags response of ``srvtype`` (``(ok, msg)`` accepted)."""
-        resp_cls = message_class(f'{srvtype}_Response')
+    def _serve(self, srvtype: str, handler: Callable[[Any], Any],
+               request: Any) -> tuple[bool, str]:
+        """handler(request) -> ``(success, message)`` of a ``srvtype`` response.
+
+        The handler returns ``(success, message)`` or an object with ``success`` and
+        ``message`` (a response message of either library); a ``ValueError`` becomes
+        ``(False, str(error))``.
+        """
         try:
             result = handler(request)
         except ValueError as exc:
-            return resp_cls(success=False, message=str(exc))
-        if getattr(result, '__msgtype__', None) == f'{srvtype}_Response':
-            return result
+            return False, str(exc)
         if isinstance(result, tuple) and len(result) == 2:
             ok, text = result
-            return resp_cls(success=coerce_scalar('bool', ok, f'{srvtype} handler success'),
-                            message=coerce_scalar('string', text, f'{srvtype} handler message'))
-        raise TypeError(f'{srvtype} handler must return (success, message) or a '
-                        f'{srvtype}_Response, got {type(result).__name__}')
+        elif hasattr(result, 'success') and hasattr(result, 'message'):
+            ok, text = result.success, result.message
+        else:
+            raise TypeError(f'{srvtype} handler must return (success, message) or a '
+                            f'{srvtype}_Response, got {type(result).__name__}')
+        return (coerce_scalar('bool', ok, f'{srvtype} handler success'),
+                coerce_scalar('string', text, f'{srvtype} handler message'))
 
 
 def _rclpy_importable() -> bool:
@@ -484,5 +506,38 @@ def make_transport(node_name: str, params_defaults: Mapping[str, Any] | None = N
     if kind == 'rclpy':
         from .rclpy_adapter import RclpyTransport
         return RclpyTransport(node_name, params_defaults, argv, namespace=namespace)
-    from .dds import DdsTransport
+    try:
+        from .dds import DdsTransport
+    except ImportError as exc:
+        raise ValueError(
+            f'no ROS 2 transport: rclpy is not importable and the Cyclone DDS transport needs '
+            f'{exc.name or "a missing module"} (install vm_dynamics[dds] to run without ROS, or '
+            f'source a ROS 2 setup file to use rclpy)') from None
     return DdsTransport(node_name, params_defaults, argv, namespace=namespace)
+
+
+def ignore_interrupts() -> None:
+    """Ignore SIGINT/SIGTERM from now on (main thread only; elsewhere a no-op)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread / unsupported
+            pass
+
+
+def shutdown_quietly(transport: 'Transport | None') -> None:
+    """Shut a node down after Ctrl-C without a traceback, even if more signals arrive.
+
+    ``ros2 launch`` forwards SIGINT to its children in addition to the terminal's, so a second
+    SIGINT often lands while the node is being destroyed.  Signals are ignored from here on
+    (the process is exiting anyway), including after ``rclpy.shutdown()`` re-installs the
+    previous handlers.
+    """
+    ignore_interrupts()
+    try:
+        if transport is not None:
+            transport.shutdown()
+    except KeyboardInterrupt:  # pragma: no cover - only if a handler was re-installed
+        pass
+    finally:
+        ignore_interrupts()

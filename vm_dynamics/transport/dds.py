@@ -47,11 +47,13 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import struct
 import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 from cyclonedds._clayer import ddspy_take
 from cyclonedds.core import (DDSException, GuardCondition, InstanceState, Policy, Qos,
                              ReadCondition, SampleState, ViewState, WaitSet)
@@ -72,6 +74,15 @@ __all__ = ['DdsTransport', 'DdsServiceClient', 'dds_type_name', 'dds_topic_name'
            'idl_struct', 'to_idl', 'user_data', 'dds_qos', 'discovery_config']
 
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
+
+#: Node discovery of rmw_dds_common (rmw_cyclonedds ``rmw_context_impl_s::init``): topic
+#: ``ros_discovery_info`` (no ``rt/`` prefix), reliable, transient local, KEEP_LAST 1.
+DISCOVERY_TOPIC = 'ros_discovery_info'
+DISCOVERY_TYPE = 'rmw_dds_common/msg/ParticipantEntitiesInfo'
+DISCOVERY_QOS = QosSpec(reliable=True, transient_local=True, depth=1)
+#: Participant USER_DATA of rmw_cyclonedds for the default (root) security enclave.
+ENCLAVE_USER_DATA = b'enclave=/;'
+
 _REQ_FIELDS = ('rmw_request_guid', 'rmw_request_seq')
 _REPLY_WAIT_S = 0.1
 _OCTET_LIKE = ('byte', 'uint8', 'char')
@@ -391,7 +402,9 @@ class _DdsPublisher(Publisher):
 
 class _DdsSubscription:
     def __init__(self, transport: 'DdsTransport', topic: str, msgtype: str,
-                 callback: Callable[[Any], None], reader: DataReader, raw: bool) -> None:
+                 callback: Callable[[Any], None], reader: DataReader, raw: bool,
+                 max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
         self.topic = topic
         self.msgtype = msgtype
         self._transport = transport
@@ -401,6 +414,9 @@ class _DdsSubscription:
 
     def handle_raw(self, data: bytes) -> bool:
         """Decode one CDR sample and deliver it; False (and a warning) if it was dropped."""
+        if self.max_bytes is not None and len(data) > self.max_bytes:
+            self._transport._oversized(self.topic, self.msgtype, len(data), self.max_bytes)
+            return False
         if self._raw:
             return self._transport._deliver(self._callback, bytes(data), self.topic)
         from vm_dynamics import ros_msgs
@@ -503,7 +519,9 @@ class _DdsService:
                 ('malformed', self.name), 5.0, f'dropped undecodable request on {self.name}: '
                 f'{type(exc).__name__}: {exc}')
             return
-        response = self._transport._serve(self.srvtype, self._handler, request)
+        ok, text = self._transport._serve(self.srvtype, self._handler, request)
+        response = service_typestore().types[f'{self.srvtype}_Response'](success=ok,
+                                                                         message=text)
         deadline = time.monotonic() + _REPLY_WAIT_S
         while not self._client_reader_matched(info.publication_handle):
             if time.monotonic() > deadline:
@@ -519,6 +537,20 @@ class _DdsService:
 # ---------------------------------------------------------------------- transport
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt() -> None:
+    """SIGTERM ends :meth:`DdsTransport.spin` like Ctrl-C (a clean exit with code 0), as
+    rclpy's signal handlers do for rclpy nodes; only if nobody else handles SIGTERM."""
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread
+        pass
+
+
 class DdsTransport(Transport):
     """Node on a Cyclone DDS participant (domain ``ROS_DOMAIN_ID``); single-threaded executor."""
 
@@ -527,6 +559,9 @@ class DdsTransport(Transport):
     def __init__(self, node_name: str, params_defaults: Any = None,
                  argv: Sequence[str] | None = None, *, namespace: str = '') -> None:
         super().__init__()
+        from vm_dynamics import ros_msgs
+        ros_msgs.use_message_library('rosbags')  # messages on the wire are rosbags CDR
+        _sigterm_as_interrupt()
         argv = list(sys.argv if argv is None else argv)
         self._ros_args = rargs.parse_ros_args(argv)
         self.args = list(self._ros_args.non_ros_args)
@@ -548,7 +583,10 @@ class DdsTransport(Transport):
         self.domain_id = rargs.domain_id_from_env()
         _acquire_domain(self.domain_id, discovery_config())
         try:
-            self._dp = DomainParticipant(self.domain_id)
+            # USER_DATA "enclave=/;" as rmw_cyclonedds sets it: ROS tools then list this
+            # participant in their graph (rmw handle_DCPSParticipant)
+            self._dp = DomainParticipant(self.domain_id,
+                                         qos=Qos(Policy.Userdata(ENCLAVE_USER_DATA)))
         except BaseException:
             _release_domain(self.domain_id)
             raise
@@ -562,6 +600,12 @@ class DdsTransport(Transport):
         self._timers: list[_DdsTimer] = []
         self._csid_counter = 0
         self._closed = False
+        self._reader_gids: list[bytes] = []
+        self._writer_gids: list[bytes] = []
+        self._discovery_writer = None
+        self._discovery_writer = self._writer(DISCOVERY_TOPIC, DISCOVERY_TYPE,
+                                              DISCOVERY_QOS)
+        self._announce()
         self._sim_time = self.params['use_sim_time']
         self._clock_ns = 0
         self._clock_seen = False
@@ -589,6 +633,9 @@ class DdsTransport(Transport):
         topic = self._topic(dds_name, msgtype, request_header)
         w = DataWriter(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=True))
         self._keep.append(w)
+        if self._discovery_writer is not None:  # not the discovery writer itself (as rmw)
+            self._writer_gids.append(w.guid.bytes)
+            self._announce()
         return w
 
     def _reader(self, dds_name: str, msgtype: str, spec: QosSpec, *,
@@ -599,7 +646,30 @@ class DdsTransport(Transport):
         cond = ReadCondition(r, _ANY)
         self._waitset.attach(cond)
         self._keep.extend([r, cond])
+        self._reader_gids.append(r.guid.bytes)
+        self._announce()
         return r
+
+    def discovery_info(self) -> Any:
+        """This node's ``rmw_dds_common/msg/ParticipantEntitiesInfo`` (rosbags message): the
+        participant GUID and one NodeEntitiesInfo with the GUIDs of its readers and writers,
+        as rmw_dds_common's GraphCache builds it (the discovery writer itself excluded)."""
+        T = message_typestore().types
+
+        def gid(guid: bytes) -> Any:
+            return T['rmw_dds_common/msg/Gid'](data=np.frombuffer(guid, dtype=np.uint8).copy())
+        node = T['rmw_dds_common/msg/NodeEntitiesInfo'](
+            node_namespace=self.namespace, node_name=self.node_name,
+            reader_gid_seq=[gid(g) for g in self._reader_gids],
+            writer_gid_seq=[gid(g) for g in self._writer_gids])
+        return T[DISCOVERY_TYPE](gid=gid(self._dp.guid.bytes), node_entities_info_seq=[node])
+
+    def _announce(self) -> None:
+        """Publish :meth:`discovery_info` on ``ros_discovery_info`` (transient local, depth 1),
+        so ``ros2 node list`` / ``ros2 node info`` / ``ros2 topic info -v`` see this node."""
+        if self._discovery_writer is None or self._closed:
+            return
+        self._discovery_writer.write(to_idl(self.discovery_info(), DISCOVERY_TYPE))
 
     def _next_csid(self) -> str:
         self._csid_counter += 1
@@ -618,13 +688,16 @@ class DdsTransport(Transport):
                              self._writer(dds_topic_name(fq), msgtype, qos_spec(qos)))
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: Any = 'default', *, raw: bool = False) -> _DdsSubscription:
-        """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes."""
+                  qos: Any = 'default', *, raw: bool = False,
+                  max_bytes: int | None = None) -> _DdsSubscription:
+        """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes; samples
+        over ``max_bytes`` are dropped before decoding."""
         if not callable(callback):
             raise TypeError('callback must be callable')
+        limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
         fq = self.resolve_name(topic)
         reader = self._reader(dds_topic_name(fq), msgtype, qos_spec(qos))
-        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw)
+        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw, limit)
         self._subs.append(sub)
         return sub
 

@@ -1,23 +1,24 @@
 """rclpy implementation of :class:`~vm_dynamics.transport.Transport` (ROS 2 Humble / Jazzy).
 
 Thin on purpose: rclpy parses ``--ros-args`` itself (``rclpy.init(args=argv)``), the node
-declares one parameter per flattened default, and messages are converted between the
-rosbags dataclasses used by the library (:mod:`vm_dynamics.ros_msgs`) and the rosidl
-Python classes by copying fields along the rosbags field definitions:
+declares one parameter per flattened default, and messages are the **rosidl classes of the
+ROS installation**, used directly: creating the transport selects the ``'rosidl'`` message
+library of :mod:`vm_dynamics.ros_msgs` (restored on shutdown), so the builders create rosidl
+messages, publishers hand them to rclpy unchanged and subscribers get what rclpy
+deserialised.  Nothing outside rosdep keys (rclpy and the interface packages) is imported.
 
-* reals -> ``float``, integers -> ``int`` (range-checked), ``byte`` -> 1-byte ``bytes``,
-  ``char`` -> ``int`` (ROS 2 maps ``char`` to ``uint8``);
-* numeric sequences -> ``array.array`` (rosidl's storage), numeric fixed arrays -> numpy
-  arrays of the rosidl dtype, other sequences -> lists;
-* rosidl -> rosbags: numeric arrays become numpy arrays (what rosbags' deserialiser yields).
+Size limits: ``subscribe(..., max_bytes=N)`` subscribes with ``raw=True`` and deserialises
+(``rclpy.serialization.deserialize_message``) only samples of at most ``N`` bytes; larger ones
+are dropped with a throttled warning before any message object is built.
 
 rclpy calls used (and therefore implemented by ``test/strict_rclpy.py``):
 ``rclpy.ok``, ``rclpy.init(args=)``, ``rclpy.shutdown()``, ``rclpy.spin``,
 ``rclpy.spin_once(timeout_sec=)``, ``rclpy.utilities.remove_ros_args``,
+``rclpy.serialization.deserialize_message``,
 ``rclpy.node.Node(name, namespace=, cli_args=)`` with ``get_name``, ``get_namespace``,
 ``get_logger``, ``get_clock().now().nanoseconds``, ``declare_parameter(name, value[,
 descriptor])``, ``get_parameter(name).value``, ``create_publisher(type, topic, qos)``,
-``create_subscription(type, topic, cb, qos)``, ``create_timer(period, cb)``,
+``create_subscription(type, topic, cb, qos[, raw=True])``, ``create_timer(period, cb)``,
 ``Publisher.topic_name``, ``Subscription.topic_name``,
 ``create_service(type, name, cb)``, ``destroy_node``; ``rclpy.qos.QoSProfile(history=,
 depth=, reliability=, durability=)`` with ``HistoryPolicy``, ``ReliabilityPolicy``,
@@ -30,34 +31,25 @@ logger ``debug/info/warning/error/fatal(msg)``.
 from __future__ import annotations
 
 import array
-import functools
 import importlib
 import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from rosbags.interfaces import Nodetype
 
-from . import (BaseLogger, Publisher, Transport, check_message, check_service_type,
-               coerce_elements, coerce_scalar, fielddefs, message_class, qos_spec)
+from .. import ros_msgs
+from . import BaseLogger, Publisher, Transport, check_service_type, qos_spec
 from . import ros_args as rargs
 
-__all__ = ['RclpyTransport', 'to_rclpy', 'from_rclpy', 'rclpy_class']
-
-#: rosidl_generator_py SPECIAL_NESTED_BASIC_TYPES (array.array codes / numpy dtypes), keyed by
-#: .msg base type; bool, byte and string are stored as plain lists.
-_ARRAY_CODE = {'float32': 'f', 'float64': 'd', 'int8': 'b', 'uint8': 'B', 'char': 'B',
-               'int16': 'h', 'uint16': 'H', 'int32': 'i', 'uint32': 'I', 'int64': 'q',
-               'uint64': 'Q'}
-_NP_DTYPE = {'float32': np.float32, 'float64': np.float64, 'int8': np.int8, 'uint8': np.uint8,
-             'char': np.uint8, 'int16': np.int16, 'uint16': np.uint16, 'int32': np.int32,
-             'uint32': np.uint32, 'int64': np.int64, 'uint64': np.uint64, 'bool': np.bool_,
-             'byte': np.int8}
+__all__ = ['RclpyTransport', 'rclpy_class']
 
 
 def rclpy_class(rostype: str) -> type:
     """rosidl Python class of ``pkg/msg/T``, ``pkg/srv/S`` or ``pkg/srv/S_Request``."""
-    pkg, sub, name = rostype.split('/')
+    parts = rostype.split('/')
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(f'invalid ROS type name {rostype!r} (expected pkg/msg/Type)')
+    pkg, sub, name = parts
     part = None
     if sub == 'srv' and name.endswith(('_Request', '_Response')):
         name, part = name.rsplit('_', 1)
@@ -67,129 +59,6 @@ def rclpy_class(rostype: str) -> type:
         raise ValueError(f'ROS interface {rostype!r} is not available in this ROS installation '
                          f'({exc})') from exc
     return getattr(cls, part) if part else cls
-
-
-# ------------------------------------------------------------- rosbags -> rosidl
-
-
-def _to_field(desc: tuple, where: str) -> Callable[[Any], Any]:
-    node, info = desc
-    if node == Nodetype.BASE:
-        base = info[0]
-        if base == 'byte':
-            return lambda v: bytes([coerce_scalar('byte', v, where) & 0xFF])
-        return lambda v: coerce_scalar(base, v, where)
-    if node == Nodetype.NAME:
-        conv = _compiled_to(info)
-
-        def nested(v: Any) -> Any:
-            check_message(v, info, where)
-            return conv(v, where)
-        return nested
-    (enode, einfo), size = info
-    if enode == Nodetype.NAME:
-        conv = _compiled_to(einfo)
-
-        def items(v: Any) -> list:
-            out = []
-            for j, x in enumerate(v):
-                check_message(x, einfo, f'{where}[{j}]')
-                out.append(conv(x, f'{where}[{j}]'))
-            return out
-        return items
-    base = einfo[0]
-
-    def elems(v: Any) -> Any:
-        vals = coerce_elements(base, v, where)
-        if node == Nodetype.ARRAY and len(vals) != size:
-            raise ValueError(f'{where}: fixed array needs exactly {size} elements, '
-                             f'got {len(vals)}')
-        if node == Nodetype.SEQUENCE and size and len(vals) > size:
-            raise ValueError(f'{where}: bounded sequence holds at most {size} elements')
-        if base == 'byte':
-            return [bytes([x & 0xFF]) for x in vals]
-        if base in _ARRAY_CODE:
-            if node == Nodetype.ARRAY:
-                return np.array(vals, dtype=_NP_DTYPE[base])
-            return array.array(_ARRAY_CODE[base], vals)
-        return vals
-    return elems
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled_to(rostype: str) -> Callable[[Any, str], Any]:
-    _, fields = fielddefs(rostype)
-    short = rostype.rsplit('/', 1)[-1]
-    convs = [(n, _to_field(d, f'{short}.{n}')) for n, d in fields
-             if n != 'structure_needs_at_least_one_member']
-
-    def convert(msg: Any, where: str = '') -> Any:
-        out = rclpy_class(rostype)()
-        for name, conv in convs:
-            try:
-                value = getattr(msg, name)
-            except AttributeError:
-                raise TypeError(f'{where or rostype}: message has no field {name!r}') from None
-            setattr(out, name, conv(value))
-        return out
-    return convert
-
-
-def to_rclpy(msg: Any, rostype: str) -> Any:
-    """rosbags message -> rosidl message (strict)."""
-    check_message(msg, rostype, 'to_rclpy')
-    return _compiled_to(rostype)(msg, rostype)
-
-
-# ------------------------------------------------------------- rosidl -> rosbags
-
-
-def _from_field(desc: tuple) -> Callable[[Any], Any]:
-    node, info = desc
-    if node == Nodetype.BASE:
-        base = info[0]
-        if base == 'byte':
-            return _byte_to_int8
-        return lambda v: v
-    if node == Nodetype.NAME:
-        return _compiled_from(info)
-    (enode, einfo), _ = info
-    if enode == Nodetype.NAME:
-        conv = _compiled_from(einfo)
-        return lambda v: [conv(x) for x in v]
-    base = einfo[0]
-    if base == 'string':
-        return list
-    if base == 'byte':
-        return lambda v: np.array([_byte_to_int8(b) for b in v], dtype=np.int8)
-    return lambda v: np.array(v, dtype=_NP_DTYPE[base])
-
-
-def _byte_to_int8(v: Any) -> int:
-    """rosidl octet (1-byte ``bytes``) -> rosbags' int8 convention for ``byte``."""
-    u = v[0] if isinstance(v, (bytes, bytearray)) else int(v)
-    return u - 256 if u > 127 else u
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled_from(rostype: str) -> Callable[[Any], Any]:
-    _, fields = fielddefs(rostype)
-    convs = [(n, _from_field(d)) for n, d in fields]
-
-    def convert(obj: Any) -> Any:
-        kw = {}
-        for name, conv in convs:
-            if name == 'structure_needs_at_least_one_member':
-                kw[name] = 0
-            else:
-                kw[name] = conv(getattr(obj, name))
-        return message_class(rostype)(**kw)
-    return convert
-
-
-def from_rclpy(obj: Any, rostype: str) -> Any:
-    """rosidl message -> rosbags message."""
-    return _compiled_from(rostype)(obj)
 
 
 # ----------------------------------------------------------------------- logger
@@ -220,15 +89,17 @@ class RclpyLogger(BaseLogger):
 
 
 class _RclpyPublisher(Publisher):
-    def __init__(self, pub: Any, topic: str, msgtype: str) -> None:
+    def __init__(self, pub: Any, topic: str, msgtype: str, cls: type) -> None:
         self._pub = pub
         self.topic = topic
         self.msgtype = msgtype
-        self._convert = _compiled_to(msgtype)
+        self._cls = cls
 
     def publish(self, msg: Any) -> None:
-        check_message(msg, self.msgtype, f'publisher {self.topic}')
-        self._pub.publish(self._convert(msg, f'{self.topic} {self.msgtype}'))
+        if not isinstance(msg, self._cls):
+            raise TypeError(f'publisher {self.topic}: expected a rosidl {self.msgtype} message, '
+                            f'got {ros_msgs.msgtype_of(msg)} ({type(msg).__module__})')
+        self._pub.publish(msg)
 
 
 def _plain(value: Any) -> Any:
@@ -250,6 +121,7 @@ class RclpyTransport(Transport):
         from rclpy.utilities import remove_ros_args
 
         self._rclpy = rclpy
+        self._previous_library = ros_msgs.use_message_library('rosidl')
         argv = list(sys.argv if argv is None else argv)
         flat = rargs.flatten_params(params_defaults)  # validate before touching ROS
         self._owns_context = not rclpy.ok()
@@ -307,27 +179,39 @@ class RclpyTransport(Transport):
                         else DurabilityPolicy.VOLATILE))
 
     def publisher(self, topic: str, msgtype: str, qos: Any = 'default') -> _RclpyPublisher:
-        fielddefs(msgtype)
-        pub = self._node.create_publisher(rclpy_class(msgtype), topic, self._qos(qos))
-        return _RclpyPublisher(pub, pub.topic_name, msgtype)
+        cls = rclpy_class(msgtype)
+        pub = self._node.create_publisher(cls, topic, self._qos(qos))
+        return _RclpyPublisher(pub, pub.topic_name, msgtype, cls)
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: Any = 'default') -> Any:
+                  qos: Any = 'default', *, max_bytes: int | None = None) -> Any:
+        """Subscribe; ``callback`` gets rosidl messages.  With ``max_bytes`` the sample's
+        serialized size is checked before it is deserialised (see the module docstring)."""
         if not callable(callback):
             raise TypeError('callback must be callable')
-        convert = _compiled_from(msgtype)
+        cls = rclpy_class(msgtype)
         name = [topic]  # replaced by the resolved name once the subscription exists
+        if max_bytes is None:
+            def on_msg(msg: Any) -> None:
+                self._deliver(callback, msg, name[0])
+            sub = self._node.create_subscription(cls, topic, on_msg, self._qos(qos))
+        else:
+            limit = self._check_max_bytes(max_bytes)
+            from rclpy.serialization import deserialize_message
 
-        def on_msg(obj: Any) -> None:
-            try:
-                msg = convert(obj)
-            except (TypeError, ValueError, AttributeError) as exc:
-                self.logger.warn_throttled(('malformed', name[0]), 5.0,
-                                           f'dropped unconvertible {msgtype} on {name[0]}: {exc}')
-                return
-            self._deliver(callback, msg, name[0])
-        sub = self._node.create_subscription(rclpy_class(msgtype), topic, on_msg,
-                                             self._qos(qos))
+            def on_raw(data: bytes) -> None:
+                if len(data) > limit:
+                    self._oversized(name[0], msgtype, len(data), limit)
+                    return
+                try:
+                    msg = deserialize_message(data, cls)
+                except Exception as exc:  # rclpy raises its own deserialisation errors
+                    self.logger.warn_throttled(('malformed', name[0]), 5.0,
+                                               f'dropped undecodable {msgtype} on {name[0]}: '
+                                               f'{type(exc).__name__}: {exc}')
+                    return
+                self._deliver(callback, msg, name[0])
+            sub = self._node.create_subscription(cls, topic, on_raw, self._qos(qos), raw=True)
         name[0] = sub.topic_name
         return sub
 
@@ -343,12 +227,8 @@ class RclpyTransport(Transport):
         check_service_type(srvtype)
         if not callable(handler):
             raise TypeError('handler must be callable')
-        req_from = _compiled_from(f'{srvtype}_Request')
-
         def on_request(request: Any, response: Any) -> Any:
-            result = self._serve(srvtype, handler, req_from(request))
-            response.success = result.success
-            response.message = result.message
+            response.success, response.message = self._serve(srvtype, handler, request)
             return response
         return self._node.create_service(rclpy_class(srvtype), name, on_request)
 
@@ -372,11 +252,14 @@ class RclpyTransport(Transport):
 
     def _release(self) -> None:
         node = getattr(self, '_node', None)
-        if node is not None:
-            node.destroy_node()
-            self._node = None
-        if self._owns_context and self._rclpy.ok():
-            self._rclpy.shutdown()
+        try:
+            if node is not None:
+                self._node = None
+                node.destroy_node()
+            if self._owns_context and self._rclpy.ok():
+                self._rclpy.shutdown()
+        finally:
+            ros_msgs.use_message_library(self._previous_library)
 
     def shutdown(self) -> None:
         if getattr(self, '_closed', True):
