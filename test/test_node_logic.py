@@ -533,7 +533,7 @@ def test_nodes_wired_on_strict_rclpy(fake_ros):
     try:
         pubs = {topic: (rostype, qos) for topic, rostype, qos, _ in fake.published}
         assert set(pubs) == {"/joint_states", "/odom", "/tf", "/clock", "/ee_path",
-                             "/diagnostics"}                  # initial state at start-up
+                             "/diagnostics", "/base_path"}                  # initial state at start-up
         assert pubs["/clock"][1].reliability == srclpy.ReliabilityPolicy.BEST_EFFORT
         assert pubs["/joint_states"][1].reliability == srclpy.ReliabilityPolicy.RELIABLE
 
