@@ -289,6 +289,51 @@ def header_msg(stamp_s: Any, frame_id: str = '') -> Any:
 # ------------------------------------------------------------------------- rotations
 
 
+def _check_rotation_one(R: np.ndarray, tol: float, name: str) -> list:
+    """Validate one 3x3 rotation (same rules and messages as the batched checks); returns
+    its entries as Python floats (row major)."""
+    r = R.ravel().tolist()
+    if not all(math.isfinite(x) for x in r):
+        raise ValueError(f'{name} contains NaN/Inf')
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
+    cols = ((r00, r10, r20), (r01, r11, r21), (r02, r12, r22))
+    err = 0.0
+    for i in range(3):
+        for j in range(i, 3):
+            d = sum(cols[i][k] * cols[j][k] for k in range(3)) - (1.0 if i == j else 0.0)
+            err = max(err, abs(d))
+    if err > tol:
+        raise ValueError(f'{name} is not orthonormal: max |R^T R - I| = {err:.3e} > tol {tol:g}')
+    det = (r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20)
+           + r02 * (r10 * r21 - r11 * r20))
+    if det < 0:
+        raise ValueError(f'{name} has det < 0 (reflection, not a rotation)')
+    return r
+
+
+def _quat_from_matrix_one(R: np.ndarray, tol: float) -> np.ndarray:
+    """:func:`quat_from_matrix` of one 3x3 matrix with Python floats (the same Shepperd
+    branches; ~20x faster than the batched form for a single message)."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = _check_rotation_one(R, tol, 'rotation matrix')
+    tr = r00 + r11 + r22
+    k = max(range(4), key=(tr, r00, r11, r22).__getitem__)
+    if k == 0:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+        q = [(r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s]
+    elif k == 1:
+        s = 2.0 * math.sqrt(max(1.0 + r00 - r11 - r22, 0.0))
+        q = [0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s]
+    elif k == 2:
+        s = 2.0 * math.sqrt(max(1.0 - r00 + r11 - r22, 0.0))
+        q = [(r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s]
+    else:
+        s = 2.0 * math.sqrt(max(1.0 - r00 - r11 + r22, 0.0))
+        q = [(r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s]
+    nrm = math.sqrt(sum(x * x for x in q))
+    sign = -1.0 if q[3] < 0.0 else 1.0
+    return np.array([sign * x / nrm for x in q])
+
+
 def quat_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
     """Rotation matrix (..., 3, 3) -> unit quaternion (..., 4) in ROS order (x, y, z, w).
 
@@ -302,6 +347,8 @@ def quat_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
     ``tol`` or has det < 0.
     """
     R = np.asarray(R, dtype=float)
+    if R.shape == (3, 3):
+        return _quat_from_matrix_one(R, tol)
     if R.ndim < 2 or R.shape[-2:] != (3, 3):
         raise ValueError(f'rotation matrix must have shape (..., 3, 3), got {R.shape}')
     if not np.all(np.isfinite(R)):
@@ -395,6 +442,13 @@ def rotvec_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
 def check_rigid_transform(g: Any, *, tol: float = ROTATION_TOL, name: str = 'g') -> np.ndarray:
     """Validate a 4x4 homogeneous transform (or a stack (..., 4, 4)); return it as float."""
     g = np.asarray(g, dtype=float)
+    if g.shape == (4, 4):                      # one transform: scalar checks (fast path)
+        if not all(math.isfinite(x) for x in g[3].tolist() + g[:3, 3].tolist()):
+            raise ValueError(f'{name} contains NaN/Inf')
+        if max(abs(a - b) for a, b in zip(g[3].tolist(), (0.0, 0.0, 0.0, 1.0))) > tol:
+            raise ValueError(f'{name}: last row must be [0, 0, 0, 1]')
+        _check_rotation_one(g[:3, :3], tol, f'{name}: rotation block')
+        return g
     if g.ndim < 2 or g.shape[-2:] != (4, 4):
         raise ValueError(f'{name} must be a 4x4 homogeneous transform, got shape {g.shape}')
     if not np.all(np.isfinite(g)):

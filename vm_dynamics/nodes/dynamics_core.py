@@ -99,6 +99,12 @@ DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
                              "fraction of the energy scale"),
     "ee_frame": ("", "frame whose path is published on ee_path; default ee_link if present"),
     "ee_path_length": (200, "number of poses kept in ee_path"),
+    "max_wall_publish_rate": (100.0, "when real_time_factor x publish_rate exceeds it (or "
+                              "real_time_factor is 0), send the state (joint_states, odom, tf) "
+                              "at most this many times per wall second; 0 = always every "
+                              "1/publish_rate of simulated time"),
+    "path_rate": (2.0, "ee_path/base_path: sent with every 10th state, but at most this many "
+                  "times per wall second (paths of hundreds of poses are costly to send)"),
     "initial.base_position": ([0.0, 0.0, 0.0], "initial vehicle position in odom, m"),
     "initial.base_orientation": ([0.0, 0.0, 0.0, 1.0], "initial vehicle orientation, "
                                  "quaternion x y z w"),
@@ -372,10 +378,11 @@ class DynamicsCore:
         if self.backend not in DYNAMICS_BACKENDS:
             raise ValueError(f"dynamics_backend: unknown {self.backend!r}; choose one of "
                              f"{', '.join(DYNAMICS_BACKENDS)}")
-        for key in ("publish_rate", "clock_rate", "diagnostics_rate", "control_rate"):
+        for key in ("publish_rate", "clock_rate", "diagnostics_rate", "control_rate", "path_rate"):
             if not (isinstance(p[key], (int, float)) and p[key] > 0):
                 raise ValueError(f"{key}: expected a positive rate in Hz, got {p[key]!r}")
-        for key in ("real_time_factor", "command_timeout", "divergence_threshold"):
+        for key in ("real_time_factor", "command_timeout", "divergence_threshold",
+                    "max_wall_publish_rate"):
             if not (isinstance(p[key], (int, float)) and math.isfinite(p[key]) and p[key] >= 0):
                 raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
         self.lockstep = bool(p["lockstep"])
@@ -445,6 +452,7 @@ class DynamicsCore:
         self._next_state = 0
         self._next_clock = 0
         self._path_counter = 0
+        self._path_wall: dict = {}
         self._state_pending = True   # publish the initial state at once
         self._last_publish_wall = None
         self._last_publish_steps = -1
@@ -742,10 +750,32 @@ class DynamicsCore:
         period = 1.0 / float(self.params["clock_rate"])
         return self._last_clock_wall is None or wall_now - self._last_clock_wall >= period - 1e-9
 
+    def _state_allowed(self, wall_now: float) -> bool:
+        """Faster than real time, state messages go out at most ``max_wall_publish_rate`` times
+        per wall second (0: no limit, every ``1/publish_rate`` of simulated time)."""
+        cap = float(self.params["max_wall_publish_rate"])
+        rtf = float(self.params["real_time_factor"])
+        if cap <= 0 or self.lockstep or (0 < rtf and rtf * float(self.params["publish_rate"])
+                                         <= cap):
+            return True                   # paced slowly enough: every state goes out
+        return (self._last_publish_wall is None
+                or wall_now - self._last_publish_wall >= 1.0 / cap - 1e-9)
+
+    def path_due(self, wall_now: float, key: str) -> bool:
+        """True (and noted) if the path ``key`` may be sent now: at most ``path_rate`` per wall
+        second."""
+        last = self._path_wall.get(key)
+        if last is not None and wall_now - last < 1.0 / float(self.params["path_rate"]) - 1e-9:
+            return False
+        self._path_wall[key] = wall_now
+        return True
+
     def steps_until_due(self, wall_now: float | None = None) -> int:
         """Steps until the next state or clock message is due (≥ 1): the node runs that many
         in one call before publishing."""
         nxt = self._next_state if not self.lockstep else self.steps + self.steps_per_period
+        if not self.lockstep and wall_now is not None and not self._state_allowed(wall_now):
+            nxt = self.steps + max(1, self._state_every)     # not yet: the next publish point
         if wall_now is None or self._clock_allowed(wall_now):
             nxt = min(nxt, self._next_clock)
         return max(1, nxt - self.steps)
@@ -884,7 +914,8 @@ class DynamicsCore:
             idle_republish = 1.0 / float(self.params["publish_rate"])
         out = []
         s = self.steps
-        state_due = self._state_pending or (not self.lockstep and s >= self._next_state)
+        state_due = self._state_pending or (not self.lockstep and s >= self._next_state
+                                            and self._state_allowed(wall_now))
         idle = s == self._last_pop_steps
         self._last_pop_steps = s
         if not state_due and idle and (self._last_publish_wall is None
@@ -903,7 +934,7 @@ class DynamicsCore:
             if self.ee_frame:
                 self._record_ee_pose()
                 self._path_counter += 1
-                if self._path_counter % 10 == 1:
+                if self._path_counter % 10 == 1 and self.path_due(wall_now, "ee_path"):
                     out.append(("ee_path", self.ee_path_message()))
         if clock_due:
             self._last_clock_wall = wall_now

@@ -111,7 +111,7 @@ class DynamicsNode:
         self.max_dims = _limit(params, "max_layout_dims")
         self.oversized = 0
         # base_path: the vehicle's trajectory (base_frame in odom_frame) from the published
-        # odometry, last ee_path_length poses, sent with every 10th state like ee_path
+        # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
         transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
@@ -212,7 +212,7 @@ class DynamicsNode:
             return                                       # re-sent state (paused)
         self.base_path.append((stamp, rm.pose_stamped_from_odometry(odom)))
         self._base_path_count += 1
-        if self._base_path_count % 10 == 1:
+        if self._base_path_count % 10 == 1 and self.core.path_due(self.wall(), "base_path"):
             self.pubs["base_path"].publish(rm.path_msg(
                 stamp * 1e-9, odom.header.frame_id, [p for _, p in self.base_path]))
 
