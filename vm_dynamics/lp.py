@@ -279,6 +279,46 @@ def _coriolis_terms(model, t: LPTerms, V, qd, P):
     return Cqd, N, Adot
 
 
+#: reciprocal condition number (of the Jacobi-scaled matrix) below which a solve is refused
+RCOND_MIN = 1e-13
+
+
+def solve_inertia(M: np.ndarray, rhs: np.ndarray, model=None, q=None) -> np.ndarray:
+    """Solve ``M x = rhs`` for a symmetric positive-definite inertia (M̂ of (LP-2)), refusing a
+    numerically singular one with a ``ValueError`` naming the joints, never returning garbage.
+
+    Jacobi scaling ``D^-½ M D^-½`` (unit-free), Cholesky, and LAPACK's reciprocal condition
+    estimate (``dpocon``); below :data:`RCOND_MIN` the solve is refused.
+    """
+    from scipy.linalg import lapack
+    d = np.sqrt(np.clip(np.diag(M), 0.0, None))
+    bad = np.flatnonzero(~(d > 0) | ~np.isfinite(d))
+    ok = not bad.size
+    if ok:
+        Ms = M / np.outer(d, d)
+        c, info = lapack.dpotrf(Ms, lower=1)
+        ok = info == 0
+        if ok:
+            anorm = float(np.abs(Ms).sum(axis=0).max())             # 1-norm
+            rcond, info = lapack.dpocon(c, anorm, uplo="L")
+            ok = info == 0 and rcond >= RCOND_MIN
+    if not ok:
+        names = getattr(model, "joint_names", None)
+        if names is not None and not bad.size:
+            ev, vec = np.linalg.eigh(0.5 * (M + M.T) / np.outer(d, d))
+            v = vec[:, 0] / np.abs(vec[:, 0]).max()
+            bad = [k for k in np.argsort(-np.abs(v)) if abs(v[k]) >= 0.05]
+        who = (", ".join(repr(names[k]) for k in bad) if names is not None and len(bad)
+               else "some joints")
+        at = "" if q is None else f" at q = {np.array2string(np.asarray(q), precision=4)}"
+        raise ValueError(f"the reduced inertia M̂ is numerically singular{at} (joints {who} "
+                         f"move no mass in this configuration); the accelerations are undefined. "
+                         f"Keep the joints away from this configuration (limits), give the links "
+                         f"mass and inertia, or lock one of the joints")
+    x = lapack.dpotrs(c, rhs / d, lower=1)[0]
+    return x / d
+
+
 def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
                      terms: LPTerms | None = None):
     """Solve the corrected LP equations for ``(𝒱̇, q̈)``; also returns ``Ṗ``.
@@ -297,7 +337,7 @@ def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=N
     F_m = tau + fem                                                    # (95)
     Cqd, N, Adot = _coriolis_terms(model, t, V, qd, P)
     rhs = F_m - t.A.T @ F_eta - Cqd - N - du_dq
-    qdd = np.linalg.solve(t.Mhat, rhs) if model.n else np.zeros(0)   # (LP-2)
+    qdd = solve_inertia(t.Mhat, rhs, model, q) if model.n else np.zeros(0)   # (LP-2)
     if model.b:
         Pdot = model.group.ad(V).T @ P + F_eta                         # (LP-1)
         M0dot = np.einsum("ibc,i->bc", t.dM0, qd)

@@ -30,7 +30,8 @@ from . import lie
 from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Body, Frame, KinematicTree,
                    _transform_inertia, check_rigid_body_inertia, rpy_to_matrix, spatial_inertia)
 
-__all__ = ["mount_on_vehicle", "pose_from_spec", "VEHICLE_KEYS"]
+__all__ = ["mount_on_vehicle", "pose_from_spec", "model_options", "VEHICLE_KEYS",
+           "ROBOT_MODEL_PARAMETERS"]
 
 VEHICLE_KEYS = ("mass", "com", "inertia", "mount", "name")
 
@@ -151,3 +152,71 @@ def mount_on_vehicle(tree: KinematicTree, vehicle: dict) -> KinematicTree:
                               else fr.placement)
     check_rigid_body_inertia(root.inertia, f"link '{name}' (with the links fixed to it)")
     return KinematicTree(tree.name, bodies, frames)
+
+
+#: Node/scenario parameters that describe a mounted vehicle and locked joints (ROS parameter
+#: files cannot hold free-form dicts, so names and values are parallel lists).
+ROBOT_MODEL_PARAMETERS = {
+    "locked_joints.names": ([], "joints to freeze (like pinocchio.buildReducedModel)"),
+    "locked_joints.values": ([], "their values, rad or m, same order as locked_joints.names"),
+    "vehicle.mass": (0.0, "mount the URDF on a new vehicle link of this mass, kg (0: no "
+                          "mounting, the URDF root link is the vehicle)"),
+    "vehicle.com": ([0.0, 0.0, 0.0], "vehicle centre of mass in the vehicle frame, m"),
+    "vehicle.inertia": ([0.0, 0.0, 0.0, 0.0, 0.0, 0.0], "vehicle inertia about its CoM, "
+                        "[ixx, ixy, ixz, iyy, iyz, izz] kg m^2"),
+    "vehicle.mount.position": ([0.0, 0.0, 0.0], "arm root link position in the vehicle frame"),
+    "vehicle.mount.orientation": ([0.0, 0.0, 0.0, 1.0], "arm root link orientation in the "
+                                  "vehicle frame, quaternion x y z w"),
+    "vehicle.name": ("vehicle", "name of the vehicle link (TF frame)"),
+}
+
+
+def _flat(d, prefix=""):
+    out = {}
+    for k, v in (d or {}).items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flat(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def model_options(params) -> dict:
+    """``{"locked_joints": …, "vehicle": …}`` keyword arguments of ``load_model`` from scenario
+    or node parameters, nested (``vehicle: {mass: …}``) or flat (``vehicle.mass``); see
+    :data:`ROBOT_MODEL_PARAMETERS`.  Empty names / ``vehicle.mass`` 0 mean none."""
+    p = _flat({k: v for k, v in dict(params).items()
+               if k.split(".")[0] in ("locked_joints", "vehicle")})
+    unknown = sorted(k for k in p if k not in ROBOT_MODEL_PARAMETERS)
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown}; valid: "
+                         f"{', '.join(ROBOT_MODEL_PARAMETERS)}")
+    out = {"locked_joints": None, "vehicle": None}
+    names = p.get("locked_joints.names") or []
+    values = p.get("locked_joints.values") or []
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise ValueError(f"locked_joints.names: expected a list of joint names, got {names!r}")
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) \
+            or len(values) != len(names):
+        raise ValueError(f"locked_joints.values: expected {len(names)} numbers (one per "
+                         f"locked_joints.names entry), got {values!r}")
+    if names:
+        if len(set(names)) != len(names):
+            raise ValueError(f"locked_joints.names: duplicate names in {names}")
+        out["locked_joints"] = dict(zip(names, values))
+    mass = p.get("vehicle.mass", 0.0)
+    try:
+        active = float(mass) != 0.0
+    except (TypeError, ValueError):
+        raise ValueError(f"vehicle.mass: expected a number, got {mass!r}") from None
+    if active:
+        out["vehicle"] = {
+            "mass": mass,
+            "com": p.get("vehicle.com", [0.0, 0.0, 0.0]),
+            "inertia": p.get("vehicle.inertia", [0.0] * 6),
+            "mount": {"position": p.get("vehicle.mount.position", [0.0, 0.0, 0.0]),
+                      "orientation": p.get("vehicle.mount.orientation", [0.0, 0.0, 0.0, 1.0])},
+            "name": p.get("vehicle.name", "vehicle"),
+        }
+    return out

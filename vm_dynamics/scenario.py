@@ -33,6 +33,8 @@ import yaml
 from . import lie
 from .hydrodynamics import Hydrodynamics, load_hydrodynamics
 from .model import Model, load_model
+from .mounting import model_options
+from .urdf import resolve_package_path
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "quat_xyzw_to_matrix",
            "read_params_file"]
@@ -264,10 +266,11 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         rd = params["robot_description_file"]
     except KeyError:
         raise ValueError(f"{path}: missing 'robot_description_file'") from None
-    urdf_path = Path(rd) if Path(rd).is_absolute() else urdf_dir / rd
+    urdf_path = (Path(resolve_package_path(rd)) if str(rd).startswith("package://")
+                 else Path(rd) if Path(rd).is_absolute() else urdf_dir / rd)
     base = params.get("base_type", "SE3")
     gravity = params.get("gravity", [0.0, 0.0, -9.81])
-    model = load_model(str(urdf_path), base=base, gravity=gravity)
+    model = load_model(str(urdf_path), base=base, gravity=gravity, **model_options(params))
 
     hydro = None
     if params.get("hydrodynamics_file"):

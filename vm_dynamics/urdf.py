@@ -41,7 +41,7 @@ import numpy as np
 
 from . import lie
 
-__all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source",
+__all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source", "resolve_package_path",
            "rpy_to_matrix", "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA",
            "MAX_LENGTH", "XACRO_MODES"]
 
@@ -127,6 +127,33 @@ def _transform_inertia(M: np.ndarray, g: np.ndarray) -> np.ndarray:
     return Ai.T @ M @ Ai
 
 
+def resolve_package_path(uri: str) -> str:
+    """Path of a ``package://PKG/rest`` URI: ``share/PKG/rest`` under the ament prefixes
+    (``AMENT_PREFIX_PATH``), ``ROS_PACKAGE_PATH``, the Python environment (``sys.prefix`` and
+    pip's ``cmeel.prefix``, where e.g. the ``example-robot-data`` wheel installs)."""
+    import sys
+    if not uri.startswith("package://"):
+        return uri
+    rest = uri[len("package://"):]
+    pkg, _, rel = rest.partition("/")
+    if not pkg or not rel or ".." in rel.split("/"):
+        raise ValueError(f"{uri!r}: expected package://PACKAGE/relative/path")
+    roots = []
+    for var in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH"):
+        roots += [os.path.join(d, "share", pkg) for d in os.environ.get(var, "").split(os.pathsep)
+                  if d]
+    roots += [os.path.join(d, pkg) for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)
+              if d]
+    roots.append(os.path.join(sys.prefix, "share", pkg))
+    roots += [os.path.join(d, "cmeel.prefix", "share", pkg) for d in sys.path if d]
+    for r in roots:
+        cand = os.path.join(r, rel)
+        if os.path.isfile(cand):
+            return cand
+    raise ValueError(f"{uri!r}: package '{pkg}' or its file '{rel}' not found (searched "
+                     f"AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the Python environment)")
+
+
 def read_urdf_source(source, xacro: str = "full") -> tuple[str, str]:
     """Return ``(xml_text, description)`` for a path, ``.xacro`` path, or XML string.
 
@@ -141,7 +168,9 @@ def read_urdf_source(source, xacro: str = "full") -> tuple[str, str]:
     if not isinstance(source, str):
         raise ValueError(f"URDF source must be a path or an XML string, got {type(source).__name__}")
     stripped = source.lstrip()
-    if stripped.startswith("<"):
+    if source.startswith("package://"):
+        source = resolve_package_path(source)
+    elif stripped.startswith("<"):
         if xacro == "off" and "xmlns:xacro" in source:
             raise ValueError("URDF string: contains xacro markup (xmlns:xacro) but xacro='off' "
                              "accepts plain URDF only")
