@@ -291,8 +291,10 @@ def solve_inertia(M: np.ndarray, rhs: np.ndarray, model=None, q=None) -> np.ndar
     estimate (``dpocon``); below :data:`RCOND_MIN` the solve is refused.
     """
     from scipy.linalg import lapack
-    d = np.sqrt(np.clip(np.diag(M), 0.0, None))
-    bad = np.flatnonzero(~(d > 0) | ~np.isfinite(d))
+    diag = np.diag(M)
+    d = np.sqrt(np.clip(diag, 0.0, None))
+    # a coordinate whose own inertia is ~1e-13 of the largest (whatever the units) moves nothing
+    bad = np.flatnonzero(~(diag > RCOND_MIN * np.max(diag, initial=0.0)) | ~np.isfinite(d))
     ok = not bad.size
     if ok:
         Ms = M / np.outer(d, d)
