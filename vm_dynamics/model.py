@@ -254,8 +254,9 @@ class Model:
         v = v / np.abs(v).max()
         involved = [k for k in np.argsort(-np.abs(v)) if abs(v[k]) >= 0.05]
         names = [self.joint_names[k] for k in involved]
-        motion = " ".join(f"{'+' if v[k] >= 0 else '-'} {abs(v[k]):.3g}·{self.joint_names[k]}"
-                          for k in involved).lstrip("+ ")
+        motion = " ".join(f"{'+' if v[k] >= 0 else '−'} {abs(v[k]):.3g}·{self.joint_names[k]}"
+                          for k in involved)
+        motion = motion[2:] if motion.startswith("+ ") else "−" + motion[2:]
         lock = f"load_model(..., locked_joints={{'{names[-1]}': 0.0}})"
         if len(involved) == 1:
             if self.b:
