@@ -517,6 +517,7 @@ def test_node_parameters_build_the_same_mounted_model():
     q = s.q0 + 0.1
     close(lp_M(robot.model, q), lp_M(s.model, q), "M", rtol=1e-15)
     assert robot.model.frame_names == s.model.frame_names and robot.base_frame == "bus"
+    assert oracles.urdf_root_link(robot.urdf_xml) == "bus"     # viewers get the mounted URDF
     # locked joints as node parameters
     p = flatten(read_params_file(share_dir() / "config" / "panda_on_bus.yaml"))
     p.update({"locked_joints.names": ["panda_finger_joint1"], "locked_joints.values": [0.02]})
@@ -526,6 +527,53 @@ def test_node_parameters_build_the_same_mounted_model():
     p["locked_joints.values"] = []
     with pytest.raises(ValueError, match=r"locked_joints.values: expected 1 numbers"):
         load_robot(p)
+
+
+@pytest.mark.parametrize("locked", [None, {"panda_finger_joint1": 0.03, "panda_joint4": -1.5}])
+def test_effective_urdf_loads_the_same_model(locked):
+    """effective_urdf (what the nodes hand to viewers) reproduces the locked / mounted model."""
+    from vm_dynamics.mounting import effective_urdf
+    xml = oracles.read_urdf(erd(PANDA))
+    veh = {"mass": 500.0, "inertia": [187.5, 1.0, 2.0, 190.0, 0.5, 185.0], "com": [0.1, 0, 0],
+           "mount": {"xyz": [0, 0, 0.75], "rpy": [0.3, 1.2, -2.0]}, "name": "bus"}
+    a = vm.load_model(xml, locked_joints=locked, vehicle=veh)
+    text = effective_urdf(xml, locked, veh)
+    b = vm.load_model(text)
+    assert a.joint_names == b.joint_names and a.frame_names == b.frame_names
+    assert oracles.urdf_root_link(text) == "bus"
+    q = np.linspace(-0.5, 0.5, a.n)
+    close(lp_M(a, q), lp_M(b, q), "M", rtol=1e-12)
+    for f in a.frame_names:
+        close(a.frame_pose(q, f), b.frame_pose(q, f), f, rtol=1e-12)
+    # and Pinocchio reads it with the same mass
+    assert abs(sum(I.mass for I in pin.buildModelFromXML(text).inertias) - a.total_mass) < 1e-9
+
+
+def test_locked_and_mounted_models_run_on_the_fast_path():
+    """Locking and mounting only change the tree: the O(n) path takes them as they are."""
+    fast = pytest.importorskip("vm_dynamics.fast")
+    m = vm.load_model(erd(PANDA), gravity=(0.1, 0.2, -9.81),
+                      locked_joints={"panda_finger_joint1": 0.02},
+                      vehicle={"mass": 500.0, "inertia": [187.5, 187.5, 187.5],
+                               "mount": {"position": [0, 0, 0.75], "orientation": [0, 0, 0, 1]}})
+    assert m.coupling.trivial and m.n == 7
+    fm = fast.fast_model(m, backend="numpy")
+    rng = np.random.default_rng(1)
+    g, V, q, qd, tau = random_pose(rng), rng.normal(size=6), random_q(m, rng), \
+        rng.normal(size=7), rng.normal(size=7)
+    close(np.concatenate(fm.forward_dynamics(g, V, q, qd, tau)),
+          np.concatenate(lp_fd(m, g, V, q, qd, tau)), "fast vs LP", rtol=1e-10)
+
+
+def test_model_option_parameters_errors_name_the_key():
+    from vm_dynamics.mounting import model_options
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['vehicle.colour'\]"):
+        model_options({"vehicle": {"mass": 1.0, "colour": "red"}})
+    with pytest.raises(ValueError, match="locked_joints.names: duplicate names"):
+        model_options({"locked_joints.names": ["a", "a"], "locked_joints.values": [0, 1]})
+    with pytest.raises(ValueError, match="vehicle.mass: expected a number, got 'x'"):
+        model_options({"vehicle.mass": "x"})
+    assert model_options({}) == {"locked_joints": None, "vehicle": None}
 
 
 def test_package_uri_resolution():

@@ -91,10 +91,20 @@ class KinematicTree:
     name: str
     bodies: list
     frames: dict
+    locked: dict = field(default_factory=dict)   # {joint: value} frozen (mimics of locked included)
 
     @property
     def n_joints(self) -> int:
         return len(self.bodies) - 1
+
+
+def matrix_to_rpy(R) -> np.ndarray:
+    """Inverse of :func:`rpy_to_matrix` (URDF fixed-axis roll, pitch, yaw)."""
+    R = np.asarray(R, dtype=float)
+    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
+    if np.hypot(R[0, 0], R[1, 0]) < 1e-12:          # pitch = ±90°: put everything in yaw
+        return np.array([0.0, pitch, np.arctan2(-R[0, 1], R[1, 1])])
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
@@ -657,4 +667,4 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
         what = f"link '{body.name}'" + (" (with the links fixed to it)" if any(
             f.body == i and f.name != body.name for f in frames.values()) else "")
         check_rigid_body_inertia(body.inertia, what)
-    return KinematicTree(robot_name, bodies, frames)
+    return KinematicTree(robot_name, bodies, frames, locked)

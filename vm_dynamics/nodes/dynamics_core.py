@@ -51,7 +51,7 @@ from .. import ros_msgs as rm
 from ..hydrodynamics import load_hydrodynamics
 from ..integrators import METHODS, TABLEAUX, integrate, reorthonormalize, rkmk_step
 from ..model import load_model
-from ..mounting import ROBOT_MODEL_PARAMETERS, model_options
+from ..mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_options
 from ..scenario import quat_xyzw_to_matrix, share_dir
 from ..simulate import State, _System
 from ..urdf import read_urdf_source, resolve_package_path
@@ -209,7 +209,10 @@ def load_robot(params: Mapping[str, Any]) -> Robot:
         xml, source = read_urdf_source(str(path), xacro=p["robot_description_xacro"])
     else:
         raise ValueError("no robot: set robot_description (URDF XML) or robot_description_file")
-    model = load_model(xml, base=base, gravity=gravity, **model_options(p))
+    opts = model_options(p)
+    model = load_model(xml, base=base, gravity=gravity, **opts)
+    if opts["locked_joints"] or opts["vehicle"]:   # the URDF of that model, for viewers
+        xml = effective_urdf(xml, **opts)
     hydro = None
     if p["hydrodynamics_file"]:
         hpath = _share_file(p["hydrodynamics_file"], "urdf", "hydrodynamics_file")
