@@ -576,6 +576,18 @@ def test_model_option_parameters_errors_name_the_key():
     assert model_options({}) == {"locked_joints": None, "vehicle": None}
 
 
+def test_dynamics_node_core_runs_the_panda_on_bus_scenario():
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore, flatten
+    from vm_dynamics.scenario import read_params_file, share_dir
+    d = DynamicsCore.from_params(flatten(read_params_file(share_dir() / "config" /
+                                                          "panda_on_bus.yaml")))
+    assert d.backend == "lp" and d.model.n == 8
+    d.set_effort([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.5])
+    for _ in range(20):
+        d.step()
+    assert not d.diverged and np.all(np.isfinite(d.g))
+
+
 def test_package_uri_resolution():
     from vm_dynamics.urdf import resolve_package_path
     path = resolve_package_path("package://example-robot-data/robots/" + PANDA)
