@@ -326,12 +326,15 @@ def test_sources_path_and_xacro(tmp_path):
         assert_close(m.mass_matrix(q), o.mass_matrix(q), f"mass_matrix from {os.path.basename(src)}")
 
 
-def test_unmodified_panda_mimic_rejected():
-    """The raw panda.urdf has a <mimic> finger joint, which the loader must reject
-    (this is why conftest strips it for the Pinocchio comparisons)."""
+def test_unmodified_panda_loads_with_its_mimic_finger():
+    """The raw panda.urdf has a <mimic> finger joint: it is a coupling, not a coordinate (conftest
+    strips it for the comparisons above; test_bring_your_own_robot.py compares the unmodified
+    file with Pinocchio's mimic support)."""
     vm = pytest.importorskip("vm_dynamics")
-    with pytest.raises(ValueError):
-        vm.load_model(robot_path("panda"), base="SE3")
+    m = vm.load_model(robot_path("panda"), base="SE3")
+    assert (m.n, m.n_full) == (8, 9)
+    assert "panda_finger_joint2" not in m.joint_names
+    assert m.coupling.mimic == {"panda_finger_joint2": ("panda_finger_joint1", 1.0, 0.0)}
 
 
 def test_oracle_simulate_conservation():

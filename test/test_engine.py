@@ -301,3 +301,35 @@ def test_prescribed_efforts_are_those_of_each_sample():
                     base_wrench=lambda t, s: np.zeros(scn.model.b))
     np.testing.assert_allclose(b.tau, a.tau, rtol=0, atol=1e-12 * np.abs(a.tau).max())
     assert _err(a, b) < 1e-14
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_mimic_models_on_the_recursions_and_the_engine(backend):
+    """Panda with its mimic gripper on a bus: the O(n) recursions with the coupling q_tree =
+    G q + c (forward/inverse dynamics, mass matrix, frame poses) agree with the LP reference
+    (itself checked against Pinocchio's mimic model in test_bring_your_own_robot.py), and the
+    engine's stages on them agree with the LP stages."""
+    scn = load_scenario("panda_on_bus")
+    m = scn.model
+    assert not m.coupling.trivial
+    rng = np.random.default_rng(3)
+    V, q, qd, tau = (rng.normal(size=m.b), scn.q0 + 0.1 * rng.normal(size=m.n),
+                     rng.normal(size=m.n), rng.normal(size=m.n))
+    fw = {"panda_hand": rng.normal(size=6)}
+    a = np.r_[m.forward_dynamics(scn.g0, V, q, qd, tau, frame_wrenches=fw, backend=backend)]
+    b = np.r_[m.forward_dynamics(scn.g0, V, q, qd, tau, frame_wrenches=fw, backend="lp")]
+    assert np.abs(a - b).max() <= 1e-10 * np.abs(b).max()
+    f0, t = m.inverse_dynamics(scn.g0, V, q, qd, b[:m.b], b[m.b:], frame_wrenches=fw,
+                               backend=backend)
+    assert np.abs(t - tau).max() <= 1e-9 * (1 + np.abs(tau).max()) and np.abs(f0).max() < 1e-8
+    M, Ml = m.mass_matrix(q, backend=backend), m.mass_matrix(q, backend="lp")
+    assert np.abs(M - Ml).max() <= 1e-12 * np.abs(Ml).max()
+    for f in ("panda_hand_tcp", "panda_leftfinger", "panda_rightfinger"):
+        assert np.abs(m.frame_pose(q, f, backend=backend)
+                      - m.frame_pose(q, f, backend="lp")).max() < 1e-13
+    if backend == "numba":
+        s1 = Simulator(m, 2e-3).reset(scn.g0, V, q, qd)
+        s2 = Simulator(m, 2e-3, backend="lp").reset(scn.g0, V, q, qd)
+        s1.run(10, tau=tau, frame_wrenches=fw)
+        s2.run(10, tau=tau, frame_wrenches=fw)
+        assert _err(s1.state, s2.state) < 1e-11 and abs(s1.work - s2.work) < 1e-10

@@ -260,8 +260,35 @@ JOINT = ('<joint name="{0}" type="{1}"><parent link="{2}"/><child link="{3}"/>'
      "joint 'j': unknown joint type 'screw'"),
     (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1) + LINK.format("c", 1, 0.1)
             + JOINT.format("j1", "revolute", "a", "b")
+            + JOINT.format("j2", "revolute", "a", "c").replace("<axis", '<mimic joint="jx"/><axis')),
+     "joint 'j2': mimics joint 'jx', which does not exist"),
+    (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1) + LINK.format("c", 1, 0.1)
+            + JOINT.format("j1", "revolute", "a", "b").replace("<axis", '<mimic joint="j2"/><axis')
             + JOINT.format("j2", "revolute", "a", "c").replace("<axis", '<mimic joint="j1"/><axis')),
-     "joint 'j2': mimic joints are not supported"),
+     r"joint 'j1': its mimic joints form a loop \(j1 -> j2 -> j1\)"),
+    (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1) + LINK.format("c", 1, 0.1)
+            + JOINT.format("j1", "revolute", "a", "b")
+            + LINK.format("d", 1, 0.1)
+            + '<joint name="f" type="fixed"><parent link="a"/><child link="c"/></joint>'
+            + JOINT.format("j2", "revolute", "a", "d").replace("<axis", '<mimic joint="f"/><axis')),
+     "joint 'j2': mimics joint 'f', which is fixed"),
+    # self-loop, islands forming a cycle (were silently dropped: a 4 kg model of an 8 kg URDF)
+    (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1) + JOINT.format("j", "revolute", "a", "b")
+            + JOINT.format("s", "revolute", "b", "b").replace('"s"', '"s"')),
+     "joint 's': parent and child are the same link 'b' \\(a self-loop\\)"),
+    (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1) + LINK.format("c", 2, 0.1)
+            + LINK.format("d", 2, 0.1) + LINK.format("e", 2, 0.1)
+            + JOINT.format("j", "revolute", "a", "b") + JOINT.format("k1", "revolute", "c", "d")
+            + JOINT.format("k2", "revolute", "d", "c") + JOINT.format("k3", "revolute", "d", "e")),
+     r"links \['c', 'd', 'e'\] are not connected to the root link 'a': joints \['k1', 'k2'\] "
+     r"form a closed loop"),
+    (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1e300, 0.1) + JOINT.format("j", "revolute", "a", "b")),
+     "link 'b': mass 1e\\+300 kg is beyond the physical range \\(MAX_MASS = 1e\\+09 kg\\)"),
+    (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 1e200) + JOINT.format("j", "revolute", "a", "b")),
+     "link 'b': inertia ixx=1e\\+200, iyy=1e\\+200, izz=1e\\+200 beyond the physical range"),
+    (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1)
+            + JOINT.format("j", "revolute", "a", "b").replace('<axis', '<origin xyz="1e300 0 0"/><axis')),
+     "joint 'j' origin xyz .* beyond the physical range"),
     (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1) + LINK.format("c", 1, 0.1)
             + JOINT.format("j1", "revolute", "a", "b") + JOINT.format("j2", "revolute", "b", "c")
             + JOINT.format("j3", "revolute", "c", "b")), "closed loop"),

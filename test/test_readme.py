@@ -23,6 +23,11 @@ def test_readme_python_examples_run(monkeypatch):
     moved = np.abs(traj_pd.q[-1] - traj_pd.q[0]).max()
     assert moved > 0.05                                       # it drove the joints
     assert namespace["lag"] < 0.5 * np.abs(ref.joint(2.0)[0] - traj_pd.q[0]).max()   # follows
+    # "Bring your own robot": the Panda + gripper on a 500 kg bus tracks its reference
+    arm, run = namespace["arm"], namespace["run"]
+    assert (arm.n, arm.n_full, arm.vehicle_link) == (8, 9, "bus")
+    assert run.q.shape == (101, 8) and np.abs(run.g[-1] - run.g[0]).max() > 1e-7
+    assert np.abs(run.q[-1] - run.q[0]).max() > 1e-4
 
 
 def test_readme_documents_the_plugin_reference_api():

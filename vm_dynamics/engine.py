@@ -266,9 +266,15 @@ class _ReferenceStages:
         self.hydro = sim.hydrodynamics
         from .fast import fast_model
         self.frames = fast_model(m, "numpy").frames      # body + Ad⁻ᵀ(ḡ_frame) per frame
+        #: the O(n) recursions when the stages use them (mimic models), else None
+        self.fm = getattr(sim, "_coupled_fast", None)
 
     def _velocity(self, sim, g_s, m, q, qd):
-        t = lp.lp_terms(self.model, q, derivatives=not sim._presc and sim.forward_dynamics is None)
+        if self.fm is not None:                           # M₀, 𝒜 from the CRBA blocks
+            t = self.fm.lp_blocks(q)
+        else:
+            t = lp.lp_terms(self.model, q,
+                            derivatives=not sim._presc and sim.forward_dynamics is None)
         if sim._form == 0:
             return t, m.copy(), None
         if sim._form == 1:
@@ -305,9 +311,15 @@ class _ReferenceStages:
         t, V, P = self._velocity(sim, g_s, m, q, qd)
         tau = inputs[0]
         F, frames = self._wrenches(sim, g_s, V, q, inputs)
-        fe0, fem = lp.external_forces(model, t.kin, frames or None)
-        f_u, _ = lp.gravity_forces(model, t.kin, g_s)
-        F_eta = F + fe0 - f_u                                               # (94)
+        if self.fm is not None:         # F_η = f₀ − (static load of gravity and frame wrenches)
+            zb, zn = np.zeros(model.b), np.zeros(model.n)
+            F_eta = F - self.fm.inverse_dynamics(g_s, zb, q, zn, zb, zn, frames or None)[0]
+            kin = lp.kinematics(model, q) if frames else None
+        else:
+            kin = t.kin
+            fe0, fem = lp.external_forces(model, kin, frames or None)
+            f_u, _ = lp.gravity_forces(model, kin, g_s)
+            F_eta = F + fe0 - f_u                                           # (94)
         if sim._presc:
             qdd = np.asarray(qdd_p, dtype=float)
             Vdot = None
@@ -328,7 +340,7 @@ class _ReferenceStages:
         pj = 0.0 if sim._presc else float(np.dot(tau, qd))
         pe = float(F @ V)
         for name, w in frames.items():
-            J0, Jm = lp.frame_jacobian(model, t.kin, name)
+            J0, Jm = lp.frame_jacobian(model, kin, name)
             pe += float(w @ (J0 @ V + Jm @ qd))
         dTheta = grp.dexp_inv(-Theta) @ V if np.any(Theta) else V.copy()
         return 0, dTheta, dm, qdd, np.array([pj + pe, abs(pj) + abs(pe)]), V
@@ -383,9 +395,22 @@ class Simulator:
         self.tab = TABLEAUX[method]
         if forward_dynamics is not None and not callable(forward_dynamics):
             raise ValueError("forward_dynamics: expected a callable like Model.forward_dynamics")
-        self.forward_dynamics = forward_dynamics
         self.backend = "lp" if forward_dynamics is not None else \
             resolve_backend(backend, engine=True)
+        cp = getattr(model, "coupling", None)
+        if forward_dynamics is None and self.backend != "lp" and cp is not None \
+                and not cp.trivial:
+            # mimic joints: the compiled step runs articulated-body recursions on independent
+            # joints only, so the stages take q̈ from the coupled O(n) forward dynamics and the
+            # momentum variable from the LP blocks (the Python driver; slower, exact)
+            from .fast import fast_model
+            self._coupled_fast = fast_model(model, "numba" if self.backend == "numba"
+                                            else "numpy")
+            forward_dynamics = self._coupled_fast.forward_dynamics
+        self.forward_dynamics = forward_dynamics
+        #: True when the stages are evaluated in Python (LP reference or a given forward
+        #: dynamics) rather than by the compiled kernels
+        self.python_stages = self.backend == "lp" or forward_dynamics is not None
         if formulation not in FORMULATIONS:
             raise ValueError(f"formulation={formulation!r}: unknown; choose one of "
                              f"{', '.join(FORMULATIONS)}")
@@ -407,7 +432,7 @@ class Simulator:
         self._tab_a = np.ascontiguousarray(self.tab.a, dtype=float)
         self._tab_b = np.ascontiguousarray(self.tab.b, dtype=float)
         self._pdummy = np.zeros((s + 1, n))
-        self._stages = (_ReferenceStages(self) if self.backend == "lp"
+        self._stages = (_ReferenceStages(self) if self.python_stages
                         else _CompiledStages(self))
         self._t = 0.0
         self.steps = 0
@@ -576,7 +601,7 @@ class Simulator:
         else:
             if inputs is None:
                 inputs = self.held_inputs(tau, base_wrench, base_wrench_inertial, frame_wrenches)
-            if self.tab.adaptive or self.backend == "lp":
+            if self.tab.adaptive or self.python_stages:
                 self._step_stages(lambda t, s: inputs, prevalidated=True)
             else:
                 self._step_compiled(inputs)
@@ -603,7 +628,7 @@ class Simulator:
         t0 = self._t
         G, VV = np.empty((steps, 4, 4)), np.empty((steps, b))
         Q, QD = np.empty((steps, n)), np.empty((steps, n))
-        if self.tab.adaptive or self.backend == "lp":
+        if self.tab.adaptive or self.python_stages:
             for k in range(steps):
                 try:
                     self.step(inputs=inputs)
@@ -745,7 +770,7 @@ class Simulator:
     def _step_stages(self, fn, prevalidated=False):
         """One step by the Python driver: the stage loop of the tableau (fixed-step methods)
         or one adaptive dopri5 interval, each stage a compiled (or LP) evaluation."""
-        if not self.tab.adaptive and self.backend != "lp" and not prevalidated:
+        if not self.tab.adaptive and not self.python_stages and not prevalidated:
             with np.errstate(all="ignore"):
                 st, outs = self._stages.step_staged(self, fn)
             if st:

@@ -20,6 +20,15 @@ identity on the diagonal), and (116) becomes ``∂𝔄𝔡_j^{k+1}/∂q_i = −X
 the path strictly below k, where ``S_i = Ad_{E_path(parent(i))} ξ_i = 𝔄𝔡_i^1⁻¹ ξ_i``
 (paper (61): ``Ad_{e^{ξ̂_i q_i}} ξ_i = ξ_i``) is joint i's current twist in the vehicle frame.
 
+**Mimic joints.** The tree has ``n_full`` moving joints; a URDF mimic joint is not a degree of
+freedom but follows ``q_full = G q + c`` (:class:`~vm_dynamics.model.JointCoupling`). The
+reduced Lagrangian ``L(𝒱, q, q̇) = L_full(𝒱, Gq + c, Gq̇)`` is again of the form of paper 000
+(54) with the blocks ``M₀𝔪 = M₀𝔪,full G`` and ``M_𝔪 = Gᵀ M_𝔪,full G`` (66)–(67), and since the map
+is affine with constant G the derivatives (117)–(120) follow by the chain rule
+``∂/∂q_i = Σ_k G_ki ∂/∂q_full,k``; gravity ``∂u/∂q = Gᵀ ∂u/∂q_full`` and end-effector Jacobians
+``J_{𝔢,𝔪} = J_{𝔢,𝔪,full} G``.  Everything downstream (𝒜, M̂, Ĉ, N̂, (LP-1)–(LP-3)) is unchanged.
+Kinematics are computed on the full tree; everything else on the coordinates q.
+
 All functions are pure: they take a :class:`~vm_dynamics.model.Model` and arrays.
 """
 from __future__ import annotations
@@ -37,13 +46,14 @@ __all__ = ["Kinematics", "InertiaTerms", "LPTerms", "kinematics", "inertia_terms
 
 @dataclass
 class Kinematics:
-    """Configuration-dependent kinematics at q (joint index j = 0..n-1 is body j+1)."""
+    """Configuration-dependent kinematics at q (full-tree joint index j = 0..n_full-1 is body j+1)."""
 
-    q: np.ndarray
+    q: np.ndarray   # (n,) the model's coordinates
     E: np.ndarray   # (n,4,4)  exp(ξ̂_j q_j)  (11)
     G: np.ndarray   # (n,4,4)  product of E along the path root→j:  g_j⁰ = G_j ḡ_j⁰  (16)
     X: np.ndarray   # (n,6,6)  𝔄𝔡_j^1 = Ad⁻¹(G_j)                                   (60)
     S: np.ndarray   # (n,6)    current joint twists in the vehicle frame (columns of ⁰J, (29))
+    qf: np.ndarray | None = None   # (n_full,) all joint positions G q + c (= q without mimics)
 
 
 @dataclass
@@ -75,20 +85,23 @@ class LPTerms:
 
 
 def kinematics(model, q: np.ndarray) -> Kinematics:
-    """Forward kinematics by the product of exponentials (13)–(17), (29)."""
-    n = model.n
+    """Forward kinematics by the product of exponentials (13)–(17), (29), on the full tree at
+    ``q_full = G q + c`` (the arrays E, G, X, S are indexed by the ``n_full`` tree joints)."""
+    n = model.n_full
+    cp = model.coupling
+    qf = q if cp.trivial else cp.full_positions(q)
     E = np.empty((n, 4, 4))
     G = np.empty((n, 4, 4))
     X = np.empty((n, 6, 6))
     S = np.empty((n, 6))
     for j in range(n):
-        E[j] = lie.se3_exp(model.xi[j] * q[j])
+        E[j] = lie.se3_exp(model.xi[j] * qf[j])
         p = model.parent_joint[j]
         Gp = G[p] if p >= 0 else np.eye(4)
         G[j] = Gp @ E[j]
         X[j] = lie.Ad_inv(G[j])
         S[j] = lie.Ad(Gp) @ model.xi[j]
-    return Kinematics(q=q, E=E, G=G, X=X, S=S)
+    return Kinematics(q=q, E=E, G=G, X=X, S=S, qf=qf)
 
 
 def _arm_jacobians(model, kin: Kinematics) -> np.ndarray:
@@ -98,8 +111,11 @@ def _arm_jacobians(model, kin: Kinematics) -> np.ndarray:
 
 
 def inertia_terms(model, kin: Kinematics, derivatives: bool = True) -> InertiaTerms:
-    """Inertia blocks (65)–(67) and, optionally, their closed-form derivatives (114)–(120)."""
-    n = model.n
+    """Inertia blocks (65)–(67) and, optionally, their closed-form derivatives (114)–(120).
+
+    Computed on the full tree, then reduced to the coordinates q by the mimic coupling
+    (module docstring): the returned arrays have the model's ``n`` columns / derivatives."""
+    n = model.n_full
     X, D = kin.X, model.body_inertia_home           # D = diag(𝔐_1..𝔐_n), stored as (n,6,6)
     Jm = _arm_jacobians(model, kin)                  # 𝔏_𝔪 Ξ_𝔪
     XtD = np.transpose(X, (0, 2, 1)) @ D             # 𝔏_{𝔪0}ᵀ D, blockwise
@@ -107,6 +123,10 @@ def inertia_terms(model, kin: Kinematics, derivatives: bool = True) -> InertiaTe
     M0m_6 = np.sum(XtD @ Jm, axis=0)
     DJ = D @ Jm
     Mm = np.sum(np.transpose(Jm, (0, 2, 1)) @ DJ, axis=0)
+    cp = model.coupling
+    if not cp.trivial:
+        Gc = cp.G
+        M0m_6, Mm = M0m_6 @ Gc, Gc.T @ Mm @ Gc                  # (66), (67) with q̇_full = Gq̇
     terms = InertiaTerms(M0_6=M0_6, M0m_6=M0m_6, Mm=0.5 * (Mm + Mm.T))
     if not derivatives:
         return terms
@@ -127,6 +147,10 @@ def inertia_terms(model, kin: Kinematics, derivatives: bool = True) -> InertiaTe
         dM0m_6[i] = np.sum(dXt @ Dd @ Jd + np.transpose(Xd, (0, 2, 1)) @ Dd @ dJ, axis=0)  # (118)
         t = np.sum(np.transpose(dJ, (0, 2, 1)) @ Dd @ Jd, axis=0)
         dMm[i] = t + t.T                                                         # (120)
+    if not cp.trivial:                                  # chain rule ∂/∂q_i = Σ_k G_ki ∂/∂q_full,k
+        dM0_6 = np.einsum("ki,kab->iab", Gc, dM0_6)
+        dM0m_6 = np.einsum("ki,kab->iab", Gc, dM0m_6) @ Gc
+        dMm = Gc.T @ np.einsum("ki,kab->iab", Gc, dMm) @ Gc
     terms.dM0_6, terms.dM0m_6, terms.dMm = dM0_6, dM0m_6, dMm
     return terms
 
@@ -171,10 +195,12 @@ def frame_jacobian(model, kin: Kinematics, frame: str) -> tuple[np.ndarray, np.n
     Ai = lie.Ad_inv(g_e)
     body = model.frame_body[frame]
     J0 = Ai @ model.group.iota
-    Jm = np.zeros((6, model.n))
+    Jm = np.zeros((6, model.n_full))
     if body > 0:
         mask = model.anc_mask[body - 1]
         Jm[:, mask] = Ai @ kin.S[mask].T
+    if not model.coupling.trivial:
+        Jm = Jm @ model.coupling.G                      # J_{𝔢,𝔪} = J_{𝔢,𝔪,full} G
     return J0, Jm
 
 
@@ -187,7 +213,7 @@ def frame_pose_vehicle(model, kin: Kinematics, frame: str) -> np.ndarray:
 
 def _com_positions(model, kin: Kinematics) -> np.ndarray:
     """Centres of mass of bodies 0..n in the vehicle frame, (n+1, 3)."""
-    p = np.empty((model.n + 1, 3))
+    p = np.empty((model.n_full + 1, 3))
     p[0] = model.com_home[0]
     p[1:] = np.einsum("jab,jb->ja", kin.G[:, :3, :3], model.com_home[1:]) + kin.G[:, :3, 3]
     return p
@@ -206,13 +232,15 @@ def gravity_forces(model, kin: Kinematics, g: np.ndarray) -> tuple[np.ndarray, n
     W = np.concatenate([f, np.cross(p, f)], axis=1)              # (n+1, 6)
     # subtree sums, children before parents (parent index < child index)
     Wsub = W[1:].copy()
-    for j in range(model.n - 1, -1, -1):
+    for j in range(model.n_full - 1, -1, -1):
         pj = model.parent_joint[j]
         if pj >= 0:
             Wsub[pj] += Wsub[j]
-    total = W[0] + (Wsub[model.root_joints].sum(axis=0) if model.n else 0.0)
+    total = W[0] + (Wsub[model.root_joints].sum(axis=0) if model.n_full else 0.0)
     f_u = -model.group.project(total)
     du_dq = -np.einsum("ja,ja->j", kin.S, Wsub)
+    if not model.coupling.trivial:
+        du_dq = model.coupling.reduce_forces(du_dq)     # ∂u/∂q = Gᵀ ∂u/∂q_full
     return f_u, du_dq
 
 
@@ -251,6 +279,48 @@ def _coriolis_terms(model, t: LPTerms, V, qd, P):
     return Cqd, N, Adot
 
 
+#: reciprocal condition number (of the Jacobi-scaled matrix) below which a solve is refused
+RCOND_MIN = 1e-13
+
+
+def solve_inertia(M: np.ndarray, rhs: np.ndarray, model=None, q=None) -> np.ndarray:
+    """Solve ``M x = rhs`` for a symmetric positive-definite inertia (M̂ of (LP-2)), refusing a
+    numerically singular one with a ``ValueError`` naming the joints, never returning garbage.
+
+    Jacobi scaling ``D^-½ M D^-½`` (unit-free), Cholesky, and LAPACK's reciprocal condition
+    estimate (``dpocon``); below :data:`RCOND_MIN` the solve is refused.
+    """
+    from scipy.linalg import lapack
+    diag = np.diag(M)
+    d = np.sqrt(np.clip(diag, 0.0, None))
+    # a coordinate whose own inertia is ~1e-13 of the largest (whatever the units) moves nothing
+    bad = np.flatnonzero(~(diag > RCOND_MIN * np.max(diag, initial=0.0)) | ~np.isfinite(d))
+    ok = not bad.size
+    if ok:
+        Ms = M / np.outer(d, d)
+        c, info = lapack.dpotrf(Ms, lower=1)
+        ok = info == 0
+        if ok:
+            anorm = float(np.abs(Ms).sum(axis=0).max())             # 1-norm
+            rcond, info = lapack.dpocon(c, anorm, uplo="L")
+            ok = info == 0 and rcond >= RCOND_MIN
+    if not ok:
+        names = getattr(model, "joint_names", None)
+        if names is not None and not bad.size:
+            ev, vec = np.linalg.eigh(0.5 * (M + M.T) / np.outer(d, d))
+            v = vec[:, 0] / np.abs(vec[:, 0]).max()
+            bad = [k for k in np.argsort(-np.abs(v)) if abs(v[k]) >= 0.05]
+        who = (", ".join(repr(names[k]) for k in bad) if names is not None and len(bad)
+               else "some joints")
+        at = "" if q is None else f" at q = {np.array2string(np.asarray(q), precision=4)}"
+        raise ValueError(f"the reduced inertia M̂ is numerically singular{at} (joints {who} "
+                         f"move no mass in this configuration); the accelerations are undefined. "
+                         f"Keep the joints away from this configuration (limits), give the links "
+                         f"mass and inertia, or lock one of the joints")
+    x = lapack.dpotrs(c, rhs / d, lower=1)[0]
+    return x / d
+
+
 def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
                      terms: LPTerms | None = None):
     """Solve the corrected LP equations for ``(𝒱̇, q̈)``; also returns ``Ṗ``.
@@ -269,7 +339,7 @@ def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=N
     F_m = tau + fem                                                    # (95)
     Cqd, N, Adot = _coriolis_terms(model, t, V, qd, P)
     rhs = F_m - t.A.T @ F_eta - Cqd - N - du_dq
-    qdd = np.linalg.solve(t.Mhat, rhs) if model.n else np.zeros(0)   # (LP-2)
+    qdd = solve_inertia(t.Mhat, rhs, model, q) if model.n else np.zeros(0)   # (LP-2)
     if model.b:
         Pdot = model.group.ad(V).T @ P + F_eta                         # (LP-1)
         M0dot = np.einsum("ibc,i->bc", t.dM0, qd)

@@ -22,11 +22,68 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from . import lie, lp
 from .groups import get_group
 from .urdf import KinematicTree, parse_urdf
 
-__all__ = ["Model", "load_model"]
+__all__ = ["Model", "load_model", "JointCoupling"]
+
+
+@dataclass(frozen=True, eq=False)
+class JointCoupling:
+    """Linear coupling of the tree's joints to the model's coordinates: ``q_full = G q + c``.
+
+    The tree has ``n_full`` moving joints (one per body, the arrays ``Model.xi``,
+    ``Model.parent_joint``, ``Model.body_inertia_home`` … are indexed by them); the model's
+    coordinates ``q`` are the ``n`` independent ones (``Model.joint_names``).  A URDF
+    ``<mimic joint="m" multiplier="k" offset="o"/>`` joint is not a degree of freedom: its row of
+    ``G`` is ``k`` in the master's column and its entry of ``c`` is ``o`` (chains composed).
+    Velocities map by ``q̇_full = G q̇``, accelerations by ``q̈_full = G q̈``, and joint forces
+    (efforts) back by ``τ = Gᵀ τ_full`` (virtual work), so the master carries the gear-coupled
+    load of its mimics.  Without mimic joints ``G = I``, ``c = 0`` and ``trivial`` is True.
+
+    Attributes: ``joint_names`` (n_full, all moving joints, body order), ``joint_types``
+    (n_full), ``parent_joint`` (n_full, full index of the parent joint, −1 at the vehicle; the
+    same array as ``Model.parent_joint``), ``xi`` ((n_full, 6), = ``Model.xi``), ``G``
+    ((n_full, n)), ``c`` ((n_full,)), ``independent`` ((n,) full index of each coordinate),
+    ``mimic`` (``{mimic joint: (master joint, multiplier, offset)}``, masters independent).
+    """
+
+    joint_names: tuple
+    joint_types: tuple
+    parent_joint: np.ndarray
+    xi: np.ndarray
+    G: np.ndarray
+    c: np.ndarray
+    independent: np.ndarray
+    mimic: dict
+
+    @property
+    def n_full(self) -> int:
+        return self.G.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.G.shape[1]
+
+    @property
+    def trivial(self) -> bool:
+        """True when there is no mimic joint (``G = I``, ``c = 0``)."""
+        return not self.mimic
+
+    def full_positions(self, q) -> np.ndarray:
+        """``G q + c``: positions of all ``n_full`` joints, order of ``joint_names``."""
+        return self.G @ q + self.c
+
+    def full_velocities(self, qd) -> np.ndarray:
+        """``G q̇`` (also maps accelerations)."""
+        return self.G @ qd
+
+    def reduce_forces(self, tau_full) -> np.ndarray:
+        """``Gᵀ τ_full``: efforts on all joints as generalised forces on the coordinates."""
+        return self.G.T @ tau_full
 
 
 def _as_vector(x, n: int, name: str) -> np.ndarray:
@@ -71,13 +128,16 @@ class Model:
         self.name = tree.name
         self.gravity = _as_vector(gravity, 3, "gravity")
         bodies = tree.bodies
-        self.n = n = len(bodies) - 1
+        self.n_full = n = len(bodies) - 1          # moving joints of the tree (bodies 1..n_full)
         self.b = self.group.dim
         self.vehicle_link = bodies[0].name
-        self.joint_names = [bd.joint for bd in bodies[1:]]
+        full_names = [bd.joint for bd in bodies[1:]]
+        independent = [j for j, bd in enumerate(bodies[1:]) if bd.mimic is None]
+        self.n = len(independent)                  # degrees of freedom: the length of q
+        self.joint_names = [full_names[j] for j in independent]
         self.link_names = [bd.name for bd in bodies]
-        self.joint_types = [bd.joint_type for bd in bodies[1:]]
-        self.joint_limits = [dict(bd.limits) for bd in bodies[1:]]
+        self.joint_types = [bodies[j + 1].joint_type for j in independent]
+        self.joint_limits = [dict(bodies[j + 1].limits) for j in independent]
         self.parent_joint = np.array([bd.parent - 1 for bd in bodies[1:]], dtype=int)
         self.root_joints = np.flatnonzero(self.parent_joint < 0)
 
@@ -119,19 +179,60 @@ class Model:
         self.frame_names = list(tree.frames)
         self.frame_body = {name: fr.body for name, fr in tree.frames.items()}
         self.frame_home = {name: home[fr.body] @ fr.placement for name, fr in tree.frames.items()}
+
+        # mimic joints: q_full = G q + c
+        col = {full_names[j]: k for k, j in enumerate(independent)}
+        G = np.zeros((n, self.n))
+        c = np.zeros(n)
+        mimic = {}
+        for j, bd in enumerate(bodies[1:]):
+            if bd.mimic is None:
+                G[j, col[bd.joint]] = 1.0
+            else:
+                master, mult, off = bd.mimic
+                G[j, col[master]] = mult
+                c[j] = off
+                mimic[bd.joint] = (master, float(mult), float(off))
+        self.coupling = JointCoupling(
+            joint_names=tuple(full_names), joint_types=tuple(bd.joint_type for bd in bodies[1:]),
+            parent_joint=self.parent_joint, xi=self.xi, G=G, c=c,
+            independent=np.array(independent, dtype=int), mimic=mimic)
         self._check_nondegenerate()
 
     # ------------------------------------------------------------------ validation helpers
     def _check_nondegenerate(self):
-        """Reject joints that move no mass and bases whose locked inertia is singular."""
-        q0 = np.zeros(self.n)
-        kin = lp.kinematics(self, q0)
+        """Reject singular or near-singular mass matrices, naming the joints and the fix.
+
+        Checked at the neutral configuration and at a second, pseudo-random configuration
+        within the joint limits (a structural singularity, such as two coaxial joints joined by
+        a massless link, holds everywhere): every coordinate moves mass, the locked inertia M₀
+        (65) of a free vehicle is regular, and the reduced inertia M̂ (75) (M_𝔪 for a fixed
+        base) has a Jacobi-scaled smallest eigenvalue ``λ_min(D^-½ M̂ D^-½) > SINGULAR_TOL``
+        with ``D = diag M̂`` (unit-free, so revolute and prismatic joints compare fairly).
+        """
+        q0 = self.neutral_configuration()
+        rng = np.random.default_rng(12345)
+        q1 = q0.copy()
+        for j, lim in enumerate(self.joint_limits):
+            lo, hi = lim.get("lower", -np.pi), lim.get("upper", np.pi)
+            if np.isfinite(lo) and np.isfinite(hi) and lo <= hi:
+                q1[j] = rng.uniform(lo, hi)
+        for q in (q0, q1):
+            self._check_regular_at(q)
+
+    SINGULAR_TOL = 1e-10
+
+    def _check_regular_at(self, q):
+        kin = lp.kinematics(self, q)
         it = lp.inertia_terms(self, kin, derivatives=False)
         for j in range(self.n):
             if it.Mm[j, j] <= 1e-12 * max(1.0, np.trace(it.M0_6)):
                 raise ValueError(
                     f"joint '{self.joint_names[j]}': moves no mass (the bodies it carries have no "
-                    f"inertia along its axis), so the mass matrix would be singular")
+                    f"inertia along its axis), so the mass matrix would be singular; give the "
+                    f"links it carries mass and inertia, or lock it "
+                    f"(load_model(..., locked_joints={{'{self.joint_names[j]}': 0.0}}))")
+        Mhat = it.Mm
         if self.b:
             ax = self.group.axes
             M0 = it.M0_6[np.ix_(ax, ax)]
@@ -143,13 +244,58 @@ class Model:
             if self.n:
                 M0m = it.M0m_6[list(ax), :]
                 Mhat = it.Mm - M0m.T @ np.linalg.solve(M0, M0m)
-                ev, vec = np.linalg.eigh(0.5 * (Mhat + Mhat.T))
-                if ev[0] <= 1e-10 * max(1.0, abs(ev[-1])):
-                    j = int(np.argmax(np.abs(vec[:, 0])))
-                    raise ValueError(
-                        f"joint '{self.joint_names[j]}': its motion can be reproduced by moving the "
-                        f"vehicle alone, so the reduced inertia M̂ is singular (eigenvalue "
-                        f"{ev[0]:.3g}); give the vehicle (root link) its own mass and inertia")
+        if not self.n:
+            return
+        d = np.sqrt(np.clip(np.diag(Mhat), 1e-300, None))
+        ev, vec = np.linalg.eigh(0.5 * (Mhat + Mhat.T) / np.outer(d, d))
+        if ev[0] > self.SINGULAR_TOL:
+            return
+        v = vec[:, 0] / d
+        v = v / np.abs(v).max()
+        involved = [k for k in np.argsort(-np.abs(v)) if abs(v[k]) >= 0.05]
+        names = [self.joint_names[k] for k in involved]
+        motion = " ".join(f"{'+' if v[k] >= 0 else '−'} {abs(v[k]):.3g}·{self.joint_names[k]}"
+                          for k in involved)
+        motion = motion[2:] if motion.startswith("+ ") else "−" + motion[2:]
+        lock = f"load_model(..., locked_joints={{'{names[-1]}': 0.0}})"
+        if len(involved) == 1:
+            if self.b:
+                raise ValueError(
+                    f"joint '{names[0]}': its motion can be reproduced by moving the vehicle "
+                    f"alone, so the reduced inertia M̂ is singular (scaled eigenvalue "
+                    f"{ev[0]:.3g}); give the vehicle (root link) its own mass and inertia, or "
+                    f"lock the joint ({lock})")
+            raise ValueError(f"joint '{names[0]}': moves (almost) no mass, so the mass matrix is "
+                             f"singular (scaled eigenvalue {ev[0]:.3g}); give the links it carries "
+                             f"mass and inertia, or lock it ({lock})")
+        why = self._coaxial_reason(kin, involved, it)
+        where = "" if not self.b else " (or only what the vehicle can reproduce)"
+        raise ValueError(
+            f"joints {', '.join(repr(n) for n in names)}: {why or 'the combined motion'} "
+            f"[{motion}] moves no mass{where}, so the mass matrix is "
+            f"{'singular' if ev[0] <= 1e-14 else 'nearly singular'} (scaled eigenvalue "
+            f"{ev[0]:.3g}, tolerance {self.SINGULAR_TOL:g}); fix: give the links between them "
+            f"mass and inertia, lock one of them ({lock}), or declare one a <mimic> of the other")
+
+    def _coaxial_reason(self, kin, involved, it):
+        """'joints a and b are coaxial and the link between them (l) has no mass' when the
+        null motion is two joints, one the parent of the other, on the same line."""
+        if len(involved) != 2:
+            return ""
+        a, b = (int(self.coupling.independent[k]) for k in involved)
+        if a > b:
+            a, b = b, a
+        if self.parent_joint[b] != a:
+            return ""
+        Sa, Sb = kin.S[a], kin.S[b]
+        scale = max(np.linalg.norm(Sa), np.linalg.norm(Sb), 1.0)
+        if min(np.linalg.norm(Sa - Sb), np.linalg.norm(Sa + Sb)) > 1e-9 * scale:
+            return ""
+        link = self.link_names[a + 1]
+        m = self.mass[a + 1]
+        what = "has no mass" if m == 0.0 else f"has no inertia about their axis (mass {m:g} kg)"
+        return (f"they are coaxial and the link between them ('{link}') {what}; "
+                f"the motion")
 
     def _q(self, q, name="q"):
         return _as_vector(q, self.n, name)
@@ -322,6 +468,21 @@ class Model:
         J0, Jm = lp.frame_jacobian(self, lp.kinematics(self, self._q(q)), frame)
         return np.hstack([J0, Jm])
 
+    @property
+    def full_joint_names(self) -> list:
+        """All moving joints of the tree (mimic joints included), the order of
+        :meth:`full_joint_positions` (= ``joint_names`` when there are no mimic joints)."""
+        return list(self.coupling.joint_names)
+
+    def full_joint_positions(self, q) -> np.ndarray:
+        """Positions of all joints ``G q + c`` (mimic joints included), e.g. for a JointState
+        that robot_state_publisher draws; order of :attr:`full_joint_names`."""
+        return self.coupling.full_positions(self._q(q))
+
+    def full_joint_velocities(self, qd) -> np.ndarray:
+        """Velocities of all joints ``G q̇``; order of :attr:`full_joint_names`."""
+        return self.coupling.full_velocities(self._q(qd, "qd"))
+
     def neutral_configuration(self) -> np.ndarray:
         """q = 0 clipped into the joint limits."""
         q = np.zeros(self.n)
@@ -350,12 +511,33 @@ class Model:
                 f"mass={self.total_mass:.6g} kg)")
 
 
-def load_model(source, base="SE3", gravity=(0.0, 0.0, -9.81)) -> Model:
+def load_model(source, base="SE3", gravity=(0.0, 0.0, -9.81), locked_joints=None,
+               vehicle=None, xacro="full") -> Model:
     """Build a :class:`Model` from a URDF path, a URDF XML string, or a ``.xacro`` path.
 
     The URDF's root link is the vehicle; ``base`` names its displacement subgroup (``"SE3"``,
     ``"SE2"``, ``"SO3"`` or ``"fixed"``); ``gravity`` is the gravitational acceleration in the
-    inertial frame.  Raises ``ValueError`` for unsupported or physically impossible models.
+    inertial frame.
+
+    * ``<mimic>`` joints are supported as a linear coupling ``q_full = G q + c``
+      (:class:`JointCoupling`, ``model.coupling``): they are not coordinates of q.
+    * ``locked_joints={name: value}`` freezes joints at values (rad or m), like Pinocchio's
+      ``buildReducedModel``: they become fixed joints and their links frames.
+    * ``vehicle={"mass", "com", "inertia", "mount", "name"}`` mounts the URDF (an arm) on a
+      new root body, as if a vehicle link and a fixed joint at the pose ``mount`` had been
+      spliced into the XML (:mod:`vm_dynamics.mounting`).
+    * ``xacro`` — ``"full"`` (trusted: xacro files are code), ``"safe"`` (arithmetic-only
+      expressions) or ``"off"`` (plain URDF only); see :mod:`vm_dynamics.urdf`.
+
+    Raises ``ValueError`` naming the link or joint for unsupported or physically impossible
+    models, including singular or nearly singular mass matrices (with the fix).
     """
     group = get_group(base)
-    return Model(parse_urdf(source), base=group, gravity=gravity)
+    if locked_joints is not None and not isinstance(locked_joints, dict):
+        raise ValueError(f"locked_joints: expected a dict {{joint name: value}}, got "
+                         f"{type(locked_joints).__name__}")
+    tree = parse_urdf(source, locked_joints=locked_joints, xacro=xacro)
+    if vehicle is not None:
+        from .mounting import mount_on_vehicle
+        tree = mount_on_vehicle(tree, vehicle)
+    return Model(tree, base=group, gravity=gravity)

@@ -34,6 +34,8 @@ import yaml
 from . import lie
 from .hydrodynamics import Hydrodynamics, load_hydrodynamics
 from .model import Model, load_model
+from .mounting import model_options
+from .urdf import resolve_package_path
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "quat_xyzw_to_matrix",
            "read_params_file"]
@@ -383,7 +385,8 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         raise ValueError(f"{path}: missing 'robot_description_file'")
     if not isinstance(rd, str) or not rd:
         raise ValueError(f"robot_description_file: expected a file name, got {_short(rd)}")
-    urdf_path = Path(rd) if Path(rd).is_absolute() else urdf_dir / rd
+    urdf_path = (Path(resolve_package_path(rd)) if rd.startswith("package://")
+                 else Path(rd) if Path(rd).is_absolute() else urdf_dir / rd)
     base = params.get("base_type", "SE3")
     gravity = params.get("gravity", [0.0, 0.0, -9.81])
     if not isinstance(base, str):
@@ -410,7 +413,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     if hf is not None and not isinstance(hf, str):
         raise ValueError(f"hydrodynamics_file: expected a file name, got {_short(hf)}")
 
-    model = load_model(str(urdf_path), base=base, gravity=gravity)
+    model = load_model(str(urdf_path), base=base, gravity=gravity, **model_options(params))
     hydro = None
     if hf:
         hf = Path(hf)

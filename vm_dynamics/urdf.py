@@ -1,16 +1,35 @@
 """URDF → kinematic tree of rigid bodies (fixed joints merged), with validation.
 
-``parse_urdf(source)`` reads a URDF file path, a URDF XML string, or a ``.xacro`` file (expanded
-with the PyPI ``xacro`` package) and returns a :class:`KinematicTree`:
+``parse_urdf(source, locked_joints=None, xacro="full")`` reads a URDF file path, a URDF XML
+string, or a ``.xacro`` file (expanded with the PyPI ``xacro`` package) and returns a
+:class:`KinematicTree`:
 
 * the root link is the vehicle (body 0);
 * every revolute, continuous or prismatic joint starts a new body; fixed joints are merged into
   their parent body (inertias lumped exactly, the child link kept as a *frame*);
 * joint axes, origins (xyz / fixed-axis rpy) and full inertia tensors (off-diagonal terms,
   rotated inertial frames) are taken exactly as the URDF specification defines them;
-* bodies are numbered depth-first in document order, so ``parent[i] < i``.
+* bodies are numbered depth-first in document order, so ``parent[i] < i``;
+* ``<mimic joint= multiplier= offset=>`` is recorded on the mimicking body as a linear coupling
+  ``q_mimic = multiplier · q_master + offset`` (chains of mimics are composed down to an
+  independent joint, which may sit in another branch; the model turns them into
+  ``q_full = G q + c``); a ``<mimic>`` on a fixed joint is ignored (the joint stays fixed);
+* ``locked_joints={name: value}`` freezes movable joints at a value: the joint becomes a fixed
+  joint whose origin includes the joint motion at that value (as Pinocchio's
+  ``buildReducedModel``), and its child link is merged into the parent body.
 
-Everything unsupported or physically impossible raises ``ValueError`` naming the link or joint.
+Everything unsupported or physically impossible raises ``ValueError`` naming the link or joint:
+self-loops, links not connected to the root (islands, closed loops), several roots, masses,
+inertias and lengths outside the physical range below (:data:`MAX_MASS`, :data:`MAX_INERTIA`,
+:data:`MAX_LENGTH`), non-physical inertia tensors.
+
+**Xacro files are code.** Expanding a ``.xacro`` file evaluates Python expressions and
+substitution arguments (``$(eval …)``, ``$(env …)``), which can run arbitrary code on the
+machine and read files. ``xacro="full"`` (the default of the library) trusts the file;
+``xacro="safe"`` evaluates only arithmetic ``${…}`` expressions (numbers, strings, properties,
+``+ - * / // % **``, comparisons, ``a if c else b`` and the math functions of
+:data:`SAFE_XACRO_FUNCTIONS`) and only the ``$(arg …)``, ``$(find …)``, ``$(cwd)`` and
+``$(dirname)`` substitutions; ``xacro="off"`` accepts plain URDF only.
 """
 from __future__ import annotations
 
@@ -22,11 +41,20 @@ import numpy as np
 
 from . import lie
 
-__all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source",
-           "rpy_to_matrix", "spatial_inertia"]
+__all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source", "resolve_package_path",
+           "rpy_to_matrix", "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA",
+           "MAX_LENGTH", "XACRO_MODES"]
 
 MOVABLE = ("revolute", "continuous", "prismatic")
 _UNSUPPORTED = ("floating", "planar")
+
+#: Physical range accepted by the loader (larger values are rejected as input errors: they
+#: overflow the eigen-decompositions and mean a unit or typing error, not a real robot).
+MAX_MASS = 1e9          # kg, per link (a large ship is ~1e8 kg)
+MAX_INERTIA = 1e15      # kg m^2, per entry of a link's rotational inertia about its CoM
+MAX_LENGTH = 1e4        # m, per coordinate of a joint origin or a CoM offset
+#: ``xacro=`` modes of :func:`read_urdf_source` / :func:`parse_urdf` / ``load_model``.
+XACRO_MODES = ("full", "safe", "off")
 
 
 @dataclass
@@ -46,6 +74,7 @@ class Body:
     home: np.ndarray
     inertia: np.ndarray
     limits: dict = field(default_factory=dict)
+    mimic: tuple | None = None   # (independent master joint, multiplier, offset) if a mimic
 
 
 @dataclass
@@ -62,10 +91,20 @@ class KinematicTree:
     name: str
     bodies: list
     frames: dict
+    locked: dict = field(default_factory=dict)   # {joint: value} frozen (mimics of locked included)
 
     @property
     def n_joints(self) -> int:
         return len(self.bodies) - 1
+
+
+def matrix_to_rpy(R) -> np.ndarray:
+    """Inverse of :func:`rpy_to_matrix` (URDF fixed-axis roll, pitch, yaw)."""
+    R = np.asarray(R, dtype=float)
+    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
+    if np.hypot(R[0, 0], R[1, 0]) < 1e-12:          # pitch = ±90°: put everything in yaw
+        return np.array([0.0, pitch, np.arctan2(-R[0, 1], R[1, 1])])
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
@@ -98,30 +137,229 @@ def _transform_inertia(M: np.ndarray, g: np.ndarray) -> np.ndarray:
     return Ai.T @ M @ Ai
 
 
-def read_urdf_source(source) -> tuple[str, str]:
-    """Return ``(xml_text, description)`` for a path, ``.xacro`` path, or XML string."""
+def resolve_package_path(uri: str) -> str:
+    """Path of a ``package://PKG/rest`` URI: ``share/PKG/rest`` under the ament prefixes
+    (``AMENT_PREFIX_PATH``), ``ROS_PACKAGE_PATH``, the Python environment (``sys.prefix`` and
+    pip's ``cmeel.prefix``, where e.g. the ``example-robot-data`` wheel installs)."""
+    import sys
+    if not uri.startswith("package://"):
+        return uri
+    rest = uri[len("package://"):]
+    pkg, _, rel = rest.partition("/")
+    if not pkg or not rel or ".." in rel.split("/"):
+        raise ValueError(f"{uri!r}: expected package://PACKAGE/relative/path")
+    roots = []
+    for var in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH"):
+        roots += [os.path.join(d, "share", pkg) for d in os.environ.get(var, "").split(os.pathsep)
+                  if d]
+    roots += [os.path.join(d, pkg) for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)
+              if d]
+    roots.append(os.path.join(sys.prefix, "share", pkg))
+    roots += [os.path.join(d, "cmeel.prefix", "share", pkg) for d in sys.path if d]
+    for r in roots:
+        cand = os.path.join(r, rel)
+        if os.path.isfile(cand):
+            return cand
+    raise ValueError(f"{uri!r}: package '{pkg}' or its file '{rel}' not found (searched "
+                     f"AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the Python environment)")
+
+
+def read_urdf_source(source, xacro: str = "full") -> tuple[str, str]:
+    """Return ``(xml_text, description)`` for a path, ``.xacro`` path, or XML string.
+
+    ``xacro`` (see the module docstring; xacro files are code): ``"full"`` expands ``.xacro``
+    files with every xacro feature (trusted files only), ``"safe"`` with arithmetic expressions
+    only, ``"off"`` refuses ``.xacro`` files and xacro markup in any source.
+    """
+    if xacro not in XACRO_MODES:
+        raise ValueError(f"xacro={xacro!r}: choose one of {', '.join(XACRO_MODES)}")
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):
         raise ValueError(f"URDF source must be a path or an XML string, got {type(source).__name__}")
     stripped = source.lstrip()
-    if stripped.startswith("<"):
+    if source.startswith("package://"):
+        source = resolve_package_path(source)
+    elif stripped.startswith("<"):
+        if xacro == "off" and "xmlns:xacro" in source:
+            raise ValueError("URDF string: contains xacro markup (xmlns:xacro) but xacro='off' "
+                             "accepts plain URDF only")
         return source, "URDF string"
     path = source
     if not os.path.isfile(path):
         raise ValueError(f"URDF file not found: {path!r}")
     if path.endswith(".xacro"):
+        if xacro == "off":
+            raise ValueError(f"{path}: xacro files are code and xacro='off' accepts plain URDF "
+                             f"only; expand it yourself (xacro {os.path.basename(path)} > "
+                             f"robot.urdf) or pass xacro='safe'")
         try:
-            import xacro
+            import xacro as xacro_pkg
         except ImportError as exc:  # pragma: no cover - xacro is a dependency
             raise ValueError(f"{path}: expanding .xacro needs the 'xacro' package") from exc
         try:
-            doc = xacro.process_file(path)
+            if xacro == "safe":
+                with _safe_xacro(xacro_pkg):
+                    doc = xacro_pkg.process_file(path)
+            else:
+                doc = xacro_pkg.process_file(path)
         except Exception as exc:  # xacro raises its own XacroException and others
             raise ValueError(f"{path}: xacro expansion failed: {exc}") from exc
         return doc.toprettyxml(indent="  "), path
     with open(path, encoding="utf-8") as fh:
-        return fh.read(), path
+        text = fh.read()
+    if xacro == "off" and "xmlns:xacro" in text:
+        raise ValueError(f"{path}: contains xacro markup (xmlns:xacro) but xacro='off' accepts "
+                         f"plain URDF only")
+    return text, path
+
+
+#: Functions and constants a ``${…}`` expression may use with ``xacro="safe"``.
+SAFE_XACRO_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+                        "tanh", "sqrt", "exp", "log", "log10", "radians", "degrees", "fabs",
+                        "floor", "ceil", "hypot", "pow", "copysign", "abs", "min", "max",
+                        "round", "int", "float", "bool", "str", "len")
+_SAFE_SUBSTITUTIONS = ("arg", "find", "cwd", "dirname")
+_XACRO_LOCK = __import__("threading").Lock()
+
+
+def _safe_eval_expr(expr: str, symbols):
+    """Evaluate a xacro ``${…}`` expression with arithmetic only (no attribute access except
+    ``math.<function>``, no calls except :data:`SAFE_XACRO_FUNCTIONS`, no comprehension,
+    lambda, subscript or dunder); raises ``ValueError`` naming the construct."""
+    import ast
+    import math
+    import operator as op
+
+    bin_ops = {ast.Add: op.add, ast.Sub: op.sub, ast.Mult: op.mul, ast.Div: op.truediv,
+               ast.FloorDiv: op.floordiv, ast.Mod: op.mod, ast.Pow: op.pow}
+    cmp_ops = {ast.Eq: op.eq, ast.NotEq: op.ne, ast.Lt: op.lt, ast.LtE: op.le, ast.Gt: op.gt,
+               ast.GtE: op.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+    builtins = {"abs": abs, "min": min, "max": max, "round": round, "int": int, "float": float,
+                "bool": bool, "str": str, "len": len}
+    funcs = {name: getattr(math, name) for name in SAFE_XACRO_FUNCTIONS if hasattr(math, name)}
+    funcs.update(builtins)
+    consts = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan,
+              "True": True, "False": False}
+
+    def plain(v, what):
+        if isinstance(v, (bool, int, float, str)) and not (isinstance(v, str) and len(v) > 10000):
+            return v
+        if isinstance(v, (list, tuple)) and len(v) <= 1000 and all(
+                isinstance(x, (bool, int, float, str)) for x in v):
+            return v
+        raise ValueError(f"{what} is a {type(v).__name__}, not a number or string")
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant):
+            return plain(node.value, "constant")
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return plain([ev(e) for e in node.elts], "list")
+        if isinstance(node, ast.Name):
+            if node.id.startswith("_"):
+                raise ValueError(f"name {node.id!r} is not allowed")
+            if node.id in consts and node.id not in symbols:
+                return consts[node.id]
+            try:
+                v = symbols[node.id]
+            except KeyError:
+                if node.id in consts:
+                    return consts[node.id]
+                raise ValueError(f"undefined property {node.id!r}") from None
+            return plain(v, f"property {node.id!r}")
+        if isinstance(node, ast.BinOp) and type(node.op) in bin_ops:
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Pow) and isinstance(a, int) and isinstance(b, int) \
+                    and abs(b) > 64:
+                a = float(a)           # no huge integer powers (9**9**9)
+            if isinstance(node.op, ast.Mult) and (isinstance(a, str) or isinstance(b, str)):
+                raise ValueError("string repetition is not allowed")
+            return bin_ops[type(node.op)](a, b)
+        if isinstance(node, ast.UnaryOp):
+            v = ev(node.operand)
+            if isinstance(node.op, ast.USub):
+                return -v
+            if isinstance(node.op, ast.UAdd):
+                return +v
+            if isinstance(node.op, ast.Not):
+                return not v
+        if isinstance(node, ast.BoolOp):
+            vals = [ev(v) for v in node.values]
+            out = vals[0]
+            for v in vals[1:]:
+                out = (out and v) if isinstance(node.op, ast.And) else (out or v)
+            return out
+        if isinstance(node, ast.Compare):
+            left = ev(node.left)
+            for o, c in zip(node.ops, node.comparators):
+                right = ev(c)
+                if type(o) not in cmp_ops or not cmp_ops[type(o)](left, right):
+                    if type(o) not in cmp_ops:
+                        raise ValueError(f"comparison {type(o).__name__} is not allowed")
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            return ev(node.body) if ev(node.test) else ev(node.orelse)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "math" and not node.attr.startswith("_"):
+            if node.attr in consts:
+                return consts[node.attr]
+            if node.attr in funcs:
+                return funcs[node.attr]
+        if isinstance(node, ast.Call) and not node.keywords:
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else (
+                f.attr if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                and f.value.id == "math" else None)
+            if name in funcs:
+                return plain(funcs[name](*[ev(a) for a in node.args]), f"{name}(...)")
+            raise ValueError(f"call of {ast.unparse(f)!r} is not allowed")
+        raise ValueError(f"{type(node).__name__} {ast.unparse(node)!r} is not allowed")
+
+    try:
+        tree = ast.parse(str(expr).strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"invalid expression {expr!r}: {exc.msg}") from None
+    try:
+        return ev(tree)
+    except ValueError as exc:
+        raise ValueError(f"xacro='safe': expression {expr!r}: {exc}") from None
+
+
+class _safe_xacro:
+    """Context manager: xacro's expression evaluator and substitution arguments restricted
+    (``xacro="safe"``); xacro is module-global, so expansions are serialised by a lock."""
+
+    def __init__(self, pkg):
+        self.pkg = pkg
+
+    def __enter__(self):
+        _XACRO_LOCK.acquire()
+        pkg = self.pkg
+        self.saved = (pkg.safe_eval, pkg.eval_extension)
+        orig_ext = pkg.eval_extension
+
+        def safe_eval(expr, globals, locals=None):
+            return _safe_eval_expr(expr, globals if locals is None else locals)
+
+        def eval_extension(s):
+            body = s[2:-1].strip() if s.startswith("$(") and s.endswith(")") else s
+            cmd = body.split(None, 1)[0] if body else ""
+            if cmd not in _SAFE_SUBSTITUTIONS:
+                raise ValueError(f"xacro='safe': substitution $({cmd} …) is not allowed (only "
+                                 f"{', '.join('$(' + c + ')' for c in _SAFE_SUBSTITUTIONS)})")
+            return orig_ext(s)
+
+        pkg.safe_eval, pkg.eval_extension = safe_eval, eval_extension
+        return self
+
+    def __exit__(self, *exc):
+        self.pkg.safe_eval, self.pkg.eval_extension = self.saved
+        _XACRO_LOCK.release()
+        return False
 
 
 def _floats(text, n, what):
@@ -139,7 +377,13 @@ def _origin(elem, what) -> np.ndarray:
     g = np.eye(4)
     if o is not None:
         g[:3, 3] = _floats(o.get("xyz", "0 0 0"), 3, f"{what} origin xyz")
-        g[:3, :3] = rpy_to_matrix(_floats(o.get("rpy", "0 0 0"), 3, f"{what} origin rpy"))
+        if np.abs(g[:3, 3]).max() > MAX_LENGTH:
+            raise ValueError(f"{what} origin xyz {g[:3, 3]} is beyond the physical range "
+                             f"(|coordinate| <= MAX_LENGTH = {MAX_LENGTH:g} m)")
+        rpy = _floats(o.get("rpy", "0 0 0"), 3, f"{what} origin rpy")
+        if np.abs(rpy).max() > 1e6:
+            raise ValueError(f"{what} origin rpy {rpy}: angles beyond 1e6 rad")
+        g[:3, :3] = rpy_to_matrix(rpy)
     return g
 
 
@@ -153,6 +397,9 @@ def _link_inertia(link) -> np.ndarray:
     mass = 0.0 if m_el is None else float(_floats(m_el.get("value", "0"), 1, f"{what} mass")[0])
     if mass < 0.0:
         raise ValueError(f"{what}: negative mass {mass}")
+    if mass > MAX_MASS:
+        raise ValueError(f"{what}: mass {mass:g} kg is beyond the physical range "
+                         f"(MAX_MASS = {MAX_MASS:g} kg)")
     i_el = inertial.find("inertia")
     I = np.zeros((3, 3))
     if i_el is not None:
@@ -160,6 +407,10 @@ def _link_inertia(link) -> np.ndarray:
         v = {}
         for k in keys:
             v[k] = float(_floats(i_el.get(k, "0"), 1, f"{what} inertia {k}")[0])
+        big = [k for k in keys if abs(v[k]) > MAX_INERTIA]
+        if big:
+            raise ValueError(f"{what}: inertia {', '.join(f'{k}={v[k]:g}' for k in big)} "
+                             f"beyond the physical range (MAX_INERTIA = {MAX_INERTIA:g} kg m^2)")
         I = np.array([[v["ixx"], v["ixy"], v["ixz"]],
                       [v["ixy"], v["iyy"], v["iyz"]],
                       [v["ixz"], v["iyz"], v["izz"]]])
@@ -198,9 +449,66 @@ def check_rigid_body_inertia(M: np.ndarray, what: str) -> None:
         raise ValueError(f"{what}: zero mass with nonzero rotational inertia")
 
 
-def parse_urdf(source) -> KinematicTree:
-    """Parse and validate a URDF into a :class:`KinematicTree` (see module docstring)."""
-    text, desc = read_urdf_source(source)
+def joint_motion(jtype: str, axis: np.ndarray, value: float) -> np.ndarray:
+    """4×4 motion of a joint at ``value`` in its own frame: ``exp(ξ̂ value)`` with the unit
+    ``axis`` (rotation for revolute/continuous, translation for prismatic)."""
+    local = (np.concatenate([np.zeros(3), axis]) if jtype != "prismatic"
+             else np.concatenate([axis, np.zeros(3)]))
+    return lie.se3_exp(local * float(value))
+
+
+def _joint_axis(joint) -> np.ndarray:
+    jname = joint.get("name")
+    ax_el = joint.find("axis")
+    axis = _floats(ax_el.get("xyz", "1 0 0"), 3, f"joint '{jname}' axis") \
+        if ax_el is not None else np.array([1.0, 0.0, 0.0])
+    norm = np.linalg.norm(axis)
+    if norm < 1e-12:
+        raise ValueError(f"joint '{jname}': zero-length axis")
+    return axis / norm
+
+
+def _joint_limits(joint) -> dict:
+    jname = joint.get("name")
+    limits = {}
+    lim = joint.find("limit")
+    if lim is not None:
+        for key in ("lower", "upper", "effort", "velocity"):
+            if lim.get(key) is not None:
+                limits[key] = float(_floats(lim.get(key), 1, f"joint '{jname}' limit {key}")[0])
+    if joint.get("type") == "continuous":
+        limits.pop("lower", None)
+        limits.pop("upper", None)
+    return limits
+
+
+def _resolve_mimics(joints: dict, raw: dict) -> dict:
+    """``{mimic joint: (independent master, multiplier, offset)}``, chains composed:
+    ``a = m₁ b + o₁``, ``b = m₂ c + o₂`` → ``a = m₁m₂ c + (m₁o₂ + o₁)``."""
+    out = {}
+    for name in raw:
+        chain, cur, mult, off = [name], name, 1.0, 0.0
+        while cur in raw:
+            master, m, o = raw[cur]
+            mult, off = mult * m, mult * o + off
+            if master in chain:
+                loop = " -> ".join(chain[chain.index(master):] + [master])
+                raise ValueError(f"joint '{name}': its mimic joints form a loop ({loop}); one "
+                                 f"of them must be an independent joint")
+            chain.append(master)
+            cur = master
+        out[name] = (cur, mult, off)
+    return out
+
+
+def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree:
+    """Parse and validate a URDF into a :class:`KinematicTree` (see module docstring).
+
+    ``locked_joints`` — ``{joint name: value}`` (rad or m) of movable joints to freeze; a joint
+    that mimics a locked joint is locked with it; a mimic joint itself cannot be locked (lock
+    its master).  ``xacro`` — ``"full"``, ``"safe"`` or ``"off"`` (:func:`read_urdf_source`).
+    """
+    text, desc = read_urdf_source(source, xacro=xacro)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -223,6 +531,7 @@ def parse_urdf(source) -> KinematicTree:
     joints = {}
     children_of = {name: [] for name in links}
     parent_joint = {}
+    raw_mimic = {}
     for joint in root.findall("joint"):
         jname = joint.get("name")
         if not jname:
@@ -235,8 +544,6 @@ def parse_urdf(source) -> KinematicTree:
                              f"(the vehicle's motion is set by load_model(base=...))")
         if jtype not in MOVABLE + ("fixed",):
             raise ValueError(f"joint '{jname}': unknown joint type {jtype!r}")
-        if joint.find("mimic") is not None:
-            raise ValueError(f"joint '{jname}': mimic joints are not supported")
         p_el, c_el = joint.find("parent"), joint.find("child")
         if p_el is None or c_el is None:
             raise ValueError(f"joint '{jname}': missing <parent> or <child>")
@@ -244,12 +551,60 @@ def parse_urdf(source) -> KinematicTree:
         for role, lk in (("parent", parent), ("child", child)):
             if lk not in links:
                 raise ValueError(f"joint '{jname}': {role} link {lk!r} does not exist")
+        if parent == child:
+            raise ValueError(f"joint '{jname}': parent and child are the same link '{parent}' "
+                             f"(a self-loop)")
         if child in parent_joint:
             raise ValueError(f"joint '{jname}': link '{child}' already has parent joint "
                              f"'{parent_joint[child]}' (closed loop)")
+        m_el = joint.find("mimic")
+        if m_el is not None and jtype != "fixed":   # a <mimic> on a fixed joint is moot
+            master = m_el.get("joint")
+            mult = float(_floats(m_el.get("multiplier", "1"), 1, f"joint '{jname}' mimic "
+                                 f"multiplier")[0])
+            off = float(_floats(m_el.get("offset", "0"), 1, f"joint '{jname}' mimic offset")[0])
+            raw_mimic[jname] = (master, mult, off)
         parent_joint[child] = jname
         joints[jname] = joint
         children_of[parent].append(jname)
+
+    for jname, (master, _, _) in raw_mimic.items():
+        if master not in joints:
+            raise ValueError(f"joint '{jname}': mimics joint {master!r}, which does not exist")
+        if joints[master].get("type") not in MOVABLE:
+            raise ValueError(f"joint '{jname}': mimics joint '{master}', which is "
+                             f"{joints[master].get('type')} (only movable joints can be mimicked)")
+    mimic = _resolve_mimics(joints, raw_mimic)
+
+    # locked joints: validated, and mimics of a locked joint locked with it
+    locked = {}
+    for jname, value in dict(locked_joints or {}).items():
+        if jname not in joints:
+            movable = [j for j in joints if joints[j].get("type") in MOVABLE]
+            raise ValueError(f"locked_joints: unknown joint {jname!r}; movable joints are "
+                             f"{', '.join(movable)}")
+        jtype = joints[jname].get("type")
+        if jtype == "fixed":
+            raise ValueError(f"locked_joints: joint '{jname}' is already fixed")
+        if jname in mimic:
+            raise ValueError(f"locked_joints: joint '{jname}' mimics '{mimic[jname][0]}'; lock "
+                             f"'{mimic[jname][0]}' instead (its mimic joints follow it)")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"locked_joints[{jname!r}]: expected a number, got {value!r}") \
+                from None
+        if not np.isfinite(v) or abs(v) > 1e6:
+            raise ValueError(f"locked_joints[{jname!r}]: expected a finite value, got {value!r}")
+        lim = _joint_limits(joints[jname])
+        lo, hi = lim.get("lower", -np.inf), lim.get("upper", np.inf)
+        if lo <= hi and not (lo - 1e-12 <= v <= hi + 1e-12):
+            raise ValueError(f"locked_joints[{jname!r}] = {v:g} is outside the joint limits "
+                             f"[{lo:g}, {hi:g}]")
+        locked[jname] = v
+    for jname, (master, mult, off) in mimic.items():
+        if master in locked:
+            locked[jname] = mult * locked[master] + off
 
     roots = [name for name in links if name not in parent_joint]
     if len(roots) != 1:
@@ -268,25 +623,9 @@ def parse_urdf(source) -> KinematicTree:
         lname, bidx, placement, joint = stack.pop()
         if joint is not None:  # a movable joint starts a new body
             jname, jtype = joint.get("name"), joint.get("type")
-            ax_el = joint.find("axis")
-            axis = _floats(ax_el.get("xyz", "1 0 0"), 3, f"joint '{jname}' axis") \
-                if ax_el is not None else np.array([1.0, 0.0, 0.0])
-            norm = np.linalg.norm(axis)
-            if norm < 1e-12:
-                raise ValueError(f"joint '{jname}': zero-length axis")
-            limits = {}
-            lim = joint.find("limit")
-            if lim is not None:
-                for key in ("lower", "upper", "effort", "velocity"):
-                    if lim.get(key) is not None:
-                        limits[key] = float(_floats(lim.get(key), 1,
-                                                    f"joint '{jname}' limit {key}")[0])
-            if jtype == "continuous":
-                limits.pop("lower", None)
-                limits.pop("upper", None)
             bodies.append(Body(name=lname, parent=bidx, joint=jname, joint_type=jtype,
-                               axis=axis / norm, home=placement, inertia=np.zeros((6, 6)),
-                               limits=limits))
+                               axis=_joint_axis(joint), home=placement, inertia=np.zeros((6, 6)),
+                               limits=_joint_limits(joint), mimic=mimic.get(jname)))
             bidx, placement = len(bodies) - 1, np.eye(4)
         frames[lname] = Frame(lname, bidx, placement)
         bodies[bidx].inertia = bodies[bidx].inertia + _transform_inertia(
@@ -297,12 +636,35 @@ def parse_urdf(source) -> KinematicTree:
             child = cjoint.find("child").get("link")
             origin = placement @ _origin(cjoint, f"joint '{jname}'")
             movable = cjoint.get("type") != "fixed"
+            if jname in locked:   # frozen: a fixed joint at origin · exp(ξ̂ value)
+                origin = origin @ joint_motion(cjoint.get("type"), _joint_axis(cjoint),
+                                               locked[jname])
+                movable = False
             pending.append((child, bidx, origin, cjoint if movable else None))
         stack.extend(reversed(pending))
+
+    missing = [name for name in links if name not in frames]
+    if missing:
+        # every link has at most one parent and only one link has none, so the links the
+        # traversal missed hang off a cycle of joints: name it
+        cur, seen = missing[0], []
+        while cur not in seen:
+            seen.append(cur)
+            cur = joints[parent_joint[cur]].find("parent").get("link")
+        cycle = seen[seen.index(cur):]
+        raise ValueError(f"{desc}: links {missing} are not connected to the root link "
+                         f"'{roots[0]}': joints {[parent_joint[l] for l in reversed(cycle)]} form "
+                         f"a closed loop (an island); a URDF must be one tree")
+
+    # mimics of a joint that is not a degree of freedom any more
+    for bd in bodies[1:]:
+        if bd.mimic is not None and bd.mimic[0] not in {b.joint for b in bodies[1:]}:
+            raise ValueError(f"joint '{bd.joint}': mimics joint '{bd.mimic[0]}', which is not "
+                             f"a degree of freedom of the model")
 
     # Bodies were appended in discovery order, which is a valid topological order (parent < child)
     for i, body in enumerate(bodies):
         what = f"link '{body.name}'" + (" (with the links fixed to it)" if any(
             f.body == i and f.name != body.name for f in frames.values()) else "")
         check_rigid_body_inertia(body.inertia, what)
-    return KinematicTree(robot_name, bodies, frames)
+    return KinematicTree(robot_name, bodies, frames, locked)

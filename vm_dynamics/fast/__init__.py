@@ -224,9 +224,16 @@ class FastModel:
             raise ValueError(f"backend={backend!r}: choose 'auto', 'numba' or 'numpy'")
         self.model = model
         self.n, self.b = int(model.n), int(model.b)
-        n = self.n
+        # the recursions run on the whole tree (n_tree joints); with mimic joints the model's
+        # coordinates are q (n) and q_full = G q + c (model.coupling)
+        cp = getattr(model, "coupling", None)
+        self.coupled = cp is not None and not cp.trivial
+        tree_types = list(cp.joint_types) if cp is not None else list(model.joint_types)
+        self.n_tree = n = len(model.xi)
+        self.G = None if not self.coupled else np.ascontiguousarray(cp.G, dtype=float)
+        self.c = None if not self.coupled else np.ascontiguousarray(cp.c, dtype=float)
         self.parent = np.ascontiguousarray(np.asarray(model.parent_joint, dtype=np.int64) + 1)
-        self.jtype = np.array([1 if t == "prismatic" else 0 for t in model.joint_types],
+        self.jtype = np.array([1 if t == "prismatic" else 0 for t in tree_types],
                               dtype=np.int64)
         self.xi = np.ascontiguousarray(model.xi, dtype=np.float64)
         added = getattr(model, "added_vehicle_inertia", None)
@@ -260,7 +267,7 @@ class FastModel:
         """Call each numba kernel once at a neutral state, so that compiling (first run on a
         machine) or loading them from the disk cache happens here, announced, and not inside
         a timed loop; then bind the compiled entry points (:func:`bind_compiled`)."""
-        n, b = self.n, self.b
+        n, b = self.n_tree, self.b
         z, zb = np.zeros(n), np.zeros(b)
         nb = self._nb
         fd_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
@@ -346,10 +353,81 @@ class FastModel:
                     raise ValueError(f"{where}{name}: contains NaN or Inf")
         raise ValueError(where + msg)
 
+    # ------------------------------------------------------------------ mimic coupling
+    def _tree(self, q, qd=None, qdd=None):
+        """Tree coordinates of the model's: ``G q + c``, ``G q̇``, ``G q̈`` (mimic joints)."""
+        out = [np.ascontiguousarray(self.G @ q + self.c)]
+        for x in (qd, qdd):
+            if x is not None:
+                out.append(np.ascontiguousarray(self.G @ x))
+        return out
+
+    def _tree_id(self, g, V, qf, qdf, Vdot, qddf, fb, fw):
+        """Recursive Newton–Euler on the tree: ``[base wrench; τ_tree]``."""
+        if self._nb is not None:
+            out = np.empty(self.b + self.n_tree)
+            st = self._id(*self._consts, g, V, qf, qdf, Vdot, qddf, fb, fw, out)
+        else:
+            out, st = _npk.inverse_dynamics(self, g[None], V[None], qf[None], qdf[None],
+                                            Vdot[None], qddf[None], fb, fw[None])
+            out, st = out[0], st[0]
+        return out, st
+
+    def _tree_mass_matrix(self, qf):
+        if self._nb is not None:
+            M = np.empty((self.b + self.n_tree,) * 2)
+            st = self._mm(self.parent, self.jtype, self.xi, self.inert, self.root_extra,
+                          self.axes, qf, M)
+        else:
+            M = _npk.mass_matrix(self, qf)
+            st = 0 if np.all(np.isfinite(M)) else 2
+        return M, st
+
+    def _reduce(self, M):
+        """``Tᵀ M T`` with ``T = diag(I_b, G)`` (the mass matrix (64) in the coordinates q)."""
+        b = self.b
+        out = np.empty((b + self.n, b + self.n))
+        out[:b, :b] = M[:b, :b]
+        out[:b, b:] = M[:b, b:] @ self.G
+        out[b:, :b] = out[:b, b:].T
+        out[b:, b:] = self.G.T @ M[b:, b:] @ self.G
+        return out
+
+    def _coupled_fd(self, g, V, q, qd, tau, bw, fb, fw):
+        """Forward dynamics with mimic joints: ``Tᵀ(M T a + h) = [f₀; τ]`` solved for a (the
+        coupled joints are not degrees of freedom; their effort is carried by the master)."""
+        b = self.b
+        qf, qdf = self._tree(q, qd)
+        zb, zt = np.zeros(b), np.zeros(self.n_tree)
+        h, st = self._tree_id(g, V, qf, qdf, zb, zt, fb, fw)
+        if st:
+            return None, st
+        M, st = self._tree_mass_matrix(qf)
+        if st:
+            return None, st
+        rhs = np.concatenate([bw - h[:b], tau - self.G.T @ h[b:]])
+        try:
+            a = np.linalg.solve(self._reduce(M), rhs)
+        except np.linalg.LinAlgError:
+            return None, 3
+        return a, (0 if np.all(np.isfinite(a)) else 2)
+
     # ------------------------------------------------------------------ forward dynamics
     def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
-        """``(V̇, q̈)`` by the articulated-body algorithm; see the module docstring."""
+        """``(V̇, q̈)`` by the articulated-body algorithm; see the module docstring.  With mimic
+        joints: the composite-rigid-body mass matrix reduced by the coupling and RNEA."""
         n, b = self.n, self.b
+        if self.coupled:
+            g = self._pose(g)
+            V, q = self._vec(V, b, "V"), self._vec(q, n, "q")
+            qd, tau = self._vec(qd, n, "qd"), self._vec(tau, n, "tau")
+            bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
+            fb, fw = self._frame_arrays(frame_wrenches)
+            out, st = self._coupled_fd(g, V, q, qd, tau, bw, fb, fw)
+            if st:
+                self._raise(st, dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
+                                     frame_wrenches=fw))
+            return out[:b], out[b:]
         g = self._pose(g)
         V, q = self._vec(V, b, "V"), self._vec(q, n, "q")
         qd, tau = self._vec(qd, n, "qd"), self._vec(tau, n, "tau")
@@ -373,11 +451,27 @@ class FastModel:
         ``g (..., 4, 4)``, ``V (..., b)``, ``q, qd, tau (..., n)``, ``base_wrench (..., b)``,
         ``frame_wrenches {frame: (..., 6)}`` → ``V̇ (..., b)``, ``q̈ (..., n)``.
 
-        One compiled loop over the states, sharing one workspace.  ``parallel=True`` (numba
+        One compiled loop over the states, sharing one workspace (with mimic joints: a
+        Python loop over :meth:`forward_dynamics`).  ``parallel=True`` (numba
         backend) splits large batches over numba's threads; on a machine whose cores are busy
         with other work that is slower than the default single thread (threads wait for each
         other), so measure before turning it on (``bench/run.py`` section 4)."""
         n, b = self.n, self.b
+        if self.coupled:
+            shape = np.broadcast_shapes(np.shape(g)[:-2], np.shape(V)[:-1], np.shape(q)[:-1],
+                                        np.shape(qd)[:-1], np.shape(tau)[:-1])
+            gb = np.broadcast_to(g, shape + (4, 4))
+            Vb, qb = np.broadcast_to(V, shape + (b,)), np.broadcast_to(q, shape + (n,))
+            qdb, tb = np.broadcast_to(qd, shape + (n,)), np.broadcast_to(tau, shape + (n,))
+            bwb = None if base_wrench is None else np.broadcast_to(base_wrench, shape + (b,))
+            Vd, qdd = np.empty(shape + (b,)), np.empty(shape + (n,))
+            for idx in np.ndindex(*shape):
+                Vd[idx], qdd[idx] = self.forward_dynamics(
+                    gb[idx], Vb[idx], qb[idx], qdb[idx], tb[idx],
+                    None if bwb is None else bwb[idx],
+                    {k: np.broadcast_to(w, shape + (6,))[idx]
+                     for k, w in (frame_wrenches or {}).items()} or None)
+            return Vd, qdd
         args = {"g": (g, (4, 4)), "V": (V, (b,)), "q": (q, (n,)), "qd": (qd, (n,)),
                 "tau": (tau, (n,))}
         if base_wrench is not None:
@@ -425,12 +519,20 @@ class FastModel:
 
     # ------------------------------------------------------------------ inverse dynamics, M
     def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None):
-        """``(base_wrench, τ)`` producing ``(V̇, q̈)`` by the recursive Newton–Euler algorithm."""
+        """``(base_wrench, τ)`` producing ``(V̇, q̈)`` by the recursive Newton–Euler algorithm
+        (mimic joints: on the tree at ``G q + c``, efforts ``τ = Gᵀ τ_tree``)."""
         n, b = self.n, self.b
         g = self._pose(g)
         V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")
         Vdot, qdd = self._vec(Vdot, b, "Vdot"), self._vec(qdd, n, "qdd")
         fb, fw = self._frame_arrays(frame_wrenches)
+        if self.coupled:
+            qf, qdf, qddf = self._tree(q, qd, qdd)
+            out, st = self._tree_id(g, V, qf, qdf, Vdot, qddf, fb, fw)
+            if st:
+                self._raise(st, dict(g=g, V=V, q=q, qd=qd, Vdot=Vdot, qdd=qdd,
+                                     frame_wrenches=fw))
+            return out[:b], self.G.T @ out[b:]
         if self._nb is not None:
             out = np.empty(b + n)
             st = self._id(*self._consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
@@ -454,6 +556,13 @@ class FastModel:
         qdd = self._vec(qdd, n, "qdd")
         bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
         fb, fw = self._frame_arrays(frame_wrenches)
+        if self._nb is not None and self.coupled:
+            qf, qdf, qddf = self._tree(q, qd, qdd)
+            out = np.empty(b + self.n_tree)
+            st = self._ffid(*self._consts, g, V, qf, qdf, qddf, bw, fb, fw, out)
+            if st:
+                self._raise(st, dict(g=g, V=V, q=q, qd=qd, qdd=qdd, base_wrench=bw))
+            return out[:b], self.G.T @ out[b:]
         if self._nb is not None:
             out = np.empty(b + n)
             st = self._ffid(*self._consts, g, V, q, qd, qdd, bw, fb, fw, out)
@@ -474,6 +583,8 @@ class FastModel:
             raise ValueError(f"frame: unknown frame {frame!r}; frames are "
                              f"{', '.join(self.frames)}") from None
         q = self._vec(q, self.n, "q")
+        if self.coupled:
+            q = self._tree(q)[0]
         home = self.frame_home[frame]
         if self._nb is not None:
             out = np.empty((4, 4))
@@ -491,6 +602,11 @@ class FastModel:
     def mass_matrix(self, q) -> np.ndarray:
         """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) by the composite-rigid-body algorithm."""
         q = self._vec(q, self.n, "q")
+        if self.coupled:
+            M, st = self._tree_mass_matrix(self._tree(q)[0])
+            if st:
+                self._raise(st, {"q": q})
+            return self._reduce(M)
         if self._nb is not None:
             M = np.empty((self.b + self.n,) * 2)
             st = self._mm(self.parent, self.jtype, self.xi, self.inert,

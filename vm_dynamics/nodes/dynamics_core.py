@@ -52,8 +52,9 @@ from ..engine import SimulationError, Simulator, State
 from ..hydrodynamics import load_hydrodynamics
 from ..integrators import METHODS
 from ..model import load_model
+from ..mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_options
 from ..scenario import quat_xyzw_to_matrix, share_dir
-from ..urdf import read_urdf_source
+from ..urdf import read_urdf_source, resolve_package_path
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "Robot",
            "load_robot", "DynamicsCore", "Pacer", "EventLog", "flatten", "unflatten",
@@ -77,6 +78,10 @@ ROBOT_PARAMETERS: dict[str, tuple[Any, str]] = {
     "control_rate": (200.0, "controller rate, Hz (lockstep advances 1/control_rate per "
                      "command)"),
     "lockstep": (False, "advance one control period only when a fresh command arrived"),
+    "robot_description_xacro": ("safe", "xacro expansion of robot_description_file: safe "
+                                "(arithmetic ${} only; xacro files are code), full (trusted "
+                                "files), off (plain URDF only)"),
+    **ROBOT_MODEL_PARAMETERS,
 }
 
 #: Parameters of the dynamics node (in addition to :data:`ROBOT_PARAMETERS`).
@@ -205,11 +210,16 @@ def load_robot(params: Mapping[str, Any]) -> Robot:
     if xml.strip():
         source = "robot_description"
     elif p["robot_description_file"]:
-        path = _share_file(p["robot_description_file"], "urdf", "robot_description_file")
-        xml, source = read_urdf_source(str(path))
+        rdf = p["robot_description_file"]
+        path = (resolve_package_path(rdf) if rdf.startswith("package://") else
+                _share_file(rdf, "urdf", "robot_description_file"))
+        xml, source = read_urdf_source(str(path), xacro=p["robot_description_xacro"])
     else:
         raise ValueError("no robot: set robot_description (URDF XML) or robot_description_file")
-    model = load_model(xml, base=base, gravity=gravity)
+    opts = model_options(p)
+    model = load_model(xml, base=base, gravity=gravity, **opts)
+    if opts["locked_joints"] or opts["vehicle"]:   # the URDF of that model, for viewers
+        xml = effective_urdf(xml, **opts)
     hydro = None
     if p["hydrodynamics_file"]:
         hpath = _share_file(p["hydrodynamics_file"], "urdf", "hydrodynamics_file")
