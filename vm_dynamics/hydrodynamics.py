@@ -84,11 +84,9 @@ class Hydrodynamics:
         out = {}
         if not self.link_buoyancy:
             return out
-        from . import lp
         up = _up(model.gravity)
-        kin = lp.kinematics(model, np.asarray(q, dtype=float))
         for link, (force, cob) in self.link_buoyancy.items():
-            Rl = g[:3, :3] @ lp.frame_pose_vehicle(model, kin, link)[:3, :3]
+            Rl = g[:3, :3] @ model.frame_pose(q, link)[:3, :3]     # O(n) kinematics
             f = force * (Rl.T @ up)
             out[link] = np.concatenate([f, np.cross(cob, f)])
         return out

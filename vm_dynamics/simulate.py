@@ -145,7 +145,7 @@ def _time_grid(t_final, dt) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- simulate
-_CHUNK = 500      # held inputs: compiled steps per engine call (Ctrl-C and progress in between)
+_CHUNK = 100      # held inputs: compiled steps per engine call (Ctrl-C, progress, callbacks between)
 
 
 def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",
@@ -301,7 +301,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                                       rtol, atol)
             else:
                 stopped = _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record,
-                                     inputs_of, callback is not None or prescribed is not None)
+                                     inputs_of, prescribed is not None)
     except KeyboardInterrupt:
         interrupted = True
     except SimulationError as exc:          # keep what was computed: the samples before
@@ -354,8 +354,9 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
                 for i in range(len(times)):
                     record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i])
                 raise
-            for i in range(steps):
-                record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i])
+            for i in range(steps):       # a callback may stop the run at any sample
+                if record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i]):
+                    return k + 1 + i < N
             k += steps
             continue
         sim.dt = (float(t_grid[k + 1]) - float(t_grid[k])) / substeps
