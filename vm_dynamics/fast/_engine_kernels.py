@@ -316,6 +316,16 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
 
 
 @njit(**_OPT)
+def _weighted(coef, K, count, r):
+    """``Σ_{j < count} coef[j] K[j, r]``: a Runge–Kutta combination of stage slopes (row ``i``
+    of the tableau for a stage, the weights ``b`` for the step's end)."""
+    acc = 0.0
+    for j in range(count):
+        acc += coef[j] * K[j, r]
+    return acc
+
+
+@njit(**_OPT)
 def _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc):
     """Stage ``i`` of an RKMK step from ``(g, m, q, q̇)``: the stage state from the slopes of
     the earlier stages (``Θ_i = dt Σ_j a_ij K_j``, …), its pose ``g exp(ι₀Θ_i)`` (``sc[4]``) and
@@ -326,29 +336,20 @@ def _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc
     gs, g_s, h_s = sc[3], sc[4], sc[5]
     KT, Km, Kq, Kqd = sc[10], sc[11], sc[12], sc[13]
     Th, ms, qs, qds, Vs, t6 = sc[15], sc[16], sc[17], sc[18], sc[20], sc[22]
+    a = tab_a[i]
     for r in range(6):
-        acc = 0.0
-        for j in range(i):
-            acc += tab_a[i, j] * KT[j, r]
+        acc = _weighted(a, KT, i, r)
         Th[r] = -dt * acc                     # −Θ (the argument of dexp⁻¹ in stage_end)
         t6[r] = dt * acc
     for r in range(b):
-        acc = 0.0
-        for j in range(i):
-            acc += tab_a[i, j] * Km[j, r]
-        ms[r] = m[r] + dt * acc
+        ms[r] = m[r] + dt * _weighted(a, Km, i, r)
     for r in range(n):
         if presc:
             qs[r] = pq[i, r]
             qds[r] = pqd[i, r]
         else:
-            a1 = 0.0
-            a2 = 0.0
-            for j in range(i):
-                a1 += tab_a[i, j] * Kq[j, r]
-                a2 += tab_a[i, j] * Kqd[j, r]
-            qs[r] = q[r] + dt * a1
-            qds[r] = qd[r] + dt * a2
+            qs[r] = q[r] + dt * _weighted(a, Kq, i, r)
+            qds[r] = qd[r] + dt * _weighted(a, Kqd, i, r)
     se3_exp(t6, gs)
     _mul4(g, gs, g_s)
     hk = sc[24]
@@ -396,35 +397,21 @@ def _stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out
     gs, h_s, t6 = sc[3], sc[5], sc[22]
     KT, Km, Kq, Kqd, KW = sc[10], sc[11], sc[12], sc[13], sc[14]
     for r in range(6):
-        acc = 0.0
-        for i in range(s):
-            acc += tab_b[i] * KT[i, r]
-        t6[r] = dt * acc
+        t6[r] = dt * _weighted(tab_b, KT, s, r)
     se3_exp(t6, gs)
     _mul4(g, gs, g_out)
     _orthonormalize(g_out)
     for r in range(b):
-        acc = 0.0
-        for i in range(s):
-            acc += tab_b[i] * Km[i, r]
-        m_out[r] = m[r] + dt * acc
+        m_out[r] = m[r] + dt * _weighted(tab_b, Km, s, r)
     for r in range(n):
         if presc:
             q_out[r] = pq[s, r]
             qd_out[r] = pqd[s, r]
         else:
-            a1 = 0.0
-            a2 = 0.0
-            for i in range(s):
-                a1 += tab_b[i] * Kq[i, r]
-                a2 += tab_b[i] * Kqd[i, r]
-            q_out[r] = q[r] + dt * a1
-            qd_out[r] = qd[r] + dt * a2
+            q_out[r] = q[r] + dt * _weighted(tab_b, Kq, s, r)
+            qd_out[r] = qd[r] + dt * _weighted(tab_b, Kqd, s, r)
     for r in range(2):
-        acc = 0.0
-        for i in range(s):
-            acc += tab_b[i] * KW[i, r]
-        W_out[r] = W[r] + dt * acc
+        W_out[r] = W[r] + dt * _weighted(tab_b, KW, s, r)
     _mul4(gri, g_out, h_s)
     st = _stage_velocity(C, form, g_out, h_s, m_out, q_out, qd_out, ws, sc, V_out)
     if st != 0:
