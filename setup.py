@@ -45,7 +45,7 @@ setup(
     license="BSD-3-Clause",
     entry_points={
         "console_scripts": [
-            "vm-sim = vm_dynamics.cli:main",
+            "vm-sim = vm_dynamics.app.cli:main",
             "dynamics_node = vm_dynamics.nodes.dynamics_node:main",
             "controller_node = vm_dynamics.nodes.controller_node:main",
             "vm-foxglove = vm_dynamics.nodes.foxglove_bridge:main",

@@ -43,7 +43,7 @@ class JointStateProbe:
     def __init__(self, env: dict):
         for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
             os.environ[k] = env[k]
-        from vm_dynamics import ros_msgs as rm
+        from vm_dynamics.ros import messages as rm
         from vm_dynamics.transport.dds import DdsTransport
         self.rm = rm
         self.t = DdsTransport("bench_probe", {}, ["bench_probe"])

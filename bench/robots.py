@@ -4,7 +4,7 @@
   carrying its hand) or B1-Z1, from the example-robot-data package installed in the venv;
 * ``chain_urdf(n)`` — a synthetic serial chain of n revolute joints (for the scaling rows);
 * ``pinocchio_model(xml, floating)`` — Pinocchio model with a free-flyer root;
-* ``mjcf_from_urdf(xml, ...)`` — MJCF generated from the tree that ``vm_dynamics.urdf`` parses
+* ``mjcf_from_urdf(xml, ...)`` — MJCF generated from the tree that ``vm_dynamics.model.urdf`` parses
   (fixed joints merged exactly, the same body frames, axes and inertias) with a free joint on
   the root, contacts and constraints disabled and no geoms;
 * ``StateMap`` — exact conversion between our state ``(g, V, q, q̇)`` and MuJoCo's
@@ -20,8 +20,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from vm_dynamics import lie
-from vm_dynamics.urdf import parse_urdf
+from vm_dynamics.core import lie
+from vm_dynamics.model.urdf import parse_urdf
 
 ROBOT_FILES = {
     "ur5": "ur_description/urdf/ur5_robot.urdf",

@@ -8,7 +8,7 @@
 Sections (all on floating-base models unless stated; times include the Python call):
 
 1. forward dynamics, one call: the public ``model.forward_dynamics`` (input validation
-   included) and ``vm_dynamics.fast.forward_dynamics`` vs ``pinocchio.aba`` on UR5, Panda
+   included) and ``vm_dynamics.dynamics.fast.forward_dynamics`` vs ``pinocchio.aba`` on UR5, Panda
    (fingers fixed) and B1-Z1, plus the LP reference and the numpy fallback;
 2. integration: ``vm.Simulator.step`` (one compiled call per RKMK4 step), ``vm.simulate`` open
    loop with gravity (5 000 steps after a warm-up) and ``vm.simulate`` with the computed-torque
@@ -44,7 +44,7 @@ sys.path.insert(0, HERE)
 import robots  # noqa: E402
 
 import vm_dynamics as vm  # noqa: E402
-from vm_dynamics import fast  # noqa: E402
+from vm_dynamics.dynamics import fast  # noqa: E402
 
 TARGETS = {"fd_ur5": 10.0, "fd_tree": 15.0, "step": 5.0, "batch": 1.0,
            "model_fd": 3.0, "simulate": 3.0, "simulate_ct": 10.0}

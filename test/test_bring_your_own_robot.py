@@ -12,7 +12,7 @@ Oracles:
 * a hand-spliced URDF (vehicle link + fixed joint) for mounting, to 1e-12;
 * the closed forms (105), (106), (108) of paper 004 (corrected, seeds-From §3.1).
 
-The LP reference is called explicitly (``vm_dynamics.lp``) because the O(n) path gets the
+The LP reference is called explicitly (``vm_dynamics.dynamics.lp``) because the O(n) path gets the
 coupling separately.
 """
 from __future__ import annotations
@@ -27,7 +27,8 @@ import oracles
 from conftest import erd_robots_dir
 
 import vm_dynamics as vm
-from vm_dynamics import lie, lp
+from vm_dynamics.core import lie
+from vm_dynamics.dynamics import lp
 
 pin = pytest.importorskip("pinocchio")
 
@@ -485,7 +486,7 @@ def test_a_massless_vehicle_at_the_identity_is_the_arm_itself():
 def test_panda_on_bus_scenario_tracks_with_free_floating_computed_torque():
     from vm_dynamics.control import get_controller
     from vm_dynamics.control.references import reference_from_config
-    from vm_dynamics.scenario import load_scenario
+    from vm_dynamics.app.scenario import load_scenario
     s = load_scenario("panda_on_bus")
     m = s.model
     assert m.vehicle_link == "bus" and m.b == 6 and (m.n, m.n_full) == (8, 9)
@@ -511,7 +512,7 @@ def test_panda_on_bus_scenario_tracks_with_free_floating_computed_torque():
 
 def test_node_parameters_build_the_same_mounted_model():
     from vm_dynamics.nodes.dynamics_core import flatten, load_robot
-    from vm_dynamics.scenario import load_scenario, read_params_file, share_dir
+    from vm_dynamics.app.scenario import load_scenario, read_params_file, share_dir
     s = load_scenario("panda_on_bus")
     robot = load_robot(flatten(read_params_file(share_dir() / "config" / "panda_on_bus.yaml")))
     q = s.q0 + 0.1
@@ -532,7 +533,7 @@ def test_node_parameters_build_the_same_mounted_model():
 @pytest.mark.parametrize("locked", [None, {"panda_finger_joint1": 0.03, "panda_joint4": -1.5}])
 def test_effective_urdf_loads_the_same_model(locked):
     """effective_urdf (what the nodes hand to viewers) reproduces the locked / mounted model."""
-    from vm_dynamics.mounting import effective_urdf
+    from vm_dynamics.model.mounting import effective_urdf
     xml = oracles.read_urdf(erd(PANDA))
     veh = {"mass": 500.0, "inertia": [187.5, 1.0, 2.0, 190.0, 0.5, 185.0], "com": [0.1, 0, 0],
            "mount": {"xyz": [0, 0, 0.75], "rpy": [0.3, 1.2, -2.0]}, "name": "bus"}
@@ -551,7 +552,7 @@ def test_effective_urdf_loads_the_same_model(locked):
 
 def test_locked_and_mounted_models_run_on_the_fast_path():
     """Locking and mounting only change the tree: the O(n) path takes them as they are."""
-    fast = pytest.importorskip("vm_dynamics.fast")
+    fast = pytest.importorskip("vm_dynamics.dynamics.fast")
     m = vm.load_model(erd(PANDA), gravity=(0.1, 0.2, -9.81),
                       locked_joints={"panda_finger_joint1": 0.02},
                       vehicle={"mass": 500.0, "inertia": [187.5, 187.5, 187.5],
@@ -566,7 +567,7 @@ def test_locked_and_mounted_models_run_on_the_fast_path():
 
 
 def test_model_option_parameters_errors_name_the_key():
-    from vm_dynamics.mounting import model_options
+    from vm_dynamics.model.mounting import model_options
     with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['vehicle.colour'\]"):
         model_options({"vehicle": {"mass": 1.0, "colour": "red"}})
     with pytest.raises(ValueError, match="locked_joints.names: duplicate names"):
@@ -578,7 +579,7 @@ def test_model_option_parameters_errors_name_the_key():
 
 def test_dynamics_node_core_runs_the_panda_on_bus_scenario():
     from vm_dynamics.nodes.dynamics_core import DynamicsCore, flatten
-    from vm_dynamics.scenario import read_params_file, share_dir
+    from vm_dynamics.app.scenario import read_params_file, share_dir
     d = DynamicsCore.from_params(flatten(read_params_file(share_dir() / "config" /
                                                           "panda_on_bus.yaml")))
     assert d.backend == "lp" and d.model.n == 8
@@ -589,7 +590,7 @@ def test_dynamics_node_core_runs_the_panda_on_bus_scenario():
 
 
 def test_package_uri_resolution():
-    from vm_dynamics.urdf import resolve_package_path
+    from vm_dynamics.model.urdf import resolve_package_path
     path = resolve_package_path("package://example-robot-data/robots/" + PANDA)
     assert os.path.samefile(path, erd(PANDA))
     with pytest.raises(ValueError, match="package 'no_such_pkg' or its file"):
@@ -711,7 +712,7 @@ def M105(mb, Jb, m, J, l, q):
 
 
 def test_paper_004_prismatic_robot_mass_matrix_105_and_joint_equation_108():
-    from vm_dynamics.scenario import load_scenario
+    from vm_dynamics.app.scenario import load_scenario
     s = load_scenario("prismatic_link")
     mdl = s.model
     # the seeds' reference numbers (seeds-From §3.1)
@@ -742,7 +743,7 @@ def test_paper_004_prismatic_robot_mass_matrix_105_and_joint_equation_108():
 
 
 def test_prismatic_link_scenario_conserves_energy_and_momentum():
-    from vm_dynamics.scenario import load_scenario
+    from vm_dynamics.app.scenario import load_scenario
     s = load_scenario("prismatic_link")
     m = s.model
     tr = vm.simulate(m, s.g0, s.V0, s.q0, s.qd0, 0.5, 1e-3, dynamics="lp")
@@ -782,8 +783,8 @@ def test_safe_xacro_refuses_code(kind, tmp_path):
 
 
 def test_safe_xacro_expands_the_shipped_robots_identically():
-    from vm_dynamics.scenario import share_dir
-    from vm_dynamics.urdf import read_urdf_source
+    from vm_dynamics.app.scenario import share_dir
+    from vm_dynamics.model.urdf import read_urdf_source
     for name in ("spacecraft_arm.urdf.xacro", "uvms.urdf.xacro"):
         p = str(share_dir() / "urdf" / name)
         assert read_urdf_source(p, xacro="safe")[0] == read_urdf_source(p, xacro="full")[0]

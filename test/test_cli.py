@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from vm_dynamics import cli
-from vm_dynamics.scenario import list_scenarios, load_scenario
+from vm_dynamics.app import cli
+from vm_dynamics.app.scenario import list_scenarios, load_scenario
 
 SCENARIOS = ["spacecraft_arm", "uvms", "planar_rover", "satellite_wheels", "tumbling",
              "prismatic_link"]
@@ -66,7 +66,7 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     for png in ("joints.png", "base.png", "conservation.png"):
         assert (out / png).stat().st_size > 10_000
     counts, schemas, first = _read_mcap(out / "trajectory.mcap")
-    from vm_dynamics.recording import UrdfTree
+    from vm_dynamics.ros.recording import UrdfTree
     latched = {"/robot_description": "std_msgs/msg/String"}   # complete recordings (issue 12)
     if UrdfTree(str(scn.urdf_path)).static_transforms():
         latched["/tf_static"] = "tf2_msgs/msg/TFMessage"
@@ -122,7 +122,7 @@ def test_unreadable_config_is_a_usage_error(tmp_path, capsys):
 
 
 def test_console_script_list_and_exit_code():
-    exe = [sys.executable, "-m", "vm_dynamics.cli"]
+    exe = [sys.executable, "-m", "vm_dynamics.app.cli"]
     r = subprocess.run(exe + ["--list"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and all(n in r.stdout for n in SCENARIOS)
     r = subprocess.run(exe + ["tumbling", "--dt", "-1"], capture_output=True, text=True, timeout=60)
@@ -132,14 +132,14 @@ def test_console_script_list_and_exit_code():
 
 def _run_cli(args, **kw):
     """vm-sim in a subprocess (its own signal handling and exit code)."""
-    return subprocess.run([sys.executable, "-m", "vm_dynamics.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "vm_dynamics.app.cli", *args], capture_output=True,
                           text=True, timeout=kw.pop("timeout", 300), **kw)
 
 
 def _scenario_file(tmp_path, edit, name="custom.yaml", base="tumbling"):
     """A copy of config/<base>.yaml with ``edit(params)`` applied, as a scenario file."""
     import yaml
-    from vm_dynamics.scenario import read_params_file, share_dir
+    from vm_dynamics.app.scenario import read_params_file, share_dir
     params = read_params_file(share_dir() / "config" / f"{base}.yaml")
     params["robot_description_file"] = str(share_dir() / "urdf" / params["robot_description_file"])
     edit(params)
@@ -326,8 +326,8 @@ def test_divergence_stops_with_one_error_partial_outputs_and_exit_3(tmp_path):
 
 
 def test_momentum_check_is_decided_by_physics_not_by_names():
-    from vm_dynamics import analysis
-    from vm_dynamics.simulate import simulate
+    from vm_dynamics.analysis import metrics as analysis
+    from vm_dynamics.sim.simulate import simulate
     scn = load_scenario("spacecraft_arm")
     m = scn.model
     tau = lambda t, s: 0.5 * np.sin(3 * t) * np.ones(m.n)           # noqa: E731
@@ -354,7 +354,7 @@ def test_momentum_check_is_decided_by_physics_not_by_names():
 
 def vm_load_flat_rover():
     from vm_dynamics import load_model
-    from vm_dynamics.scenario import share_dir
+    from vm_dynamics.app.scenario import share_dir
     return load_model(str(share_dir() / "urdf" / "planar_rover.urdf"), base="SE2",
                       gravity=(0.0, 0.0, -9.81))
 
@@ -363,7 +363,7 @@ def test_ctrl_c_writes_partial_results_and_exits_130(tmp_path):
     """SIGINT during the integration: the run stops, writes what was computed, exits 130."""
     import signal
     import time
-    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.cli", "spacecraft_arm",
+    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.app.cli", "spacecraft_arm",
                              "--duration", "60", "--out", str(tmp_path), "--no-plots"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:                 # wait until the simulation runs
@@ -384,7 +384,7 @@ def test_ctrl_c_writes_partial_results_and_exits_130(tmp_path):
 def test_second_ctrl_c_while_writing_keeps_the_summary(tmp_path):
     import signal
     import time
-    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.cli", "tumbling",
+    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.app.cli", "tumbling",
                              "--duration", "60", "--out", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
@@ -411,7 +411,7 @@ def test_second_ctrl_c_while_writing_keeps_the_summary(tmp_path):
 
 def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path):
     import signal
-    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.cli", "uvms",
+    proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.app.cli", "uvms",
                              "--duration", "30", "--out", str(tmp_path), "--no-plots"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:
@@ -424,7 +424,7 @@ def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path):
 
 
 def test_keyboard_interrupt_while_loading_is_caught(monkeypatch, capsys):
-    import vm_dynamics.scenario as scenario
+    import vm_dynamics.app.scenario as scenario
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
@@ -436,8 +436,8 @@ def test_keyboard_interrupt_while_loading_is_caught(monkeypatch, capsys):
 def test_energy_balance_of_prescribed_motion_with_a_zero_base_wrench_callable():
     """traj.tau of a prescribed motion must not depend on passing a base wrench that is zero
     (the efforts that realise the motion do the work W of the balance E - E0 - W)."""
-    from vm_dynamics import analysis
-    from vm_dynamics.simulate import simulate
+    from vm_dynamics.analysis import metrics as analysis
+    from vm_dynamics.sim.simulate import simulate
     scn = load_scenario("satellite_wheels")
     m = scn.model
     runs = [simulate(m, scn.g0, scn.V0, scn.q0, scn.qd0, 0.5, scn.dt,

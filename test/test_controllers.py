@@ -2,7 +2,7 @@
 forward dynamics, closed-loop decay against the designed exponential bound, robustness to a
 10 % inertia mismatch, momentum conservation, task-space convergence, and the references.
 
-Closed-loop runs use :func:`vm_dynamics.simulate` (RKMK4) on the 7-DoF free-flying
+Closed-loop runs use :func:`vm_dynamics.sim.simulate` (RKMK4) on the 7-DoF free-flying
 ``spacecraft_arm`` (897 kg), the fixed-base UR5 (example-robot-data) and the UVMS with its
 hydrodynamics; the exactness checks use random trees on every base.  The controller is
 evaluated at every Runge–Kutta stage (continuous-time control), so a perfect model must give the
@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import vm_dynamics as vm
-from vm_dynamics import lie, lp
+from vm_dynamics.core import lie
+from vm_dynamics.dynamics import lp
 from vm_dynamics.control import (JointSetpoint, JointSinusoid, JointWaypoints, PoseSetpoint,
                                  PoseWaypoints, Reference, get_controller, reference_from_config)
 from vm_dynamics.control.computed_torque import (dexp_drift, free_floating_terms,
@@ -369,7 +370,7 @@ def test_pd_gravity_compensates_buoyancy_exactly():
     """UVMS (gravity, buoyancy of hull and links, added mass): starting at rest on the set-point,
     the actuated-base PD-gravity controller with the hydrodynamic model as known wrench keeps
     the system at rest (static compensation is exact)."""
-    from vm_dynamics.hydrodynamics import load_hydrodynamics
+    from vm_dynamics.model.hydrodynamics import load_hydrodynamics
     import xacro
     hyd = load_hydrodynamics(os.path.join(REPO, "urdf", "uvms_hydrodynamics.yaml"))
     m = vm.load_model(xacro.process_file(os.path.join(REPO, "urdf", "uvms.urdf.xacro")).toxml(),
@@ -564,7 +565,7 @@ def test_reference_from_config():
 
 def test_shipped_scenario_references_and_controllers_build():
     """Every config/*.yaml with a controller section builds its controller and reference."""
-    from vm_dynamics.scenario import list_scenarios, load_scenario
+    from vm_dynamics.app.scenario import list_scenarios, load_scenario
     built = 0
     for name, _ in list_scenarios():
         scn = load_scenario(name)
@@ -588,7 +589,7 @@ def test_fast_and_lp_computed_torque_laws_agree(base, mode):
     """The O(n) recursive evaluation of the computed-torque law equals the closed-form LP one."""
     from urdf_factory import random_tree_urdf
     import vm_dynamics as vm
-    from vm_dynamics import lie
+    from vm_dynamics.core import lie
     from vm_dynamics.control import get_controller
     from vm_dynamics.control.references import Reference, JointSinusoid
     model = vm.load_model(random_tree_urdf(seed=21, n=5), base=base, gravity=(0.5, -0.3, -9.81))

@@ -1,4 +1,4 @@
-"""The simulation engine (vm_dynamics.engine.Simulator).
+"""The simulation engine (vm_dynamics.sim.engine.Simulator).
 
 Oracles: the compiled step is checked against the same RKMK method evaluated with the
 closed-form LP reference (lp.py, paper 000 with the seeds-LP corrections; backend="lp"), which
@@ -19,9 +19,10 @@ import pytest
 from conftest import WRENCH_FRAMES, gravity_for, make_oracle, our_model
 
 import vm_dynamics as vm  # noqa: E402
-from vm_dynamics import fast, lie  # noqa: E402
-from vm_dynamics.engine import SimulationError, Simulator  # noqa: E402
-from vm_dynamics.scenario import load_scenario  # noqa: E402
+from vm_dynamics.dynamics import fast
+from vm_dynamics.core import lie  # noqa: E402
+from vm_dynamics.sim.engine import SimulationError, Simulator  # noqa: E402
+from vm_dynamics.app.scenario import load_scenario  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not fast.numba_available(), reason="numba not installed")
 
@@ -228,7 +229,7 @@ def test_without_numba_the_same_kernels_run_as_plain_python():
 import sys
 sys.modules["numba"] = None
 import numpy as np, vm_dynamics as vm
-from vm_dynamics.engine import Simulator
+from vm_dynamics.sim.engine import Simulator
 m = vm.load_model(sys.argv[1], base="SE3")
 rng = np.random.default_rng(0)
 state = (vm.lie.se3_exp(rng.normal(size=6)) if hasattr(vm, "lie") else np.eye(4),
@@ -265,7 +266,7 @@ def test_compile_notice_says_so_only_when_kernels_must_be_compiled():
     import io
     import types as _t
 
-    from vm_dynamics import fast as f
+    from vm_dynamics.dynamics import fast as f
 
     def disp(index):
         cf = _t.SimpleNamespace(_load_index=lambda: index)

@@ -13,9 +13,9 @@ from scipy.linalg import block_diag
 from scipy.spatial.transform import Rotation
 
 import vm_dynamics as vm
-from vm_dynamics import lie
-from vm_dynamics.simulate import simulate
-from vm_dynamics.euler_model import (EulerAngleModel, EulerSingularityError, euler_rate_matrix,
+from vm_dynamics.core import lie
+from vm_dynamics.sim.simulate import simulate
+from vm_dynamics.analysis.euler_model import (EulerAngleModel, EulerSingularityError, euler_rate_matrix,
                                      euler_zyx, rotation_zyx, simulate_euler)
 from urdf_factory import random_tree_urdf
 
@@ -35,7 +35,7 @@ def random_state(m, rng, pitch_max=1.3):
 
 
 def _simulate_lp(m, g0, V0, q0, qd0, t_final, dt, tau=None, formulation="velocity"):
-    """LP run with :func:`vm_dynamics.simulate` (fixed-step RKMK4); arrays (g, V, q, qd) every dt.
+    """LP run with :func:`vm_dynamics.sim.simulate` (fixed-step RKMK4); arrays (g, V, q, qd) every dt.
 
     ``formulation="velocity"`` integrates (g, 𝒱, q, q̇) — the same variables as the Euler-angle
     state up to the map B — so momentum conservation is a genuine check, not built in."""

@@ -1,4 +1,4 @@
-"""vm_dynamics.fast (recursive ABA / RNEA / CRBA / RKMK4) vs. the LP reference and Pinocchio.
+"""vm_dynamics.dynamics.fast (recursive ABA / RNEA / CRBA / RKMK4) vs. the LP reference and Pinocchio.
 
 Both backends are tested: ``numba`` (skipped if numba is missing) and the pure-numpy fallback.
 The first numba call on a machine compiles the kernels (cached on disk afterwards, ``cache=True``),
@@ -23,8 +23,9 @@ import pytest
 from conftest import WRENCH_FRAMES, gravity_for, make_oracle, our_model
 
 vm = pytest.importorskip("vm_dynamics")
-fast = pytest.importorskip("vm_dynamics.fast")
-from vm_dynamics import lie, lp  # noqa: E402
+fast = pytest.importorskip("vm_dynamics.dynamics.fast")
+from vm_dynamics.core import lie
+from vm_dynamics.dynamics import lp  # noqa: E402
 
 RTOL = 1e-10
 
@@ -149,7 +150,7 @@ def test_lie_helpers_match_lie_module():
         pytest.skip("numba not installed")
     from scipy.linalg import expm
 
-    from vm_dynamics.fast import _numba_kernels as nb
+    from vm_dynamics.dynamics.fast import _numba_kernels as nb
     rng = np.random.default_rng(3)
     for th in (0.0, 1e-9, 1e-4, 0.05, 0.0999, 0.1001, 0.7, 2.5, np.pi - 1e-7):
         for _ in range(4):
@@ -171,7 +172,7 @@ def _added_inertia_models():
     (hydrodynamic added mass) and a random tree with a random SPD M_A (not of rigid-body form)."""
     from urdf_factory import random_tree_urdf
 
-    from vm_dynamics.scenario import load_scenario
+    from vm_dynamics.app.scenario import load_scenario
     uvms = load_scenario("uvms").model
     rigid_uvms = copy.copy(uvms)                 # same URDF masses, no M_A
     rigid_uvms.vehicle_inertia = uvms.vehicle_inertia - uvms.added_vehicle_inertia
@@ -256,11 +257,11 @@ def test_numba_is_optional():
 import sys
 import vm_dynamics
 assert "numba" not in sys.modules, "import vm_dynamics imported numba"
-import vm_dynamics.fast
-assert "numba" not in sys.modules, "import vm_dynamics.fast imported numba"
+import vm_dynamics.dynamics.fast
+assert "numba" not in sys.modules, "import vm_dynamics.dynamics.fast imported numba"
 sys.modules["numba"] = None                      # make 'import numba' fail from here on
 import numpy as np
-from vm_dynamics import fast
+from vm_dynamics.dynamics import fast
 m = vm_dynamics.load_model(sys.argv[1], base="SE3")
 assert not fast.numba_available() and fast.fast_model(m).backend == "numpy"
 rng = np.random.default_rng(0)

@@ -24,7 +24,7 @@ from scipy.integrate import solve_ivp
 
 import oracles
 import vm_dynamics as vm
-from vm_dynamics import lie
+from vm_dynamics.core import lie
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 URDF_DIR = os.path.join(os.path.dirname(HERE), "urdf")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vm_dynamics import integrators as I
-from vm_dynamics import lie
-from vm_dynamics.groups import SE2, SE3, SO3
+from vm_dynamics.sim import integrators as I
+from vm_dynamics.core import lie
+from vm_dynamics.core.groups import SE2, SE3, SO3
 
 A6 = np.array([0.3, -0.2, 0.5, 0.9, -0.4, 0.7])
 B6 = np.array([-0.1, 0.4, 0.2, -0.5, 1.1, 0.3])
@@ -165,7 +165,7 @@ def test_coupled_vector_state_rigid_body():
 
 def test_on_sample_stop_and_fixed_group():
     """Returning True stops integration; the fixed base (b = 0) works with an empty algebra."""
-    from vm_dynamics.groups import FIXED
+    from vm_dynamics.core.groups import FIXED
     seen = []
 
     def rhs(t, g, y):

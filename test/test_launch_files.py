@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vm_dynamics import ros_msgs as rm
+from vm_dynamics.ros import messages as rm
 from vm_dynamics.nodes import controller_node, dynamics_node
 from vm_dynamics.nodes.controller_core import controller_parameter_defaults
 from vm_dynamics.nodes.dynamics_core import DYNAMICS_PARAMETERS, flatten, parameter_defaults
-from vm_dynamics.scenario import read_params_file
+from vm_dynamics.app.scenario import read_params_file
 from vm_dynamics.transport import ros_args as rargs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,7 +88,7 @@ class Command(Subst):
         context.commands.append(argv)
         if argv[0] != "xacro" or len(argv) != 2:
             raise AssertionError(f"unexpected command {argv}")
-        from vm_dynamics.urdf import read_urdf_source
+        from vm_dynamics.model.urdf import read_urdf_source
         return read_urdf_source(argv[1])[0]
 
 
@@ -552,7 +552,7 @@ def test_package_xml_lists_exactly_what_the_package_needs_with_rosdep_keys():
     assert not unknown, f"imports without a known rosdep key: {sorted(unknown)}"
     node_code = [p for p in code if p.parent.name in ("nodes", "transport")
                  and p.name not in ("dds.py", "foxglove_bridge.py")] \
-        + [REPO / "vm_dynamics" / "ros_msgs.py"]
+        + [REPO / "vm_dynamics" / "ros" / "messages.py"]
     interfaces = _interface_packages(node_code)
     assert {"sensor_msgs", "std_srvs", "rosgraph_msgs"} <= interfaces
     expected = ({_ROSDEP_OF_MODULE[m] for m in modules if m in _ROSDEP_OF_MODULE}

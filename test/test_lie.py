@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.linalg import expm, logm
 
-from vm_dynamics import lie
-from vm_dynamics.groups import FIXED, SE2, SE3, SO3, get_group
+from vm_dynamics.core import lie
+from vm_dynamics.core.groups import FIXED, SE2, SE3, SO3, get_group
 
 rng = np.random.default_rng(1)
 

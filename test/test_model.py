@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import vm_dynamics as vm
-from vm_dynamics import lie, lp
+from vm_dynamics.core import lie
+from vm_dynamics.dynamics import lp
 from urdf_factory import random_tree_urdf
 
 BASES = ["SE3", "SE2", "SO3", "fixed"]

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vm_dynamics import ros_msgs as rm
+from vm_dynamics.ros import messages as rm
 from vm_dynamics.control.references import JointSinusoid
 from vm_dynamics.nodes.controller_core import ControllerCore
-from vm_dynamics.engine import SimulationError
+from vm_dynamics.sim.engine import SimulationError
 from vm_dynamics.nodes.dynamics_core import DynamicsCore, Pacer, flatten
-from vm_dynamics.scenario import read_params_file
+from vm_dynamics.app.scenario import read_params_file
 
 REPO = Path(__file__).resolve().parents[1]
 T = rm.TYPESTORE.types

@@ -24,7 +24,8 @@ import sympy as sp
 from scipy.spatial.transform import Rotation
 
 import vm_dynamics as vm
-from vm_dynamics import lie, lp
+from vm_dynamics.core import lie
+from vm_dynamics.dynamics import lp
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

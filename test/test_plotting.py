@@ -1,4 +1,4 @@
-"""vm_dynamics.plotting: figures are returned as matplotlib Figures, show only what the vehicle
+"""vm_dynamics.analysis.plotting: figures are returned as matplotlib Figures, show only what the vehicle
 group moves, label the energy balance honestly, and are saved without following symlinks."""
 import numpy as np
 import pytest
@@ -6,7 +6,8 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.figure import Figure  # noqa: E402
 
-from vm_dynamics import lie, plotting  # noqa: E402
+from vm_dynamics.core import lie
+from vm_dynamics.analysis import plotting  # noqa: E402
 
 t = np.linspace(0.0, 1.0, 51)
 

@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import vm_dynamics as vm  # noqa: E402
-from vm_dynamics import cli, lie  # noqa: E402
+from vm_dynamics.app import cli
+from vm_dynamics.core import lie  # noqa: E402
 from vm_dynamics.control.references import reference_from_config  # noqa: E402
-from vm_dynamics.scenario import load_scenario  # noqa: E402
+from vm_dynamics.app.scenario import load_scenario  # noqa: E402
 
 N = int(os.environ.get("VM_HYPOTHESIS_EXAMPLES", "0")) or None
 

@@ -1,4 +1,4 @@
-"""Tests for vm_dynamics.recording: MCAP read back with an independent reader
+"""Tests for vm_dynamics.ros.recording: MCAP read back with an independent reader
 (``mcap`` + ``mcap_ros2``, not rosbags), JSON summaries and plots."""
 
 import json
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from vm_dynamics import recording as rec
-from vm_dynamics import ros_msgs as rm
+from vm_dynamics.ros import recording as rec
+from vm_dynamics.ros import messages as rm
 
 mcap_reader = pytest.importorskip('mcap.reader')
 mcap_ros2_decoder = pytest.importorskip('mcap_ros2.decoder')
@@ -138,7 +138,7 @@ def test_se2_base_iota_and_fixed_base(tmp_path, traj):
     rec.write_mcap(tmp_path / 'fixed.mcap', V=np.zeros((N, 0)), decimate=100, **args)
     tw = read_mcap(tmp_path / 'fixed.mcap')[2]['/odom'][-1][1].twist.twist
     assert [tw.linear.x, tw.angular.z] == [0.0, 0.0]
-    groups = pytest.importorskip('vm_dynamics.groups')
+    groups = pytest.importorskip('vm_dynamics.core.groups')
     rec.write_mcap(tmp_path / 'grp.mcap', V=V3, base_iota=groups.get_group('SE2'),
                    decimate=100, **args)
     tw = read_mcap(tmp_path / 'grp.mcap')[2]['/odom'][0][1].twist.twist
@@ -323,7 +323,7 @@ def _compose_tf(tf_static, tf, fixed='odom'):
 def test_complete_recording_of_a_scenario_read_back_independently(tmp_path):
     """/robot_description (latched), /tf_static with the fixed joints and every movable joint
     on /tf: composing the TF read by mcap_ros2 gives the model's pose of every link."""
-    from vm_dynamics.scenario import load_scenario
+    from vm_dynamics.app.scenario import load_scenario
     scn = load_scenario('spacecraft_arm')
     model = scn.model
     rng = np.random.default_rng(3)
@@ -423,7 +423,7 @@ def test_recorder_errors_name_the_culprit(tmp_path):
 def test_recorder_as_simulate_callback_streams_and_keeps_ctrl_c_samples(tmp_path):
     """The recorder is a vm.simulate callback; the file is complete after a Ctrl-C too."""
     import vm_dynamics as vm
-    from vm_dynamics.scenario import load_scenario
+    from vm_dynamics.app.scenario import load_scenario
     scn = load_scenario('tumbling')
     model = scn.model
     with rec.McapRecorder(tmp_path / 's.mcap', model.joint_names, rate_hz=50,

@@ -1,4 +1,4 @@
-"""Tests for vm_dynamics.ros_msgs: stamps, rotations, message builders/parsers, CDR."""
+"""Tests for vm_dynamics.ros.messages: stamps, rotations, message builders/parsers, CDR."""
 
 import math
 from dataclasses import dataclass
@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from vm_dynamics import ros_msgs as rm
+from vm_dynamics.ros import messages as rm
 
 
 def rot(axis, angle):

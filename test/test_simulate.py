@@ -17,8 +17,8 @@ from scipy.integrate import solve_ivp
 import oracles
 import vm_dynamics as vm
 from conftest import robot_xml
-from vm_dynamics import lie
-from vm_dynamics.simulate import FORMULATIONS
+from vm_dynamics.core import lie
+from vm_dynamics.sim.simulate import FORMULATIONS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPACECRAFT = os.path.join(os.path.dirname(HERE), "urdf", "spacecraft_arm.urdf.xacro")

@@ -39,7 +39,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOOPBACK_XML = os.path.join(HERE, 'cyclonedds-loopback.xml')
 
-from vm_dynamics import ros_msgs as rm  # noqa: E402
+from vm_dynamics.ros import messages as rm  # noqa: E402
 from vm_dynamics.transport import ros_args as ra  # noqa: E402
 import vm_dynamics.transport as tp  # noqa: E402
 
@@ -558,7 +558,7 @@ def test_dds_sim_time_timers_follow_clock():
 PUBLISHER_SCRIPT = textwrap.dedent("""\
     import sys
     import numpy as np
-    from vm_dynamics import ros_msgs as rm
+    from vm_dynamics.ros import messages as rm
     from vm_dynamics.transport import make_transport
 
     t = make_transport('js_pub', {'offset': 0.0, 'rate': 20.0, 'frame': 'none',
@@ -826,7 +826,7 @@ def test_nodes_import_without_rosbags():
         import vm_dynamics.nodes.dynamics_node, vm_dynamics.nodes.controller_node
         import vm_dynamics.nodes.dynamics_core, vm_dynamics.nodes.controller_core
         import vm_dynamics.transport.rclpy_adapter
-        from vm_dynamics import ros_msgs as rm
+        from vm_dynamics.ros import messages as rm
         # a minimal rosidl-like package: classes with keyword constructors
         def cls(name, fields):
             def init(self, **kw):
@@ -1008,7 +1008,7 @@ def test_missing_dds_extra_gives_a_one_line_hint(tmp_path):
 def _controller_core(**overrides):
     from vm_dynamics.nodes.controller_core import ControllerCore
     from vm_dynamics.nodes.dynamics_core import flatten
-    from vm_dynamics.scenario import read_params_file
+    from vm_dynamics.app.scenario import read_params_file
     doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
     params = flatten(doc.get('/**', {}).get('ros__parameters', doc))
     params.update(overrides)
@@ -1125,7 +1125,7 @@ class _StubTransport:
 def test_dynamics_node_rejects_too_many_layout_dims_before_the_core():
     from vm_dynamics.nodes import dynamics_node as dn
     from vm_dynamics.nodes.dynamics_core import DynamicsCore, flatten
-    from vm_dynamics.scenario import read_params_file
+    from vm_dynamics.app.scenario import read_params_file
     doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
     params = dn.node_parameter_defaults()
     params.update(flatten(doc.get('/**', {}).get('ros__parameters', doc)))

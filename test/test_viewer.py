@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vm_dynamics import recording as rec
-from vm_dynamics.scenario import load_scenario
+from vm_dynamics.ros import recording as rec
+from vm_dynamics.app.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -40,7 +40,7 @@ def run_py(code, blocked=(), timeout=120):
 
 def test_core_imports_and_simulates_without_viewer_dependencies():
     p = run_py("import numpy as np, vm_dynamics as vm\n"
-               "from vm_dynamics.scenario import load_scenario\n"
+               "from vm_dynamics.app.scenario import load_scenario\n"
                "s = load_scenario('tumbling')\n"
                "tr = vm.simulate(s.model, s.g0, s.V0, s.q0, s.qd0, 0.01, 1e-3, dynamics='lp')\n"
                "print(len(tr.t))\n", blocked=VIEWER_DEPS)
@@ -67,7 +67,7 @@ def spacecraft_recording(path, n=21, duration=2.0):
 # ----------------------------------------------------------------------------- scene
 
 def test_urdf_visuals_of_the_scenarios():
-    from vm_dynamics.recording import UrdfTree
+    from vm_dynamics.ros.recording import UrdfTree
     from vm_dynamics.viewer.scene import urdf_visuals
     scn = load_scenario("spacecraft_arm")
     vis, warnings = urdf_visuals(UrdfTree(str(scn.urdf_path)).xml)
@@ -188,7 +188,7 @@ def test_missing_viz_extra_gives_a_one_line_hint(tmp_path):
     spacecraft_recording(tmp_path / "r.mcap", n=3)
     for code, prog in [("from vm_dynamics.viewer.cli import main; "
                         f"raise SystemExit(main([{str(tmp_path / 'r.mcap')!r}]))", "vm-view"),
-                       ("from vm_dynamics.cli import main; "
+                       ("from vm_dynamics.app.cli import main; "
                         "raise SystemExit(main(['tumbling', '--view', '--duration', '0.01']))",
                         "vm-sim"),
                        ("from vm_dynamics.nodes.foxglove_bridge import main; "
@@ -204,7 +204,7 @@ def test_vm_sim_video_gif_and_mp4(tmp_path):
     imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
     from PIL import Image
     for name in ("v.gif", "v.mp4"):
-        p = subprocess.run([PY, "-m", "vm_dynamics.cli", "planar_rover", "--duration", "1.0",
+        p = subprocess.run([PY, "-m", "vm_dynamics.app.cli", "planar_rover", "--duration", "1.0",
                             "--out", str(tmp_path / "o"), "--no-plots", "--quiet",
                             "--video", str(tmp_path / name)],
                            capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -220,7 +220,7 @@ def test_vm_sim_video_gif_and_mp4(tmp_path):
     assert (np.abs(frames[0] - frames[1]).sum(axis=2) > 30).mean() > 0.001   # it moved
     nframes, secs = imageio_ffmpeg.count_frames_and_secs(str(tmp_path / "v.mp4"))
     assert nframes == 26 and secs == pytest.approx(1.04, abs=0.05)   # 25 fps
-    p = subprocess.run([PY, "-m", "vm_dynamics.cli", "planar_rover", "--video", "x.avi"],
+    p = subprocess.run([PY, "-m", "vm_dynamics.app.cli", "planar_rover", "--video", "x.avi"],
                        capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert p.returncode == 2 and p.stderr.strip() == (
         "vm-sim: error: --video: 'x.avi' must end with .mp4 or .gif")
@@ -228,7 +228,7 @@ def test_vm_sim_video_gif_and_mp4(tmp_path):
 
 def test_vm_sim_view_live_then_replay(tmp_path):
     pytest.importorskip("viser")
-    proc = subprocess.Popen([PY, "-u", "-m", "vm_dynamics.cli", "planar_rover", "--duration",
+    proc = subprocess.Popen([PY, "-u", "-m", "vm_dynamics.app.cli", "planar_rover", "--duration",
                              "1.0", "--view", "--port", "0", "--no-plots", "--quiet",
                              "--out", str(tmp_path / "o")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT)

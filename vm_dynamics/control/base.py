@@ -7,7 +7,7 @@ parameters (a YAML mapping; unknown keys are rejected), bound to a model and an 
     tau, base_wrench = ctrl.compute(t, state, reference)
 
 ``state`` is any object with the attributes ``g`` (4×4 vehicle pose), ``V`` (vehicle body twist,
-b-vector), ``q`` and ``qd`` (e.g. :class:`vm_dynamics.simulate.State`).  ``tau`` is the n-vector
+b-vector), ``q`` and ``qd`` (e.g. :class:`vm_dynamics.State`).  ``tau`` is the n-vector
 of joint torques; ``base_wrench`` is the b-vector ``[f; n]`` applied to the vehicle, in the
 vehicle body frame (zeros where the vehicle is unactuated).  ``reference`` is a
 :class:`vm_dynamics.control.references.Reference` (or a bare joint/pose trajectory).
@@ -117,7 +117,7 @@ class Controller:
 
     def inputs(self, reference):
         """``(tau_fn, base_wrench_fn)``, callables ``(t, state) -> array`` for
-        :func:`vm_dynamics.simulate`; :meth:`compute` runs once per distinct ``(t, state)``."""
+        :func:`vm_dynamics.sim.simulate`; :meth:`compute` runs once per distinct ``(t, state)``."""
         cache = {"key": None, "state": None, "out": None}
 
         def _both(t, state):

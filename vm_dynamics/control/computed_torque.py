@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lie, lp
-from ..lp import FreeFloatingTerms, free_floating_terms
+from ..core import lie
+from ..dynamics import lp
+from ..dynamics.lp import FreeFloatingTerms, free_floating_terms
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
 from .references import as_reference
 
@@ -33,7 +34,7 @@ __all__ = ["ComputedTorqueController", "FreeFloatingTerms", "free_floating_terms
 
 
 # ---------------------------------------------------------------------------- model-based pieces
-# free_floating_terms / FreeFloatingTerms live with the other LP algorithms (vm_dynamics.lp)
+# free_floating_terms / FreeFloatingTerms live with the other LP algorithms (vm_dynamics.dynamics.lp)
 def dexp_drift(X: np.ndarray, Xdot: np.ndarray, max_terms: int = 200) -> np.ndarray:
     """``(∂/∂s dexp_{−X(s)}) Ẋ`` along ``X(s) = X + sẊ``: the part of the body acceleration of
     ``E = exp(X)`` not due to ``Ẍ``, i.e. ``d/dt (E⁻¹Ė)^∨ = dexp_{−X} Ẍ + dexp_drift(X, Ẋ)``.
@@ -138,7 +139,7 @@ class ComputedTorqueController(Controller):
       coordinates (scalars or 3-lists; ω_n = 5 rad/s, ζ = 1), or ``kp_base``/``kd_base`` 6-lists;
     * ``base_law`` [``exponential``] or ``pd`` (see :func:`se3_tracking_acceleration`);
     * ``dynamics`` [``auto``]: ``lp`` evaluates the law with the closed-form LP terms above;
-      ``fast`` with the O(n) recursions of :mod:`vm_dynamics.fast` — the same torque (tests check
+      ``fast`` with the O(n) recursions of :mod:`vm_dynamics.dynamics.fast` — the same torque (tests check
       1e-9): free-floating, two RNEA calls give ``𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇=0, q̈_cmd))`` and then
       ``τ = RNEA_𝔪(𝒱̇, q̈_cmd)``; ``auto`` = ``fast`` (numba, or numpy without it; also with an
       added vehicle inertia, :meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
@@ -164,7 +165,7 @@ class ComputedTorqueController(Controller):
         self.kd = gain_vector(self.params["kd"], model.n, "kd", self.name)
         self.fast = None
         if self.params["dynamics"] != "lp":          # the O(n) recursions (numba or numpy)
-            from .. import fast
+            from ..dynamics import fast
             self.fast = fast.fast_model(model, fast.resolve_backend("auto"))
         if state is None:
             self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)
@@ -197,7 +198,7 @@ class ComputedTorqueController(Controller):
 
     def _fast_free_floating(self, g, V, q, qd, qdd_cmd, f_ext, frame_w):
         """The free-floating law by recursive inverse dynamics in one compiled call
-        (:meth:`vm_dynamics.fast.FastModel.free_floating_inverse_dynamics`): the base row of RNEA
+        (:meth:`vm_dynamics.dynamics.fast.FastModel.free_floating_inverse_dynamics`): the base row of RNEA
         is affine in 𝒱̇ with slope M₀, so 𝒱̇ = M₀⁻¹(f₀ − RNEA₀(𝒱̇ = 0)) makes the base wrench
         the applied one, and τ = RNEA_𝔪(𝒱̇, q̈_cmd) — identical to M̂q̈_cmd + bias of (LP-2)."""
         return self.fast.free_floating_inverse_dynamics(g, V, q, qd, qdd_cmd, f_ext, frame_w)[1]

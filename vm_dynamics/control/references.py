@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import lie
-from ..groups import get_group
-from ..model import _as_pose
+from ..core import lie
+from ..core.groups import get_group
+from ..core.validation import as_pose
 
 __all__ = ["JointWaypoints", "JointSinusoid", "JointSetpoint", "PoseWaypoints", "PoseSetpoint",
            "Reference", "as_reference", "reference_from_config", "pose_from_config",
@@ -86,7 +86,7 @@ def _array(x, shape, name) -> np.ndarray:
 
 
 def _pose(g, name) -> np.ndarray:
-    return _as_pose(g, name)
+    return as_pose(g, name)
 
 
 # ---------------------------------------------------------------------------- joint trajectories

@@ -35,11 +35,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import ros_msgs as rm
+from ..ros import messages as rm
 from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
-from ..scenario import _unflatten_reference
-from ..simulate import State
+from ..app.scenario import _unflatten_reference
+from ..sim.simulate import State
 from .dynamics_core import (ROBOT_PARAMETERS, EventLog, Robot, flatten, load_robot,
                             parameter_defaults, unflatten)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import ros_msgs as rm
+from ..ros import messages as rm
 from ..transport import make_transport, shutdown_quietly
 from ..transport import ros_args as rargs
 from .controller_core import (JOINT_TRAJECTORY, POSE_STAMPED, ControllerCore,

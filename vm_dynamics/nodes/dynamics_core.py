@@ -2,7 +2,7 @@
 
 :class:`DynamicsCore` integrates the Lagrange–Poincaré equations of paper 000 (seeds-LP §3.5,
 (LP-1)–(LP-4)) one time step ``dt`` at a time with the simulation engine,
-:class:`vm_dynamics.engine.Simulator` — the same engine as ``vm.simulate`` (formulation
+:class:`vm_dynamics.sim.engine.Simulator` — the same engine as ``vm.simulate`` (formulation
 ``auto``: the total momentum is conserved to round-off without gravity and external wrenches):
 
 * ``dynamics_backend: auto`` (numba when importable, else the engine's kernels as plain
@@ -46,15 +46,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import lie
-from .. import ros_msgs as rm
-from ..engine import SimulationError, Simulator, State
-from ..hydrodynamics import load_hydrodynamics
-from ..integrators import METHODS
-from ..model import load_model
-from ..mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_options
-from ..scenario import quat_xyzw_to_matrix, share_dir
-from ..urdf import read_urdf_source, resolve_package_path
+from ..core import lie
+from ..ros import messages as rm
+from ..sim.engine import SimulationError, Simulator, State
+from ..model.hydrodynamics import load_hydrodynamics
+from ..sim.integrators import METHODS
+from ..model.model import load_model
+from ..model.mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_options
+from ..app.scenario import quat_xyzw_to_matrix, share_dir
+from ..model.urdf import read_urdf_source, resolve_package_path
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "Robot",
            "load_robot", "DynamicsCore", "Pacer", "EventLog", "flatten", "unflatten",

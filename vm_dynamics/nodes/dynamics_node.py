@@ -32,7 +32,7 @@ import sys
 import time
 from collections import deque
 
-from .. import ros_msgs as rm
+from ..ros import messages as rm
 from ..transport import make_transport, shutdown_quietly
 from ..transport import ros_args as rargs
 from .dynamics_core import DYNAMICS_PARAMETERS, DynamicsCore, Pacer, parameter_defaults

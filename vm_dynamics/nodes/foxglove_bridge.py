@@ -35,8 +35,8 @@ import time
 import numpy as np
 import yaml
 
-from .. import ros_msgs as rm
-from ..scenario import read_params_file, scenario_path
+from ..ros import messages as rm
+from ..app.scenario import read_params_file, scenario_path
 from .controller_core import ControllerCore
 from .dynamics_core import DynamicsCore, Pacer, flatten
 from .dynamics_node import PUBLICATIONS

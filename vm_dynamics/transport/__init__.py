@@ -10,7 +10,7 @@ A node is written once against :class:`Transport` and runs on
 Usage::
 
     from vm_dynamics.transport import make_transport
-    from vm_dynamics import ros_msgs as rm
+    from vm_dynamics.ros import messages as rm
 
     t = make_transport('vm_sim', {'rate': 100.0, 'frames': {'odom': 'odom'}}, sys.argv)
     pub = t.publisher('joint_states', rm.JOINT_STATE, qos='default')
@@ -30,7 +30,7 @@ Interface (both adapters)
     dict of the flattened (``a.b``) parameters after ``-p``/``--params-file`` overrides,
     always including ``use_sim_time``.  Types are checked against the defaults like rclpy.
 ``t.publisher(topic, msgtype, qos='default')`` -> object with ``.publish(msg)``
-    ``msg`` is a rosbags typestore message (what :mod:`vm_dynamics.ros_msgs` builds);
+    ``msg`` is a rosbags typestore message (what :mod:`vm_dynamics.ros.messages` builds);
     another type raises ``TypeError``; field values are coerced strictly (``ValueError`` /
     ``TypeError`` naming the field path for wrong types or out-of-range integers).
 ``t.subscribe(topic, msgtype, callback, qos='default')``
@@ -137,8 +137,8 @@ _EMPTY_MEMBER = 'structure_needs_at_least_one_member'
 
 
 def message_typestore():
-    """Typestore of topic messages: the one :mod:`vm_dynamics.ros_msgs` builds messages with."""
-    from vm_dynamics import ros_msgs
+    """Typestore of topic messages: the one :mod:`vm_dynamics.ros.messages` builds messages with."""
+    from vm_dynamics.ros import messages as ros_msgs
     return ros_msgs.TYPESTORE
 
 

@@ -19,7 +19,7 @@ byte identity of their CDR with ``rosbags`` ``serialize_cdr`` is a test.  Why no
 ``cyclonedds_idl==0.2.0a0`` (a fork of ``cyclonedds.idl``), not the ``cyclonedds`` 11 we use,
 ships its own Python copy of every interface and would add a second message model next to
 rosbags; generating from the typestore keeps one source of truth for builders
-(:mod:`vm_dynamics.ros_msgs`), DDS, MCAP and type hashes.  Samples are read with
+(:mod:`vm_dynamics.ros.messages`), DDS, MCAP and type hashes.  Samples are read with
 ``cyclonedds._clayer.ddspy_take`` (what ``DataReader.take`` calls before deserialising), a
 private API of cyclonedds-python checked against 11.0.1.
 
@@ -419,7 +419,7 @@ class _DdsSubscription:
             return False
         if self._raw:
             return self._transport._deliver(self._callback, bytes(data), self.topic)
-        from vm_dynamics import ros_msgs
+        from vm_dynamics.ros import messages as ros_msgs
         try:
             msg = ros_msgs.deserialize(data, self.msgtype)
         except ValueError as exc:
@@ -559,7 +559,7 @@ class DdsTransport(Transport):
     def __init__(self, node_name: str, params_defaults: Any = None,
                  argv: Sequence[str] | None = None, *, namespace: str = '') -> None:
         super().__init__()
-        from vm_dynamics import ros_msgs
+        from vm_dynamics.ros import messages as ros_msgs
         ros_msgs.use_message_library('rosbags')  # messages on the wire are rosbags CDR
         _sigterm_as_interrupt()
         argv = list(sys.argv if argv is None else argv)
@@ -611,7 +611,7 @@ class DdsTransport(Transport):
         self._clock_seen = False
         self._clock_sub = None
         if self._sim_time:
-            from vm_dynamics import ros_msgs
+            from vm_dynamics.ros import messages as ros_msgs
             self._clock_sub = self.subscribe('/clock', ros_msgs.CLOCK, self._on_clock, 'clock')
             self._subs.remove(self._clock_sub)
 
@@ -729,7 +729,7 @@ class DdsTransport(Transport):
     # -- executor ---------------------------------------------------------------------
 
     def _on_clock(self, msg: Any) -> None:
-        from vm_dynamics import ros_msgs
+        from vm_dynamics.ros import messages as ros_msgs
         ns = ros_msgs.parse_clock(msg)
         jumped_back = ns < self._clock_ns
         first = not self._clock_seen

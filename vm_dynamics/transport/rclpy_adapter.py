@@ -3,7 +3,7 @@
 Thin on purpose: rclpy parses ``--ros-args`` itself (``rclpy.init(args=argv)``), the node
 declares one parameter per flattened default, and messages are the **rosidl classes of the
 ROS installation**, used directly: creating the transport selects the ``'rosidl'`` message
-library of :mod:`vm_dynamics.ros_msgs` (restored on shutdown), so the builders create rosidl
+library of :mod:`vm_dynamics.ros.messages` (restored on shutdown), so the builders create rosidl
 messages, publishers hand them to rclpy unchanged and subscribers get what rclpy
 deserialised.  Nothing outside rosdep keys (rclpy and the interface packages) is imported.
 
@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import ros_msgs
+from ..ros import messages as ros_msgs
 from . import BaseLogger, Publisher, Transport, check_service_type, qos_spec
 from . import ros_args as rargs
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from .. import ros_msgs as rm
+from ..ros import messages as rm
 
 __all__ = ["NodeFollower", "follow_nodes"]
 

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..recording import UrdfTree, _xyz_rpy
+from ..ros.recording import UrdfTree, _xyz_rpy
 
 __all__ = ["Visual", "urdf_visuals", "Playback", "PlaybackBuilder", "playback_from_mcap",
            "default_ee_frame"]
@@ -262,7 +262,7 @@ def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,
     from mcap.exceptions import McapError
     from mcap.reader import make_reader
 
-    from .. import ros_msgs as rm
+    from ..ros import messages as rm
 
     f = _mcap_file(path)
     description = None

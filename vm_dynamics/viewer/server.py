@@ -18,14 +18,14 @@ import time
 import numpy as np
 
 from .scene import Playback, default_ee_frame, urdf_visuals
-from ..recording import UrdfTree
+from ..ros.recording import UrdfTree
 
 __all__ = ["RobotViewer", "wxyz"]
 
 
 def wxyz(R: np.ndarray) -> np.ndarray:
     """Unit quaternion ``(w, x, y, z)`` (viser's order) of a rotation matrix."""
-    from ..ros_msgs import quat_from_matrix
+    from ..ros.messages import quat_from_matrix
     x, y, z, w = quat_from_matrix(R, tol=1e-4)
     return np.array([w, x, y, z])
 

@@ -1,7 +1,7 @@
 """Runge–Kutta–Munthe-Kaas (RKMK) integrators on ``H × Rᵐ`` for vehicle-manipulator systems.
 
 The state is a vehicle pose ``g`` (4×4, moving in a coset ``ḡ₀H`` of a displacement subgroup
-``H ⊂ SE(3)``, see :mod:`vm_dynamics.groups`) and a vector ``y ∈ Rᵐ`` (momentum, joint positions
+``H ⊂ SE(3)``, see :mod:`vm_dynamics.core.groups`) and a vector ``y ∈ Rᵐ`` (momentum, joint positions
 and velocities).  The ODE is
 
     g⁻¹ ġ = (ι₀ 𝒱(t, g, y))^        (LP-4, paper 000; body velocity)
@@ -21,7 +21,7 @@ coordinate ``Θ`` obeys the vector-space ODE
 classical Runge–Kutta method applied to ``(Θ, y)`` from ``Θ(0) = 0``, followed by
 ``g_{k+1} = g_k exp(Θ_{k+1})``, is an RKMK method of the same order; ``g`` never leaves the
 group (no Euler angles, no quaternion normalisation).  ``dexp⁻¹`` is the closed form of
-:func:`vm_dynamics.lie.dexp_inv`, restricted to 𝔥 by :meth:`VehicleGroup.dexp_inv`.
+:func:`vm_dynamics.core.lie.dexp_inv`, restricted to 𝔥 by :meth:`VehicleGroup.dexp_inv`.
 
 Methods (:data:`TABLEAUX`):
 

@@ -24,14 +24,14 @@ the vector state ``(m, q, q̇, W)`` by the classical tableau of ``method`` (``li
 
 In the momentum formulations V follows from (LP-3) ``V = M₀⁻¹(P − M₀𝔪q̇)`` at every stage; q̈
 comes from the O(n) articulated-body algorithm, which solves the same equations as (LP-2) (see
-:mod:`vm_dynamics.fast`).  ``W`` integrates the work of every applied effort and wrench
+:mod:`vm_dynamics.dynamics.fast`).  ``W`` integrates the work of every applied effort and wrench
 (gravity excluded: it is the potential energy), for energy-balance checks.
 
 **Inputs**, two documented modes of the same step:
 
 * *held* (``step(tau=…, base_wrench=…, base_wrench_inertial=…, frame_wrenches=…)``): constant
   over the step (zero-order hold, as a digital controller applies them).  With the numba backend
-  the whole step is **one compiled call** (:func:`vm_dynamics.fast._engine_kernels.engine_step`).
+  the whole step is **one compiled call** (:func:`vm_dynamics.dynamics.fast._engine_kernels.engine_step`).
 * *per stage* (``step(stage_inputs=f)``): ``f(t, state)`` is called at every RK stage with the
   stage state, as a continuous-time controller is; the stages are compiled calls, the loop over
   the 1–4 stages is Python.
@@ -41,11 +41,11 @@ The environment (hydrodynamic damping and buoyancy of the vehicle, buoyancy of t
 makes the joints follow a motion exactly while the vehicle follows the coupled dynamics
 (LP-1)+(LP-3); only ``(g, m, W)`` is integrated.
 
-**Backends** (:func:`vm_dynamics.fast.resolve_backend`): ``"numba"`` compiles the kernels (once
+**Backends** (:func:`vm_dynamics.dynamics.fast.resolve_backend`): ``"numba"`` compiles the kernels (once
 per machine, cached on disk); without numba the same kernels run as plain Python (``"python"``,
 about 100× slower); ``"lp"`` evaluates the stages with the closed-form LP reference of
-:mod:`vm_dynamics.lp` (paper-faithful, for tests; Python driver).  ``dopri5`` (adaptive) uses the
-Python driver of :func:`vm_dynamics.integrators.integrate` over the same stage evaluations.
+:mod:`vm_dynamics.dynamics.lp` (paper-faithful, for tests; Python driver).  ``dopri5`` (adaptive) uses the
+Python driver of :func:`vm_dynamics.sim.integrators.integrate` over the same stage evaluations.
 """
 from __future__ import annotations
 
@@ -53,10 +53,12 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import lie, lp
-from .errors import SimulationDiverged
+from ..core import lie
+from ..dynamics import lp
+from ..core.errors import SimulationDiverged
 from .integrators import TABLEAUX, IntegrationStats, integrate
-from .model import _as_pose, _as_vector
+from ..core.state import State
+from ..core.validation import as_pose, as_vector
 
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
            "environment_arrays"]
@@ -68,23 +70,13 @@ _STATUS = {1: "the vehicle pose is not a rigid transform",
            3: "singular locked or articulated inertia"}
 
 
-class State(NamedTuple):
-    """Immutable snapshot ``(t, g, V, q, qd)`` given to input callables and callbacks."""
-
-    t: float
-    g: np.ndarray
-    V: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-
-
 class SimulationError(SimulationDiverged):
     """A step of the engine failed (non-finite or overflowing state, singular inertia).
 
     ``t`` is the time of the step's start (the last good state), ``reason`` what failed;
     ``partial`` (from :meth:`Simulator.run`) the rows completed before, ``trajectory`` (from
-    :func:`vm_dynamics.simulate`) the samples recorded before.  A
-    :class:`~vm_dynamics.errors.SimulationDiverged`, hence a ``ValueError``."""
+    :func:`vm_dynamics.sim.simulate`) the samples recorded before.  A
+    :class:`~vm_dynamics.core.errors.SimulationDiverged`, hence a ``ValueError``."""
 
     partial = None
 
@@ -111,7 +103,7 @@ def choose_formulation(model, g0, formulation: str = "auto") -> str:
 
 def environment_arrays(model, hydrodynamics=None) -> tuple:
     """The environment tuple ``E`` of the compiled kernels (see
-    :mod:`vm_dynamics.fast._engine_kernels`) for a :class:`~vm_dynamics.hydrodynamics.
+    :mod:`vm_dynamics.dynamics.fast._engine_kernels`) for a :class:`~vm_dynamics.model.hydrodynamics.
     Hydrodynamics` (or none)."""
     z6 = np.zeros(6)
     gn = float(np.linalg.norm(model.gravity))
@@ -140,7 +132,7 @@ class _CompiledStages:
     """Stage evaluations by the compiled kernels (numba, or the same code as plain Python)."""
 
     def __init__(self, sim):
-        from .fast import _engine_kernels as ek, fast_model
+        from ..dynamics.fast import _engine_kernels as ek, fast_model
         self.ek = ek
         fm = fast_model(sim.model, "numba" if sim.backend == "numba" else "numpy")
         self.fm = fm
@@ -164,8 +156,8 @@ class _CompiledStages:
     def _warm_up(self, sim):
         """Run every kernel once on a neutral state (compiles them on a machine's first run,
         with a notice, or loads them from numba's disk cache) before any timed loop, and bind
-        their compiled entry points (:func:`vm_dynamics.fast.bind_compiled`)."""
-        from .fast import bind_compiled, compile_notice
+        their compiled entry points (:func:`vm_dynamics.dynamics.fast.bind_compiled`)."""
+        from ..dynamics.fast import bind_compiled, compile_notice
         ek = self.ek
         b, n, s = self.b, self.n, sim.tab.stages
         g, zb, z = np.eye(4), np.zeros(b), np.zeros(n)
@@ -257,14 +249,14 @@ class _CompiledStages:
 
 
 class _ReferenceStages:
-    """Stage evaluations by the closed-form LP reference (:mod:`vm_dynamics.lp`): the same
+    """Stage evaluations by the closed-form LP reference (:mod:`vm_dynamics.dynamics.lp`): the same
     equations written as in paper 000, for tests and for users who want the paper's algebra."""
 
     def __init__(self, sim):
         self.model = m = sim.model
         self.group = m.group
         self.hydro = sim.hydrodynamics
-        from .fast import fast_model
+        from ..dynamics.fast import fast_model
         self.frames = fast_model(m, "numpy").frames      # body + Ad⁻ᵀ(ḡ_frame) per frame
         #: the O(n) recursions when the stages use them (mimic models), else None
         self.fm = getattr(sim, "_coupled_fast", None)
@@ -373,7 +365,7 @@ class Simulator:
     formulation : momentum variable, see the module docstring (default ``"auto"``).
     backend : ``"auto"`` (numba if installed, else the kernels as plain Python), ``"numba"``,
         or ``"lp"`` (the closed-form reference).
-    environment : a :class:`~vm_dynamics.hydrodynamics.Hydrodynamics` (damping, buoyancy) or
+    environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy) or
         None.  Its added mass must already be in the model
         (:meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
     prescribed : ``prescribed(t) -> (q, q̇, q̈)``: the joints follow this motion exactly.
@@ -386,7 +378,7 @@ class Simulator:
                  backend: str = "auto", environment=None, prescribed: Callable | None = None,
                  rtol: float = 1e-9, atol: float = 1e-12,
                  forward_dynamics: Callable | None = None):
-        from .fast import resolve_backend
+        from ..dynamics.fast import resolve_backend
         self.model = model
         self.dt = _positive(dt, "dt")
         if method not in TABLEAUX:
@@ -403,7 +395,7 @@ class Simulator:
             # mimic joints: the compiled step runs articulated-body recursions on independent
             # joints only, so the stages take q̈ from the coupled O(n) forward dynamics and the
             # momentum variable from the LP blocks (the Python driver; slower, exact)
-            from .fast import fast_model
+            from ..dynamics.fast import fast_model
             self._coupled_fast = fast_model(model, "numba" if self.backend == "numba"
                                             else "numpy")
             forward_dynamics = self._coupled_fast.forward_dynamics
@@ -443,8 +435,8 @@ class Simulator:
         """Set the state; ``g`` is also the reference frame of the spatial momentum.
         With prescribed motion ``q``/``qd`` may be None (taken from ``prescribed(t)``)."""
         model = self.model
-        g = _as_pose(g, "g0").copy()
-        V = _as_vector(V, model.b, "V0").copy()
+        g = as_pose(g, "g0").copy()
+        V = as_vector(V, model.b, "V0").copy()
         self._t = self._t0 = float(t)
         if not np.isfinite(self._t):
             raise ValueError(f"t: expected a finite time, got {t!r}")
@@ -452,14 +444,14 @@ class Simulator:
             pq, pqd, _ = self._prescribed_at(self._t)
             for nm, given, val in (("q0", q, pq), ("qd0", qd, pqd)):
                 if given is not None:
-                    given = _as_vector(given, model.n, nm)
+                    given = as_vector(given, model.n, nm)
                     scale = 1.0 + np.max(np.abs(val), initial=0.0)
                     if np.max(np.abs(given - val), initial=0.0) > 1e-9 * scale:
                         raise ValueError(f"{nm}: does not match prescribed({t:g}) (max "
                                          f"difference {np.max(np.abs(given - val)):.3g})")
             q, qd = pq, pqd
         else:
-            q, qd = _as_vector(q, model.n, "q0").copy(), _as_vector(qd, model.n, "qd0").copy()
+            q, qd = as_vector(q, model.n, "q0").copy(), as_vector(qd, model.n, "qd0").copy()
         self.formulation = choose_formulation(model, g, self._formulation_arg)
         self._form = _FORM[self.formulation]
         self._gri = lie.se3_inv(g)
@@ -529,11 +521,11 @@ class Simulator:
         """Validate inputs once into the arrays the kernels take (reusable across steps)."""
         model = self.model
         # fresh C-contiguous float64 arrays: the compiled entry points take exactly that type
-        tau = self._zero_tau if tau is None else np.array(_as_vector(tau, model.n, "tau"))
+        tau = self._zero_tau if tau is None else np.array(as_vector(tau, model.n, "tau"))
         bw = self._zero_b if base_wrench is None else \
-            np.array(_as_vector(base_wrench, model.b, "base_wrench"))
+            np.array(as_vector(base_wrench, model.b, "base_wrench"))
         bwi = self._zero6 if base_wrench_inertial is None else \
-            np.array(_as_vector(base_wrench_inertial, 6, "base_wrench_inertial"))
+            np.array(as_vector(base_wrench_inertial, 6, "base_wrench_inertial"))
         if not frame_wrenches:
             return tau, bw, bwi, *self._no_fw, {}
         if not isinstance(frame_wrenches, dict):
@@ -545,7 +537,7 @@ class Simulator:
                 raise ValueError(f"frame_wrenches: unknown frame {name!r}; frames are "
                                  f"{', '.join(model.frame_names)}")
             body, T = frames[name]
-            raw[name] = _as_vector(w, 6, f"frame_wrenches[{name!r}]")
+            raw[name] = as_vector(w, 6, f"frame_wrenches[{name!r}]")
             bodies.append(body)
             ws.append(T @ raw[name])
         return (tau, bw, bwi, np.array(bodies, dtype=np.int64),
@@ -857,7 +849,7 @@ class Simulator:
     # ------------------------------------------------------------------ derived quantities
     def rhs(self, stage_inputs: Callable | None = None, **held):
         """The right-hand side ``(t, g, y) -> (V, ẏ, inputs)`` of the vector state
-        (:meth:`vector_state`) for :func:`vm_dynamics.integrators.integrate` (dopri5 over a
+        (:meth:`vector_state`) for :func:`vm_dynamics.sim.integrators.integrate` (dopri5 over a
         whole grid with dense output)."""
         if stage_inputs is None:
             inputs = self.held_inputs(**held)
@@ -878,19 +870,19 @@ class Simulator:
         """Joint efforts realising the prescribed q̈ at the current state (or at ``state``, a
         :class:`State` of the prescribed motion): ``τ = M̂(q̈_p − q̈(τ = 0))``, since (LP-2) is
         affine in τ with slope M̂⁻¹.  The environment's wrenches act as at every stage."""
-        from .fast import fast_model
+        from ..dynamics.fast import fast_model
         if not self._presc:
             raise ValueError("prescribed_effort: the simulator has no prescribed motion")
         model = self.model
         if state is None:
             t, g, V, q, qd = self._t, self._g, self._V, self._q, self._qd
         else:
-            t, g, V, q, qd = (float(state.t), _as_pose(state.g, "state.g"),
-                              _as_vector(state.V, model.b, "state.V"),
-                              _as_vector(state.q, model.n, "state.q"),
-                              _as_vector(state.qd, model.n, "state.qd"))
+            t, g, V, q, qd = (float(state.t), as_pose(state.g, "state.g"),
+                              as_vector(state.V, model.b, "state.V"),
+                              as_vector(state.q, model.n, "state.q"),
+                              as_vector(state.qd, model.n, "state.qd"))
         _, _, qdd_p = self._prescribed_at(t)
-        bw = None if base_wrench is None else _as_vector(base_wrench, model.b, "base_wrench")
+        bw = None if base_wrench is None else as_vector(base_wrench, model.b, "base_wrench")
         if self.hydrodynamics is not None:
             grp = model.group
             env = grp.project(self.hydrodynamics.vehicle_wrench(g, grp.embed(V), model.gravity))

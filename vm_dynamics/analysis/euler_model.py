@@ -2,7 +2,7 @@
 
 Paper 004 (From et al. 2010) §3.1–3.2/§5; details and corrections in seeds-From.md §5.  This is
 the textbook Euler–Lagrange model in *coordinates*: it exists to be compared with (and to show the
-weakness of) the singularity-free Lagrange–Poincaré model of :mod:`vm_dynamics.lp`.
+weakness of) the singularity-free Lagrange–Poincaré model of :mod:`vm_dynamics.dynamics.lp`.
 
 Generalised coordinates and velocities (SE(3) vehicle only)::
 
@@ -38,8 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import lie, lp
-from .model import _as_vector
+from ..core import lie
+from ..dynamics import lp
+from ..core.validation import as_vector
 
 __all__ = ["EulerAngleModel", "EulerSingularityError", "EulerSimulation", "simulate_euler",
            "rotation_zyx", "euler_zyx", "euler_rate_matrix"]
@@ -118,7 +119,7 @@ class EulerAngleModel:
 
     # ------------------------------------------------------------------ helpers
     def _x(self, x, name="x"):
-        x = _as_vector(x, self.dim, name)
+        x = as_vector(x, self.dim, name)
         if abs(np.cos(x[4])) < _SINGULAR_COS:
             raise EulerSingularityError(f"{name}: pitch θ = {x[4]!r} is ±90°, where the ZYX "
                                         f"Euler-angle model is undefined")
@@ -155,7 +156,7 @@ class EulerAngleModel:
 
     def pose(self, x) -> np.ndarray:
         """4×4 vehicle pose ``g = [[R(Θ), p], [0, 1]]``."""
-        x = _as_vector(x, self.dim, "x")
+        x = as_vector(x, self.dim, "x")
         return lie.make_pose(rotation_zyx(x[3:6]), x[:3])
 
     # ------------------------------------------------------------------ state maps
@@ -165,22 +166,22 @@ class EulerAngleModel:
         if g.shape != (4, 4):
             raise ValueError(f"g: expected shape (4, 4), got {g.shape}")
         Theta = euler_zyx(g[:3, :3])
-        x = np.concatenate([g[:3, 3], Theta, _as_vector(q, self.n, "q")])
-        z = np.concatenate([_as_vector(V, 6, "V"), _as_vector(qd, self.n, "qd")])
+        x = np.concatenate([g[:3, 3], Theta, as_vector(q, self.n, "q")])
+        z = np.concatenate([as_vector(V, 6, "V"), as_vector(qd, self.n, "qd")])
         xd = np.linalg.solve(self.velocity_map(x), z)
         return x, xd
 
     def to_lie_state(self, x, xd):
         """``(g, V, q, q̇)`` of ``(x, ẋ)``: ``g = [[R(Θ), p], [0, 1]]``, ``[V; q̇] = B ẋ``."""
         x = self._x(x)
-        z = self.velocity_map(x) @ _as_vector(xd, self.dim, "xd")
+        z = self.velocity_map(x) @ as_vector(xd, self.dim, "xd")
         return self.pose(x), z[:6], x[6:].copy(), z[6:]
 
     def to_lie_acceleration(self, x, xd, xdd):
         """``(V̇, q̈) = Ḃ ẋ + B ẍ`` (time derivative of ``[V; q̇] = B ẋ``)."""
         x = self._x(x)
-        xd = _as_vector(xd, self.dim, "xd")
-        xdd = _as_vector(xdd, self.dim, "xdd")
+        xd = as_vector(xd, self.dim, "xd")
+        xdd = as_vector(xdd, self.dim, "xdd")
         dB = self._B_derivatives(x[3:6])
         Bdot = np.einsum("jab,j->ab", dB, xd[3:6])
         zd = Bdot @ xd + self.velocity_map(x) @ xdd
@@ -220,7 +221,7 @@ class EulerAngleModel:
         return float(-a @ (self.model.total_mass * x[:3] + rotation_zyx(x[3:6]) @ c))
 
     def kinetic_energy(self, x, xd) -> float:
-        xd = _as_vector(xd, self.dim, "xd")
+        xd = as_vector(xd, self.dim, "xd")
         return float(0.5 * xd @ self.mass_matrix(x) @ xd)
 
     def energy(self, x, xd) -> float:
@@ -247,7 +248,7 @@ class EulerAngleModel:
 
     def coriolis_vector(self, x, xd) -> np.ndarray:
         """``C_E ẋ = Ṁ_E ẋ − ½ [ẋᵀ ∂_k M_E ẋ]_k`` (Christoffel symbols of the first kind)."""
-        xd = _as_vector(xd, self.dim, "xd")
+        xd = as_vector(xd, self.dim, "xd")
         dME = self.mass_matrix_derivatives(x)
         MEdot = np.einsum("kij,k->ij", dME, xd)
         return MEdot @ xd - 0.5 * np.einsum("i,kij,j->k", xd, dME, xd)
@@ -259,9 +260,9 @@ class EulerAngleModel:
         joint efforts — the same inputs as :meth:`Model.forward_dynamics`.
         """
         x = self._x(x)
-        xd = _as_vector(xd, self.dim, "xd")
-        F = np.concatenate([np.zeros(6) if base_wrench is None else _as_vector(base_wrench, 6, "base_wrench"),
-                            _as_vector(tau, self.n, "tau")])
+        xd = as_vector(xd, self.dim, "xd")
+        F = np.concatenate([np.zeros(6) if base_wrench is None else as_vector(base_wrench, 6, "base_wrench"),
+                            as_vector(tau, self.n, "tau")])
         B = self.velocity_map(x)
         rhs = B.T @ F - self.coriolis_vector(x, xd) - self.potential_gradient(x)
         return np.linalg.solve(self.mass_matrix(x), rhs)
@@ -297,8 +298,8 @@ def simulate_euler(emodel: EulerAngleModel, x0, xd0, duration: float, dt: float,
         raise ValueError(f"duration: must be a positive number, got {duration!r}")
     if not (np.isfinite(dt) and 0 < dt <= duration):
         raise ValueError(f"dt: must be in (0, duration], got {dt!r}")
-    x = _as_vector(x0, emodel.dim, "x0").copy()
-    xd = _as_vector(xd0, emodel.dim, "xd0").copy()
+    x = as_vector(x0, emodel.dim, "x0").copy()
+    xd = as_vector(xd0, emodel.dim, "xd0").copy()
     n = emodel.n
 
     def inputs(t, xs, xds):

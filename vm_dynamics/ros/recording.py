@@ -41,7 +41,7 @@ arrays through it.
 Reliable publishers match both reliable and best-effort subscribers, so replayed
 state reaches robot_state_publisher (best effort) and RViz (reliable) alike.
 
-Conventions: see :mod:`vm_dynamics.ros_msgs` (quaternions x, y, z, w; twist
+Conventions: see :mod:`vm_dynamics.ros.messages` (quaternions x, y, z, w; twist
 ``[v; omega]`` in the body frame ``base_link``).
 
 Plots use matplotlib's Agg canvas directly (no pyplot, no display, no global
@@ -61,7 +61,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from . import ros_msgs as rm
+from . import messages as rm
 
 __all__ = [
     'BASE_IOTA', 'TOPIC_QOS', 'RecordingInfo', 'base_iota_matrix', 'select_samples',
@@ -90,7 +90,7 @@ BASE_IOTA: dict[str, np.ndarray] = {
 
 def base_iota_matrix(base_iota: Any, b: int) -> np.ndarray:
     """Resolve ``base_iota``: None, a name in :data:`BASE_IOTA` (case-insensitive), an
-    object with an ``iota`` attribute (``vm_dynamics.groups.VehicleGroup``) or a 6 x b array.
+    object with an ``iota`` attribute (``vm_dynamics.core.groups.VehicleGroup``) or a 6 x b array.
 
     ``None`` is accepted only where unambiguous: b == 6 (SE3) or b == 0 (fixed).
     """
@@ -108,7 +108,7 @@ def base_iota_matrix(base_iota: Any, b: int) -> np.ndarray:
             raise ValueError(f'unknown base_iota {base_iota!r}; expected one of '
                              f'{sorted(BASE_IOTA)} or a 6 x b array')
         m = BASE_IOTA[key]
-    elif hasattr(base_iota, 'iota'):  # e.g. a vm_dynamics.groups.VehicleGroup
+    elif hasattr(base_iota, 'iota'):  # e.g. a vm_dynamics.core.groups.VehicleGroup
         m = np.asarray(base_iota.iota, dtype=float)
     else:
         m = np.asarray(base_iota, dtype=float)
@@ -297,7 +297,7 @@ class UrdfTree:
     def __init__(self, source: str | os.PathLike):
         import xml.etree.ElementTree as ET
 
-        from .urdf import read_urdf_source
+        from ..model.urdf import read_urdf_source
 
         self.xml, _ = read_urdf_source(source)
         try:
@@ -481,7 +481,7 @@ class McapRecorder:
 
     Messages go to disk as they are added (in chunks), so memory stays flat however long the
     run; the file appears at ``path`` on :meth:`close` (written beside it under a temporary
-    name until then).  ``recorder(state)`` records a :class:`vm_dynamics.simulate.State`, so a
+    name until then).  ``recorder(state)`` records a :class:`vm_dynamics.sim.simulate.State`, so a
     recorder can be passed as ``vm.simulate(..., callback=recorder)``; :meth:`add` also takes
     joint efforts.  Used as a context manager it is closed on leaving the block, also on
     Ctrl-C (the samples so far are kept), and removed on any other exception.
@@ -589,7 +589,7 @@ class McapRecorder:
         self.counts[topic] = self.counts.get(topic, 0) + 1
 
     def __call__(self, state: Any) -> bool:
-        """Record a :class:`~vm_dynamics.simulate.State` (``vm.simulate`` callback); returns
+        """Record a :class:`~vm_dynamics.sim.simulate.State` (``vm.simulate`` callback); returns
         False (never asks the run to stop)."""
         self.add(state.t, state.g, state.V, state.q, state.qd)
         return False

@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from . import lie
-from .hydrodynamics import Hydrodynamics, load_hydrodynamics
-from .model import Model, load_model
-from .mounting import model_options
-from .urdf import resolve_package_path
+from ..core import lie
+from ..model.hydrodynamics import Hydrodynamics, load_hydrodynamics
+from ..model.model import Model, load_model
+from ..model.mounting import model_options
+from ..model.urdf import resolve_package_path
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "quat_xyzw_to_matrix",
            "read_params_file"]
@@ -51,10 +51,10 @@ def share_dir() -> Path:
     candidates = []
     if os.environ.get("VM_DYNAMICS_SHARE"):
         candidates.append(Path(os.environ["VM_DYNAMICS_SHARE"]))
-    here = Path(__file__).resolve().parent
-    candidates.append(here.parent)                                    # source checkout
-    if len(here.parents) > 3:                                         # <prefix>/lib/pythonX/site-packages
-        candidates.append(here.parents[3] / "share" / "vm_dynamics")
+    package = Path(__file__).resolve().parents[1]                     # .../vm_dynamics
+    candidates.append(package.parent)                                 # source checkout
+    if len(package.parents) > 3:                                      # <prefix>/lib/pythonX/site-packages
+        candidates.append(package.parents[3] / "share" / "vm_dynamics")
     candidates.append(Path(sys.prefix) / "share" / "vm_dynamics")
     for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
         if prefix:
@@ -372,7 +372,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     ``duration`` and :data:`MAX_STEPS`, the ``input`` and ``prescribed`` sections evaluated at
     t = 0 -- so a bad value is a ``ValueError`` naming the parameter before any simulation.
     """
-    from .integrators import METHODS
+    from ..sim.integrators import METHODS
     path = scenario_path(name_or_path)
     params = apply_overrides(read_params_file(path), overrides)
     name = params.get("scenario", path.stem)
@@ -442,7 +442,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         input=dict(input_), prescribed=dict(prescribed) if prescribed else None,
     )
     # evaluate the open-loop sections once, so that their errors surface now
-    from .simulate import State
+    from ..sim.simulate import State
     state0 = State(0.0, g0, V0, q0, qd0)
     scn.open_loop_torque(0.0, state0)
     motion = scn.prescribed_motion()

@@ -1,4 +1,4 @@
-"""Compiled kernels of the simulation engine (:class:`vm_dynamics.engine.Simulator`).
+"""Compiled kernels of the simulation engine (:class:`vm_dynamics.sim.engine.Simulator`).
 
 One call of :func:`engine_step` is one whole RKMK step: every stage (kinematics, the velocity
 from the momentum variable, the environment, the articulated-body algorithm, ``dexp⁻¹``) and the
@@ -6,10 +6,10 @@ group update, with no Python in between.  :func:`engine_stage_state` and :func:`
 are the same stage split in two, for the driver that calls a Python controller at every stage.
 Without numba the same functions run as plain Python (see ``_numba_kernels.NUMBA``).
 
-Constants (tuples built once per model by :mod:`vm_dynamics.engine`):
+Constants (tuples built once per model by :mod:`vm_dynamics.sim.engine`):
 
 * ``C = (parent, jtype, xi, inert, rootx, axes, grav)`` — the arrays of
-  :class:`~vm_dynamics.fast.FastModel`;
+  :class:`~vm_dynamics.dynamics.fast.FastModel`;
 * ``E = (hydro, lin, quad, buoy, cob, current, up, lb_body, lb_point, lb_force)`` — the
   environment: ``hydro`` 1 if the vehicle has Fossen damping/buoyancy (paper 004 §3.3:
   ``−(D_lin + D_quad|ν|)ν`` with ``ν = V − [Rᵀc; 0]`` for a current ``c``, and the buoyancy

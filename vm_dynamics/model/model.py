@@ -2,7 +2,7 @@
 
 ``Model`` holds only what is constant (paper 000 §4.0 precomputation): the joint twists ξ_i in
 the vehicle frame at home (17), the home poses ḡ_i⁰, the body inertias 𝔐_i in the vehicle frame
-at home (55), the tree structure, the frames and gravity.  Algorithms live in :mod:`vm_dynamics.lp`
+at home (55), the tree structure, the frames and gravity.  Algorithms live in :mod:`vm_dynamics.dynamics.lp`
 (the closed-form reference) and take the model as their first argument; the methods below
 validate their inputs and delegate.
 
@@ -24,8 +24,10 @@ import numpy as np
 
 from dataclasses import dataclass
 
-from . import lie, lp
-from .groups import get_group
+from ..core import lie
+from ..dynamics import lp
+from ..core.groups import get_group
+from ..core.validation import as_pose, as_vector
 from .urdf import KinematicTree, parse_urdf
 
 __all__ = ["Model", "load_model", "JointCoupling"]
@@ -86,37 +88,6 @@ class JointCoupling:
         return self.G.T @ tau_full
 
 
-def _as_vector(x, n: int, name: str) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {n} numbers, got {x!r}") from None
-    if a.ndim == 0 and n == 1:
-        a = a.reshape(1)
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or Inf: {a}")
-    return a
-
-
-def _as_pose(g, name: str = "g") -> np.ndarray:
-    try:
-        a = np.asarray(g, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a 4x4 homogeneous matrix") from None
-    if a.shape != (4, 4):
-        raise ValueError(f"{name}: expected shape (4, 4), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or Inf")
-    R = a[:3, :3]
-    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0.0
-            or np.abs(a[3] - [0, 0, 0, 1]).max() > 1e-12):
-        raise ValueError(f"{name}: not a rigid transform (rotation block not orthonormal with "
-                         f"det +1, or last row not [0, 0, 0, 1])")
-    return a
-
-
 class Model:
     """A vehicle-manipulator system: a vehicle moving in a subgroup of SE(3) carrying a tree of
     revolute/prismatic joints.  Build it with :func:`load_model`."""
@@ -126,7 +97,7 @@ class Model:
     def __init__(self, tree: KinematicTree, base="SE3", gravity=(0.0, 0.0, -9.81)):
         self.group = get_group(base)
         self.name = tree.name
-        self.gravity = _as_vector(gravity, 3, "gravity")
+        self.gravity = as_vector(gravity, 3, "gravity")
         bodies = tree.bodies
         self.n_full = n = len(bodies) - 1          # moving joints of the tree (bodies 1..n_full)
         self.b = self.group.dim
@@ -298,10 +269,10 @@ class Model:
                 f"the motion")
 
     def _q(self, q, name="q"):
-        return _as_vector(q, self.n, name)
+        return as_vector(q, self.n, name)
 
     def _V(self, V, name="V"):
-        return _as_vector(V, self.b, name)
+        return as_vector(V, self.b, name)
 
     def _frame_wrenches(self, frame_wrenches):
         if frame_wrenches is None:
@@ -313,7 +284,7 @@ class Model:
             if name not in self.frame_body:
                 raise ValueError(f"frame_wrenches: unknown frame {name!r}; frames are "
                                  f"{', '.join(self.frame_names)}")
-            out[name] = _as_vector(w, 6, f"frame_wrenches[{name!r}]")
+            out[name] = as_vector(w, 6, f"frame_wrenches[{name!r}]")
         return out
 
     # ------------------------------------------------------------------ public API
@@ -336,19 +307,19 @@ class Model:
         return float(self.mass.sum())
 
     def lp_terms(self, q, derivatives=True) -> lp.LPTerms:
-        """All LP quantities at q (see :class:`vm_dynamics.lp.LPTerms`)."""
+        """All LP quantities at q (see :class:`vm_dynamics.dynamics.lp.LPTerms`)."""
         return lp.lp_terms(self, self._q(q), derivatives)
 
     def _fast(self, backend: str):
         """The O(n) recursions for ``backend`` (None for the LP reference); see
-        :func:`vm_dynamics.fast.resolve_backend`.  Remembered per backend name (the model's
+        :func:`vm_dynamics.dynamics.fast.resolve_backend`.  Remembered per backend name (the model's
         constants never change after construction)."""
         cache = self.__dict__.get("_fast_cache")
         if cache is None or cache[0] != id(self):       # new, or a copy.copy of a model
             cache = self._fast_cache = (id(self), {})
         fm = cache[1].get(backend)
         if fm is None or fm.grav is not self.gravity:
-            from . import fast
+            from ..dynamics import fast
             choice = fast.resolve_backend(backend)
             if choice == "lp":
                 return None
@@ -403,13 +374,13 @@ class Model:
         """``(V̇, q̈)`` of the Lagrange–Poincaré equations (LP-1)–(LP-3).
 
         ``backend="auto"`` (default): the O(n) articulated-body algorithm of
-        :mod:`vm_dynamics.fast` (numba, or numpy without it), which solves the same equations;
+        :mod:`vm_dynamics.dynamics.fast` (numba, or numpy without it), which solves the same equations;
         ``"lp"``: the closed-form reference :func:`lp.forward_dynamics` (paper 000 with the
         corrections of seeds-LP §3.5).  Both agree to ~1e-12 (test_fast_path.py)."""
         fm = self._fast(backend)
         if fm is not None:
             return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
-        g = _as_pose(g)
+        g = as_pose(g)
         V, q, qd, tau = self._V(V), self._q(q), self._q(qd, "qd"), self._q(tau, "tau")
         bw = None if base_wrench is None else self._V(base_wrench, "base_wrench")
         Vdot, qdd, _ = lp.forward_dynamics(self, g, V, q, qd, tau, bw,
@@ -424,14 +395,14 @@ class Model:
         fm = self._fast(backend)
         if fm is not None:
             return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
-        g = _as_pose(g)
+        g = as_pose(g)
         args = (self._V(V), self._q(q), self._q(qd, "qd"), self._V(Vdot, "Vdot"),
                 self._q(qdd, "qdd"))
         return lp.inverse_dynamics(self, g, *args, frame_wrenches=self._frame_wrenches(frame_wrenches))
 
     def momentum(self, g, V, q, qd) -> np.ndarray:
         """Total spatial momentum ``[linear; angular]`` in the inertial frame, about its origin."""
-        g = _as_pose(g)
+        g = as_pose(g)
         t = lp.lp_terms(self, self._q(q), derivatives=False)
         return lp.spatial_momentum(self, t, g, self._V(V), self._q(qd, "qd"))
 
@@ -442,7 +413,7 @@ class Model:
 
     def potential_energy(self, g, q) -> float:
         """Gravitational potential ``−Σ m_k aᵀ p_k`` (zero at the inertial origin)."""
-        return lp.potential_energy(self, lp.kinematics(self, self._q(q)), _as_pose(g))
+        return lp.potential_energy(self, lp.kinematics(self, self._q(q)), as_pose(g))
 
     def energy(self, g, V, q, qd) -> float:
         """Kinetic plus gravitational potential energy."""
@@ -459,7 +430,7 @@ class Model:
             ge = fm.frame_pose(q, frame)
         else:
             ge = lp.frame_pose_vehicle(self, lp.kinematics(self, self._q(q)), frame)
-        return ge if g is None else _as_pose(g) @ ge
+        return ge if g is None else as_pose(g) @ ge
 
     def frame_jacobian(self, q, frame: str) -> np.ndarray:
         """Body Jacobian of a frame, 6×(b+n): ``[J_{𝔢,0}, J_{𝔢,𝔪}]`` (92)–(93), corrected."""
@@ -525,9 +496,9 @@ def load_model(source, base="SE3", gravity=(0.0, 0.0, -9.81), locked_joints=None
       ``buildReducedModel``: they become fixed joints and their links frames.
     * ``vehicle={"mass", "com", "inertia", "mount", "name"}`` mounts the URDF (an arm) on a
       new root body, as if a vehicle link and a fixed joint at the pose ``mount`` had been
-      spliced into the XML (:mod:`vm_dynamics.mounting`).
+      spliced into the XML (:mod:`vm_dynamics.model.mounting`).
     * ``xacro`` — ``"full"`` (trusted: xacro files are code), ``"safe"`` (arithmetic-only
-      expressions) or ``"off"`` (plain URDF only); see :mod:`vm_dynamics.urdf`.
+      expressions) or ``"off"`` (plain URDF only); see :mod:`vm_dynamics.model.urdf`.
 
     Raises ``ValueError`` naming the link or joint for unsupported or physically impossible
     models, including singular or nearly singular mass matrices (with the fix).

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import lie
+from ..core import lie
 
 __all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source", "resolve_package_path",
            "rpy_to_matrix", "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA",

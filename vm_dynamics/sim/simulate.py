@@ -1,12 +1,12 @@
 """Time simulation of a vehicle-manipulator system: :func:`simulate` and :class:`Trajectory`.
 
-``simulate`` drives the one simulation engine, :class:`vm_dynamics.engine.Simulator` (RKMK
+``simulate`` drives the one simulation engine, :class:`vm_dynamics.sim.engine.Simulator` (RKMK
 integration on the group of the corrected Lagrange–Poincaré equations (LP-1)–(LP-4) of paper 000,
 seeds-LP.md §3.5; see that module for the formulations and the backends), samples it on the grid
 ``t = k·dt`` and records a :class:`Trajectory`.
 
 Inputs given as arrays are held for the whole run, and the engine loops over the steps in
-compiled code (:meth:`~vm_dynamics.engine.Simulator.run`).  Inputs given as callables
+compiled code (:meth:`~vm_dynamics.sim.engine.Simulator.run`).  Inputs given as callables
 ``(t, state) -> array`` are evaluated at every Runge–Kutta stage (a continuous-time controller),
 by the engine's per-stage driver.  ``dopri5`` integrates the whole grid adaptively with dense
 output over the same stage evaluations.
@@ -25,7 +25,7 @@ import numpy as np
 
 from .engine import FORMULATIONS, SimulationError, Simulator, State
 from .integrators import METHODS, IntegrationStats, integrate
-from .model import _as_pose, _as_vector
+from ..core.validation import as_pose, as_vector
 
 __all__ = ["simulate", "Trajectory", "State", "FORMULATIONS"]
 
@@ -110,7 +110,7 @@ def _input_fn(value, size: int, name: str):
         return None
     if callable(value):
         return value            # validated by the engine with the time of the call
-    a = _as_vector(value, size, name).copy()
+    a = as_vector(value, size, name).copy()
     a.flags.writeable = False
 
     def constant(t, state):
@@ -173,23 +173,23 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     callback : ``callback(state)`` at every sample; returning ``True`` stops the run.
     progress : show a tqdm progress bar.
     formulation : ``"auto"`` | ``"spatial_momentum"`` | ``"body_momentum"`` | ``"velocity"``
-        (:mod:`vm_dynamics.engine`).
+        (:mod:`vm_dynamics.sim.engine`).
     dynamics : ``"auto"`` (numba if installed, else the same kernels as plain Python),
         ``"numba"`` (``"fast"`` is an alias), ``"lp"`` (the closed-form LP reference), or a
         forward-dynamics function with the signature of :meth:`Model.forward_dynamics`.
-    environment : a :class:`~vm_dynamics.hydrodynamics.Hydrodynamics` (damping, buoyancy of the
+    environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy of the
         vehicle and the arm links, evaluated at every stage); its added mass must be in the
         model already.
 
     A KeyboardInterrupt returns the samples computed so far with ``traj.interrupted = True``.
     A failed step (non-finite or overflowing state) raises
-    :class:`~vm_dynamics.engine.SimulationError` (a :class:`~vm_dynamics.SimulationDiverged`):
+    :class:`~vm_dynamics.sim.engine.SimulationError` (a :class:`~vm_dynamics.SimulationDiverged`):
     ``"diverged at t = X s (…); reduce dt or the gains"``, with the samples computed before in
     its ``trajectory``.
     """
     n, b = model.n, model.b
-    g0 = _as_pose(g0, "g0")
-    V0 = _as_vector(V0, b, "V0")
+    g0 = as_pose(g0, "g0")
+    V0 = as_vector(V0, b, "V0")
     if method not in METHODS:
         raise ValueError(f"method={method!r}: unknown; choose one of {', '.join(METHODS)}")
     if formulation not in FORMULATIONS:

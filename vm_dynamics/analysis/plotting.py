@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import lie
+from ..core import lie
 
 __all__ = ["joints_figure", "base_figure", "energy_figure", "tracking_figure", "save_figure",
            "write_bytes_nofollow", "unwrap_rotvec"]

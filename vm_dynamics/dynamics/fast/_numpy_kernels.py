@@ -3,14 +3,14 @@ vectorised over a leading batch axis of N states (a single call is N = 1).
 
 Used when numba is not installed (or on request, ``backend="numpy"``); same results to rounding,
 slower per call.  Each function takes the constant arrays of a
-:class:`~vm_dynamics.fast.FastModel` and returns the result plus a per-state status array with the
+:class:`~vm_dynamics.dynamics.fast.FastModel` and returns the result plus a per-state status array with the
 codes of the numba kernels (0 ok, 1 bad pose, 2 non-finite result, 3 non-positive pivot).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import lie
+from ...core import lie
 
 
 def _skew(w: np.ndarray) -> np.ndarray:
@@ -41,7 +41,7 @@ def _bias(I, v):
 
 
 def check_poses(g: np.ndarray) -> np.ndarray:
-    """Per-state bool: g is a rigid transform (same test as ``Model._as_pose``)."""
+    """Per-state bool: g is a rigid transform (same test as ``Model.as_pose``)."""
     R = g[..., :3, :3]
     with np.errstate(invalid="ignore"):
         ok = np.all(np.isfinite(g), axis=(-2, -1))

@@ -1,7 +1,7 @@
 """Numba kernels of the fast path (imported lazily, only when numba is installed).
 
-Scalar-loop implementations of the recursions described in :mod:`vm_dynamics.fast`; every
-kernel works in the vehicle frame with the constant arrays of :class:`~vm_dynamics.fast.FastModel`
+Scalar-loop implementations of the recursions described in :mod:`vm_dynamics.dynamics.fast`; every
+kernel works in the vehicle frame with the constant arrays of :class:`~vm_dynamics.dynamics.fast.FastModel`
 (body index 0 is the vehicle, body ``j + 1`` is moved by joint ``j``, ``parent[j] < j + 1``).
 ``cache=True`` stores the compiled code next to this file (or in numba's user cache), so the
 compile cost (tens of seconds for all kernels) is paid once per machine, not per process.
@@ -16,7 +16,7 @@ import numpy as np
 try:
     from numba import get_num_threads, njit, prange
     NUMBA = True
-except ImportError:     # the same code runs as plain Python (slow; vm_dynamics.fast uses numpy)
+except ImportError:     # the same code runs as plain Python (slow; vm_dynamics.dynamics.fast uses numpy)
     NUMBA = False
     prange = range
 
@@ -42,7 +42,7 @@ def _cross(a0, a1, a2, b0, b1, b2):
 
 @njit(**_OPT)
 def _check_pose(g):
-    """True if g is a rigid transform (same test as Model._as_pose)."""
+    """True if g is a rigid transform (same test as core.validation.as_pose)."""
     for i in range(4):
         for j in range(4):
             if not np.isfinite(g[i, j]):

@@ -1,6 +1,6 @@
 """Fast dynamics path: O(n) recursive algorithms over the tree, compiled with numba when present.
 
-:mod:`vm_dynamics.lp` stays the paper-faithful reference; this package solves the same
+:mod:`vm_dynamics.dynamics.lp` stays the paper-faithful reference; this package solves the same
 equations with the recursions of rigid-body dynamics, for simulation and control loops.
 
 API (same conventions as :meth:`vm_dynamics.Model.forward_dynamics`: ``g`` the 4×4 vehicle pose,
@@ -14,7 +14,7 @@ API (same conventions as :meth:`vm_dynamics.Model.forward_dynamics`: ``g`` the 4
     inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None) -> (base_wrench, τ)
     mass_matrix(model, q);  lp_blocks(model, q) -> LPBlocks(M0, M0m, Mm, A, Mhat)
 
-Time stepping is the engine's job (:class:`vm_dynamics.engine.Simulator`, whose compiled step
+Time stepping is the engine's job (:class:`vm_dynamics.sim.engine.Simulator`, whose compiled step
 lives in :mod:`._engine_kernels`); :func:`resolve_backend` is the one place that picks numba,
 numpy or the LP reference.
 
@@ -72,7 +72,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import lie
+from ...core import lie
 from . import _numpy_kernels as _npk
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "numba_available", "forward_dynamics",
@@ -170,7 +170,7 @@ def resolve_backend(backend: str = "auto", engine: bool = False) -> str:
     algorithms (forward/inverse dynamics, mass matrix, LP blocks) that is ``"numpy"`` (the same
     recursions vectorised with numpy, :mod:`._numpy_kernels`); for the simulation engine
     (``engine=True``) it is ``"python"`` (the engine's kernels run as plain Python; much slower,
-    install numba).  ``"lp"`` — the closed-form LP reference of :mod:`vm_dynamics.lp` — is only
+    install numba).  ``"lp"`` — the closed-form LP reference of :mod:`vm_dynamics.dynamics.lp` — is only
     ever used when asked for by name.  ``"numba"`` without numba raises ValueError.
     """
     choices = ("auto", "numba", "lp") if engine else BACKENDS

@@ -26,7 +26,7 @@ import copy
 
 import numpy as np
 
-from . import lie
+from ..core import lie
 from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Frame, KinematicTree, _joint_axis,
                    _origin, _transform_inertia, check_rigid_body_inertia, joint_motion,
                    matrix_to_rpy, parse_urdf, rpy_to_matrix, spatial_inertia)

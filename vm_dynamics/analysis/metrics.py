@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import lie, lp
+from ..core import lie
+from ..dynamics import lp
 
 __all__ = ["energy_series", "momentum_series", "energy_drift_rel", "momentum_drift_rel",
            "tracking_errors", "attitude_changes_deg", "input_power", "cumulative_work",
@@ -37,7 +38,7 @@ __all__ = ["energy_series", "momentum_series", "energy_drift_rel", "momentum_dri
 
 def _fast(model):
     """The recursive (CRBA) path for mass matrices when it applies, else None."""
-    from . import fast
+    from ..dynamics import fast
     if fast.numba_available():
         return fast.fast_model(model)
     return None

@@ -71,7 +71,7 @@ class VehicleGroup:
         return self.project(lie.se3_log(g))
 
     def dexp_inv(self, xi: np.ndarray) -> np.ndarray:
-        """``dexp⁻¹`` restricted to 𝔥 (b×b); see :func:`vm_dynamics.lie.dexp_inv`."""
+        """``dexp⁻¹`` restricted to 𝔥 (b×b); see :func:`vm_dynamics.core.lie.dexp_inv`."""
         D = lie.dexp_inv(self.embed(xi))
         return D[np.ix_(self.axes, self.axes)]
 

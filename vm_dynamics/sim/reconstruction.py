@@ -25,7 +25,7 @@ constraint forces of the subgroup are meaningful (e.g. for SO3 the angular momen
 fixed vehicle origin); ``P(g) = ι₀ᵀAd_gᵀπ`` picks exactly those when ``π`` is the momentum of an
 actual state (``model.momentum(g, V, q, qd)``).
 
-The pose is integrated with the RKMK methods of :mod:`vm_dynamics.integrators`.
+The pose is integrated with the RKMK methods of :mod:`vm_dynamics.sim.integrators`.
 """
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import lie, lp
+from ..core import lie
+from ..dynamics import lp
 from .integrators import METHODS, IntegrationStats, integrate
-from .model import _as_pose, _as_vector
+from ..core.validation import as_pose, as_vector
 
 __all__ = ["reconstruct_base", "BaseMotion"]
 
@@ -99,10 +100,10 @@ def reconstruct_base(model, g0, joint_path, t, momentum=None, method="rkmk4", su
     t : increasing sample times (the pose is returned at each).
     momentum : the conserved total spatial momentum ``π`` in the inertial frame (6-vector
         ``[linear; angular about the origin]``, as from :meth:`Model.momentum`); default zero.
-    method, substeps, rtol, atol : as for :func:`vm_dynamics.simulate` (``substeps`` fixed steps
+    method, substeps, rtol, atol : as for :func:`vm_dynamics.sim.simulate` (``substeps`` fixed steps
         per sample interval for ``rkmk4``/``lie_euler``; tolerances for ``dopri5``).
     """
-    g0 = _as_pose(g0, "g0")
+    g0 = as_pose(g0, "g0")
     path = _joint_path_fn(joint_path, model.n)
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
@@ -111,7 +112,7 @@ def reconstruct_base(model, g0, joint_path, t, momentum=None, method="rkmk4", su
         raise ValueError(f"method={method!r}: unknown; choose one of {', '.join(METHODS)}")
     if not isinstance(substeps, (int, np.integer)) or substeps < 1:
         raise ValueError(f"substeps: expected a positive integer, got {substeps!r}")
-    pi = None if momentum is None else _as_vector(momentum, 6, "momentum")
+    pi = None if momentum is None else as_vector(momentum, 6, "momentum")
     if pi is not None and not np.any(pi):
         pi = None
     b, n, N = model.b, model.n, t.size - 1

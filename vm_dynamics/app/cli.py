@@ -109,7 +109,7 @@ def parse_param_overrides(items) -> dict:
     """``["name:=value", ...]`` -> ``{name: value}``, values typed as ROS 2 types them
     (``rcl`` YAML rules: ``30`` is an integer, ``30.0`` a double, ``[1.0, 2.0]`` a list, aliases
     rejected).  A later assignment to the same name replaces an earlier one."""
-    from .transport.ros_args import parse_param_value
+    from ..transport.ros_args import parse_param_value
     out = {}
     for item in items or []:
         name, sep, value = str(item).partition(":=")
@@ -151,7 +151,7 @@ def _overrides(args) -> dict:
     if args.dt is not None:
         options["dt"] = (_positive_finite(args.dt, "--dt"), "--dt")
     if args.integrator is not None:
-        from .integrators import METHODS
+        from ..sim.integrators import METHODS
         if args.integrator not in METHODS:
             raise UsageError(f"--integrator: unknown {args.integrator!r}; choose one of "
                              f"{', '.join(METHODS)}")
@@ -176,7 +176,7 @@ def resolve_controller_params(scenario_section: dict | None, name: str, explicit
     one, the section's values for parameters that ``name`` also has are kept, the others are
     dropped; ``explicit`` (names given with ``-p``) are always kept, so an unknown one is an
     error.  Returns ``(params, kept, dropped)``."""
-    from .control import get_controller
+    from ..control import get_controller
     section = dict(scenario_section or {})
     section_name = section.pop("name", None)
     if name == section_name:
@@ -247,9 +247,9 @@ def _check_initial_within_limits(scn):
 def _prepare(scn, controller_name, out_dir, record_rate, plots, progress, explicit=()) -> _Run:
     """Build and check the controller, the reference and the output directory (ValueError or
     UsageError for bad values)."""
-    from .control import available_controllers, get_controller
-    from .control.references import reference_from_config
-    from .simulate import State
+    from ..control import available_controllers, get_controller
+    from ..control.references import reference_from_config
+    from ..sim.simulate import State
     if record_rate is None or not (math.isfinite(record_rate) and record_rate >= 0):
         raise UsageError(f"--record-rate must be a finite number >= 0, got {record_rate}")
     _check_initial_within_limits(scn)
@@ -275,9 +275,9 @@ def _prepare(scn, controller_name, out_dir, record_rate, plots, progress, explic
         external = _external(scn) if scn.hydrodynamics is not None else None
         ctrl.reset(scn.model, state0, external=external)
         tau, bw = ctrl.compute(0.0, state0, reference)       # dimension errors surface now
-        from .model import _as_vector
-        _as_vector(tau, scn.model.n, f"controller {name}: tau at t = 0")
-        _as_vector(bw, scn.model.b, f"controller {name}: base_wrench at t = 0")
+        from ..core.validation import as_vector
+        as_vector(tau, scn.model.n, f"controller {name}: tau at t = 0")
+        as_vector(bw, scn.model.b, f"controller {name}: base_wrench at t = 0")
         ctrl.reset(scn.model, state0, external=external)
     out = _output_dir(scn, out_dir)
     return _Run(scn=scn, ctrl_name=name, ctrl=ctrl, reference=reference, out=out,
@@ -375,8 +375,8 @@ class _DeferredInterrupt:
 def _simulate(run: _Run, log):
     """Integrate; returns ``(traj or None, wall, diverged dict or None)``."""
     import numpy as np
-    from .errors import SimulationDiverged
-    from .simulate import simulate
+    from ..core.errors import SimulationDiverged
+    from ..sim.simulate import simulate
     scn, ctrl, model = run.scn, run.ctrl, run.scn.model
     prescribed = scn.prescribed_motion()
     open_loop = scn.input.get("type", "none") != "none"
@@ -431,7 +431,7 @@ def _simulate(run: _Run, log):
 
 def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_rate=100.0,
                  plots=True, log=print, _explicit=()):
-    """Simulate a loaded :class:`~vm_dynamics.scenario.Scenario` and write its outputs.
+    """Simulate a loaded :class:`~vm_dynamics.app.scenario.Scenario` and write its outputs.
 
     Everything that depends on the input (controller and its parameters, reference, output
     directory) is checked before the simulation.  Returns the summary dict; its
@@ -494,14 +494,15 @@ def _base_summary(run, traj, wall, diverged, interrupted):
 
 
 def _write_summary(out: Path, summary: dict) -> None:
-    from .plotting import write_bytes_nofollow
-    from .recording import to_jsonable
+    from ..analysis.plotting import write_bytes_nofollow
+    from ..ros.recording import to_jsonable
     text = json.dumps(to_jsonable(summary), indent=2, allow_nan=False) + "\n"
     write_bytes_nofollow(out / "summary.json", text.encode())
 
 
 def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
-    from . import analysis, recording
+    from ..analysis import metrics as analysis
+    from ..ros import recording
     scn, model, out = run.scn, run.scn.model, run.out
     summary = _base_summary(run, traj, wall, diverged, interrupted)
     summary["files"] = ["summary.json"]
@@ -528,7 +529,7 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
     euler = None
     if scn.params.get("compare_euler_model") and model.b == 6 and len(traj) > 1 \
             and not stop.requested:
-        from .euler_model import compare_with_lp
+        from ..analysis.euler_model import compare_with_lp
         with _phase(log, "ZYX Euler-angle model run for comparison (Ctrl-C skips it)"), \
                 stop.interruptible():
             euler = compare_with_lp(model, traj)
@@ -580,7 +581,7 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
 
 def _plots(run, traj, checks, err, euler, stop) -> list:
     """Write the PNG plots (stopping early if ``stop.requested``); returns the names written."""
-    from . import plotting
+    from ..analysis import plotting
     scn, model, out = run.scn, run.scn.model, run.out
     tag = (f"{scn.name} · controller {run.ctrl_name or 'none'} · {scn.integrator}, "
            f"dt = {scn.dt:g} s")
@@ -629,8 +630,8 @@ def _plain_status(status: str) -> str:
 def _euler_figure(traj, checks, euler, tag):
     """LP vs ZYX Euler-angle model: pitch, energy error, mass-matrix conditioning."""
     import numpy as np
-    from . import plotting
-    from .plotting import _figure, _finish, _legend
+    from ..analysis import plotting
+    from ..analysis.plotting import _figure, _finish, _legend
 
     @plotting._styled
     def make():
@@ -658,7 +659,7 @@ def _euler_figure(traj, checks, euler, tag):
 
 
 def _rotvec(g):
-    from .lie import so3_log
+    from ..core.lie import so3_log
     return so3_log(g[:3, :3])
 
 
@@ -716,7 +717,7 @@ def _main(argv) -> int:
     try:
         summary = _execute(run, log=_log)
         if frames is not None and not summary.get("interrupted"):
-            from .viewer.video import write_video
+            from ..viewer.video import write_video
             write_video(args.video, frames.playback(), title=scn.name)
             print(f"vm-sim: wrote {args.video}")
         if live is not None and not summary.get("interrupted"):
@@ -752,24 +753,24 @@ def _view_hooks(scn, args):
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be in 0..65535, got {args.port}")
     try:
-        from .viewer import live as _live
+        from ..viewer import live as _live
         if args.video:
             import matplotlib  # noqa: F401
             if args.video.lower().endswith(".mp4"):
                 import imageio_ffmpeg  # noqa: F401
-            from .viewer.video import VIDEO_DEFAULTS
+            from ..viewer.video import VIDEO_DEFAULTS
             fps = VIDEO_DEFAULTS[_P(args.video).suffix.lower()][0]
             frames = _live.FrameCollector(str(scn.urdf_path), scn.model.joint_names, fps=fps)
             hooks.append(frames)
         if args.view:
-            from .viewer.server import RobotViewer
+            from ..viewer.server import RobotViewer
             viewer = RobotViewer(str(scn.urdf_path), host=args.host, port=args.port,
                                  title=f"vm-sim {scn.name}")
             live = _live.LiveView(viewer, scn.model.joint_names)
             hooks.append(live)
             print(f"vm-sim: live view at {viewer.url}  (open it in a browser)", flush=True)
     except ImportError as exc:
-        from .viewer import missing_extra
+        from ..viewer import missing_extra
         raise UsageError(missing_extra(exc)) from None
     except (ValueError, OSError) as exc:
         raise UsageError(f"--view/--video: {str(exc).splitlines()[0]}") from None

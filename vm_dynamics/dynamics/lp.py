@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import lie
+from ..core import lie
 
 __all__ = ["Kinematics", "InertiaTerms", "LPTerms", "kinematics", "inertia_terms", "lp_terms",
            "forward_dynamics", "inverse_dynamics", "frame_jacobian", "gravity_forces",

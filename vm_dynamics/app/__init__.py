@@ -1,0 +1,2 @@
+"""Application layer: scenario files (:mod:`.scenario`) and the ``vm-sim`` command
+(:mod:`.cli`)."""

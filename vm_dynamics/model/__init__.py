@@ -1,0 +1,6 @@
+"""Model layer: URDF parsing (:mod:`.urdf`), the vehicle-manipulator :class:`Model`
+(:mod:`.model`), mounting an arm on a vehicle (:mod:`.mounting`) and the hydrodynamic environment
+(:mod:`.hydrodynamics`).  Imports the core and dynamics layers."""
+from .model import Model, load_model
+
+__all__ = ["Model", "load_model"]
