@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vm_dynamics.app import cli
-from vm_dynamics.app.scenario import list_scenarios, load_scenario
+from vm_dynamics.config.scenario import list_scenarios, load_scenario
 
 SCENARIOS = ["spacecraft_arm", "uvms", "planar_rover", "satellite_wheels", "tumbling",
              "prismatic_link"]
@@ -139,7 +139,8 @@ def _run_cli(args, **kw):
 def _scenario_file(tmp_path, edit, name="custom.yaml", base="tumbling"):
     """A copy of config/<base>.yaml with ``edit(params)`` applied, as a scenario file."""
     import yaml
-    from vm_dynamics.app.scenario import read_params_file, share_dir
+    from vm_dynamics.config.scenario import share_dir
+    from vm_dynamics.config.params import read_params_file
     params = read_params_file(share_dir() / "config" / f"{base}.yaml")
     params["robot_description_file"] = str(share_dir() / "urdf" / params["robot_description_file"])
     edit(params)
@@ -175,7 +176,7 @@ def _set(**kv):
      "initial.joint_positions: expected 2 finite numbers"),
     (["tumbling", "--joint-positions", "a,b"],
      "--joint-positions: expected numbers like 0.1,0.2 or [0.1, 0.2], got 'a,b'"),
-    (["tumbling", "--base-orientation", "0,0,0,0"], "initial.base_orientation: zero quaternion"),
+    (["tumbling", "--base-orientation", "0,0,0,0"], "initial.base_orientation: not a unit quaternion"),
     (["tumbling", "--joint-velocities", "1e7,0"], "initial.joint_velocities: |value| 1e+07"),
     (["tumbling", "--dt", "0.001", "-p", "dt:=0.002"], "--dt 0.001 contradicts -p dt:=0.002"),
     (["tumbling", "-p", "initial:=[1.0, 2.0]"], "initial: expected a mapping"),
@@ -297,7 +298,7 @@ def test_initial_state_options(tmp_path):
     out = tmp_path / "o"
     assert cli.main(["tumbling", "--duration", "0.01", "--out", str(out), "--no-plots",
                      "--joint-positions", "0.25, -0.5", "--base-position", "[1.0, 2.0, 3.0]",
-                     "--base-orientation", "0,0,1,1", "--base-twist", "0,0,0,0,0,0",
+                     "--base-orientation", "0,0,0.7072,0.7072", "--base-twist", "0,0,0,0,0,0",
                      "--joint-velocities", "0,0"]) == 0
     counts, schemas, first = _read_mcap(out / "trajectory.mcap")
     np.testing.assert_allclose(first["/joint_states"].position, [0.25, -0.5], atol=1e-12)
@@ -354,7 +355,7 @@ def test_momentum_check_is_decided_by_physics_not_by_names():
 
 def vm_load_flat_rover():
     from vm_dynamics import load_model
-    from vm_dynamics.app.scenario import share_dir
+    from vm_dynamics.config.scenario import share_dir
     return load_model(str(share_dir() / "urdf" / "planar_rover.urdf"), base="SE2",
                       gravity=(0.0, 0.0, -9.81))
 
@@ -424,7 +425,7 @@ def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path):
 
 
 def test_keyboard_interrupt_while_loading_is_caught(monkeypatch, capsys):
-    import vm_dynamics.app.scenario as scenario
+    import vm_dynamics.config.scenario as scenario
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt

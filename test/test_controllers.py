@@ -565,7 +565,7 @@ def test_reference_from_config():
 
 def test_shipped_scenario_references_and_controllers_build():
     """Every config/*.yaml with a controller section builds its controller and reference."""
-    from vm_dynamics.app.scenario import list_scenarios, load_scenario
+    from vm_dynamics.config.scenario import list_scenarios, load_scenario
     built = 0
     for name, _ in list_scenarios():
         scn = load_scenario(name)

@@ -185,7 +185,7 @@ def case(request):
 
 
 def test_structure(case):
-    m, orc = case.model, case.orc
+    m = case.model
     assert m.base_dim == case.b
     assert m.nq == case.n
     assert sorted(m.joint_names) == sorted(oracles.urdf_movable_joints(robot_xml(case.robot)))

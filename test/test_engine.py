@@ -22,7 +22,7 @@ import vm_dynamics as vm  # noqa: E402
 from vm_dynamics.dynamics import fast
 from vm_dynamics.core import lie  # noqa: E402
 from vm_dynamics.sim.engine import SimulationError, Simulator  # noqa: E402
-from vm_dynamics.app.scenario import load_scenario  # noqa: E402
+from vm_dynamics.config.scenario import load_scenario  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not fast.numba_available(), reason="numba not installed")
 

@@ -172,7 +172,7 @@ def _added_inertia_models():
     (hydrodynamic added mass) and a random tree with a random SPD M_A (not of rigid-body form)."""
     from urdf_factory import random_tree_urdf
 
-    from vm_dynamics.app.scenario import load_scenario
+    from vm_dynamics.config.scenario import load_scenario
     uvms = load_scenario("uvms").model
     rigid_uvms = copy.copy(uvms)                 # same URDF masses, no M_A
     rigid_uvms.vehicle_inertia = uvms.vehicle_inertia - uvms.added_vehicle_inertia

@@ -83,7 +83,7 @@ def test_full_mass_matrix_derivative_and_skew_identity(base):
     _, V, q, qd, _, _ = random_state(m, 4)
     t = m.lp_terms(q)
     P = t.M0 @ V + t.M0m @ qd
-    Cqd, N, _ = lp._coriolis_terms(m, t, V, qd, P)
+    Cqd, N, _ = lp.coriolis_terms(m, t, V, qd, P)
     Mhat_dot = np.einsum("ijk,i->jk", t.dMhat, qd)
     assert abs(qd @ Cqd - 0.5 * qd @ Mhat_dot @ qd) < 1e-11 * max(1, abs(qd @ Cqd))
     # dM̂/dt along the motion equals the finite difference of M̂ along q̇
@@ -100,7 +100,7 @@ def test_curvature_form_of_N_hat(base):
     t = m.lp_terms(q)
     P = t.M0 @ V + t.M0m @ qd
     Omega = V + t.A @ qd
-    _, N, _ = lp._coriolis_terms(m, t, V, qd, P)
+    _, N, _ = lp.coriolis_terms(m, t, V, qd, P)
     B = m.curvature(q)
     adO = m.group.ad(Omega)
     N2 = np.array([P @ adO @ t.A[:, j] + sum(qd[i] * P @ B[i, j] for i in range(m.n))
@@ -176,7 +176,7 @@ def test_momentum_and_energy_rates(base):
 
 def _coms(m, g, q):
     kin = lp.kinematics(m, q)
-    p = lp._com_positions(m, kin)
+    p = lp.com_positions(m, kin)
     return p @ g[:3, :3].T + g[:3, 3]
 
 

@@ -24,8 +24,9 @@ from vm_dynamics.ros import messages as rm
 from vm_dynamics.control.references import JointSinusoid
 from vm_dynamics.nodes.controller_core import ControllerCore
 from vm_dynamics.sim.engine import SimulationError
-from vm_dynamics.nodes.dynamics_core import DynamicsCore, Pacer, flatten
-from vm_dynamics.app.scenario import read_params_file
+from vm_dynamics.nodes.dynamics_core import DynamicsCore, Pacer
+from vm_dynamics.config.params import flatten
+from vm_dynamics.config.params import read_params_file
 
 REPO = Path(__file__).resolve().parents[1]
 T = rm.TYPESTORE.types
@@ -166,7 +167,7 @@ def test_controller_rejects_bad_messages_and_keeps_references():
     od = rm.odometry_msg(0.0, np.eye(4), np.zeros(6), "map", "base_link")
     assert not ctrl.on_odometry(od)
     pose = T["geometry_msgs/msg/PoseStamped"](header=rm.header_msg(0.0, "base_link"),
-                                               pose=rm._pose_msg(np.eye(4)))
+                                               pose=rm.pose_msg(np.eye(4)))
     assert not ctrl.on_base_pose(pose)
     # the valid state is still used: commands are produced
     assert [k for k, _ in ctrl.command_messages(0.0)] == ["effort_commands", "base_wrench"]
@@ -511,7 +512,8 @@ def test_nodes_wired_on_strict_rclpy(fake_ros):
     fake, srclpy = fake_ros
     from vm_dynamics.nodes.controller_core import controller_parameter_defaults
     from vm_dynamics.nodes.controller_node import ControllerNode, sim_time_default_argv
-    from vm_dynamics.nodes.dynamics_core import DYNAMICS_PARAMETERS, parameter_defaults
+    from vm_dynamics.nodes.dynamics_core import DYNAMICS_PARAMETERS
+    from vm_dynamics.config.params import parameter_defaults
     from vm_dynamics.nodes.dynamics_node import DynamicsNode, wall_clock_argv
     from vm_dynamics.transport import make_transport
     from vm_dynamics.transport import ros_args as rargs

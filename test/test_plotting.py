@@ -76,3 +76,16 @@ def test_save_figure_replaces_a_planted_symlink_instead_of_writing_through_it(tm
     assert victim.read_text() == "precious"
     assert not link.is_symlink() and link.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plot.png", "victim.txt"]
+
+
+def test_rotation_vector_unwrapping_is_continuous():
+    """The principal log jumps by 2π at θ = π; the unwrapped rotation vector follows the
+    angle continuously (a z rotation swept to 2.5π)."""
+    from vm_dynamics.core.rotations import rotvec_from_matrix
+    angles = np.linspace(0, 2.5 * np.pi, 400)
+    c, s = np.cos(angles), np.sin(angles)
+    R = np.zeros((len(angles), 3, 3))
+    R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
+    phi = rotvec_from_matrix(R)
+    assert np.max(np.abs(np.diff(phi[:, 2]))) > np.pi
+    np.testing.assert_allclose(plotting.unwrap_rotvec(phi)[:, 2], angles, atol=1e-9)

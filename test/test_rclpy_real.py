@@ -82,7 +82,7 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
         assert len(got["cmd"][-1].data) == 2
         # closed loop: the rover arm follows the scenario's sinusoid (computed torque)
         from vm_dynamics.control.references import reference_from_config
-        from vm_dynamics.app.scenario import load_scenario
+        from vm_dynamics.config.scenario import load_scenario
         ref = reference_from_config(load_scenario("planar_rover").reference).joint
 
         def err():

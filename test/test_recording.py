@@ -233,49 +233,6 @@ def test_write_summary_json(tmp_path):
         rec.write_summary_json(tmp_path / 'bad.json', {'x': object()})
 
 
-def _check_png(path, min_width=600):
-    image = pytest.importorskip('matplotlib.image')
-    assert path.is_file() and path.stat().st_size > 10_000
-    assert path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
-    img = image.imread(path)
-    assert img.shape[1] >= min_width and img.shape[0] >= 300
-    assert float(img[..., :3].std()) > 0.05  # not a blank canvas
-
-
-def test_plots(tmp_path, traj):
-    t = traj['t']
-    _check_png(rec.plot_joints(tmp_path / 'joints.png', t, traj['q'], traj['joint_names'],
-                               qd=traj['qd'], units=['rad', 'm']))
-    _check_png(rec.plot_base(tmp_path / 'base.png', t, traj['g']))
-    e = 1e-13 * t
-    _check_png(rec.plot_conservation(tmp_path / 'cons.png', t, e,
-                                     np.column_stack([1e-15 * t, np.zeros_like(t)])))
-    _check_png(rec.plot_tracking(tmp_path / 'track.png', t, traj['q'] * 1e-3,
-                                 traj['joint_names']))
-    # many joints -> legend outside, still works
-    _check_png(rec.plot_joints(tmp_path / 'many.png', t, np.outer(t, np.arange(12)),
-                               [f'j{i}' for i in range(12)]))
-
-
-def test_plot_input_errors(tmp_path, traj):
-    with pytest.raises(ValueError, match='2 columns but 3 names'):
-        rec.plot_joints(tmp_path / 'x.png', traj['t'], traj['q'], ['a', 'b', 'c'])
-    with pytest.raises(ValueError, match='energy_rel_drift and/or'):
-        rec.plot_conservation(tmp_path / 'x.png', traj['t'])
-    with pytest.raises(ValueError):
-        rec.plot_base(tmp_path / 'x.png', traj['t'][:-1], traj['g'])
-    assert not (tmp_path / 'x.png').exists()
-
-
-def test_rotation_vector_unwrapping_is_continuous():
-    angles = np.linspace(0, 2.5 * np.pi, 400)
-    R = np.stack([rot([0, 0, 1], a) for a in angles])
-    phi = rm.rotvec_from_matrix(R)
-    assert np.max(np.abs(np.diff(phi[:, 2]))) > np.pi  # principal log jumps at pi
-    un = rec._unwrap_rotvec(phi)
-    np.testing.assert_allclose(un[:, 2], angles, atol=1e-9)
-
-
 # ------------------------------------------------ complete recordings (robot description)
 
 MIMIC_URDF = """<robot name="m">
@@ -323,7 +280,7 @@ def _compose_tf(tf_static, tf, fixed='odom'):
 def test_complete_recording_of_a_scenario_read_back_independently(tmp_path):
     """/robot_description (latched), /tf_static with the fixed joints and every movable joint
     on /tf: composing the TF read by mcap_ros2 gives the model's pose of every link."""
-    from vm_dynamics.app.scenario import load_scenario
+    from vm_dynamics.config.scenario import load_scenario
     scn = load_scenario('spacecraft_arm')
     model = scn.model
     rng = np.random.default_rng(3)
@@ -423,7 +380,7 @@ def test_recorder_errors_name_the_culprit(tmp_path):
 def test_recorder_as_simulate_callback_streams_and_keeps_ctrl_c_samples(tmp_path):
     """The recorder is a vm.simulate callback; the file is complete after a Ctrl-C too."""
     import vm_dynamics as vm
-    from vm_dynamics.app.scenario import load_scenario
+    from vm_dynamics.config.scenario import load_scenario
     scn = load_scenario('tumbling')
     model = scn.model
     with rec.McapRecorder(tmp_path / 's.mcap', model.joint_names, rate_hz=50,

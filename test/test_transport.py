@@ -1007,8 +1007,8 @@ def test_missing_dds_extra_gives_a_one_line_hint(tmp_path):
 
 def _controller_core(**overrides):
     from vm_dynamics.nodes.controller_core import ControllerCore
-    from vm_dynamics.nodes.dynamics_core import flatten
-    from vm_dynamics.app.scenario import read_params_file
+    from vm_dynamics.config.params import flatten
+    from vm_dynamics.config.params import read_params_file
     doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
     params = flatten(doc.get('/**', {}).get('ros__parameters', doc))
     params.update(overrides)
@@ -1124,8 +1124,9 @@ class _StubTransport:
 
 def test_dynamics_node_rejects_too_many_layout_dims_before_the_core():
     from vm_dynamics.nodes import dynamics_node as dn
-    from vm_dynamics.nodes.dynamics_core import DynamicsCore, flatten
-    from vm_dynamics.app.scenario import read_params_file
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore
+    from vm_dynamics.config.params import flatten
+    from vm_dynamics.config.params import read_params_file
     doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
     params = dn.node_parameter_defaults()
     params.update(flatten(doc.get('/**', {}).get('ros__parameters', doc)))

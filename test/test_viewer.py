@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from vm_dynamics.ros import recording as rec
-from vm_dynamics.app.scenario import load_scenario
+from vm_dynamics.config.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -40,7 +40,7 @@ def run_py(code, blocked=(), timeout=120):
 
 def test_core_imports_and_simulates_without_viewer_dependencies():
     p = run_py("import numpy as np, vm_dynamics as vm\n"
-               "from vm_dynamics.app.scenario import load_scenario\n"
+               "from vm_dynamics.config.scenario import load_scenario\n"
                "s = load_scenario('tumbling')\n"
                "tr = vm.simulate(s.model, s.g0, s.V0, s.q0, s.qd0, 0.01, 1e-3, dynamics='lp')\n"
                "print(len(tr.t))\n", blocked=VIEWER_DEPS)

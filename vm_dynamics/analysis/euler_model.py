@@ -1,6 +1,6 @@
 """Classical ZYX Euler-angle model of a vehicle-manipulator — the baseline the LP equations replace.
 
-Paper 004 (From et al. 2010) §3.1–3.2/§5; details and corrections in seeds-From.md §5.  This is
+Paper 004 (From et al. 2010) §3.1–3.2/§5.  This is
 the textbook Euler–Lagrange model in *coordinates*: it exists to be compared with (and to show the
 weakness of) the singularity-free Lagrange–Poincaré model of :mod:`vm_dynamics.dynamics.lp`.
 
@@ -27,7 +27,7 @@ and the equations of motion are Lagrange's equations in these coordinates (no Li
 closed-form ``∂M/∂q`` (paper 000 (117)–(120), verified against finite differences in
 ``test/test_model.py``).  ``∂U/∂p`` and ``∂U/∂Θ`` are analytic; ``∂U/∂q`` is the library's closed
 form (paper 000 (132)–(133)).  The generalised force is ``Bᵀ F`` because the power is
-``zᵀF = ẋᵀ BᵀF`` (seeds-From §2.1, input matrix ``S^T``).
+``zᵀF = ẋᵀ BᵀF`` (input matrix ``S^T`` of paper 004).
 
 At θ = ±π/2, T — hence B and M_E — is singular: ``cond(M_E) ~ 1/cos²θ`` and the Euler rates
 ``Θ̇ = T⁻¹ω`` blow up.  The LP model has no such set (its mass matrix depends on q only).
@@ -229,7 +229,7 @@ class EulerAngleModel:
         return self.kinetic_energy(x, xd) + self.potential_energy(x)
 
     def _weighted_com(self, q) -> np.ndarray:
-        p = lp._com_positions(self.model, lp.kinematics(self.model, q))
+        p = lp.com_positions(self.model, lp.kinematics(self.model, q))
         return self.model.mass @ p
 
     def potential_gradient(self, x) -> np.ndarray:

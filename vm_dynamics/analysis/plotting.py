@@ -1,6 +1,6 @@
 """Figures of a simulated trajectory, as matplotlib ``Figure`` objects (for notebooks and files).
 
-Every ``*_figure`` function returns a :class:`matplotlib.figure.Figure` built without pyplot
+Every ``*new_figure`` function returns a :class:`matplotlib.figure.Figure` built without pyplot
 (no display needed; ``fig`` shows inline in Jupyter when it is the cell's value).
 :func:`save_figure` writes one to a PNG **without following symbolic links**: the image goes to
 a new temporary file in the target directory that is then renamed over the name, so a link
@@ -39,7 +39,7 @@ _STYLE = {
 _DPI = 130
 
 
-def _styled(func):
+def styled(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         import matplotlib
@@ -48,7 +48,7 @@ def _styled(func):
     return wrapper
 
 
-def _figure(nrows: int, height_per_row: float = 2.3, width: float = 6.6):
+def new_figure(nrows: int, height_per_row: float = 2.3, width: float = 6.6):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     fig = Figure(figsize=(width, 0.7 + height_per_row * nrows), dpi=_DPI)
@@ -57,14 +57,14 @@ def _figure(nrows: int, height_per_row: float = 2.3, width: float = 6.6):
     return fig, list(axes)
 
 
-def _legend(ax, n: int) -> None:
+def add_legend(ax, n: int) -> None:
     """A legend inside the axes: one column up to 6 entries, then several small columns."""
     if n:
         ax.legend(loc="best", ncol=1 if n <= 6 else min(4, (n + 5) // 6),
                   fontsize=7.5 if n <= 6 else 6.5, handlelength=1.5, columnspacing=1.0)
 
 
-def _finish(fig, axes, t, title):
+def finish_figure(fig, axes, t, title):
     axes[0].set_title(title)
     axes[-1].set_xlabel("time t [s]")
     if len(t) > 1 and t[-1] > t[0]:
@@ -86,19 +86,19 @@ def _series(t, y, name, ncols=None):
     return t, y
 
 
-@_styled
+@styled
 def joints_figure(t, q, names, title="joint positions", units=None):
     """Joint positions versus time; ``units`` one per joint ('rad' or 'm'), default 'rad'."""
     names = [str(n) for n in names]
     t, q = _series(t, q, "q", len(names))
     units = list(units) if units is not None else ["rad"] * len(names)
-    fig, (ax,) = _figure(1, 3.0)
+    fig, (ax,) = new_figure(1, 3.0)
     for j, n in enumerate(names):
         ax.plot(t, q[:, j], label=n if len(set(units)) == 1 else f"{n} [{units[j]}]")
     us = sorted(set(units))
     ax.set_ylabel(f"joint position q [{', '.join(us)}]")
-    _legend(ax, len(names))
-    return _finish(fig, [ax], t, title)
+    add_legend(ax, len(names))
+    return finish_figure(fig, [ax], t, title)
 
 
 def unwrap_rotvec(phi: np.ndarray) -> np.ndarray:
@@ -120,7 +120,7 @@ def unwrap_rotvec(phi: np.ndarray) -> np.ndarray:
 _BASE_COORDS = {"SE3": ("xyz", "xyz"), "SE2": ("xy", "z"), "SO3": ("", "xyz"), "fixed": ("", "")}
 
 
-@_styled
+@styled
 def base_figure(t, g, base_type="SE3", title="vehicle pose"):
     """Vehicle position and attitude (rotation vector φ = log R, unwrapped; no Euler angles),
     only the coordinates that the group ``base_type`` moves (SE2: x, y, φz)."""
@@ -133,13 +133,13 @@ def base_figure(t, g, base_type="SE3", title="vehicle pose"):
     g = np.asarray(g, dtype=float)
     if g.shape != (t.size, 4, 4):
         raise ValueError(f"g: expected ({t.size}, 4, 4), got {g.shape}")
-    fig, axes = _figure(int(bool(pos)) + int(bool(rot)))
+    fig, axes = new_figure(int(bool(pos)) + int(bool(rot)))
     k = 0
     if pos:
         for c in pos:
             axes[k].plot(t, g[:, "xyz".index(c), 3], label=c)
         axes[k].set_ylabel("position [m]")
-        _legend(axes[k], len(pos))
+        add_legend(axes[k], len(pos))
         k += 1
     if rot:
         phi = unwrap_rotvec(np.array([lie.so3_log(gk[:3, :3]) for gk in g]))
@@ -149,11 +149,11 @@ def base_figure(t, g, base_type="SE3", title="vehicle pose"):
             axes[k].set_ylabel(r"rotation vector $\varphi=\log R$ [rad]")
         else:
             axes[k].set_ylabel(r"heading $\varphi_z$ [rad]")
-        _legend(axes[k], len(rot))
-    return _finish(fig, axes, t, title)
+        add_legend(axes[k], len(rot))
+    return finish_figure(fig, axes, t, title)
 
 
-@_styled
+@styled
 def energy_figure(t, balance, scale, *, work_done=True, momentum_change=None,
                   momentum_scale=None, momentum_conserved=False, title="energy balance"):
     """|E − E₀ − W| / scale on a log axis (with ``work_done=False``: |E − E₀| / scale, the
@@ -163,14 +163,14 @@ def energy_figure(t, balance, scale, *, work_done=True, momentum_change=None,
     if not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale: expected a positive energy scale, got {scale!r}")
     rows = 2 if momentum_change is not None else 1
-    fig, axes = _figure(rows, 2.6)
+    fig, axes = new_figure(rows, 2.6)
     a = np.abs(b[:, 0]) / scale
     what = (r"$|E - E_0 - W|\,/\,E_\mathrm{ref}$ (energy balance)" if work_done
             else r"$|E - E_0|\,/\,E_\mathrm{ref}$ (energy drift, no work done)")
     axes[0].semilogy(t, np.where(a > 0, a, np.nan), color="C0", label=what)
     axes[0].axhline(np.finfo(float).eps, color="0.5", ls=":", lw=1.0, label="machine ε")
     axes[0].set_ylabel(rf"relative to $E_\mathrm{{ref}}$ = {scale:.3g} J")
-    _legend(axes[0], 2)
+    add_legend(axes[0], 2)
     if momentum_change is not None:
         _, m = _series(t, momentum_change, "momentum_change", 1)
         am = np.abs(m[:, 0]) / momentum_scale
@@ -179,21 +179,21 @@ def energy_figure(t, balance, scale, *, work_done=True, momentum_change=None,
         axes[1].semilogy(t, np.where(am > 0, am, np.nan), color="C2", label=label)
         axes[1].axhline(np.finfo(float).eps, color="0.5", ls=":", lw=1.0, label="machine ε")
         axes[1].set_ylabel(rf"relative to {momentum_scale:.3g} N·m·s")
-        _legend(axes[1], 2)
+        add_legend(axes[1], 2)
     for ax in axes:
         if not np.any(np.isfinite(ax.get_lines()[0].get_ydata())):
             ax.set_ylim(1e-18, 1e-12)   # identically zero: nothing to draw on a log axis
-    return _finish(fig, axes, t, title)
+    return finish_figure(fig, axes, t, title)
 
 
-@_styled
+@styled
 def tracking_figure(t, err, names, title="joint tracking error", units=None):
     """Signed tracking error e = q_d − q (top) and |e| on a log axis (bottom); the legend
     gives each joint's RMS error."""
     names = [str(n) for n in names]
     t, e = _series(t, err, "err", len(names))
     units = list(units) if units is not None else ["rad"] * len(names)
-    fig, axes = _figure(2)
+    fig, axes = new_figure(2)
     for j, n in enumerate(names):
         rms = float(np.sqrt(np.mean(e[:, j] ** 2)))
         axes[0].plot(t, e[:, j], label=f"{n} (RMS {rms:.1e} {units[j]})")
@@ -202,8 +202,8 @@ def tracking_figure(t, err, names, title="joint tracking error", units=None):
     us = ", ".join(sorted(set(units)))
     axes[0].set_ylabel(f"error $q_d - q$ [{us}]")
     axes[1].set_ylabel(f"$|q_d - q|$ [{us}]")
-    _legend(axes[0], len(names))
-    return _finish(fig, axes, t, title)
+    add_legend(axes[0], len(names))
+    return finish_figure(fig, axes, t, title)
 
 
 def write_bytes_nofollow(path, data: bytes) -> Path:

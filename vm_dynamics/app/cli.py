@@ -431,7 +431,7 @@ def _simulate(run: _Run, log):
 
 def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_rate=100.0,
                  plots=True, log=print, _explicit=()):
-    """Simulate a loaded :class:`~vm_dynamics.app.scenario.Scenario` and write its outputs.
+    """Simulate a loaded :class:`~vm_dynamics.config.scenario.Scenario` and write its outputs.
 
     Everything that depends on the input (controller and its parameters, reference, output
     directory) is checked before the simulation.  Returns the summary dict; its
@@ -631,29 +631,29 @@ def _euler_figure(traj, checks, euler, tag):
     """LP vs ZYX Euler-angle model: pitch, energy error, mass-matrix conditioning."""
     import numpy as np
     from ..analysis import plotting
-    from ..analysis.plotting import _figure, _finish, _legend
+    from ..analysis.plotting import new_figure, finish_figure, add_legend
 
-    @plotting._styled
+    @plotting.styled
     def make():
         et = euler["euler_trajectory"]
         pitch = np.degrees(np.arcsin(np.clip(-traj.g[:, 2, 0], -1.0, 1.0)))
-        fig, ax = _figure(3, 2.2)
+        fig, ax = new_figure(3, 2.2)
         ax[0].plot(traj.t, pitch, color="k", label="pitch θ (LP state)")
         for y in (90, -90):
             ax[0].axhline(y, ls=":", color="grey")
         ax[0].set_ylabel("ZYX pitch θ [deg]")
-        _legend(ax[0], 1)
+        add_legend(ax[0], 1)
         lp_err = np.abs(checks.balance) / checks.energy_scale
         ax[1].semilogy(traj.t, np.maximum(lp_err, 1e-17), label="Lagrange–Poincaré (RKMK4)")
         ax[1].semilogy(et["t"], np.maximum(et["energy_error_rel"], 1e-17),
                        label="ZYX Euler angles (RK4)")
         ax[1].set_ylabel(r"$|E - E_0|\,/\,E_\mathrm{ref}$")
         ax[1].set_ylim(1e-18, 1e3)
-        _legend(ax[1], 2)
+        add_legend(ax[1], 2)
         ax[2].semilogy(et["t"], et["condition_number"], color="C1", label="cond(M_Euler)")
         ax[2].set_ylabel("condition number")
-        _legend(ax[2], 1)
-        return _finish(fig, ax, traj.t,
+        add_legend(ax[2], 1)
+        return finish_figure(fig, ax, traj.t,
                        f"{tag}\nEuler-angle model: {_plain_status(euler['euler_status'])}")
     return make()
 
@@ -684,7 +684,7 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     try:
         args = _parser().parse_args(argv)
-        from .scenario import list_scenarios, load_scenario
+        from ..config.scenario import list_scenarios, load_scenario
         if args.list:
             for name, desc in list_scenarios():
                 print(f"{name:18s} {desc}")

@@ -3,19 +3,19 @@
 Two modes:
 
 ``free_floating`` (vehicle unactuated, ``base_wrench = 0``).  With the applied vehicle wrench
-``f₀`` limited to known external wrenches, the arm equation (LP-2) (seeds-LP §3.5, corrected
+``f₀`` limited to known external wrenches, the arm equation (LP-2) (docs/corrections.md, "LP equations", corrected
 (97)) reads ``M̂ q̈ + Ĉq̇ + N̂ + ∂u/∂q = τ − 𝒜ᵀF_η + J_{𝔢,𝔪}ᵀf_𝔢`` with
 ``F_η = f₀ + J_{𝔢,0}ᵀf_𝔢 − f_u`` (94), and involves no base acceleration.  Hence
 
     τ = M̂ (q̈_d + K_d ė + K_p e) + Ĉq̇ + N̂(q, q̇, P) + ∂u/∂q + 𝒜ᵀF_η − J_{𝔢,𝔪}ᵀf_𝔢
 
-(seeds-LP §4.2, free-floating inverse dynamics) gives ``ë + K_d ė + K_p e = 0`` exactly while the
+(docs/corrections.md, "Inverse dynamics", free-floating inverse dynamics) gives ``ë + K_d ė + K_p e = 0`` exactly while the
 vehicle reacts; with ``F_η = 0`` the total momentum is conserved (§3.9).
 
 ``actuated_base`` (vehicle wrench and joint torques).  The vehicle tracks a pose reference
 ``(g_d, V_d, V̇_d)`` through exponential coordinates of the pose error ``X = log(g_d⁻¹ g)``
 (see :func:`se3_tracking_acceleration`); the joints track as above; ``(base_wrench, τ)`` come
-from the full inverse dynamics (seeds-LP §4.2) at ``(V̇_cmd, q̈_cmd)``.  No Euler angles are
+from the full inverse dynamics (docs/corrections.md, "Inverse dynamics") at ``(V̇_cmd, q̈_cmd)``.  No Euler angles are
 used anywhere, so any attitude (pitch ±90° included) is regular.
 """
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import lie
-from ..dynamics import lp
 from ..dynamics.lp import FreeFloatingTerms, free_floating_terms
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
 from .references import as_reference
@@ -82,10 +81,10 @@ def se3_tracking_acceleration(g, V, g_d, V_d, Vdot_d, kp, kd, law="exponential")
     Vd_here = AdEi @ V_d
     W = V - Vd_here
     if law == "exponential":
-        Xdot = lie.dexp_inv(-X) @ W
+        Xdot = lie.dexp_inv_body(X) @ W
         Wdot = lie.dexp(-X) @ (-kd * Xdot - kp * X) + dexp_drift(X, Xdot)
     elif law == "pd":
-        Xdot = lie.dexp_inv(-X) @ W
+        Xdot = lie.dexp_inv_body(X) @ W
         Wdot = -kd * W - kp * X
     else:
         raise ValueError(f"law={law!r}; choose 'exponential' or 'pd'")

@@ -8,7 +8,7 @@ velocities set to zero):
   ``τ_s = ∂u/∂q + 𝒜ᵀF_η − J_{𝔢,𝔪}ᵀf_𝔢``, ``F_η = f_ext + J_{𝔢,0}ᵀf_𝔢 − f_u`` (94).
   For an SE(3) base in uniform gravity ``∂u/∂q − 𝒜ᵀf_u = 0`` (the free-falling system feels no
   gravity), so only the known wrenches remain.
-* ``actuated_base``: vehicle held; ``(f_s, τ_s)`` = inverse dynamics (seeds-LP §4.2) at rest,
+* ``actuated_base``: vehicle held; ``(f_s, τ_s)`` = inverse dynamics (docs/corrections.md, "Inverse dynamics") at rest,
   i.e. ``f_s = f_u − f_ext − J_{𝔢,0}ᵀf_𝔢`` and ``τ_s = ∂u/∂q − J_{𝔢,𝔪}ᵀf_𝔢``; the vehicle wrench
   adds a geometric PD on ``X = log(g_d⁻¹g)`` and ``W = V − Ad_{g⁻¹g_d}V_d``:
   ``base_wrench = f_s − K_p^b X − K_d^b W``.

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import lie
 from ..core.groups import get_group
-from ..core.validation import as_pose
+from ..core.validation import as_array, as_pose
 
 __all__ = ["JointWaypoints", "JointSinusoid", "JointSetpoint", "PoseWaypoints", "PoseSetpoint",
            "Reference", "as_reference", "reference_from_config", "pose_from_config",
@@ -73,22 +73,6 @@ def _times(times, name="times", min_len=1) -> np.ndarray:
     return t
 
 
-def _array(x, shape, name) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected numbers, got {x!r}") from None
-    if shape is not None and a.shape != shape:
-        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or Inf")
-    return a
-
-
-def _pose(g, name) -> np.ndarray:
-    return as_pose(g, name)
-
-
 # ---------------------------------------------------------------------------- joint trajectories
 class JointWaypoints:
     """Piecewise-quintic joint trajectory through ``positions[k]`` at ``times[k]``.
@@ -100,7 +84,7 @@ class JointWaypoints:
 
     def __init__(self, times, positions, velocities=None, accelerations=None):
         self.times = _times(times)
-        pos = _array(positions, None, "positions")
+        pos = as_array(positions, None, "positions")
         if pos.ndim == 1:
             pos = pos[:, None]
         if pos.ndim != 2 or pos.shape[0] != self.times.size:
@@ -108,9 +92,9 @@ class JointWaypoints:
                              f"got shape {pos.shape}")
         self.n = pos.shape[1]
         vel = (np.zeros_like(pos) if velocities is None
-               else _array(velocities, pos.shape, "velocities"))
+               else as_array(velocities, pos.shape, "velocities"))
         acc = (np.zeros_like(pos) if accelerations is None
-               else _array(accelerations, pos.shape, "accelerations"))
+               else as_array(accelerations, pos.shape, "accelerations"))
         self.positions = pos
         self._coef = [np.asarray(quintic(self.times[k + 1] - self.times[k], pos[k], vel[k],
                                          acc[k], pos[k + 1], vel[k + 1], acc[k + 1]),
@@ -141,11 +125,11 @@ class JointSinusoid:
     rad); ``amplitude``, ``frequency`` and ``phase`` are scalars or n-vectors."""
 
     def __init__(self, q0, amplitude, frequency, phase=0.0):
-        self.q0 = _array(q0, None, "q0").reshape(-1)
+        self.q0 = as_array(q0, None, "q0").reshape(-1)
         self.n = n = self.q0.size
         self.amplitude, self.frequency, self.phase = (
-            np.broadcast_to(_array(v, None, k), (n,)).astype(float) if np.ndim(v) == 0
-            else _array(v, (n,), k)
+            np.broadcast_to(as_array(v, None, k), (n,)).astype(float) if np.ndim(v) == 0
+            else as_array(v, (n,), k)
             for k, v in (("amplitude", amplitude), ("frequency", frequency), ("phase", phase)))
         if np.any(self.frequency < 0):
             raise ValueError(f"frequency: must be non-negative, got {self.frequency}")
@@ -162,7 +146,7 @@ class JointSetpoint:
     """Constant joint position ``q`` (zero velocity and acceleration)."""
 
     def __init__(self, q):
-        self.q = _array(q, None, "q").reshape(-1)
+        self.q = as_array(q, None, "q").reshape(-1)
         self.n = self.q.size
 
     def __call__(self, t):
@@ -190,7 +174,7 @@ class PoseWaypoints:
         if len(poses) != self.times.size:
             raise ValueError(f"poses: expected {self.times.size} poses (one per time), got "
                              f"{len(poses)}")
-        self.poses = [_pose(g, f"poses[{k}]") for k, g in enumerate(poses)]
+        self.poses = [as_pose(g, f"poses[{k}]") for k, g in enumerate(poses)]
         self.group = None if group is None else get_group(group)
         self._X = []
         for k in range(len(self.poses) - 1):
@@ -271,17 +255,6 @@ def as_reference(ref) -> Reference:
 
 
 # ---------------------------------------------------------------------------- config
-def _quat_to_R(qxyzw, name) -> np.ndarray:
-    q = _array(qxyzw, (4,), name)
-    nq = np.linalg.norm(q)
-    if abs(nq - 1.0) > 1e-3:
-        raise ValueError(f"{name}: quaternion [x, y, z, w] must have unit norm, got {nq:.6g}")
-    x, y, z, w = q / nq
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 def _keys(cfg, allowed, name):
     if not isinstance(cfg, Mapping):
         raise ValueError(f"{name}: expected a mapping, got {type(cfg).__name__}")
@@ -303,11 +276,11 @@ def pose_from_config(cfg, name="pose") -> np.ndarray:
         _keys(cfg, ("position", "orientation"), name)
         g = np.eye(4)
         if "orientation" in cfg:
-            g[:3, :3] = _quat_to_R(cfg["orientation"], f"{name}.orientation")
+            g[:3, :3] = lie.quaternion_to_matrix(cfg["orientation"], f"{name}.orientation")
         if "position" in cfg:
-            g[:3, 3] = _array(cfg["position"], (3,), f"{name}.position")
+            g[:3, 3] = as_array(cfg["position"], (3,), f"{name}.position")
         return g
-    return _pose(cfg, name)
+    return as_pose(cfg, name)
 
 
 _JOINT_KEYS = {"waypoints": ("type", "times", "positions", "velocities", "accelerations"),

@@ -1,7 +1,7 @@
 """End-effector pose tracking by resolved-acceleration control.
 
 The end-effector body twist is ``V_𝔢 = J_{𝔢,0} 𝒱 + J_{𝔢,𝔪} q̇`` with the body Jacobian of paper
-000 (92)–(93), corrected factor order (seeds-LP §2.4): ``J_{𝔢,0} = Ad⁻¹(g_𝔢⁰) ι₀``,
+000 (92)–(93), corrected factor order (docs/corrections.md, "End-effector Jacobian"): ``J_{𝔢,0} = Ad⁻¹(g_𝔢⁰) ι₀``,
 ``J_{𝔢,𝔪} = Ad⁻¹(g_𝔢⁰) [S_k]`` (S_k the current joint twists in the vehicle frame).  Its
 derivative is ``V̇_𝔢 = J_{𝔢,0}𝒱̇ + J_{𝔢,𝔪}q̈ + J̇z`` (:func:`jacobian_dot_z`).  The commanded
 ``V̇_𝔢`` comes from :func:`~vm_dynamics.control.computed_torque.se3_tracking_acceleration` on
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import lie
 from ..dynamics import lp
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
 from .computed_torque import (free_floating_terms, joint_reference, pose_reference,

@@ -75,6 +75,11 @@ class VehicleGroup:
         D = lie.dexp_inv(self.embed(xi))
         return D[np.ix_(self.axes, self.axes)]
 
+    def dexp_inv_body(self, Theta: np.ndarray) -> np.ndarray:
+        """``dexp⁻¹_{−Θ}`` restricted to 𝔥 (b×b): ``Θ̇ = dexp_inv_body(Θ) V`` for
+        ``g = g_k exp(Θ)`` with the body velocity V; see :func:`vm_dynamics.core.lie.dexp_inv_body`."""
+        return self.dexp_inv(-np.asarray(Theta, dtype=float))
+
 
 SE3 = VehicleGroup("SE3", (0, 1, 2, 3, 4, 5))
 SE2 = VehicleGroup("SE2", (0, 1, 5))

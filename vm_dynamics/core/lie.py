@@ -12,7 +12,8 @@ Conventions (paper 000, eqs. (2)–(7); used everywhere in vm_dynamics):
   ``exp(-X) d/dt exp(X) = (dexp_{-X} Ẋ)^``.  For a body velocity (``g = g₀ exp(Θ)``,
   ``g⁻¹ ġ = V^``) the Runge–Kutta–Munthe-Kaas equation is therefore
   ``Θ̇ = dexp⁻¹_{-Θ} V = V + ½ ad_Θ V + (1/12) ad_Θ² V + …`` — note the **plus** sign of the
-  ½ term (seeds-LP.md §4.3, pitfall 24).
+  ½ term; :func:`dexp_inv_body` is that Jacobian (docs/corrections.md, "Time integration: RKMK
+  with dexp⁻¹(−Θ)").
 
 All functions take and return plain ``numpy`` arrays; they are pure and allocate small arrays
 only.  Closed forms are used everywhere with Taylor expansions near the identity and the
@@ -28,52 +29,21 @@ import math
 
 import numpy as np
 
+from .rotations import check_unit_quaternion, matrix_from_quat
+from .validation import MAX_MAGNITUDE, as_array
+
 __all__ = [
     "skew", "unskew", "hat", "vee",
     "so3_exp", "so3_log", "so3_left_jacobian", "so3_left_jacobian_inv",
     "se3_exp", "se3_log", "se3_inv", "make_pose", "pose", "quaternion_to_matrix",
     "Ad", "Ad_inv", "ad", "coad",
-    "dexp", "dexp_inv",
+    "dexp", "dexp_inv", "dexp_inv_body",
 ]
 
 _EPS_SMALL = 1e-4  # |θ| below which Taylor series are used (errors ~θ⁶ ≈ 1e-24)
-_F64 = np.dtype(np.float64)
-#: Largest magnitude accepted in any argument.  Up to it every function here returns finite
-#: values (the worst product, ``J⁻¹ Q J⁻¹`` in :func:`dexp_inv`, stays below 2e306); beyond it
-#: a ``ValueError`` names the argument instead of an overflow.
-MAX_MAGNITUDE = 1e100
 #: |1 − (θ/2)cot(θ/2)| above which dexp⁻¹ is treated as singular (θ at or near a non-zero
 #: multiple of 2π, where cot(θ/2) diverges); keeps J⁻¹ below ~1e102.
 _MAX_JINV_COEF = 1e102
-
-
-# ---------------------------------------------------------------------------- input checks
-def _array(x, shape: tuple, name: str, limit: float = MAX_MAGNITUDE) -> np.ndarray:
-    """``x`` as a float64 array of ``shape`` with finite entries, else ``ValueError(name: ...)``.
-
-    Rejects booleans, complex numbers, strings and objects (numpy would silently convert or
-    truncate them).  Float64 arrays of the right shape are returned as they are (no copy).
-    ``limit`` is the largest magnitude accepted: :data:`MAX_MAGNITUDE` where the function
-    multiplies entries, ``inf`` (finite only) where it just rearranges them."""
-    if type(x) is np.ndarray and x.dtype == _F64 and x.shape == shape:
-        a = x
-    else:
-        try:
-            a = np.asarray(x)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}: expected an array of shape {shape}, got {x!r}") from None
-        if a.dtype.kind not in "fiu":
-            raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype} ({x!r})")
-        if a.shape != shape:
-            raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
-        a = a.astype(float)
-    m = np.abs(a).max()
-    if not (m <= limit and m < math.inf):
-        if not np.isfinite(m):
-            raise ValueError(f"{name}: contains NaN or Inf")
-        raise ValueError(f"{name}: entries must not exceed {limit:g} in magnitude "
-                         f"(products would overflow a float), got {m:.3g}")
-    return a
 
 
 def _norm3(w: np.ndarray) -> float:
@@ -84,7 +54,7 @@ def _norm3(w: np.ndarray) -> float:
 # ---------------------------------------------------------------------------- hat maps
 def skew(w) -> np.ndarray:
     """``w~``: the 3×3 skew-symmetric matrix with ``w~ p = w × p``."""
-    return _skew(_array(w, (3,), "w", math.inf))
+    return _skew(as_array(w, (3,), "w"))
 
 
 def _skew(w) -> np.ndarray:
@@ -95,13 +65,13 @@ def _skew(w) -> np.ndarray:
 
 def unskew(W) -> np.ndarray:
     """Inverse of :func:`skew` (uses the antisymmetric part of ``W``)."""
-    W = 0.5 * _array(W, (3, 3), "W", math.inf)      # halve first: no overflow in the sums
+    W = 0.5 * as_array(W, (3, 3), "W")      # halve first: no overflow in the sums
     return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
 def hat(V) -> np.ndarray:
     """se(3) hat of a twist ``[v; ω]`` (paper 000, eq. 2)."""
-    V = _array(V, (6,), "V", math.inf)
+    V = as_array(V, (6,), "V")
     X = np.zeros((4, 4))
     X[:3, :3] = _skew(V[3:6])
     X[:3, 3] = V[:3]
@@ -110,7 +80,7 @@ def hat(V) -> np.ndarray:
 
 def vee(X) -> np.ndarray:
     """Inverse of :func:`hat`: ``[v; ω]``."""
-    X = _array(X, (4, 4), "X", math.inf)
+    X = as_array(X, (4, 4), "X")
     return np.concatenate([X[:3, 3], unskew(X[:3, :3])])
 
 
@@ -141,7 +111,7 @@ def so3_exp(w) -> np.ndarray:
 
     ``R = I + sinθ K + (1 − cosθ) K²`` with ``θ = ‖w‖``, ``K = (w/θ)~`` (Taylor series for
     θ < 1e-4); finite for every finite ``w``."""
-    w = _array(w, (3,), "w")
+    w = as_array(w, (3,), "w", MAX_MAGNITUDE)
     return _so3_exp(w, _norm3(w))
 
 
@@ -157,7 +127,7 @@ def _so3_exp(w, theta):
 
 def so3_log(R) -> np.ndarray:
     """Rotation vector of the rotation matrix ``R`` (angle in [0, π]), accurate near 0 and π."""
-    R = _array(R, (3, 3), "R")
+    R = as_array(R, (3, 3), "R", MAX_MAGNITUDE)
     return _so3_log(R)
 
 
@@ -181,7 +151,7 @@ def _so3_log(R):
 
 def so3_left_jacobian(w) -> np.ndarray:
     """Left Jacobian of SO(3), ``J_l(w) = Σ (w~)^k/(k+1)!``; finite for every finite ``w``."""
-    w = _array(w, (3,), "w")
+    w = as_array(w, (3,), "w", MAX_MAGNITUDE)
     return _so3_left_jacobian(w, _norm3(w))
 
 
@@ -200,7 +170,7 @@ def so3_left_jacobian_inv(w) -> np.ndarray:
 
     ``J_l⁻¹ = I − ½ w~ + (1 − (θ/2) cot(θ/2)) K²``; singular at θ = 2πk (k ≥ 1), where a
     ``ValueError`` naming ``w`` is raised instead of returning Inf or NaN."""
-    w = _array(w, (3,), "w")
+    w = as_array(w, (3,), "w", MAX_MAGNITUDE)
     return _so3_left_jacobian_inv(w, _norm3(w), "w")
 
 
@@ -223,7 +193,7 @@ def _so3_left_jacobian_inv(w, theta, name):
 # ---------------------------------------------------------------------------- SE(3)
 def make_pose(R, p) -> np.ndarray:
     """4×4 homogeneous matrix ``[[R, p], [0, 1]]``."""
-    return _make_pose(_array(R, (3, 3), "R", math.inf), _array(p, (3,), "p", math.inf))
+    return _make_pose(as_array(R, (3, 3), "R"), as_array(p, (3,), "p"))
 
 
 def _make_pose(R, p) -> np.ndarray:
@@ -234,18 +204,11 @@ def _make_pose(R, p) -> np.ndarray:
 
 
 def quaternion_to_matrix(quaternion_xyzw, name: str = "quaternion_xyzw") -> np.ndarray:
-    """Rotation matrix of a unit quaternion in ROS order ``x, y, z, w`` (normalised here; a
-    zero, non-finite or not representable norm raises ``ValueError`` naming ``name``)."""
-    x, y, z, w = _array(quaternion_xyzw, (4,), name)
-    scale = max(abs(x), abs(y), abs(z), abs(w))
-    if scale == 0.0:
-        raise ValueError(f"{name}: zero quaternion (all four components are 0)")
-    x, y, z, w = x / scale, y / scale, z / scale, w / scale   # no overflow in the norm
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    """Rotation matrix of a unit quaternion in ROS order ``x, y, z, w``: its norm must be 1
+    within :data:`~vm_dynamics.core.rotations.QUAT_NORM_TOL` (the one tolerance policy of
+    :mod:`~vm_dynamics.core.rotations`); it is normalised here.  ``ValueError`` naming ``name``
+    otherwise."""
+    return matrix_from_quat(check_unit_quaternion(quaternion_xyzw, name))
 
 
 def pose(position, quaternion_xyzw=(0.0, 0.0, 0.0, 1.0)) -> np.ndarray:
@@ -254,7 +217,7 @@ def pose(position, quaternion_xyzw=(0.0, 0.0, 0.0, 1.0)) -> np.ndarray:
     The quaternion is normalised; a zero or non-finite one, or a position that is not three
     finite numbers, raises ``ValueError`` naming the argument.  ``vm.pose([0, 0, 1],
     [0, 0, 0.7071068, 0.7071068])`` is 1 m up, turned 90° about z."""
-    p = _array(position, (3,), "position")
+    p = as_array(position, (3,), "position", MAX_MAGNITUDE)
     g = np.eye(4)
     g[:3, :3] = quaternion_to_matrix(quaternion_xyzw, "quaternion_xyzw")
     g[:3, 3] = p
@@ -263,7 +226,7 @@ def pose(position, quaternion_xyzw=(0.0, 0.0, 0.0, 1.0)) -> np.ndarray:
 
 def se3_exp(V) -> np.ndarray:
     """Exponential of a twist ``V = [v; ω]`` (paper 000, eq. 11, for any ‖ω‖)."""
-    V = _array(V, (6,), "V")
+    V = as_array(V, (6,), "V", MAX_MAGNITUDE)
     w = V[3:6]
     theta = _norm3(w)
     return _make_pose(_so3_exp(w, theta),
@@ -272,7 +235,7 @@ def se3_exp(V) -> np.ndarray:
 
 def se3_log(g) -> np.ndarray:
     """Twist ``[v; ω]`` with ``se3_exp(V) = g`` and rotation angle in [0, π]."""
-    g = _array(g, (4, 4), "g")
+    g = as_array(g, (4, 4), "g", MAX_MAGNITUDE)
     w = _so3_log(g[:3, :3])
     Ji = _so3_left_jacobian_inv(w, _norm3(w), "g")
     return np.concatenate([Ji @ g[:3, 3], w])
@@ -280,14 +243,14 @@ def se3_log(g) -> np.ndarray:
 
 def se3_inv(g) -> np.ndarray:
     """Inverse of a homogeneous transform ``g``."""
-    g = _array(g, (4, 4), "g")
+    g = as_array(g, (4, 4), "g", MAX_MAGNITUDE)
     Rt = g[:3, :3].T
     return _make_pose(Rt, -Rt @ g[:3, 3])
 
 
 def Ad(g) -> np.ndarray:
     """Adjoint ``Ad_g = [[R, p~R], [0, R]]`` (paper 000, eq. 5) of a pose ``g``."""
-    g = _array(g, (4, 4), "g")
+    g = as_array(g, (4, 4), "g", MAX_MAGNITUDE)
     R, p = g[:3, :3], g[:3, 3]
     A = np.zeros((6, 6))
     A[:3, :3] = R
@@ -298,7 +261,7 @@ def Ad(g) -> np.ndarray:
 
 def Ad_inv(g) -> np.ndarray:
     """``Ad_g⁻¹ = Ad_{g⁻¹} = [[Rᵀ, -Rᵀp~], [0, Rᵀ]]`` of a pose ``g``."""
-    g = _array(g, (4, 4), "g")
+    g = as_array(g, (4, 4), "g", MAX_MAGNITUDE)
     R, p = g[:3, :3], g[:3, 3]
     A = np.zeros((6, 6))
     A[:3, :3] = R.T
@@ -309,7 +272,7 @@ def Ad_inv(g) -> np.ndarray:
 
 def ad(V) -> np.ndarray:
     """``ad_V = [[ω~, v~], [0, ω~]]`` (paper 000, eq. 7) of a twist ``V``."""
-    V = _array(V, (6,), "V")
+    V = as_array(V, (6,), "V", MAX_MAGNITUDE)
     A = np.zeros((6, 6))
     W = _skew(V[3:6])
     A[:3, :3] = W
@@ -359,22 +322,12 @@ def _se3_Q(V: np.ndarray, theta: float) -> np.ndarray:
             + d3 * (KRK @ K + K @ KRK))
 
 
-def _series_jacobian(V: np.ndarray, terms: int) -> np.ndarray:
-    A = ad(V)
-    J = np.eye(6)
-    term = np.eye(6)
-    for k in range(1, terms):
-        term = term @ A / (k + 1)
-        J = J + term
-    return J
-
-
 def dexp(V) -> np.ndarray:
     """``dexp_V = Σ_k ad_V^k/(k+1)!`` in closed form (the SE(3) left Jacobian).
 
     ``(d/dt exp(X)) exp(-X) = (dexp_X Ẋ)^`` and ``exp(-X) d/dt exp(X) = (dexp_{-X} Ẋ)^``.
     """
-    V = _array(V, (6,), "V")
+    V = as_array(V, (6,), "V", MAX_MAGNITUDE)
     theta = _norm3(V[3:6])
     J = np.zeros((6, 6))
     Jl = _so3_left_jacobian(V[3:6], theta)
@@ -389,7 +342,7 @@ def dexp_inv(V) -> np.ndarray:
 
     Singular where the rotation angle is a non-zero multiple of 2π (``ValueError`` naming
     ``V``)."""
-    V = _array(V, (6,), "V")
+    V = as_array(V, (6,), "V", MAX_MAGNITUDE)
     theta = _norm3(V[3:6])
     Ji = _so3_left_jacobian_inv(V[3:6], theta, "V")
     D = np.zeros((6, 6))
@@ -397,3 +350,11 @@ def dexp_inv(V) -> np.ndarray:
     D[3:, 3:] = Ji
     D[:3, 3:] = -Ji @ _se3_Q(V, theta) @ Ji
     return D
+
+
+def dexp_inv_body(Theta) -> np.ndarray:
+    """``dexp⁻¹_{−Θ}``, the Jacobian of the Runge–Kutta–Munthe-Kaas equation for a body
+    velocity: with ``g = g_k exp(Θ)`` and ``g⁻¹ġ = V^``, ``Θ̇ = dexp_inv_body(Θ) V
+    = V + ½ ad_Θ V + (1/12) ad_Θ² V + …`` (the argument is −Θ; with ``dexp_inv(Θ)`` the
+    momentum of a free-floating system drifts; docs/corrections.md, "Time integration")."""
+    return dexp_inv(-as_array(Theta, (6,), "Theta", MAX_MAGNITUDE))

@@ -1,47 +1,88 @@
-"""Input validation shared by every layer: one vector check, one pose check, one message style.
+"""Input validation shared by every layer: one array check, one vector check, one pose check.
 
-Every public function of the library passes user input through these, so a wrong shape, NaN/Inf
-or a non-rigid pose is a ``ValueError`` that names the argument.
+Every public function of the library, the scenario loader and the node cores pass user input
+through these, so a wrong shape, a non-number (string, boolean, complex, object), NaN/Inf or
+a magnitude that would overflow is a ``ValueError`` that names the argument.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["as_vector", "as_pose"]
+__all__ = ["MAX_MAGNITUDE", "as_array", "as_vector", "as_pose"]
+
+#: Largest magnitude accepted where a function multiplies entries (the Lie-group functions,
+#: scenario and node parameters).  Up to it every function of :mod:`vm_dynamics.core.lie`
+#: returns finite values (the worst product, ``J⁻¹ Q J⁻¹`` in ``dexp_inv``, stays below 2e306).
+MAX_MAGNITUDE = 1e100
+_F64 = np.dtype(np.float64)
 
 
-def as_vector(x, n: int, name: str) -> np.ndarray:
-    """``x`` as a finite float vector of shape ``(n,)`` (a scalar is accepted when n = 1).
+def _shape_text(shape: tuple) -> str:
+    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1
+                                                                         else "") + ")"
 
-    Raises ``ValueError`` naming ``name`` for anything else: not numbers, a wrong shape, NaN or Inf.
-    """
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {n} numbers, got {x!r}") from None
-    if a.ndim == 0 and n == 1:
-        a = a.reshape(1)
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or Inf: {a}")
+
+def as_array(x, shape: tuple | None, name: str, limit: float = math.inf) -> np.ndarray:
+    """``x`` as a float64 array of ``shape`` (``None`` entries match any length, ``shape=None``
+    any shape) with finite
+    entries of magnitude at most ``limit``; else a ``ValueError`` naming ``name``.
+
+    Rejects booleans, complex numbers, strings and objects (numpy would silently convert or
+    truncate them).  A float64 array of the right shape is returned as it is (no copy)."""
+    if type(x) is np.ndarray and x.dtype == _F64 and x.shape == shape:
+        a = x
+    else:
+        try:
+            a = np.asarray(x)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{name}: expected an array of numbers, got {_short(x)}") from None
+        if a.dtype.kind not in "fiu":
+            raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype} ({_short(x)})")
+        if shape is not None and (a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape))):
+            raise ValueError(f"{name}: expected shape {_shape_text(shape)}, got {a.shape}")
+        a = a.astype(float)
+    if a.size:
+        m = np.abs(a).max()
+        if not (m <= limit and m < math.inf):
+            if not np.isfinite(m):
+                raise ValueError(f"{name}: contains NaN or Inf")
+            raise ValueError(f"{name}: entries must not exceed {limit:g} in magnitude "
+                             f"(products would overflow a float), got {m:.3g}")
     return a
+
+
+def as_vector(x, n: int, name: str, *, default=None, limit: float = math.inf) -> np.ndarray:
+    """``x`` as ``n`` finite real numbers (shape ``(n,)``; a scalar is accepted when n = 1).
+
+    ``None`` or an empty list gives ``default`` when one is given (a parameter left unset),
+    else ``ValueError(name: missing)``.  Everything else that is not n finite real numbers of
+    magnitude at most ``limit`` is a ``ValueError`` naming ``name`` (see :func:`as_array`)."""
+    if x is None or (isinstance(x, (list, tuple)) and len(x) == 0 and n != 0):
+        if default is None:
+            raise ValueError(f"{name}: missing; expected {n} numbers")
+        return np.array(default, dtype=float).reshape(n)
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"{name}: expected {n} numbers, got {_short(x)}")
+    if n == 1 and np.ndim(x) == 0:
+        x = [x]
+    return as_array(x, (n,), name, limit)
 
 
 def as_pose(g, name: str = "g") -> np.ndarray:
     """``g`` as a finite 4×4 rigid transform (rotation orthonormal to 1e-6 with det +1, last row
     ``[0, 0, 0, 1]``).  Raises ``ValueError`` naming ``name`` otherwise."""
-    try:
-        a = np.asarray(g, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a 4x4 homogeneous matrix") from None
-    if a.shape != (4, 4):
-        raise ValueError(f"{name}: expected shape (4, 4), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or Inf")
+    a = as_array(g, (4, 4), name)
     R = a[:3, :3]
     if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0.0
             or np.abs(a[3] - [0, 0, 0, 1]).max() > 1e-12):
         raise ValueError(f"{name}: not a rigid transform (rotation block not orthonormal with "
                          f"det +1, or last row not [0, 0, 0, 1])")
     return a
+
+
+def _short(x, limit: int = 80) -> str:
+    """``repr(x)`` cut to ``limit`` characters (error messages stay one short line)."""
+    r = repr(x)
+    return r if len(r) <= limit else r[:limit - 3] + "..."

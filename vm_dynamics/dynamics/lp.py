@@ -3,7 +3,7 @@
 This is the paper-faithful *reference* path: every quantity is assembled from the matrices of
 paper 000 — the 𝔄𝔡 products (60), the 𝔏 factorisation (57)–(63), the inertia blocks (65)–(67),
 their closed-form derivatives (114)–(122), the connection (69), the reduced inertia (75), Ĉ (99)
-and N̂ (100) — with the corrections of ``shared/notes/seeds-LP.md`` §8 applied:
+and N̂ (100) — with the corrections of docs/corrections.md applied:
 
 * (LP-1) ``Ṗ = ad*_𝒱 P + F_η`` with ``F_η = f₀ + J_{𝔢,0}ᵀ f_𝔢 − f_u`` (printed (96) flips the force sign);
 * (LP-2) ``M̂ q̈ + Ĉ q̇ + N̂ + ∂u/∂q = F_𝔪 − 𝒜ᵀ F_η``;
@@ -41,7 +41,8 @@ from ..core import lie
 
 __all__ = ["Kinematics", "InertiaTerms", "LPTerms", "kinematics", "inertia_terms", "lp_terms",
            "forward_dynamics", "inverse_dynamics", "frame_jacobian", "gravity_forces",
-           "potential_energy", "spatial_momentum", "curvature", "FreeFloatingTerms", "free_floating_terms", "jacobian_dot_z"]
+           "potential_energy", "spatial_momentum", "curvature", "FreeFloatingTerms",
+           "free_floating_terms", "jacobian_dot_z", "com_positions", "coriolis_terms"]
 
 
 @dataclass
@@ -211,7 +212,7 @@ def frame_pose_vehicle(model, kin: Kinematics, frame: str) -> np.ndarray:
     return home if body == 0 else kin.G[body - 1] @ home
 
 
-def _com_positions(model, kin: Kinematics) -> np.ndarray:
+def com_positions(model, kin: Kinematics) -> np.ndarray:
     """Centres of mass of bodies 0..n in the vehicle frame, (n+1, 3)."""
     p = np.empty((model.n_full + 1, 3))
     p[0] = model.com_home[0]
@@ -224,11 +225,11 @@ def gravity_forces(model, kin: Kinematics, g: np.ndarray) -> tuple[np.ndarray, n
 
     With ``a`` the gravitational acceleration, body k's weight in vehicle axes is
     ``f_k = m_k Rᵀ a`` acting at its CoM ``p_k``; its wrench about the vehicle origin is
-    ``W_k = [f_k; p_k × f_k]``.  Then ``f_u = −ι₀ᵀ Σ_k W_k`` (seeds-LP §3.8, closed form) and
+    ``W_k = [f_k; p_k × f_k]``.  Then ``f_u = −ι₀ᵀ Σ_k W_k`` (docs/corrections.md, "Gravity as a symmetry-breaking potential", closed form) and
     ``∂u/∂q_i = −S_iᵀ Σ_{k below i} W_k``.
     """
     f = model.mass[:, None] * (g[:3, :3].T @ model.gravity)[None, :]
-    p = _com_positions(model, kin)
+    p = com_positions(model, kin)
     W = np.concatenate([f, np.cross(p, f)], axis=1)              # (n+1, 6)
     # subtree sums, children before parents (parent index < child index)
     Wsub = W[1:].copy()
@@ -246,7 +247,7 @@ def gravity_forces(model, kin: Kinematics, g: np.ndarray) -> tuple[np.ndarray, n
 
 def potential_energy(model, kin: Kinematics, g: np.ndarray) -> float:
     """``U = −Σ_k m_k aᵀ p_k^I`` (130), with ``a`` the gravitational acceleration."""
-    p = _com_positions(model, kin)
+    p = com_positions(model, kin)
     pI = p @ g[:3, :3].T + g[:3, 3]
     return float(-np.sum(model.mass * (pI @ model.gravity)))
 
@@ -262,8 +263,8 @@ def external_forces(model, kin, frame_wrenches):
     return f0, fm
 
 
-def _coriolis_terms(model, t: LPTerms, V, qd, P):
-    """``Ĉ_𝔪 q̇`` (99) and the corrected ``N̂_𝔪`` (100) (seeds-LP §3.5)."""
+def coriolis_terms(model, t: LPTerms, V, qd, P):
+    """``Ĉ_𝔪 q̇`` (99) and the corrected ``N̂_𝔪`` (100) (docs/corrections.md, "LP equations")."""
     dMhat_qd = np.einsum("ijk,i->jk", t.dMhat, qd)                   # Σ_i ∂_iM̂ q̇_i
     Cqd = dMhat_qd @ qd - 0.5 * np.einsum("j,ijk,k->i", qd, t.dMhat, qd)
     Adot = np.einsum("ibn,i->bn", t.dA, qd)                          # Σ_i ∂_i𝒜 q̇_i
@@ -325,7 +326,7 @@ def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=N
                      terms: LPTerms | None = None):
     """Solve the corrected LP equations for ``(𝒱̇, q̈)``; also returns ``Ṗ``.
 
-    Steps of seeds-LP §4.1: P (77); forces F_η, F_𝔪 (94)–(95) with gravity as the symmetry-
+    Steps of docs/corrections.md, "Forward dynamics": P (77); forces F_η, F_𝔪 (94)–(95) with gravity as the symmetry-
     breaking potential; ``Ṗ = ad*_𝒱 P + F_η`` (LP-1); ``M̂ q̈ = F_𝔪 − 𝒜ᵀF_η − Ĉq̇ − N̂ − ∂u/∂q``
     (LP-2); and the base acceleration from the time derivative of (LP-3),
     ``𝒱̇ = M₀⁻¹(Ṗ − Ṁ₀ M₀⁻¹ P) − 𝒜̇ q̇ − 𝒜 q̈``.
@@ -337,7 +338,7 @@ def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=N
     f0 = np.zeros(model.b) if base_wrench is None else base_wrench
     F_eta = f0 + fe0 - f_u                                             # (94)
     F_m = tau + fem                                                    # (95)
-    Cqd, N, Adot = _coriolis_terms(model, t, V, qd, P)
+    Cqd, N, Adot = coriolis_terms(model, t, V, qd, P)
     rhs = F_m - t.A.T @ F_eta - Cqd - N - du_dq
     qdd = solve_inertia(t.Mhat, rhs, model, q) if model.n else np.zeros(0)   # (LP-2)
     if model.b:
@@ -353,7 +354,7 @@ def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=N
 
 def inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None,
                      terms: LPTerms | None = None):
-    """Exact inverse dynamics ``(f₀, f_𝔪)`` from the LP equations (seeds-LP §4.2)."""
+    """Exact inverse dynamics ``(f₀, f_𝔪)`` from the LP equations (docs/corrections.md, "Inverse dynamics")."""
     t = terms if terms is not None else lp_terms(model, q)
     P = t.M0 @ V + t.M0m @ qd
     f_u, du_dq = gravity_forces(model, t.kin, g)
@@ -366,7 +367,7 @@ def inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None,
     else:
         F_eta = np.zeros(0)
     f0 = F_eta - fe0 + f_u
-    Cqd, N, _ = _coriolis_terms(model, t, V, qd, P)
+    Cqd, N, _ = coriolis_terms(model, t, V, qd, P)
     fm = t.Mhat @ qdd + Cqd + N + du_dq + t.A.T @ F_eta - fem          # (LP-2)
     return f0, fm
 
@@ -375,7 +376,7 @@ def spatial_momentum(model, t: LPTerms, g, V, qd) -> np.ndarray:
     """Total spatial momentum ``[linear; angular]`` in the inertial frame about its origin.
 
     The full 6-dimensional locked momentum in vehicle axes is ``M₀⁶ ι₀𝒱 + M₀𝔪⁶ q̇`` (for an SE(3)
-    base this is ι₀P); it is mapped to the inertial frame by ``Ad*_{g⁻¹} = Ad_gᵀ⁻¹`` (seeds §3.9).
+    base this is ι₀P); it is mapped to the inertial frame by ``Ad*_{g⁻¹} = Ad_gᵀ⁻¹`` (docs/corrections.md, "Conserved quantities").
     """
     it = inertia_terms(model, t.kin, derivatives=False)
     h = it.M0_6 @ model.group.embed(V) + it.M0m_6 @ qd
@@ -385,7 +386,7 @@ def spatial_momentum(model, t: LPTerms, g, V, qd) -> np.ndarray:
 def curvature(model, t: LPTerms) -> np.ndarray:
     """Curvature of the mechanical connection, ``B[i, j] = ∂_i𝒜_j − ∂_j𝒜_i − [𝒜_i, 𝒜_j]`` (b-vectors).
 
-    Not defined in paper 000; seeds-LP §3.6 gives it and the equivalent form of N̂.
+    Not defined in paper 000; docs/corrections.md, "Curvature form of N̂" gives it and the equivalent form of N̂.
     """
     n, b = model.n, model.b
     B = np.zeros((n, n, b))
@@ -421,7 +422,7 @@ def free_floating_terms(model, g, V, q, qd, base_wrench=None, frame_wrenches=Non
     fe0, fem = external_forces(model, t.kin, model._frame_wrenches(frame_wrenches))
     f0 = np.zeros(model.b) if base_wrench is None else base_wrench
     F_eta = f0 + fe0 - f_u                                              # (94)
-    Cqd, N, Adot = _coriolis_terms(model, t, V, qd, P)              # (99), (100) corrected
+    Cqd, N, Adot = coriolis_terms(model, t, V, qd, P)              # (99), (100) corrected
     bias = Cqd + N + du_dq + t.A.T @ F_eta - fem
     if model.b:
         Pdot = model.group.ad(V).T @ P + F_eta                          # (LP-1)

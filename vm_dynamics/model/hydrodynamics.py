@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
+from ..core.validation import as_vector
+
 __all__ = ["Hydrodynamics", "load_hydrodynamics"]
 
 
@@ -31,13 +33,6 @@ def _mat6(x, name):
         a = a.reshape(6, 6)
     if a.shape != (6, 6) or not np.all(np.isfinite(a)):
         raise ValueError(f"{name}: expected a finite 6x6 matrix (or 36 numbers)")
-    return a
-
-
-def _vec(x, n, name):
-    a = np.asarray(x, dtype=float)
-    if a.shape != (n,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected {n} finite numbers, got {x!r}")
     return a
 
 
@@ -59,12 +54,12 @@ class Hydrodynamics:
             raise ValueError("added_mass: must be symmetric")
         if np.linalg.eigvalsh(self.added_mass)[0] < 0:
             raise ValueError("added_mass: must be positive semi-definite")
-        self.linear_damping = _vec(self.linear_damping, 6, "linear_damping")
-        self.quadratic_damping = _vec(self.quadratic_damping, 6, "quadratic_damping")
+        self.linear_damping = as_vector(self.linear_damping, 6, "linear_damping")
+        self.quadratic_damping = as_vector(self.quadratic_damping, 6, "quadratic_damping")
         if np.any(self.linear_damping < 0) or np.any(self.quadratic_damping < 0):
             raise ValueError("damping coefficients must be non-negative (dissipative)")
-        self.center_of_buoyancy = _vec(self.center_of_buoyancy, 3, "center_of_buoyancy")
-        self.current = _vec(self.current, 3, "current")
+        self.center_of_buoyancy = as_vector(self.center_of_buoyancy, 3, "center_of_buoyancy")
+        self.current = as_vector(self.current, 3, "current")
 
     def vehicle_wrench(self, g: np.ndarray, V6: np.ndarray, gravity: np.ndarray) -> np.ndarray:
         """Damping + buoyancy wrench on the vehicle, body frame ``[f; n]``.
@@ -115,7 +110,7 @@ def load_hydrodynamics(path_or_dict, gravity_magnitude: float | None = None) -> 
         links = {}
         for link, spec in (d.get("arm_links") or {}).items():
             links[link] = (rho * gmag * float(spec["volume"]),
-                           _vec(spec.get("center_of_buoyancy", [0, 0, 0]), 3,
+                           as_vector(spec.get("center_of_buoyancy", [0, 0, 0]), 3,
                                 f"arm_links.{link}.center_of_buoyancy"))
         return Hydrodynamics(
             added_mass=d["added_mass"],

@@ -366,7 +366,7 @@ class Model:
         return M0 @ self._V(V) + M0m @ self._q(qd, "qd")
 
     def curvature(self, q) -> np.ndarray:
-        """Curvature of the mechanical connection B[i, j] ∈ R^b (seeds-LP §3.6), (n, n, b)."""
+        """Curvature of the mechanical connection B[i, j] ∈ R^b (docs/corrections.md, "Curvature form of N̂"), (n, n, b)."""
         return lp.curvature(self, lp.lp_terms(self, self._q(q)))
 
     def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
@@ -376,7 +376,7 @@ class Model:
         ``backend="auto"`` (default): the O(n) articulated-body algorithm of
         :mod:`vm_dynamics.dynamics.fast` (numba, or numpy without it), which solves the same equations;
         ``"lp"``: the closed-form reference :func:`lp.forward_dynamics` (paper 000 with the
-        corrections of seeds-LP §3.5).  Both agree to ~1e-12 (test_fast_path.py)."""
+        corrections of docs/corrections.md, "LP equations").  Both agree to ~1e-12 (test_fast_path.py)."""
         fm = self._fast(backend)
         if fm is not None:
             return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
@@ -391,7 +391,7 @@ class Model:
                          backend: str = "auto"):
         """``(base_wrench, tau)`` that produce ``(V̇, q̈)``; exact inverse of forward_dynamics.
         ``backend`` as in :meth:`forward_dynamics` (default: the recursive Newton–Euler
-        algorithm; ``"lp"``: the closed-form reference, seeds-LP §4.2)."""
+        algorithm; ``"lp"``: the closed-form reference, docs/corrections.md, "Inverse dynamics")."""
         fm = self._fast(backend)
         if fm is not None:
             return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)

@@ -27,8 +27,9 @@ import copy
 import numpy as np
 
 from ..core import lie
-from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Frame, KinematicTree, _joint_axis,
-                   _origin, _transform_inertia, check_rigid_body_inertia, joint_motion,
+from ..core.validation import as_array
+from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Frame, KinematicTree, joint_axis,
+                   origin_transform, transform_inertia, check_rigid_body_inertia, joint_motion,
                    matrix_to_rpy, parse_urdf, rpy_to_matrix, spatial_inertia)
 
 __all__ = ["mount_on_vehicle", "pose_from_spec", "model_options", "effective_urdf",
@@ -37,42 +38,23 @@ __all__ = ["mount_on_vehicle", "pose_from_spec", "model_options", "effective_urd
 VEHICLE_KEYS = ("mass", "com", "inertia", "mount", "name")
 
 
-def _numbers(x, shape, what):
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: expected numbers of shape {shape}, got {x!r}") from None
-    if a.shape != shape:
-        raise ValueError(f"{what}: expected shape {shape}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what}: contains NaN or Inf")
-    return a
-
-
 def pose_from_spec(spec, what="mount") -> np.ndarray:
     """4×4 pose from a matrix, ``{position, orientation (x y z w)}`` or ``{xyz, rpy}``."""
     if isinstance(spec, dict):
         keys = set(spec)
         if keys <= {"position", "orientation"}:
-            p = _numbers(spec.get("position", [0, 0, 0]), (3,), f"{what}.position")
-            qv = _numbers(spec.get("orientation", [0, 0, 0, 1]), (4,), f"{what}.orientation")
-            nrm = np.linalg.norm(qv)
-            if abs(nrm - 1.0) > 1e-6:
-                raise ValueError(f"{what}.orientation: quaternion (x y z w) must have unit norm, "
-                                 f"got norm {nrm:.6g}")
-            x, y, z, w = qv / nrm
-            R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                          [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                          [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+            p = as_array(spec.get("position", [0, 0, 0]), (3,), f"{what}.position")
+            R = lie.quaternion_to_matrix(spec.get("orientation", [0, 0, 0, 1]),
+                                         f"{what}.orientation")
         elif keys <= {"xyz", "rpy"}:
-            p = _numbers(spec.get("xyz", [0, 0, 0]), (3,), f"{what}.xyz")
-            R = rpy_to_matrix(_numbers(spec.get("rpy", [0, 0, 0]), (3,), f"{what}.rpy"))
+            p = as_array(spec.get("xyz", [0, 0, 0]), (3,), f"{what}.xyz")
+            R = rpy_to_matrix(as_array(spec.get("rpy", [0, 0, 0]), (3,), f"{what}.rpy"))
         else:
             raise ValueError(f"{what}: unknown keys {sorted(keys)}; give {{position, "
                              f"orientation}} (quaternion x y z w), {{xyz, rpy}} or a 4x4 matrix")
         g = lie.make_pose(R, p)
     else:
-        g = _numbers(spec, (4, 4), what)
+        g = as_array(spec, (4, 4), what)
         R = g[:3, :3]
         if (np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0
                 or np.abs(g[3] - [0, 0, 0, 1]).max() > 0):
@@ -121,7 +103,7 @@ def mount_on_vehicle(tree: KinematicTree, vehicle: dict) -> KinematicTree:
         raise ValueError(f"vehicle.mass: expected a number, got {vehicle['mass']!r}") from None
     if not np.isfinite(mass) or mass < 0 or mass > MAX_MASS:
         raise ValueError(f"vehicle.mass: expected 0 <= mass <= {MAX_MASS:g} kg, got {mass!r}")
-    com = _numbers(vehicle.get("com", [0.0, 0.0, 0.0]), (3,), "vehicle.com")
+    com = as_array(vehicle.get("com", [0.0, 0.0, 0.0]), (3,), "vehicle.com")
     if np.abs(com).max() > MAX_LENGTH:
         raise ValueError(f"vehicle.com: beyond MAX_LENGTH = {MAX_LENGTH:g} m")
     I_c = _rotational_inertia(vehicle.get("inertia", np.zeros((3, 3))), "vehicle.inertia")
@@ -139,8 +121,8 @@ def mount_on_vehicle(tree: KinematicTree, vehicle: dict) -> KinematicTree:
     root = copy.copy(old[0])
     root.name = name
     # same operations as parsing <link vehicle/> + <joint fixed origin=mount/> + the arm root
-    root.inertia = (np.zeros((6, 6)) + _transform_inertia(M_vehicle, np.eye(4))
-                    + _transform_inertia(old[0].inertia, mount))
+    root.inertia = (np.zeros((6, 6)) + transform_inertia(M_vehicle, np.eye(4))
+                    + transform_inertia(old[0].inertia, mount))
     bodies = [root]
     for bd in old[1:]:
         nb = copy.copy(bd)
@@ -240,7 +222,7 @@ def effective_urdf(xml: str, locked_joints=None, vehicle=None) -> str:
         name = joint.get("name")
         if name not in tree.locked:
             continue
-        g = _origin(joint, f"joint '{name}'") @ joint_motion(joint.get("type"), _joint_axis(joint),
+        g = origin_transform(joint.find("origin"), f"joint '{name}'") @ joint_motion(joint.get("type"), joint_axis(joint),
                                                              tree.locked[name])
         for child in list(joint):
             if child.tag not in ("parent", "child"):

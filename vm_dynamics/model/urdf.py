@@ -42,7 +42,7 @@ import numpy as np
 from ..core import lie
 
 __all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source", "resolve_package_path",
-           "rpy_to_matrix", "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA",
+           "rpy_to_matrix", "origin_transform", "transform_inertia", "joint_axis", "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA",
            "MAX_LENGTH", "XACRO_MODES"]
 
 MOVABLE = ("revolute", "continuous", "prismatic")
@@ -131,7 +131,7 @@ def spatial_inertia(mass: float, com: np.ndarray, I_com: np.ndarray) -> np.ndarr
     return M
 
 
-def _transform_inertia(M: np.ndarray, g: np.ndarray) -> np.ndarray:
+def transform_inertia(M: np.ndarray, g: np.ndarray) -> np.ndarray:
     """Spatial inertia of a body given in frame B, re-expressed in frame A where g = pose of B in A."""
     Ai = lie.Ad_inv(g)
     return Ai.T @ M @ Ai
@@ -372,8 +372,9 @@ def _floats(text, n, what):
     return np.array(vals)
 
 
-def _origin(elem, what) -> np.ndarray:
-    o = elem.find("origin") if elem is not None else None
+def origin_transform(o, what: str) -> np.ndarray:
+    """4×4 transform of a URDF ``<origin xyz rpy>`` element (identity if ``o`` is None), with the
+    loader's range checks; ``ValueError`` naming ``what`` otherwise."""
     g = np.eye(4)
     if o is not None:
         g[:3, 3] = _floats(o.get("xyz", "0 0 0"), 3, f"{what} origin xyz")
@@ -385,6 +386,10 @@ def _origin(elem, what) -> np.ndarray:
             raise ValueError(f"{what} origin rpy {rpy}: angles beyond 1e6 rad")
         g[:3, :3] = rpy_to_matrix(rpy)
     return g
+
+
+def _origin_of(elem, what) -> np.ndarray:
+    return origin_transform(elem.find("origin") if elem is not None else None, what)
 
 
 def _link_inertia(link) -> np.ndarray:
@@ -414,7 +419,7 @@ def _link_inertia(link) -> np.ndarray:
         I = np.array([[v["ixx"], v["ixy"], v["ixz"]],
                       [v["ixy"], v["iyy"], v["iyz"]],
                       [v["ixz"], v["iyz"], v["izz"]]])
-    g = _origin(inertial, f"{what} inertial")
+    g = _origin_of(inertial, f"{what} inertial")
     R, c = g[:3, :3], g[:3, 3]
     return spatial_inertia(mass, c, R @ I @ R.T)
 
@@ -457,7 +462,7 @@ def joint_motion(jtype: str, axis: np.ndarray, value: float) -> np.ndarray:
     return lie.se3_exp(local * float(value))
 
 
-def _joint_axis(joint) -> np.ndarray:
+def joint_axis(joint) -> np.ndarray:
     jname = joint.get("name")
     ax_el = joint.find("axis")
     axis = _floats(ax_el.get("xyz", "1 0 0"), 3, f"joint '{jname}' axis") \
@@ -624,20 +629,20 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
         if joint is not None:  # a movable joint starts a new body
             jname, jtype = joint.get("name"), joint.get("type")
             bodies.append(Body(name=lname, parent=bidx, joint=jname, joint_type=jtype,
-                               axis=_joint_axis(joint), home=placement, inertia=np.zeros((6, 6)),
+                               axis=joint_axis(joint), home=placement, inertia=np.zeros((6, 6)),
                                limits=_joint_limits(joint), mimic=mimic.get(jname)))
             bidx, placement = len(bodies) - 1, np.eye(4)
         frames[lname] = Frame(lname, bidx, placement)
-        bodies[bidx].inertia = bodies[bidx].inertia + _transform_inertia(
+        bodies[bidx].inertia = bodies[bidx].inertia + transform_inertia(
             _link_inertia(links[lname]), placement)
         pending = []
         for jname in children_of[lname]:
             cjoint = joints[jname]
             child = cjoint.find("child").get("link")
-            origin = placement @ _origin(cjoint, f"joint '{jname}'")
+            origin = placement @ _origin_of(cjoint, f"joint '{jname}'")
             movable = cjoint.get("type") != "fixed"
             if jname in locked:   # frozen: a fixed joint at origin · exp(ξ̂ value)
-                origin = origin @ joint_motion(cjoint.get("type"), _joint_axis(cjoint),
+                origin = origin @ joint_motion(cjoint.get("type"), joint_axis(cjoint),
                                                locked[jname])
                 movable = False
             pending.append((child, bidx, origin, cjoint if movable else None))

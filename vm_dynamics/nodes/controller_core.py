@@ -38,10 +38,9 @@ import numpy as np
 from ..ros import messages as rm
 from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
-from ..app.scenario import _unflatten_reference
+from ..config.params import flatten, parameter_defaults, unflatten, unflatten_reference
 from ..sim.simulate import State
-from .dynamics_core import (ROBOT_PARAMETERS, EventLog, Robot, flatten, load_robot,
-                            parameter_defaults, unflatten)
+from .dynamics_core import ROBOT_PARAMETERS, EventLog, Robot, load_robot
 
 __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defaults",
            "JOINT_TRAJECTORY", "POSE_STAMPED"]
@@ -183,7 +182,7 @@ class ControllerCore:
         self.controller_name = name
         self.ctrl = get_controller(name, gains)
         ref_cfg = unflatten(p, "reference")
-        self.scenario_reference = (reference_from_config(_unflatten_reference(ref_cfg, m.n))
+        self.scenario_reference = (reference_from_config(unflatten_reference(ref_cfg, m.n))
                                    if ref_cfg else Reference())
         self.reference = self.scenario_reference
         if p["reference_start"] not in ("zero", "first_state"):

@@ -1,6 +1,6 @@
 """The simulation behind the dynamics node, independent of any transport (no ROS, no DDS).
 
-:class:`DynamicsCore` integrates the Lagrange–Poincaré equations of paper 000 (seeds-LP §3.5,
+:class:`DynamicsCore` integrates the Lagrange–Poincaré equations of paper 000 (docs/corrections.md, "LP equations",
 (LP-1)–(LP-4)) one time step ``dt`` at a time with the simulation engine,
 :class:`vm_dynamics.sim.engine.Simulator` — the same engine as ``vm.simulate`` (formulation
 ``auto``: the total momentum is conserved to round-off without gravity and external wrenches):
@@ -53,12 +53,12 @@ from ..model.hydrodynamics import load_hydrodynamics
 from ..sim.integrators import METHODS
 from ..model.model import load_model
 from ..model.mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_options
-from ..app.scenario import quat_xyzw_to_matrix, share_dir
+from ..config.params import flatten, parameter_defaults
+from ..config.scenario import quat_xyzw_to_matrix, share_dir
 from ..model.urdf import read_urdf_source, resolve_package_path
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "Robot",
-           "load_robot", "DynamicsCore", "Pacer", "EventLog", "flatten", "unflatten",
-           "parameter_defaults"]
+           "load_robot", "DynamicsCore", "Pacer", "EventLog"]
 
 #: Parameters shared by the dynamics and controller nodes: ``name: (default, description)``.
 ROBOT_PARAMETERS: dict[str, tuple[Any, str]] = {
@@ -121,39 +121,6 @@ DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
 
 DYNAMICS_BACKENDS = ("auto", "numba", "lp")
 _INERTIAL_ALIASES = ("world",)
-
-
-def parameter_defaults(spec: Mapping[str, tuple[Any, str]]) -> dict[str, Any]:
-    """``{name: default}`` of a parameter table (flat dotted names)."""
-    return {k: v[0] for k, v in spec.items()}
-
-
-def flatten(params: Mapping | None, prefix: str = "") -> dict[str, Any]:
-    """Nested mapping -> flat dotted names (``{'a': {'b': 1}}`` -> ``{'a.b': 1}``)."""
-    out: dict[str, Any] = {}
-    for key, value in (params or {}).items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(flatten(value, name + "."))
-        else:
-            out[name] = value
-    return out
-
-
-def unflatten(params: Mapping[str, Any], prefix: str) -> dict:
-    """The sub-tree of flat dotted ``params`` under ``prefix`` as a nested dict."""
-    out: dict = {}
-    for key, value in params.items():
-        if not key.startswith(prefix + "."):
-            continue
-        parts = key[len(prefix) + 1:].split(".")
-        node = out
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise ValueError(f"parameter {key!r} conflicts with {prefix}.{p}")
-        node[parts[-1]] = value
-    return out
 
 
 # ------------------------------------------------------------------------------ robot

@@ -35,7 +35,8 @@ from collections import deque
 from ..ros import messages as rm
 from ..transport import make_transport, shutdown_quietly
 from ..transport import ros_args as rargs
-from .dynamics_core import DYNAMICS_PARAMETERS, DynamicsCore, Pacer, parameter_defaults
+from ..config.params import parameter_defaults
+from .dynamics_core import DYNAMICS_PARAMETERS, DynamicsCore, Pacer
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
            "NODE_PUBLICATIONS",

@@ -36,9 +36,10 @@ import numpy as np
 import yaml
 
 from ..ros import messages as rm
-from ..app.scenario import read_params_file, scenario_path
+from ..config.params import flatten, read_params_file
+from ..config.scenario import scenario_path
 from .controller_core import ControllerCore
-from .dynamics_core import DynamicsCore, Pacer, flatten
+from .dynamics_core import DynamicsCore, Pacer
 from .dynamics_node import PUBLICATIONS
 
 __all__ = ["main", "FoxgloveBridge", "CHANNELS"]

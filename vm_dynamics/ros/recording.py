@@ -1,4 +1,4 @@
-"""Recording and plotting outputs: ROS 2 MCAP recordings, JSON summaries, PNG figures.
+"""Recording outputs: ROS 2 MCAP recordings and JSON summaries (figures: :mod:`vm_dynamics.analysis.plotting`).
 
 MCAP output
 -----------
@@ -43,14 +43,10 @@ state reaches robot_state_publisher (best effort) and RViz (reliable) alike.
 
 Conventions: see :mod:`vm_dynamics.ros.messages` (quaternions x, y, z, w; twist
 ``[v; omega]`` in the body frame ``base_link``).
-
-Plots use matplotlib's Agg canvas directly (no pyplot, no display, no global
-backend switch); matplotlib is imported lazily inside the plot functions.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -61,12 +57,12 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from ..model.urdf import origin_transform
 from . import messages as rm
 
 __all__ = [
     'BASE_IOTA', 'TOPIC_QOS', 'RecordingInfo', 'base_iota_matrix', 'select_samples',
     'UrdfJoint', 'UrdfTree', 'McapRecorder', 'write_mcap', 'write_summary_json', 'to_jsonable',
-    'plot_joints', 'plot_base', 'plot_conservation', 'plot_tracking',
 ]
 
 # ------------------------------------------------------------------- base embeddings
@@ -250,28 +246,6 @@ class UrdfJoint(NamedTuple):
     mimic: tuple[str, float, float] | None
 
 
-def _xyz_rpy(elem: Any, what: str) -> np.ndarray:
-    """4x4 transform of a URDF ``<origin xyz rpy>`` element (identity if absent)."""
-    g = np.eye(4)
-    if elem is None:
-        return g
-    try:
-        xyz = [float(v) for v in (elem.get('xyz') or '0 0 0').split()]
-        rpy = [float(v) for v in (elem.get('rpy') or '0 0 0').split()]
-    except ValueError as exc:
-        raise ValueError(f'{what}: origin is not numeric ({exc})') from None
-    if len(xyz) != 3 or len(rpy) != 3 or not np.all(np.isfinite(xyz + rpy)):
-        raise ValueError(f'{what}: origin needs 3 finite xyz and 3 finite rpy values')
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
-                              math.cos(y), math.sin(y))
-    g[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                 [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                 [-sp, cp * sr, cp * cr]]
-    g[:3, 3] = xyz
-    return g
-
-
 def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
     x, y, z = axis
     c, s = math.cos(angle), math.sin(angle)
@@ -347,7 +321,7 @@ class UrdfTree:
                 except ValueError:
                     raise ValueError(f'{what}: mimic multiplier/offset is not numeric') from None
             joints.append(UrdfJoint(name, jtype, parent, child,
-                                    _xyz_rpy(el.find('origin'), what),
+                                    origin_transform(el.find('origin'), what),
                                     axis / norm if norm else axis, mimic))
         children = [j.child for j in joints]
         dup = {c for c in children if children.count(c) > 1}
@@ -835,259 +809,3 @@ def write_summary_json(path: str | os.PathLike, data: Mapping[str, Any],
     tmp.write_text(text, encoding='utf-8')
     os.replace(tmp, path)
     return path
-
-
-# ------------------------------------------------------------------------- plots
-
-_DPI = 150
-_RC = {
-    'font.size': 9, 'axes.titlesize': 10, 'axes.labelsize': 9, 'legend.fontsize': 8,
-    'xtick.labelsize': 8, 'ytick.labelsize': 8, 'lines.linewidth': 1.3,
-    'axes.grid': True, 'grid.alpha': 0.35, 'grid.linewidth': 0.6,
-    'legend.framealpha': 0.85, 'axes.spines.top': False, 'axes.spines.right': False,
-    'savefig.dpi': _DPI, 'figure.dpi': _DPI,
-}
-
-
-def _styled(func):
-    """Run a plot function inside the module's matplotlib rc context."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        import matplotlib
-
-        with matplotlib.rc_context(_RC):
-            return func(*args, **kwargs)
-    return wrapper
-
-
-def _figure(nrows: int, height_per_row: float = 2.4, width: float = 6.4):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, 0.6 + height_per_row * nrows))
-    FigureCanvasAgg(fig)  # attaches an Agg canvas: no pyplot, no display
-    axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
-    return fig, list(axes)
-
-
-def _colors(k: int) -> list:
-    import matplotlib
-
-    cmap = matplotlib.colormaps['tab10' if k <= 10 else 'tab20' if k <= 20 else 'viridis']
-    if k <= 20:
-        return [cmap(i) for i in range(k)]
-    return [cmap(i / max(k - 1, 1)) for i in range(k)]
-
-
-def _legend(ax, n_series: int) -> None:
-    if n_series == 0:
-        return
-    if n_series <= 6:
-        ax.legend(loc='best')
-    else:
-        ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), ncol=1 + n_series // 16,
-                  borderaxespad=0.0)
-
-
-def _save(fig, path: str | os.PathLike) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=_DPI, bbox_inches='tight', format=path.suffix[1:] or 'png')
-    return path
-
-
-def _time_series(t: Any, y: Any, what: str, ncols: int | None = None) -> tuple[np.ndarray,
-                                                                                np.ndarray]:
-    t = np.asarray(t, dtype=float)
-    if t.ndim != 1 or t.size == 0:
-        raise ValueError(f't must be a non-empty 1-D array, got shape {t.shape}')
-    y = np.asarray(y, dtype=float)
-    if y.ndim == 1:
-        y = y[:, None]
-    if y.ndim != 2 or y.shape[0] != t.shape[0]:
-        raise ValueError(f'{what} must have shape ({t.shape[0]}, k), got {y.shape}')
-    if ncols is not None and y.shape[1] != ncols:
-        raise ValueError(f'{what} has {y.shape[1]} columns but {ncols} names were given')
-    return t, y
-
-
-def _units(units: Any, n: int, default: str) -> list[str]:
-    if units is None:
-        return [default] * n
-    if isinstance(units, str):
-        return [units] * n
-    units = list(units)
-    if len(units) != n:
-        raise ValueError(f'{len(units)} units for {n} series')
-    return [str(u) for u in units]
-
-
-def _ylabel(quantity: str, units: list[str]) -> str:
-    us = sorted(set(units))
-    return f'{quantity} [{us[0]}]' if len(us) == 1 else f'{quantity} [{", ".join(us)}]'
-
-
-@_styled
-def plot_joints(path: str | os.PathLike, t: Any, q: Any, names: Sequence[str],
-                qd: Any = None, units: Any = None, title: str | None = None) -> Path:
-    """Joint positions (and velocities if ``qd`` is given) versus time.
-
-    ``units``: one unit for all joints or one per joint (default 'rad'; use 'm' for
-    prismatic joints); velocity units get '/s'.
-    """
-    names = [str(s) for s in names]
-    t, q = _time_series(t, q, 'q', len(names))
-    if qd is not None:
-        _, qd = _time_series(t, qd, 'qd', len(names))
-    us = _units(units, len(names), 'rad')
-    fig, axes = _figure(2 if qd is not None else 1)
-    cols = _colors(len(names))
-    mixed = len(set(us)) > 1
-    for j, nm in enumerate(names):
-        lab = f'{nm} [{us[j]}]' if mixed else nm
-        axes[0].plot(t, q[:, j], color=cols[j], label=lab)
-        if qd is not None:
-            axes[1].plot(t, qd[:, j], color=cols[j], label=lab)
-    axes[0].set_ylabel(_ylabel('joint position $q$', us))
-    axes[0].set_title(title or 'Joint trajectories')
-    _legend(axes[0], len(names))
-    if qd is not None:
-        axes[1].set_ylabel(_ylabel(r'joint velocity $\dot{q}$', [u + '/s' for u in us]))
-    axes[-1].set_xlabel('time t [s]')
-    if t[-1] > t[0]:
-        axes[-1].set_xlim(t[0], t[-1])
-    return _save(fig, path)
-
-
-def _unwrap_rotvec(phi: np.ndarray) -> np.ndarray:
-    """Make a rotation-vector time series continuous across theta = pi.
-
-    The same rotation has rotation vectors ``u (theta + 2 pi m)``; for each sample pick
-    the m closest to the previous (already unwrapped) sample.
-    """
-    out = phi.copy()
-    for k in range(1, phi.shape[0]):
-        th = np.linalg.norm(phi[k])
-        if th < 1e-12:
-            continue
-        u = phi[k] / th
-        m0 = np.round((out[k - 1] @ u - th) / (2 * np.pi))
-        cands = [u * (th + 2 * np.pi * m) for m in (m0 - 1, m0, m0 + 1)]
-        out[k] = min(cands, key=lambda c: np.linalg.norm(c - out[k - 1]))
-    return out
-
-
-@_styled
-def plot_base(path: str | os.PathLike, t: Any, g: Any, title: str | None = None,
-              frame_ids: tuple[str, str] = ('odom', 'base_link')) -> Path:
-    """Vehicle position and attitude versus time.
-
-    Attitude is the rotation vector ``phi = log(R)`` (components and angle
-    ``theta = |log R|`` in [0, pi]); the components are unwrapped across theta = pi so
-    the curves stay continuous.  No Euler angles (singular).
-    """
-    t = np.asarray(t, dtype=float)
-    g = rm.check_rigid_transform(g, name='g')
-    if g.ndim != 3 or t.ndim != 1 or g.shape[0] != t.shape[0] or t.size == 0:
-        raise ValueError(f'need t (N,) and g (N, 4, 4) with N > 0, got {t.shape} and {g.shape}')
-    p = g[:, :3, 3]
-    phi = rm.rotvec_from_matrix(g[:, :3, :3])
-    theta = np.linalg.norm(phi, axis=1)
-    phi_c = _unwrap_rotvec(phi)
-    fig, axes = _figure(2)
-    cols = _colors(3)
-    for j, ax_name in enumerate('xyz'):
-        axes[0].plot(t, p[:, j], color=cols[j], label=ax_name)
-        axes[1].plot(t, phi_c[:, j], color=cols[j], label=rf'$\varphi_{ax_name}$')
-    axes[1].plot(t, theta, color='0.2', linestyle='--', label=r'$\theta = \|\log R\|$')
-    parent, child = frame_ids
-    axes[0].set_ylabel('position [m]')
-    axes[0].set_title(title or f'Vehicle pose ({child} in {parent})')
-    axes[1].set_ylabel(r'rotation vector $\varphi = \log R$ [rad]')
-    axes[1].set_xlabel('time t [s]')
-    _legend(axes[0], 3)
-    _legend(axes[1], 4)
-    if t[-1] > t[0]:
-        axes[1].set_xlim(t[0], t[-1])
-    return _save(fig, path)
-
-
-@_styled
-def plot_conservation(path: str | os.PathLike, t: Any, energy_rel_drift: Any = None,
-                      momentum_rel_drift: Any = None,
-                      momentum_labels: Sequence[str] | None = None,
-                      title: str | None = None) -> Path:
-    """Relative drifts |ΔE|/|E0| and |Δμ|/|μ0| versus time on a log scale.
-
-    ``momentum_rel_drift`` may be (N,) or (N, k) (e.g. linear and angular parts).
-    Exact zeros (e.g. at t0) are not drawn; machine epsilon is shown for reference.
-    """
-    t = np.asarray(t, dtype=float)
-    series: list[tuple[str, np.ndarray]] = []
-    if energy_rel_drift is not None:
-        _, e = _time_series(t, energy_rel_drift, 'energy_rel_drift', 1)
-        series.append((r'energy $|\Delta E|/|E_0|$', e[:, 0]))
-    if momentum_rel_drift is not None:
-        _, m = _time_series(t, momentum_rel_drift, 'momentum_rel_drift')
-        labels = (list(momentum_labels) if momentum_labels is not None else
-                  [r'momentum $\|\Delta\mu\|/\|\mu_0\|$'] if m.shape[1] == 1 else
-                  [f'momentum {j}' for j in range(m.shape[1])])
-        if len(labels) != m.shape[1]:
-            raise ValueError(f'{len(labels)} momentum labels for {m.shape[1]} columns')
-        series += [(labels[j], m[:, j]) for j in range(m.shape[1])]
-    if not series:
-        raise ValueError('give energy_rel_drift and/or momentum_rel_drift')
-    fig, (ax,) = _figure(1, height_per_row=3.2)
-    cols = _colors(len(series))
-    drawn = 0
-    for (label, y), c in zip(series, cols):
-        a = np.abs(y)
-        a = np.where((a > 0) & np.isfinite(a), a, np.nan)
-        if np.all(np.isnan(a)):
-            label += ' (identically 0)'
-            ax.plot([], [], color=c, label=label)
-            continue
-        ax.plot(t, a, color=c, label=label)
-        drawn += 1
-    ax.set_yscale('log')
-    ax.axhline(np.finfo(float).eps, color='0.5', linestyle=':', linewidth=1.0,
-               label=r'machine $\varepsilon$')
-    if drawn == 0:
-        ax.set_ylim(1e-18, 1e-12)
-    ax.set_xlabel('time t [s]')
-    ax.set_ylabel('relative drift [–]')
-    ax.set_title(title or 'Conservation')
-    _legend(ax, len(series) + 1)
-    if t[-1] > t[0]:
-        ax.set_xlim(t[0], t[-1])
-    return _save(fig, path)
-
-
-@_styled
-def plot_tracking(path: str | os.PathLike, t: Any, err: Any, names: Sequence[str],
-                  units: Any = None, title: str | None = None) -> Path:
-    """Tracking errors versus time: signed error (top) and |error| on a log scale
-    (bottom); legend entries carry the RMS error."""
-    names = [str(s) for s in names]
-    t, e = _time_series(t, err, 'err', len(names))
-    if not np.all(np.isfinite(e)):
-        raise ValueError('err contains NaN/Inf')
-    us = _units(units, len(names), 'rad')
-    fig, axes = _figure(2)
-    cols = _colors(len(names))
-    for j, nm in enumerate(names):
-        rms = float(np.sqrt(np.mean(e[:, j] ** 2)))
-        axes[0].plot(t, e[:, j], color=cols[j], label=f'{nm} (RMS {rms:.2e} {us[j]})')
-        a = np.abs(e[:, j])
-        axes[1].plot(t, np.where(a > 0, a, np.nan), color=cols[j])
-    axes[0].axhline(0.0, color='0.3', linewidth=0.8)
-    axes[0].set_ylabel(_ylabel('error $e$', us))
-    axes[0].set_title(title or 'Tracking error')
-    _legend(axes[0], len(names))
-    axes[1].set_yscale('log')
-    axes[1].set_ylabel(_ylabel('$|e|$', us))
-    axes[1].set_xlabel('time t [s]')
-    if t[-1] > t[0]:
-        axes[1].set_xlim(t[0], t[-1])
-    return _save(fig, path)

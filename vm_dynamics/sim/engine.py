@@ -8,8 +8,8 @@
     sim.step(stage_inputs=lambda t, state: (tau, base_wrench, frame_wrenches))  # per RK stage
     sim.state                                                 # State(t, g, V, q, qd)
 
-**What one step is.**  A Runge–Kutta–Munthe-Kaas step (seeds-LP §4.3; Munthe-Kaas 1998) of the
-Lagrange–Poincaré equations (LP-1)–(LP-4) of paper 000 (seeds-LP §3.5, corrected):
+**What one step is.**  A Runge–Kutta–Munthe-Kaas step (docs/corrections.md, "Time integration"; Munthe-Kaas 1998) of the
+Lagrange–Poincaré equations (LP-1)–(LP-4) of paper 000 (docs/corrections.md, "LP equations", corrected):
 ``g(t) = g_k exp(ι₀Θ)`` with ``Θ̇ = dexp⁻¹_{−Θ}(ι₀V)`` (note the sign, :func:`lie.dexp_inv`), and
 the vector state ``(m, q, q̇, W)`` by the classical tableau of ``method`` (``lie_euler`` order 1,
 ``rkmk4`` order 4).  ``m`` is the *momentum variable* (``formulation``):
@@ -49,7 +49,7 @@ Python driver of :func:`vm_dynamics.sim.integrators.integrate` over the same sta
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 
@@ -334,7 +334,7 @@ class _ReferenceStages:
         for name, w in frames.items():
             J0, Jm = lp.frame_jacobian(model, kin, name)
             pe += float(w @ (J0 @ V + Jm @ qd))
-        dTheta = grp.dexp_inv(-Theta) @ V if np.any(Theta) else V.copy()
+        dTheta = grp.dexp_inv_body(Theta) @ V if np.any(Theta) else V.copy()
         return 0, dTheta, dm, qdd, np.array([pj + pe, abs(pj) + abs(pe)]), V
 
     def momentum_variable(self, sim, g, V, q, qd):
@@ -569,7 +569,7 @@ class Simulator:
 
     def _prescribed_rows(self):
         """(s+1, n) arrays of q, q̇, q̈ at the stage times and at the end of the step."""
-        s, dt, t = self.tab.stages, self.dt, self._t
+        dt, t = self.dt, self._t
         times = list(t + self.tab.c * dt) + [t + dt]
         cache = {}
         rows = [cache.setdefault(tt, self._prescribed_at(tt)) for tt in times]

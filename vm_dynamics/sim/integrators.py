@@ -16,8 +16,9 @@ coordinate ``Θ`` obeys the vector-space ODE
 
     Θ̇ = dexp⁻¹_{−Θ} 𝒱 = 𝒱 + ½ ad_Θ 𝒱 + (1/12) ad_Θ² 𝒱 + …
 
-— note the argument ``−Θ`` (plus sign on the ½ term): seeds-LP.md §4.3, pitfall 24; paper 002
-(Müller 2023) §5(f)(ii) prints ``dexp⁻¹_X`` without the minus sign (seeds-Muller.md §2.7).  Any
+— note the argument ``−Θ`` (plus sign on the ½ term; :func:`vm_dynamics.core.lie.dexp_inv_body`,
+docs/corrections.md "Time integration"); paper 002 (Müller 2023) §5(f)(ii) prints ``dexp⁻¹_X``
+without the minus sign.  Any
 classical Runge–Kutta method applied to ``(Θ, y)`` from ``Θ(0) = 0``, followed by
 ``g_{k+1} = g_k exp(Θ_{k+1})``, is an RKMK method of the same order; ``g`` never leaves the
 group (no Euler angles, no quaternion normalisation).  ``dexp⁻¹`` is the closed form of
@@ -124,8 +125,8 @@ def _stage_pose(group, g, Theta):
 
 
 def _dexpinv_body(group, Theta, V):
-    """``Θ̇ = dexp⁻¹_{−Θ} 𝒱`` (body velocity; seeds-LP §4.3 pitfall 24)."""
-    return V if not np.any(Theta) else group.dexp_inv(-Theta) @ V
+    """``Θ̇ = dexp⁻¹_{−Θ} 𝒱`` (body velocity)."""
+    return V if not np.any(Theta) else group.dexp_inv_body(Theta) @ V
 
 
 def rkmk_step(rhs: Callable, group, tab: Tableau, t: float, g: np.ndarray, y: np.ndarray,

@@ -1,8 +1,8 @@
 """Reconstruction of the vehicle's motion from a joint path at conserved momentum.
 
-Paper 002 (Müller 2023, Proc. R. Soc. A 479: 20220732), §6; seeds-Muller.md §2.5–2.7.  When no
+Paper 002 (Müller 2023, Proc. R. Soc. A 479: 20220732), §6; docs/corrections.md.  When no
 wrench acts on the vehicle or the end effector and there is no gravity, the total momentum is
-conserved (seeds-LP §3.9).  In the inertial frame it is a constant 6-vector ``π`` (linear;
+conserved (docs/corrections.md, "Conserved quantities").  In the inertial frame it is a constant 6-vector ``π`` (linear;
 angular about the inertial origin, as returned by :meth:`Model.momentum`).  The vehicle's body
 momentum is then a function of the pose alone,
 

@@ -2,7 +2,7 @@
 
 ``simulate`` drives the one simulation engine, :class:`vm_dynamics.sim.engine.Simulator` (RKMK
 integration on the group of the corrected Lagrange–Poincaré equations (LP-1)–(LP-4) of paper 000,
-seeds-LP.md §3.5; see that module for the formulations and the backends), samples it on the grid
+docs/corrections.md, "LP equations"; see that module for the formulations and the backends), samples it on the grid
 ``t = k·dt`` and records a :class:`Trajectory`.
 
 Inputs given as arrays are held for the whole run, and the engine loops over the steps in
@@ -243,7 +243,6 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=N, desc=f"simulate[{method}]", unit="sample")
-    zero_tau = np.zeros(n)
 
     def set_inputs(k, t, g, V, q, qd, inputs=None):
         """The inputs applied at sample k: from the engine's first stage there (``inputs``, the

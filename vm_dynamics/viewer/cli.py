@@ -104,7 +104,7 @@ def main(argv=None) -> int:
 
 def _follow(args) -> int:
     """``--ros``: show the nodes' state live until Ctrl-C."""
-    from ..app.scenario import load_scenario
+    from ..config.scenario import load_scenario
     from ..transport import make_transport
     from .ros import follow_nodes
     from .server import RobotViewer

@@ -20,7 +20,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..ros.recording import UrdfTree, _xyz_rpy
+from ..model.urdf import origin_transform
+from ..ros.recording import UrdfTree
 
 __all__ = ["Visual", "urdf_visuals", "Playback", "PlaybackBuilder", "playback_from_mcap",
            "default_ee_frame"]
@@ -103,7 +104,7 @@ def urdf_visuals(urdf_xml: str, base_dir: str | os.PathLike | None = None
             if geom is None or len(geom) == 0:
                 raise ValueError(f"{what}: no <geometry>")
             shape = geom[0]
-            origin = _xyz_rpy(vis.find("origin"), what)
+            origin = origin_transform(vis.find("origin"), what)
             rgba = _rgba(vis.find("material"), named, what)
 
             def floats(attr, n, default=None):

@@ -55,7 +55,7 @@ leaving the vehicle's articulated inertia ``ι₀ᵀ I^A₀ ι₀ = M₀ − M�
 ``V̇ = (ι₀ᵀI^A₀ι₀)⁻¹ ι₀ᵀ(I^A₀ a_g − p^A₀)``, then ``q̈`` from the root to the leaves.  Both are
 exact, so (V̇, q̈) agree to rounding (``test/test_fast_path.py`` checks them against
 ``lp.forward_dynamics`` and Pinocchio's ``aba``).  Likewise RNEA gives the inverse dynamics of
-seeds-LP §4.2 and the composite-rigid-body algorithm gives M, hence M₀ (65), M₀𝔪 (66), M_𝔪 (67),
+docs/corrections.md, "Inverse dynamics" and the composite-rigid-body algorithm gives M, hence M₀ (65), M₀𝔪 (66), M_𝔪 (67),
 𝒜 (69) and M̂ (75) in :func:`lp_blocks`.
 
 Costs: forward and inverse dynamics O(n); mass matrix O(n·depth).  Algorithms: Featherstone,
@@ -548,8 +548,8 @@ class FastModel:
                                        frame_wrenches=None):
         """``(V̇, τ)``: the joint efforts that produce ``q̈`` while the vehicle moves freely
         under the known ``base_wrench`` (and the frame wrenches, gravity), and the vehicle's
-        resulting acceleration — the arm equation (LP-2) of the coupled system (seeds-LP
-        §4.2), as used by free-floating computed-torque control.  Two RNEA passes and M₀."""
+        resulting acceleration — the arm equation (LP-2) of the coupled system (docs/corrections.md,
+        "Inverse dynamics"), as used by free-floating computed-torque control.  Two RNEA passes and M₀."""
         n, b = self.n, self.b
         g = self._pose(g)
         V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba_kernels import (_OPT, _aba_core, _add_external, _check_pose, _coad, _cross,
+from ._numba_kernels import (_OPT, _aba_core, _add_external, _coad, _cross,
                              _kinematics, _momentum_terms, _velocities, _velocity_from_momentum,
                              dexp_inv_apply, njit, se3_exp)
 
@@ -434,7 +434,7 @@ def _stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out
 @njit(**_OPT)
 def _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
                 fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out, ws, sc):
-    """One RKMK step of size ``dt`` with the inputs held (seeds-LP §4.3).
+    """One RKMK step of size ``dt`` with the inputs held (docs/corrections.md, "Time integration").
 
     ``g(t) = g_k exp(ι₀Θ)``, ``Θ̇ = dexp⁻¹_{−Θ}(ι₀V)``; the vector part (m, q, q̇, W) by the
     explicit Runge–Kutta tableau ``(tab_a, tab_b)``: :func:`stage_begin` and :func:`stage_end`

@@ -731,7 +731,7 @@ def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, 
     ``[V̇; τ]`` into ``out``.  The base row of RNEA is affine in V̇ with slope M₀ (65), so
     ``V̇ = M₀⁻¹(bw − RNEA₀(V̇ = 0))`` makes the base wrench the applied one and
     ``τ = RNEA_𝔪(V̇, q̈)`` — the arm equation (LP-2) of the coupled system,
-    ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η`` (seeds-LP §4.2), without forming M̂."""
+    ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η`` (docs/corrections.md, "Inverse dynamics"), without forming M̂."""
     n = q.shape[0]
     b = axes.shape[0]
     Vdot = np.zeros(b)

@@ -22,23 +22,22 @@ the same file ``vm-sim <name>`` does.  Keys (nested maps become dotted ROS param
 """
 from __future__ import annotations
 
-import io
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from ..core import lie
+from .params import (apply_overrides, mapping, number, read_params_file, short,
+                     unflatten_reference)
 from ..model.hydrodynamics import Hydrodynamics, load_hydrodynamics
 from ..model.model import Model, load_model
 from ..model.mounting import model_options
 from ..model.urdf import resolve_package_path
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "quat_xyzw_to_matrix",
-           "read_params_file"]
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "quat_xyzw_to_matrix"]
 
 
 def share_dir() -> Path:
@@ -69,55 +68,6 @@ def share_dir() -> Path:
             return c
     raise ValueError("cannot find the vm_dynamics share directory (config/, urdf/); "
                      "set VM_DYNAMICS_SHARE")
-
-
-#: Largest parameter file read (bytes): the shipped scenarios are ~2 kB.
-MAX_PARAMS_FILE_BYTES = 4 * 1024 * 1024
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that rejects aliases (``*name``), as rcl's parameter parser does.
-
-    An alias bomb (anchors referring to anchors) would otherwise expand to gigabytes."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, f"aliases ('*{event.anchor}') are not supported in parameter files "
-                "(ROS 2 rejects them too)", event.start_mark)
-        return super().compose_node(parent, index)
-
-
-def read_params_file(path) -> dict:
-    """Return the ``ros__parameters`` of the ``/**`` (or first) node in a ROS 2 params file.
-
-    YAML aliases are rejected (as by rcl) and the file may be at most
-    :data:`MAX_PARAMS_FILE_BYTES` long; every problem is a ``ValueError`` naming the file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(MAX_PARAMS_FILE_BYTES + 1)
-        if len(text) > MAX_PARAMS_FILE_BYTES:
-            raise ValueError(f"{path}: larger than {MAX_PARAMS_FILE_BYTES} bytes; not a "
-                             f"parameter file")
-        stream = io.StringIO(text)
-        stream.name = str(path)                        # YAML errors quote the file
-        doc = yaml.load(stream, Loader=_NoAliasLoader)   # noqa: S506 - a SafeLoader subclass
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
-    if not isinstance(doc, dict) or not doc:
-        raise ValueError(f"{path}: expected a ROS 2 parameter file ('/**: ros__parameters: ...')")
-    node = doc.get("/**", next(iter(doc.values())))
-    if not isinstance(node, dict) or "ros__parameters" not in node:
-        raise ValueError(f"{path}: missing 'ros__parameters' under '/**'")
-    params = node["ros__parameters"]
-    if not isinstance(params, dict):
-        raise ValueError(f"{path}: 'ros__parameters' must be a mapping")
-    return params
 
 
 def quat_xyzw_to_matrix(qxyzw, name: str = "quaternion") -> np.ndarray:
@@ -176,10 +126,10 @@ class Scenario:
             return _vector(self.input.get("effort"), n, "input.effort")
         if kind == "sinusoid":
             a = _vector(self.input.get("amplitude"), n, "input.amplitude")
-            f = _number(self.input, "frequency", 0.5, nonnegative=True)
+            f = number(self.input, "frequency", 0.5, nonnegative=True)
             ph = _vector(self.input.get("phase", [0.0] * n), n, "input.phase")
             return a * np.sin(2 * np.pi * f * t + ph)
-        raise ValueError(f"input.type: unknown {_short(kind)}; use none, constant or sinusoid")
+        raise ValueError(f"input.type: unknown {short(kind)}; use none, constant or sinusoid")
 
     def prescribed_motion(self):
         """``t -> (q, qd, qdd)`` for the ``prescribed`` section, or None."""
@@ -191,7 +141,7 @@ class Scenario:
         q0 = self.q0.copy()
         if kind == "sinusoid":
             a = _vector(p.get("amplitude"), n, "prescribed.amplitude")
-            w = 2 * np.pi * _number(p, "frequency", 0.5, nonnegative=True)
+            w = 2 * np.pi * number(p, "frequency", 0.5, nonnegative=True)
             ph = _vector(p.get("phase", [0.0] * n), n, "prescribed.phase")
 
             def motion(t):
@@ -206,10 +156,10 @@ class Scenario:
                     or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n
                                for k in jl) or jl[0] == jl[1]):
                 raise ValueError(f"prescribed.joints: expected two different joint indices in "
-                                 f"0..{n - 1}, got {_short(jl)}")
+                                 f"0..{n - 1}, got {short(jl)}")
             i, j = jl
-            r = _number(p, "amplitude", 1.0)
-            T = _number(p, "period", 10.0, positive=True)
+            r = number(p, "amplitude", 1.0)
+            T = number(p, "period", 10.0, positive=True)
 
             def motion(t):
                 k, tau = divmod(t, T)
@@ -226,7 +176,7 @@ class Scenario:
                 qdd[j] = r * (-np.sin(phi) * dphi**2 + np.cos(phi) * ddphi)
                 return q, qd, qdd
             return motion
-        raise ValueError(f"prescribed.type: unknown {_short(kind)}; use sinusoid or wheel_loop")
+        raise ValueError(f"prescribed.type: unknown {short(kind)}; use sinusoid or wheel_loop")
 
 
 def _vector(x, n, name) -> np.ndarray:
@@ -241,94 +191,8 @@ def _vector(x, n, name) -> np.ndarray:
         a = None
     if a is None or a.shape != (n,) or not np.all(np.abs(a) <= lie.MAX_MAGNITUDE):
         raise ValueError(f"{name}: expected {n} finite numbers (|x| <= "
-                         f"{lie.MAX_MAGNITUDE:g}), got {_short(x)}")
+                         f"{lie.MAX_MAGNITUDE:g}), got {short(x)}")
     return a
-
-
-def _short(x, limit: int = 80) -> str:
-    """``repr(x)`` cut to ``limit`` characters (error messages stay one short line)."""
-    r = repr(x)
-    return r if len(r) <= limit else r[:limit - 3] + "..."
-
-
-def _number(params: dict, key: str, default, *, positive: bool = False,
-            nonnegative: bool = False) -> float:
-    """A finite real parameter; strings are read like C ``strtod`` reads them in ROS (so
-    ``1e-3`` works although YAML 1.1 calls it a string).  ``ValueError`` naming ``key``."""
-    v = params.get(key, default)
-    x = None
-    if isinstance(v, str):
-        try:
-            x = float(v)
-        except ValueError:
-            x = None
-    elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-        x = float(v)
-    if x is None or not np.isfinite(x):
-        raise ValueError(f"{key}: expected a finite number, got {_short(v)}")
-    if positive and not x > 0:
-        raise ValueError(f"{key}: must be positive, got {x:g}")
-    if nonnegative and not x >= 0:
-        raise ValueError(f"{key}: must be >= 0, got {x:g}")
-    return x
-
-
-def _mapping(params: dict, key: str) -> dict | None:
-    """The mapping under ``key`` (None if absent or empty); anything else is a ``ValueError``."""
-    v = params.get(key)
-    if v is None or v == {}:
-        return None
-    if not isinstance(v, dict):
-        raise ValueError(f"{key}: expected a mapping of names to values, got "
-                         f"{type(v).__name__} {_short(v)}")
-    return v
-
-
-def apply_overrides(params: dict, overrides: dict | None) -> dict:
-    """A deep copy of nested ``params`` with ``overrides`` applied.
-
-    An override's name is a ROS parameter name: a dotted name (``controller.kp``,
-    ``initial.joint_positions``) sets the nested key, creating the mappings on the way; a
-    plain name replaces the top-level key.  Setting a key under a value that is not a
-    mapping is a ``ValueError`` naming both."""
-    import copy
-    out = copy.deepcopy(params)
-    for name, value in (overrides or {}).items():
-        parts = str(name).split(".")
-        if not all(parts):
-            raise ValueError(f"{name!r}: not a parameter name (empty component)")
-        node = out
-        for i, part in enumerate(parts[:-1]):
-            nxt = node.get(part)
-            if nxt is None:
-                nxt = node[part] = {}
-            elif not isinstance(nxt, dict):
-                raise ValueError(f"{name}: {'.'.join(parts[:i + 1])} is not a mapping "
-                                 f"(it is {_short(nxt)})")
-            node = nxt
-        node[parts[-1]] = value
-    return out
-
-
-def _unflatten_reference(ref, n):
-    """ROS parameters cannot hold nested lists: joint waypoint rows are written flat (k·n numbers
-    for k times); reshape them to the k×n rows :mod:`vm_dynamics.control.references` takes."""
-    if not isinstance(ref, dict):
-        return ref
-    ref = dict(ref)
-    joint = ref.get("joint")
-    if isinstance(joint, dict) and joint.get("type") == "waypoints":
-        joint = dict(joint)
-        k = len(joint.get("times", []))
-        for key in ("positions", "velocities", "accelerations"):
-            v = joint.get(key)
-            if isinstance(v, list) and v and not isinstance(v[0], list):
-                if len(v) != k * n:
-                    raise ValueError(f"reference.joint.{key}: expected {k} rows of {n} numbers "
-                                     f"({k * n} in all), got {len(v)}")
-                joint[key] = [v[i * n:(i + 1) * n] for i in range(k)]
-        ref["joint"] = joint
-    return ref
 
 
 def list_scenarios() -> list[tuple[str, str]]:
@@ -377,41 +241,41 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     params = apply_overrides(read_params_file(path), overrides)
     name = params.get("scenario", path.stem)
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"scenario: expected a non-empty name, got {_short(name)}")
+        raise ValueError(f"scenario: expected a non-empty name, got {short(name)}")
     description = params.get("description", "")
     urdf_dir = share_dir() / "urdf"
     rd = params.get("robot_description_file")
     if rd is None:
         raise ValueError(f"{path}: missing 'robot_description_file'")
     if not isinstance(rd, str) or not rd:
-        raise ValueError(f"robot_description_file: expected a file name, got {_short(rd)}")
+        raise ValueError(f"robot_description_file: expected a file name, got {short(rd)}")
     urdf_path = (Path(resolve_package_path(rd)) if rd.startswith("package://")
                  else Path(rd) if Path(rd).is_absolute() else urdf_dir / rd)
     base = params.get("base_type", "SE3")
     gravity = params.get("gravity", [0.0, 0.0, -9.81])
     if not isinstance(base, str):
-        raise ValueError(f"base_type: expected SE3, SE2, SO3 or fixed, got {_short(base)}")
+        raise ValueError(f"base_type: expected SE3, SE2, SO3 or fixed, got {short(base)}")
     gravity = _vector(gravity, 3, "gravity")
     integrator = params.get("integrator", "rkmk4")
     if integrator not in METHODS:
-        raise ValueError(f"integrator: unknown {_short(integrator)}; choose one of "
+        raise ValueError(f"integrator: unknown {short(integrator)}; choose one of "
                          f"{', '.join(METHODS)}")
-    dt = _number(params, "dt", 1e-3, positive=True)
-    duration = _number(params, "duration", 10.0, positive=True)
+    dt = number(params, "dt", 1e-3, positive=True)
+    duration = number(params, "duration", 10.0, positive=True)
     if dt > duration:
         raise ValueError(f"dt: the step {dt:g} s is longer than the duration {duration:g} s")
     steps = duration / dt
     if steps > MAX_STEPS:
         raise ValueError(f"dt: {duration:g} s in steps of {dt:g} s is {steps:.3g} steps; at "
                          f"most {MAX_STEPS} per run (increase dt or shorten the duration)")
-    init = _mapping(params, "initial") or {}
-    input_ = _mapping(params, "input") or {}
-    prescribed = _mapping(params, "prescribed")
-    ctrl = _mapping(params, "controller")
-    reference = _mapping(params, "reference")
+    init = mapping(params, "initial") or {}
+    input_ = mapping(params, "input") or {}
+    prescribed = mapping(params, "prescribed")
+    ctrl = mapping(params, "controller")
+    reference = mapping(params, "reference")
     hf = params.get("hydrodynamics_file")
     if hf is not None and not isinstance(hf, str):
-        raise ValueError(f"hydrodynamics_file: expected a file name, got {_short(hf)}")
+        raise ValueError(f"hydrodynamics_file: expected a file name, got {short(hf)}")
 
     model = load_model(str(urdf_path), base=base, gravity=gravity, **model_options(params))
     hydro = None
@@ -438,11 +302,11 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         urdf_path=urdf_path, model=model, g0=g0, V0=V0, q0=q0, qd0=qd0, dt=dt,
         duration=duration, integrator=integrator,
         hydrodynamics=hydro, controller=dict(ctrl) if ctrl else None,
-        reference=_unflatten_reference(reference, n),
+        reference=unflatten_reference(reference, n),
         input=dict(input_), prescribed=dict(prescribed) if prescribed else None,
     )
     # evaluate the open-loop sections once, so that their errors surface now
-    from ..sim.simulate import State
+    from ..core.state import State
     state0 = State(0.0, g0, V0, q0, qd0)
     scn.open_loop_torque(0.0, state0)
     motion = scn.prescribed_motion()

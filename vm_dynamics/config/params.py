@@ -1,0 +1,189 @@
+"""Parameter files and parameter trees, shared by ``vm-sim``, the node cores and the viewer.
+
+A scenario file is a ROS 2 parameter file (``/**: ros__parameters: ...``).  This module reads
+it safely (:func:`read_params_file`: no YAML aliases, bounded size), converts between nested
+mappings and ROS's flat dotted names (:func:`flatten`, :func:`unflatten`), applies
+``name:=value`` overrides (:func:`apply_overrides`) and checks scalar values
+(:func:`number`, :func:`mapping`).  Vectors are checked by
+:func:`vm_dynamics.core.validation.as_vector`.
+"""
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import yaml
+
+__all__ = ["MAX_PARAMS_FILE_BYTES", "read_params_file", "flatten", "unflatten",
+           "parameter_defaults", "apply_overrides", "unflatten_reference", "number", "mapping",
+           "short"]
+
+
+#: Largest parameter file read (bytes): the shipped scenarios are ~2 kB.
+MAX_PARAMS_FILE_BYTES = 4 * 1024 * 1024
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects aliases (``*name``), as rcl's parameter parser does.
+
+    An alias bomb (anchors referring to anchors) would otherwise expand to gigabytes."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"aliases ('*{event.anchor}') are not supported in parameter files "
+                "(ROS 2 rejects them too)", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def read_params_file(path) -> dict:
+    """Return the ``ros__parameters`` of the ``/**`` (or first) node in a ROS 2 params file.
+
+    YAML aliases are rejected (as by rcl) and the file may be at most
+    :data:`MAX_PARAMS_FILE_BYTES` long; every problem is a ``ValueError`` naming the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(MAX_PARAMS_FILE_BYTES + 1)
+        if len(text) > MAX_PARAMS_FILE_BYTES:
+            raise ValueError(f"{path}: larger than {MAX_PARAMS_FILE_BYTES} bytes; not a "
+                             f"parameter file")
+        stream = io.StringIO(text)
+        stream.name = str(path)                        # YAML errors quote the file
+        doc = yaml.load(stream, Loader=_NoAliasLoader)   # noqa: S506 - a SafeLoader subclass
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(doc, dict) or not doc:
+        raise ValueError(f"{path}: expected a ROS 2 parameter file ('/**: ros__parameters: ...')")
+    node = doc.get("/**", next(iter(doc.values())))
+    if not isinstance(node, dict) or "ros__parameters" not in node:
+        raise ValueError(f"{path}: missing 'ros__parameters' under '/**'")
+    params = node["ros__parameters"]
+    if not isinstance(params, dict):
+        raise ValueError(f"{path}: 'ros__parameters' must be a mapping")
+    return params
+
+
+def parameter_defaults(spec: Mapping[str, tuple[Any, str]]) -> dict[str, Any]:
+    """``{name: default}`` of a parameter table (flat dotted names)."""
+    return {k: v[0] for k, v in spec.items()}
+
+
+def flatten(params: Mapping | None, prefix: str = "") -> dict[str, Any]:
+    """Nested mapping -> flat dotted names (``{'a': {'b': 1}}`` -> ``{'a.b': 1}``)."""
+    out: dict[str, Any] = {}
+    for key, value in (params or {}).items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def unflatten(params: Mapping[str, Any], prefix: str) -> dict:
+    """The sub-tree of flat dotted ``params`` under ``prefix`` as a nested dict."""
+    out: dict = {}
+    for key, value in params.items():
+        if not key.startswith(prefix + "."):
+            continue
+        parts = key[len(prefix) + 1:].split(".")
+        node = out
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"parameter {key!r} conflicts with {prefix}.{p}")
+        node[parts[-1]] = value
+    return out
+
+
+def apply_overrides(params: dict, overrides: dict | None) -> dict:
+    """A deep copy of nested ``params`` with ``overrides`` applied.
+
+    An override's name is a ROS parameter name: a dotted name (``controller.kp``,
+    ``initial.joint_positions``) sets the nested key, creating the mappings on the way; a
+    plain name replaces the top-level key.  Setting a key under a value that is not a
+    mapping is a ``ValueError`` naming both."""
+    import copy
+    out = copy.deepcopy(params)
+    for name, value in (overrides or {}).items():
+        parts = str(name).split(".")
+        if not all(parts):
+            raise ValueError(f"{name!r}: not a parameter name (empty component)")
+        node = out
+        for i, part in enumerate(parts[:-1]):
+            nxt = node.get(part)
+            if nxt is None:
+                nxt = node[part] = {}
+            elif not isinstance(nxt, dict):
+                raise ValueError(f"{name}: {'.'.join(parts[:i + 1])} is not a mapping "
+                                 f"(it is {short(nxt)})")
+            node = nxt
+        node[parts[-1]] = value
+    return out
+
+
+def unflatten_reference(ref, n):
+    """ROS parameters cannot hold nested lists: joint waypoint rows are written flat (k·n numbers
+    for k times); reshape them to the k×n rows :mod:`vm_dynamics.control.references` takes."""
+    if not isinstance(ref, dict):
+        return ref
+    ref = dict(ref)
+    joint = ref.get("joint")
+    if isinstance(joint, dict) and joint.get("type") == "waypoints":
+        joint = dict(joint)
+        k = len(joint.get("times", []))
+        for key in ("positions", "velocities", "accelerations"):
+            v = joint.get(key)
+            if isinstance(v, list) and v and not isinstance(v[0], list):
+                if len(v) != k * n:
+                    raise ValueError(f"reference.joint.{key}: expected {k} rows of {n} numbers "
+                                     f"({k * n} in all), got {len(v)}")
+                joint[key] = [v[i * n:(i + 1) * n] for i in range(k)]
+        ref["joint"] = joint
+    return ref
+
+
+def number(params: dict, key: str, default, *, positive: bool = False,
+            nonnegative: bool = False) -> float:
+    """A finite real parameter; strings are read like C ``strtod`` reads them in ROS (so
+    ``1e-3`` works although YAML 1.1 calls it a string).  ``ValueError`` naming ``key``."""
+    v = params.get(key, default)
+    x = None
+    if isinstance(v, str):
+        try:
+            x = float(v)
+        except ValueError:
+            x = None
+    elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        x = float(v)
+    if x is None or not np.isfinite(x):
+        raise ValueError(f"{key}: expected a finite number, got {short(v)}")
+    if positive and not x > 0:
+        raise ValueError(f"{key}: must be positive, got {x:g}")
+    if nonnegative and not x >= 0:
+        raise ValueError(f"{key}: must be >= 0, got {x:g}")
+    return x
+
+
+def mapping(params: dict, key: str) -> dict | None:
+    """The mapping under ``key`` (None if absent or empty); anything else is a ``ValueError``."""
+    v = params.get(key)
+    if v is None or v == {}:
+        return None
+    if not isinstance(v, dict):
+        raise ValueError(f"{key}: expected a mapping of names to values, got "
+                         f"{type(v).__name__} {short(v)}")
+    return v
+
+
+def short(x, limit: int = 80) -> str:
+    """``repr(x)`` cut to ``limit`` characters (error messages stay one short line)."""
+    r = repr(x)
+    return r if len(r) <= limit else r[:limit - 3] + "..."
