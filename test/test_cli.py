@@ -173,7 +173,7 @@ def _set(**kv):
     (["spacecraft_arm", "-p", "kp=3"], "-p 'kp=3': expected NAME:=VALUE"),
     (["spacecraft_arm", "-p", "dt:=*a"], "-p dt"),
     (["tumbling", "--joint-positions", "[1, 2, 3]"],
-     "initial.joint_positions: expected 2 finite numbers"),
+     "initial.joint_positions: expected shape (2,), got (3,)"),
     (["tumbling", "--joint-positions", "a,b"],
      "--joint-positions: expected numbers like 0.1,0.2 or [0.1, 0.2], got 'a,b'"),
     (["tumbling", "--base-orientation", "0,0,0,0"], "initial.base_orientation: not a unit quaternion"),
@@ -182,7 +182,7 @@ def _set(**kv):
     (["tumbling", "-p", "initial:=[1.0, 2.0]"], "initial: expected a mapping"),
     (["tumbling", "-p", "input.type:=bogus"], "input.type: unknown 'bogus'"),
     (["tumbling", "-p", "input.type:=constant", "-p", "input.effort:=[1.0]"],
-     "input.effort: expected 2 finite numbers"),
+     "input.effort: expected shape (2,)"),
     (["tumbling", "-p", "integrator:=rk45"], "integrator: unknown 'rk45'"),
     (["tumbling", "-p", "controller.name:=magic"], "controller.name: unknown 'magic'"),
 ])
@@ -196,12 +196,12 @@ def test_bad_values_are_one_line_exit_2_before_the_run(args, message, capsys, tm
 @pytest.mark.parametrize("edit, message", [
     (_set(initial=[0.0, 1.0]), "initial: expected a mapping of names to values, got list"),
     (_set(input__type="constant", input__effort=[1.0, 2.0, 3.0]),
-     "input.effort: expected 2 finite numbers"),
+     "input.effort: expected shape (2,)"),
     (_set(input__type="bogus"), "input.type: unknown 'bogus'"),
     (_set(controller__name="computed_torque", controller__kp="abc"), "parameter 'kp'"),
     (_set(dt="fast"), "dt: expected a finite number, got 'fast'"),
     (_set(duration=".inf"), "duration: expected a finite number"),
-    (_set(initial__joint_positions=[True, False]), "initial.joint_positions: expected 2"),
+    (_set(initial__joint_positions=[True, False]), "initial.joint_positions: expected real numbers"),
     (_set(prescribed__type="wheel_loop", prescribed__joints=[0, 5]),
      "prescribed.joints: expected two different joint indices in 0..1"),
 ])

@@ -286,7 +286,8 @@ def _prepare(scn, controller_name, out_dir, record_rate, plots, progress, explic
 
 def _external(scn):
     def external(t, state):
-        return scn.external_base_wrench(t, state), scn.external_frame_wrenches(t, state) or None
+        bw, frames = scn.environment_wrenches(t, state)
+        return bw, frames or None
     return external
 
 
@@ -379,7 +380,7 @@ def _simulate(run: _Run, log):
     from ..sim.simulate import simulate
     scn, ctrl, model = run.scn, run.ctrl, run.scn.model
     prescribed = scn.prescribed_motion()
-    open_loop = scn.input.get("type", "none") != "none"
+    open_loop = scn.effort_input.active
     if ctrl is not None:
         ctrl_tau, ctrl_bw = ctrl.inputs(run.reference)
         tau_fn = ((lambda t, s: ctrl_tau(t, s) + scn.open_loop_torque(t, s)) if open_loop
@@ -514,7 +515,8 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
     with _phase(log, "energy and momentum balance"):
         frame_fn = None
         if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
-            frame_fn = scn.external_frame_wrenches
+            def frame_fn(t, state):
+                return scn.environment_wrenches(t, state)[1]
         checks = analysis.conservation_checks(model, traj, frame_fn)
     summary.update(checks.summary())
     ref_joint = getattr(run.reference, "joint", None) if run.ctrl is not None else None
@@ -523,9 +525,9 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
         err, final, rms = analysis.tracking_errors(traj.t, traj.q, ref_joint)
         summary["tracking_error_final"] = final
         summary["tracking_error_rms"] = rms
-    if scn.prescribed and scn.prescribed.get("type") == "wheel_loop":
+    if scn.prescribed is not None and scn.prescribed.kind == "wheel_loop":
         summary["attitude_change_per_cycle"] = analysis.attitude_changes_deg(
-            traj.t, traj.g, float(scn.prescribed.get("period", 10.0)))
+            traj.t, traj.g, scn.prescribed.period)
     euler = None
     if scn.params.get("compare_euler_model") and model.b == 6 and len(traj) > 1 \
             and not stop.requested:

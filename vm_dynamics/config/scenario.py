@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..core import lie
+from ..core.validation import MAX_MAGNITUDE, as_vector
+from .sections import (EffortInput, InitialState, PrescribedMotion, effort_input,
+                       initial_state, prescribed_motion)
 from .params import (apply_overrides, mapping, number, read_params_file, short,
                      unflatten_reference)
 from ..model.hydrodynamics import Hydrodynamics, load_hydrodynamics
@@ -37,7 +39,7 @@ from ..model.model import Model, load_model
 from ..model.mounting import model_options
 from ..model.urdf import resolve_package_path
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "quat_xyzw_to_matrix"]
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir"] + ["InitialState", "EffortInput", "PrescribedMotion"]
 
 
 def share_dir() -> Path:
@@ -70,129 +72,52 @@ def share_dir() -> Path:
                      "set VM_DYNAMICS_SHARE")
 
 
-def quat_xyzw_to_matrix(qxyzw, name: str = "quaternion") -> np.ndarray:
-    """Rotation matrix of a ROS quaternion ``x, y, z, w`` (normalised; a zero, non-finite or
-    wrongly sized quaternion raises ``ValueError`` naming ``name``)."""
-    return lie.quaternion_to_matrix(qxyzw, name)
-
-
 @dataclass
 class Scenario:
+    """A loaded scenario: the model and every section parsed and checked (:mod:`.sections`).
+
+    ``initial`` (:class:`~.sections.InitialState`), ``effort_input``
+    (:class:`~.sections.EffortInput`, a callable ``(t, state) -> τ``), ``prescribed``
+    (:class:`~.sections.PrescribedMotion` or None, a callable ``t -> (q, q̇, q̈)``),
+    ``hydrodynamics`` (the environment), ``controller`` and ``reference`` (mappings for
+    :func:`vm_dynamics.control.get_controller` and :func:`~vm_dynamics.control.reference_from_config`,
+    joint waypoints already reshaped), ``params`` the whole parameter tree."""
+
     name: str
     description: str
     params: dict
     urdf_path: Path
     model: Model
-    g0: np.ndarray
-    V0: np.ndarray
-    q0: np.ndarray
-    qd0: np.ndarray
+    initial: InitialState
     dt: float
     duration: float
     integrator: str
     hydrodynamics: Hydrodynamics | None = None
     controller: dict | None = None
     reference: dict | None = None
-    input: dict = field(default_factory=dict)
-    prescribed: dict | None = None
+    effort_input: EffortInput | None = None
+    prescribed: PrescribedMotion | None = None
 
-    # ---------------------------------------------------------------- open-loop inputs
-    def external_base_wrench(self, t, state) -> np.ndarray:
-        """Environment wrench on the vehicle (hydrodynamics), b-vector, body frame."""
-        if self.hydrodynamics is None:
-            return np.zeros(self.model.b)
-        w6 = self.hydrodynamics.vehicle_wrench(state.g, self.model.group.embed(state.V),
-                                               self.model.gravity)
-        return self.model.group.project(w6)
+    # the initial state by its short names
+    g0 = property(lambda self: self.initial.g)
+    V0 = property(lambda self: self.initial.V)
+    q0 = property(lambda self: self.initial.q)
+    qd0 = property(lambda self: self.initial.qd)
 
-    def external_frame_wrenches(self, t, state) -> dict:
-        """Environment wrenches on links (arm-link buoyancy)."""
+    def environment_wrenches(self, t, state) -> tuple[np.ndarray, dict]:
+        """The water's wrenches at ``state``: ``(vehicle b-vector, {link: [f; n]})`` (zero and
+        empty without hydrodynamics); see :meth:`Hydrodynamics.environment_wrenches`."""
         if self.hydrodynamics is None:
-            return {}
-        key = (t, state.q.tobytes(), state.g.tobytes())
-        cache = self.__dict__.setdefault("_link_wrench_cache", [None, None])
-        if cache[0] != key:
-            cache[0] = key
-            cache[1] = self.hydrodynamics.link_wrenches(self.model, state.g, state.q)
-        return cache[1]
+            return np.zeros(self.model.b), {}
+        return self.hydrodynamics.environment_wrenches(self.model, state.g, state.V, state.q)
 
     def open_loop_torque(self, t, state) -> np.ndarray:
-        """Joint efforts of the ``input`` section (``none``, ``constant`` or ``sinusoid``)."""
-        kind = self.input.get("type", "none")
-        n = self.model.n
-        if kind == "none":
-            return np.zeros(n)
-        if kind == "constant":
-            return _vector(self.input.get("effort"), n, "input.effort")
-        if kind == "sinusoid":
-            a = _vector(self.input.get("amplitude"), n, "input.amplitude")
-            f = number(self.input, "frequency", 0.5, nonnegative=True)
-            ph = _vector(self.input.get("phase", [0.0] * n), n, "input.phase")
-            return a * np.sin(2 * np.pi * f * t + ph)
-        raise ValueError(f"input.type: unknown {short(kind)}; use none, constant or sinusoid")
+        """Joint efforts of the ``input`` section at ``t``."""
+        return self.effort_input(t, state)
 
     def prescribed_motion(self):
-        """``t -> (q, qd, qdd)`` for the ``prescribed`` section, or None."""
-        if not self.prescribed:
-            return None
-        p = self.prescribed
-        kind = p.get("type")
-        n = self.model.n
-        q0 = self.q0.copy()
-        if kind == "sinusoid":
-            a = _vector(p.get("amplitude"), n, "prescribed.amplitude")
-            w = 2 * np.pi * number(p, "frequency", 0.5, nonnegative=True)
-            ph = _vector(p.get("phase", [0.0] * n), n, "prescribed.phase")
-
-            def motion(t):
-                s = np.sin(w * t + ph) - np.sin(ph)
-                return q0 + a * s, a * w * np.cos(w * t + ph), -a * w * w * np.sin(w * t + ph)
-            return motion
-        if kind == "wheel_loop":
-            # A closed loop in the plane of two joint angles (paper 002's rotor path): a circle
-            # of radius `amplitude` swept with a smooth (minimum-jerk) phase every `period`.
-            jl = p.get("joints", [0, 1])
-            if (not isinstance(jl, (list, tuple)) or len(jl) != 2
-                    or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n
-                               for k in jl) or jl[0] == jl[1]):
-                raise ValueError(f"prescribed.joints: expected two different joint indices in "
-                                 f"0..{n - 1}, got {short(jl)}")
-            i, j = jl
-            r = number(p, "amplitude", 1.0)
-            T = number(p, "period", 10.0, positive=True)
-
-            def motion(t):
-                k, tau = divmod(t, T)
-                s = tau / T
-                phi = 2 * np.pi * (10 * s**3 - 15 * s**4 + 6 * s**5)
-                dphi = 2 * np.pi * (30 * s**2 - 60 * s**3 + 30 * s**4) / T
-                ddphi = 2 * np.pi * (60 * s - 180 * s**2 + 120 * s**3) / T**2
-                q, qd, qdd = q0.copy(), np.zeros(n), np.zeros(n)
-                q[i] += r * (1 - np.cos(phi))
-                q[j] += r * np.sin(phi)
-                qd[i] = r * np.sin(phi) * dphi
-                qd[j] = r * np.cos(phi) * dphi
-                qdd[i] = r * (np.cos(phi) * dphi**2 + np.sin(phi) * ddphi)
-                qdd[j] = r * (-np.sin(phi) * dphi**2 + np.cos(phi) * ddphi)
-                return q, qd, qdd
-            return motion
-        raise ValueError(f"prescribed.type: unknown {short(kind)}; use sinusoid or wheel_loop")
-
-
-def _vector(x, n, name) -> np.ndarray:
-    """``x`` as ``n`` finite real numbers of magnitude <= ``lie.MAX_MAGNITUDE``, else a
-    ``ValueError`` naming ``name``."""
-    if x is None:
-        raise ValueError(f"{name}: missing")
-    try:
-        raw = np.asarray(x)
-        a = raw.astype(float).reshape(-1) if raw.dtype.kind in "fiu" else None
-    except (TypeError, ValueError, OverflowError):
-        a = None
-    if a is None or a.shape != (n,) or not np.all(np.abs(a) <= lie.MAX_MAGNITUDE):
-        raise ValueError(f"{name}: expected {n} finite numbers (|x| <= "
-                         f"{lie.MAX_MAGNITUDE:g}), got {short(x)}")
-    return a
+        """``t -> (q, qd, qdd)`` of the ``prescribed`` section, or None."""
+        return self.prescribed
 
 
 def list_scenarios() -> list[tuple[str, str]]:
@@ -255,7 +180,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     gravity = params.get("gravity", [0.0, 0.0, -9.81])
     if not isinstance(base, str):
         raise ValueError(f"base_type: expected SE3, SE2, SO3 or fixed, got {short(base)}")
-    gravity = _vector(gravity, 3, "gravity")
+    gravity = as_vector(gravity, 3, "gravity", limit=MAX_MAGNITUDE)
     integrator = params.get("integrator", "rkmk4")
     if integrator not in METHODS:
         raise ValueError(f"integrator: unknown {short(integrator)}; choose one of "
@@ -268,7 +193,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     if steps > MAX_STEPS:
         raise ValueError(f"dt: {duration:g} s in steps of {dt:g} s is {steps:.3g} steps; at "
                          f"most {MAX_STEPS} per run (increase dt or shorten the duration)")
-    init = mapping(params, "initial") or {}
+    init = mapping(params, "initial")
     input_ = mapping(params, "input") or {}
     prescribed = mapping(params, "prescribed")
     ctrl = mapping(params, "controller")
@@ -285,31 +210,15 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
                                    gravity_magnitude=float(np.linalg.norm(model.gravity)))
         model = model.with_added_vehicle_inertia(hydro.added_mass)
 
-    b, n = model.b, model.n
-    R = quat_xyzw_to_matrix(init.get("base_orientation", [0, 0, 0, 1]),
-                            "initial.base_orientation")
-    g0 = lie.make_pose(R, _vector(init.get("base_position", [0, 0, 0]), 3, "initial.base_position"))
-    V0 = _vector(init.get("base_twist", [0.0] * b), b, "initial.base_twist") if b else np.zeros(0)
-    q0 = _vector(init.get("joint_positions", [0.0] * n), n, "initial.joint_positions")
-    qd0 = _vector(init.get("joint_velocities", [0.0] * n), n, "initial.joint_velocities")
-    unknown = sorted(set(init) - {"base_position", "base_orientation", "base_twist",
-                                  "joint_positions", "joint_velocities"})
-    if unknown:
-        raise ValueError(f"initial.{unknown[0]}: unknown; the initial state has base_position, "
-                         f"base_orientation, base_twist, joint_positions, joint_velocities")
     scn = Scenario(
         name=name.strip(), description=str(description), params=params,
-        urdf_path=urdf_path, model=model, g0=g0, V0=V0, q0=q0, qd0=qd0, dt=dt,
+        urdf_path=urdf_path, model=model, initial=initial_state(init, model), dt=dt,
         duration=duration, integrator=integrator,
         hydrodynamics=hydro, controller=dict(ctrl) if ctrl else None,
-        reference=unflatten_reference(reference, n),
-        input=dict(input_), prescribed=dict(prescribed) if prescribed else None,
+        reference=unflatten_reference(reference, model.n),
+        effort_input=effort_input(input_, model.n),
     )
-    # evaluate the open-loop sections once, so that their errors surface now
-    from ..core.state import State
-    state0 = State(0.0, g0, V0, q0, qd0)
-    scn.open_loop_torque(0.0, state0)
-    motion = scn.prescribed_motion()
-    if motion is not None:
-        motion(0.0)
+    scn.prescribed = prescribed_motion(prescribed, scn.q0)
+    if scn.prescribed is not None:      # evaluate once, so that its errors surface now
+        scn.prescribed(0.0)
     return scn

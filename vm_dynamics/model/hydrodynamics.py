@@ -86,6 +86,17 @@ class Hydrodynamics:
             out[link] = np.concatenate([f, np.cross(cob, f)])
         return out
 
+    def environment_wrenches(self, model, g: np.ndarray, V: np.ndarray, q: np.ndarray
+                             ) -> tuple[np.ndarray, dict]:
+        """The water's action on the system at one state, as the engine and controllers take
+        it: the vehicle wrench projected on the vehicle's subgroup (a b-vector, body frame)
+        and the link buoyancy as frame wrenches ``{link: [f; n]}``.  The one place where the
+        hydrodynamic environment becomes wrenches (engine, simulate, vm-sim, controller node).
+        """
+        grp = model.group
+        return (grp.project(self.vehicle_wrench(g, grp.embed(V), model.gravity)),
+                self.link_wrenches(model, g, q))
+
 
 def _up(gravity):
     n = np.linalg.norm(gravity)

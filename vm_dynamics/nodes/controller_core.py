@@ -205,8 +205,8 @@ class ControllerCore:
             hyd = robot.hydrodynamics
 
             def external(t, s):
-                w6 = hyd.vehicle_wrench(s.g, m.group.embed(s.V), m.gravity)
-                return m.group.project(w6), hyd.link_wrenches(m, s.g, s.q) or None
+                bw, frames = hyd.environment_wrenches(m, s.g, s.V, s.q)
+                return bw, frames or None
             self._external = external
         self._js = None          # (t, q, qd)
         self._od = None          # (t, g, V)

@@ -46,15 +46,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..core import lie
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
 from ..model.hydrodynamics import load_hydrodynamics
 from ..sim.integrators import METHODS
 from ..model.model import load_model
 from ..model.mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_options
-from ..config.params import flatten, parameter_defaults
-from ..config.scenario import quat_xyzw_to_matrix, share_dir
+from ..config.params import flatten, parameter_defaults, unflatten
+from ..config.sections import INITIAL_PARAMETERS, initial_state
+from ..config.scenario import share_dir
+from ..core.validation import MAX_MAGNITUDE, as_vector
 from ..model.urdf import read_urdf_source, resolve_package_path
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "Robot",
@@ -110,13 +111,7 @@ DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
                               "1/publish_rate of simulated time"),
     "path_rate": (2.0, "ee_path/base_path: sent with every 10th state, but at most this many "
                   "times per wall second (paths of hundreds of poses are costly to send)"),
-    "initial.base_position": ([0.0, 0.0, 0.0], "initial vehicle position in odom, m"),
-    "initial.base_orientation": ([0.0, 0.0, 0.0, 1.0], "initial vehicle orientation, "
-                                 "quaternion x y z w"),
-    "initial.base_twist": ([], "initial body twist [v; w] restricted to the subgroup "
-                           "(b numbers); default zero"),
-    "initial.joint_positions": ([], "initial joint positions, URDF order; default zero"),
-    "initial.joint_velocities": ([], "initial joint velocities, URDF order; default zero"),
+    **{f"initial.{k}": v for k, v in INITIAL_PARAMETERS.items()},
 }
 
 DYNAMICS_BACKENDS = ("auto", "numba", "lp")
@@ -147,29 +142,11 @@ def _share_file(path: str, sub: str, what: str) -> Path:
     return p
 
 
-def _float_list(value, n, name, default=None) -> np.ndarray:
-    if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
-        if default is None:
-            raise ValueError(f"{name}: missing")
-        return np.array(default, dtype=float)
-    if isinstance(value, (str, bytes)) or isinstance(value, bool):
-        raise ValueError(f"{name}: expected {n} numbers, got {value!r}")
-    try:
-        a = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {n} numbers, got {value!r}") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected {n} numbers, got {a.size}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or Inf")
-    return a
-
-
 def load_robot(params: Mapping[str, Any]) -> Robot:
     """Model, hydrodynamics and frame/joint names from (flat) node parameters."""
     p = parameter_defaults(ROBOT_PARAMETERS)
     p.update(flatten(params))
-    gravity = _float_list(p["gravity"], 3, "gravity")
+    gravity = as_vector(p["gravity"], 3, "gravity", limit=MAX_MAGNITUDE)
     base = p["base_type"]
     xml = p["robot_description"]
     if not isinstance(xml, str) or not isinstance(p["robot_description_file"], str):
@@ -370,17 +347,9 @@ class DynamicsCore:
         self.ee_frame = self._ee_frame(p["ee_frame"])
         self.ee_path = deque(maxlen=max(1, int(p["ee_path_length"])))
 
-        # initial state
-        b, n = m.b, m.n
-        R0 = quat_xyzw_to_matrix(_float_list(p["initial.base_orientation"], 4,
-                                             "initial.base_orientation"))
-        self.g0 = lie.make_pose(R0, _float_list(p["initial.base_position"], 3,
-                                                "initial.base_position"))
-        self.V0 = _float_list(p["initial.base_twist"], b, "initial.base_twist", np.zeros(b))
-        self.q0 = _float_list(p["initial.joint_positions"], n, "initial.joint_positions",
-                              np.zeros(n))
-        self.qd0 = _float_list(p["initial.joint_velocities"], n, "initial.joint_velocities",
-                               np.zeros(n))
+        # initial state (the scenario's parser: config.sections)
+        init = initial_state(unflatten(p, "initial"), m)
+        self.g0, self.V0, self.q0, self.qd0 = init.g, init.V, init.q, init.qd
 
         # the engine (environment inside: hydrodynamic damping and buoyancy at every stage)
         try:

@@ -289,11 +289,11 @@ class _ReferenceStages:
         R = g_s[:3, :3]
         F = np.array(bw, dtype=float) + grp.project(np.concatenate([R.T @ bwi[:3],
                                                                      R.T @ bwi[3:]]))
-        if self.hydro is not None:
-            F = F + grp.project(self.hydro.vehicle_wrench(g_s, grp.embed(V), model.gravity))
         frames = dict(fw_dict)
         if self.hydro is not None:
-            for link, w in self.hydro.link_wrenches(model, g_s, q).items():
+            env, env_frames = self.hydro.environment_wrenches(model, g_s, V, q)
+            F = F + env
+            for link, w in env_frames.items():
                 frames[link] = frames.get(link, 0.0) + w
         return F, frames
 
@@ -884,11 +884,10 @@ class Simulator:
         _, _, qdd_p = self._prescribed_at(t)
         bw = None if base_wrench is None else as_vector(base_wrench, model.b, "base_wrench")
         if self.hydrodynamics is not None:
-            grp = model.group
-            env = grp.project(self.hydrodynamics.vehicle_wrench(g, grp.embed(V), model.gravity))
+            env, env_frames = self.hydrodynamics.environment_wrenches(model, g, V, q)
             bw = env if bw is None else bw + env
             fws = dict(frame_wrenches or {})
-            for link, w in self.hydrodynamics.link_wrenches(model, g, q).items():
+            for link, w in env_frames.items():
                 fws[link] = fws.get(link, 0.0) + w
             frame_wrenches = fws
         if self.backend == "lp":

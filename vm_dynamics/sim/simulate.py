@@ -255,9 +255,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         rec["tau"][k] = tau_k
         rec["base_wrench"][k] = bw_k
         if environment is not None and b:     # the applied vehicle wrench includes the water's
-            grp = model.group
-            rec["base_wrench"][k] += grp.project(environment.vehicle_wrench(
-                g, grp.embed(V), model.gravity))
+            rec["base_wrench"][k] += environment.environment_wrenches(model, g, V, q)[0]
         if prescribed is not None:          # at the sample's own state (not the engine's)
             st = State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
             fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
