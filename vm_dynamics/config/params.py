@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ..core.paramtree import flatten, unflatten
+
 __all__ = ["MAX_PARAMS_FILE_BYTES", "read_params_file", "flatten", "unflatten",
            "parameter_defaults", "apply_overrides", "unflatten_reference", "number", "mapping",
            "short"]
@@ -73,34 +75,6 @@ def read_params_file(path) -> dict:
 def parameter_defaults(spec: Mapping[str, tuple[Any, str]]) -> dict[str, Any]:
     """``{name: default}`` of a parameter table (flat dotted names)."""
     return {k: v[0] for k, v in spec.items()}
-
-
-def flatten(params: Mapping | None, prefix: str = "") -> dict[str, Any]:
-    """Nested mapping -> flat dotted names (``{'a': {'b': 1}}`` -> ``{'a.b': 1}``)."""
-    out: dict[str, Any] = {}
-    for key, value in (params or {}).items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(flatten(value, name + "."))
-        else:
-            out[name] = value
-    return out
-
-
-def unflatten(params: Mapping[str, Any], prefix: str) -> dict:
-    """The sub-tree of flat dotted ``params`` under ``prefix`` as a nested dict."""
-    out: dict = {}
-    for key, value in params.items():
-        if not key.startswith(prefix + "."):
-            continue
-        parts = key[len(prefix) + 1:].split(".")
-        node = out
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise ValueError(f"parameter {key!r} conflicts with {prefix}.{p}")
-        node[parts[-1]] = value
-    return out
 
 
 def apply_overrides(params: dict, overrides: dict | None) -> dict:

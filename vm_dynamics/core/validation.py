@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["MAX_MAGNITUDE", "as_array", "as_vector", "as_pose"]
+__all__ = ["MAX_MAGNITUDE", "as_array", "as_vector", "as_pose", "as_positive"]
 
 #: Largest magnitude accepted where a function multiplies entries (the Lie-group functions,
 #: scenario and node parameters).  Up to it every function of :mod:`vm_dynamics.core.lie`
@@ -80,6 +80,20 @@ def as_pose(g, name: str = "g") -> np.ndarray:
         raise ValueError(f"{name}: not a rigid transform (rotation block not orthonormal with "
                          f"det +1, or last row not [0, 0, 0, 1])")
     return a
+
+
+def as_positive(x, name: str) -> float:
+    """``x`` as a finite positive float (a step, a rate, a tolerance), else a ``ValueError``
+    naming ``name``.  Booleans and strings are not numbers here."""
+    if isinstance(x, (bool, str, bytes)):
+        raise ValueError(f"{name}: expected a positive finite number, got {_short(x)}")
+    try:
+        v = float(x)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected a positive finite number, got {_short(x)}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: expected a positive finite number, got {_short(x)}")
+    return v
 
 
 def _short(x, limit: int = 80) -> str:

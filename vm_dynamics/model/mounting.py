@@ -27,6 +27,7 @@ import copy
 import numpy as np
 
 from ..core import lie
+from ..core.paramtree import flatten
 from ..core.validation import as_array
 from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Frame, KinematicTree, joint_axis,
                    origin_transform, transform_inertia, check_rigid_body_inertia, joint_motion,
@@ -154,22 +155,11 @@ ROBOT_MODEL_PARAMETERS = {
 }
 
 
-def _flat(d, prefix=""):
-    out = {}
-    for k, v in (d or {}).items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(_flat(v, key + "."))
-        else:
-            out[key] = v
-    return out
-
-
 def model_options(params) -> dict:
     """``{"locked_joints": …, "vehicle": …}`` keyword arguments of ``load_model`` from scenario
     or node parameters, nested (``vehicle: {mass: …}``) or flat (``vehicle.mass``); see
     :data:`ROBOT_MODEL_PARAMETERS`.  Empty names / ``vehicle.mass`` 0 mean none."""
-    p = _flat({k: v for k, v in dict(params).items()
+    p = flatten({k: v for k, v in dict(params).items()
                if k.split(".")[0] in ("locked_joints", "vehicle")})
     unknown = sorted(k for k in p if k not in ROBOT_MODEL_PARAMETERS)
     if unknown:

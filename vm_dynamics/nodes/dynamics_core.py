@@ -55,7 +55,7 @@ from ..model.mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_optio
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import INITIAL_PARAMETERS, initial_state
 from ..config.scenario import share_dir
-from ..core.validation import MAX_MAGNITUDE, as_vector
+from ..core.validation import MAX_MAGNITUDE, as_positive, as_vector
 from ..model.urdf import read_urdf_source, resolve_package_path
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "Robot",
@@ -321,9 +321,7 @@ class DynamicsCore:
         self.params = p
         self.log = EventLog(clock)
         self.clock = clock
-        self.dt = float(p["dt"])
-        if not (math.isfinite(self.dt) and self.dt > 0):
-            raise ValueError(f"dt: expected a positive step, got {p['dt']!r}")
+        self.dt = as_positive(p["dt"], "dt")
         self.method = p["integrator"]
         if self.method not in METHODS:
             raise ValueError(f"integrator: unknown {self.method!r}; choose one of "

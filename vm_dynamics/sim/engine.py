@@ -58,7 +58,7 @@ from ..dynamics import lp
 from ..core.errors import SimulationDiverged
 from .integrators import TABLEAUX, IntegrationStats, integrate
 from ..core.state import State
-from ..core.validation import as_pose, as_vector
+from ..core.validation import as_pose, as_positive, as_vector
 
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
            "environment_arrays"]
@@ -380,7 +380,7 @@ class Simulator:
                  forward_dynamics: Callable | None = None):
         from ..dynamics.fast import resolve_backend
         self.model = model
-        self.dt = _positive(dt, "dt")
+        self.dt = as_positive(dt, "dt")
         if method not in TABLEAUX:
             raise ValueError(f"method={method!r}: unknown; choose one of {', '.join(TABLEAUX)}")
         self.method = method
@@ -414,7 +414,7 @@ class Simulator:
                              "the vehicle is integrated through its momentum (LP-1)")
         self.prescribed = prescribed
         self._presc = prescribed is not None
-        self.rtol, self.atol = _positive(rtol, "rtol"), _positive(atol, "atol")
+        self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
         self.hydrodynamics = environment
         self.env = environment_arrays(model, environment)
         b, n = model.b, model.n
@@ -902,13 +902,3 @@ class Simulator:
     def __repr__(self):
         return (f"Simulator({self.model.name!r}, dt={self.dt:g}, method={self.method!r}, "
                 f"backend={self.backend!r}, t={self._t:.6g})")
-
-
-def _positive(x, name):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a positive finite number, got {x!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: expected a positive finite number, got {x!r}")
-    return v
