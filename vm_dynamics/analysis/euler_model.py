@@ -40,6 +40,7 @@ import numpy as np
 
 from ..core import lie
 from ..dynamics import lp
+from ..core.rotations import rpy_to_matrix
 from ..core.validation import as_vector
 
 __all__ = ["EulerAngleModel", "EulerSingularityError", "EulerSimulation", "simulate_euler",
@@ -52,13 +53,8 @@ class EulerSingularityError(ValueError):
     """The state is (numerically) at pitch θ = ±π/2, where the ZYX Euler-angle model is undefined."""
 
 
-def rotation_zyx(Theta) -> np.ndarray:
-    """``R = Rz(ψ) Ry(θ) Rx(φ)`` for ``Θ = (φ, θ, ψ)`` (same as URDF rpy)."""
-    phi, th, psi = Theta
-    cr, sr, cp, sp, cy, sy = np.cos(phi), np.sin(phi), np.cos(th), np.sin(th), np.cos(psi), np.sin(psi)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
+#: ``R = Rz(ψ) Ry(θ) Rx(φ)`` for ``Θ = (φ, θ, ψ)``: the URDF roll–pitch–yaw rotation.
+rotation_zyx = rpy_to_matrix
 
 
 def _rotation_zyx_derivatives(Theta) -> np.ndarray:

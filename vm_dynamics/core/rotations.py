@@ -22,7 +22,8 @@ import numpy as np
 
 __all__ = ["ROTATION_TOL", "QUAT_NORM_TOL", "check_rotation", "check_unit_quaternion",
            "quat_from_matrix", "matrix_from_quat", "rotvec_from_quat", "rotvec_from_matrix",
-           "check_rigid_transform", "pose_from_matrix", "matrix_from_pose"]
+           "check_rigid_transform", "pose_from_matrix", "matrix_from_pose", "rpy_to_matrix",
+           "matrix_to_rpy"]
 
 #: Orthonormality tolerance for rotation matrices (max abs entry of R^T R - I).
 ROTATION_TOL = 1e-6
@@ -249,3 +250,22 @@ def check_unit_quaternion(q: Any, name: str = 'quaternion') -> np.ndarray:
         raise ValueError(f'{name}: not a unit quaternion [x, y, z, w] (norm {n:.6g}; unit norm '
                          f'within {QUAT_NORM_TOL:g} required)')
     return a / n
+
+
+def matrix_to_rpy(R) -> np.ndarray:
+    """Inverse of :func:`rpy_to_matrix` (URDF fixed-axis roll, pitch, yaw)."""
+    R = np.asarray(R, dtype=float)
+    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
+    if np.hypot(R[0, 0], R[1, 0]) < 1e-12:          # pitch = ±90°: put everything in yaw
+        return np.array([0.0, pitch, np.arctan2(-R[0, 1], R[1, 1])])
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    """URDF fixed-axis roll–pitch–yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (also the ZYX Euler
+    angles ``(φ, θ, ψ)`` of the Euler-angle baseline)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])

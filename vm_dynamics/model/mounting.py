@@ -29,9 +29,10 @@ import numpy as np
 from ..core import lie
 from ..core.paramtree import flatten
 from ..core.validation import as_array
-from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Frame, KinematicTree, joint_axis,
-                   origin_transform, transform_inertia, check_rigid_body_inertia, joint_motion,
-                   matrix_to_rpy, parse_urdf, rpy_to_matrix, spatial_inertia)
+from ..core.rotations import matrix_to_rpy, rpy_to_matrix
+from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Frame, KinematicTree,
+                   check_rigid_body_inertia, joint_axis, joint_motion, origin_transform,
+                   parse_urdf, spatial_inertia, transform_inertia)
 
 __all__ = ["mount_on_vehicle", "pose_from_spec", "model_options", "effective_urdf",
            "VEHICLE_KEYS", "ROBOT_MODEL_PARAMETERS"]
@@ -212,7 +213,8 @@ def effective_urdf(xml: str, locked_joints=None, vehicle=None) -> str:
         name = joint.get("name")
         if name not in tree.locked:
             continue
-        g = origin_transform(joint.find("origin"), f"joint '{name}'") @ joint_motion(joint.get("type"), joint_axis(joint),
+        origin = origin_transform(joint.find("origin"), f"joint '{name}'")
+        g = origin @ joint_motion(joint.get("type"), joint_axis(joint),
                                                              tree.locked[name])
         for child in list(joint):
             if child.tag not in ("parent", "child"):

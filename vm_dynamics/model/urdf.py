@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import lie
+from ..core.rotations import rpy_to_matrix
 
-__all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source", "resolve_package_path",
-           "rpy_to_matrix", "origin_transform", "transform_inertia", "joint_axis", "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA",
-           "MAX_LENGTH", "XACRO_MODES"]
+__all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source",
+           "resolve_package_path", "origin_transform", "transform_inertia", "joint_axis",
+           "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA", "MAX_LENGTH",
+           "XACRO_MODES"]
 
 MOVABLE = ("revolute", "continuous", "prismatic")
 _UNSUPPORTED = ("floating", "planar")
@@ -96,24 +98,6 @@ class KinematicTree:
     @property
     def n_joints(self) -> int:
         return len(self.bodies) - 1
-
-
-def matrix_to_rpy(R) -> np.ndarray:
-    """Inverse of :func:`rpy_to_matrix` (URDF fixed-axis roll, pitch, yaw)."""
-    R = np.asarray(R, dtype=float)
-    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
-    if np.hypot(R[0, 0], R[1, 0]) < 1e-12:          # pitch = ±90°: put everything in yaw
-        return np.array([0.0, pitch, np.arctan2(-R[0, 1], R[1, 1])])
-    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
-
-
-def rpy_to_matrix(rpy) -> np.ndarray:
-    """URDF fixed-axis roll–pitch–yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 def spatial_inertia(mass: float, com: np.ndarray, I_com: np.ndarray) -> np.ndarray:
