@@ -348,7 +348,7 @@ def test_input_validation(free):
         vm.simulate(free, G0, V0, None, None, 0.05, 0.01, prescribed=path, tau=np.zeros(7))
     with pytest.raises(ValueError, match="q0: does not match prescribed"):
         vm.simulate(free, G0, V0, Q0 + 0.1, None, 0.05, 0.01, prescribed=path)
-    with pytest.raises(ValueError, match=r"prescribed: qdd has shape \(2,\) at t=0"):
+    with pytest.raises(ValueError, match=r"prescribed: qdd at t=0: expected shape \(7,\), got \(2,\)"):
         vm.simulate(free, G0, V0, None, None, 0.05, 0.01,
                     prescribed=lambda t: (Q0, QD0, np.zeros(2)))
     with pytest.raises(ValueError, match="velocity"):

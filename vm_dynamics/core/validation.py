@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["MAX_MAGNITUDE", "as_array", "as_vector", "as_pose", "as_positive"]
+__all__ = ["MAX_MAGNITUDE", "as_array", "as_vector", "as_pose", "as_positive", "as_returned_vectors"]
 
 #: Largest magnitude accepted where a function multiplies entries (the Lie-group functions,
 #: scenario and node parameters).  Up to it every function of :mod:`vm_dynamics.core.lie`
@@ -94,6 +94,20 @@ def as_positive(x, name: str) -> float:
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name}: expected a positive finite number, got {_short(x)}")
     return v
+
+
+def as_returned_vectors(out, names: tuple, n: int, what: str, t: float) -> list:
+    """The n-vectors a user callable returned at time ``t`` (e.g. a prescribed motion's
+    ``(q, qd, qdd)``), each checked by :func:`as_vector`; a wrong count, shape or value is a
+    ``ValueError`` naming ``what``, the element and ``t``."""
+    try:
+        parts = tuple(out)
+    except TypeError:
+        parts = ()
+    if len(parts) < len(names):
+        raise ValueError(f"{what}: must return ({', '.join(names)}); got {_short(out)} "
+                         f"at t={t:.9g}")
+    return [as_vector(a, n, f"{what}: {nm} at t={t:.9g}") for nm, a in zip(names, parts)]
 
 
 def _short(x, limit: int = 80) -> str:

@@ -58,7 +58,7 @@ from ..dynamics import lp
 from ..core.errors import SimulationDiverged
 from .integrators import TABLEAUX, IntegrationStats, integrate
 from ..core.state import State
-from ..core.validation import as_pose, as_positive, as_vector
+from ..core.validation import as_pose, as_positive, as_returned_vectors, as_vector
 
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
            "environment_arrays"]
@@ -544,28 +544,8 @@ class Simulator:
                 np.ascontiguousarray(ws, dtype=float), raw)
 
     def _prescribed_at(self, t):
-        out = self.prescribed(t)
-        try:
-            q, qd, qdd = out
-        except (TypeError, ValueError):
-            raise ValueError(f"prescribed: must return (q, qd, qdd); got {out!r} at t={t:.9g}") \
-                from None
-        n = self.model.n
-        res = []
-        for nm, a in (("q", q), ("qd", qd), ("qdd", qdd)):
-            try:
-                a = np.asarray(a, dtype=float)
-            except (TypeError, ValueError):
-                raise ValueError(f"prescribed: {nm} is not numeric at t={t:.9g}") from None
-            if a.ndim == 0 and n == 1:
-                a = a.reshape(1)
-            if a.shape != (n,):
-                raise ValueError(f"prescribed: {nm} has shape {a.shape} at t={t:.9g}; "
-                                 f"expected ({n},)")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"prescribed: {nm} contains NaN or Inf at t={t:.9g}")
-            res.append(a)
-        return res
+        return as_returned_vectors(self.prescribed(t), ("q", "qd", "qdd"), self.model.n,
+                                   "prescribed", t)
 
     def _prescribed_rows(self):
         """(s+1, n) arrays of q, q̇, q̈ at the stage times and at the end of the step."""

@@ -36,7 +36,7 @@ import numpy as np
 from ..core import lie
 from ..dynamics import lp
 from .integrators import METHODS, IntegrationStats, integrate
-from ..core.validation import as_pose, as_vector
+from ..core.validation import as_pose, as_returned_vectors, as_vector
 
 __all__ = ["reconstruct_base", "BaseMotion"]
 
@@ -58,24 +58,7 @@ def _joint_path_fn(joint_path, n):
         raise ValueError("joint_path: expected a callable t -> (q, qd)")
 
     def fn(t):
-        out = joint_path(t)
-        try:
-            q, qd = out[0], out[1]
-        except (TypeError, IndexError, KeyError):
-            raise ValueError(f"joint_path: must return (q, qd); got {out!r} at t={t:.9g}") from None
-        res = []
-        for nm, a in (("q", q), ("qd", qd)):
-            try:
-                a = np.asarray(a, dtype=float)
-            except (TypeError, ValueError):
-                raise ValueError(f"joint_path: {nm} is not numeric at t={t:.9g}") from None
-            if a.ndim == 0 and n == 1:
-                a = a.reshape(1)
-            if a.shape != (n,) or not np.all(np.isfinite(a)):
-                raise ValueError(f"joint_path: {nm} must be a finite ({n},) array at t={t:.9g}; "
-                                 f"got shape {a.shape}")
-            res.append(a)
-        return res
+        return as_returned_vectors(joint_path(t), ("q", "qd"), n, "joint_path", t)
     return fn
 
 
