@@ -153,6 +153,15 @@ def base_figure(t, g, base_type="SE3", title="vehicle pose"):
     return finish_figure(fig, axes, t, title)
 
 
+def _relative_log(ax, t, y, scale, color, label, ylabel):
+    """|y| / scale on a log axis (zeros left out), with the machine-ε line."""
+    a = np.abs(y) / scale
+    ax.semilogy(t, np.where(a > 0, a, np.nan), color=color, label=label)
+    ax.axhline(np.finfo(float).eps, color="0.5", ls=":", lw=1.0, label="machine ε")
+    ax.set_ylabel(ylabel)
+    add_legend(ax, 2)
+
+
 @styled
 def energy_figure(t, balance, scale, *, work_done=True, momentum_change=None,
                   momentum_scale=None, momentum_conserved=False, title="energy balance"):
@@ -164,22 +173,16 @@ def energy_figure(t, balance, scale, *, work_done=True, momentum_change=None,
         raise ValueError(f"scale: expected a positive energy scale, got {scale!r}")
     rows = 2 if momentum_change is not None else 1
     fig, axes = new_figure(rows, 2.6)
-    a = np.abs(b[:, 0]) / scale
     what = (r"$|E - E_0 - W|\,/\,E_\mathrm{ref}$ (energy balance)" if work_done
             else r"$|E - E_0|\,/\,E_\mathrm{ref}$ (energy drift, no work done)")
-    axes[0].semilogy(t, np.where(a > 0, a, np.nan), color="C0", label=what)
-    axes[0].axhline(np.finfo(float).eps, color="0.5", ls=":", lw=1.0, label="machine ε")
-    axes[0].set_ylabel(rf"relative to $E_\mathrm{{ref}}$ = {scale:.3g} J")
-    add_legend(axes[0], 2)
+    _relative_log(axes[0], t, b[:, 0], scale, "C0", what,
+                  rf"relative to $E_\mathrm{{ref}}$ = {scale:.3g} J")
     if momentum_change is not None:
         _, m = _series(t, momentum_change, "momentum_change", 1)
-        am = np.abs(m[:, 0]) / momentum_scale
         label = (r"$\|\mu - \mu_0\|$ (conserved momentum)" if momentum_conserved
                  else r"$\|\mu - \mu_0\|$ (not conserved: external wrench or gravity)")
-        axes[1].semilogy(t, np.where(am > 0, am, np.nan), color="C2", label=label)
-        axes[1].axhline(np.finfo(float).eps, color="0.5", ls=":", lw=1.0, label="machine ε")
-        axes[1].set_ylabel(rf"relative to {momentum_scale:.3g} N·m·s")
-        add_legend(axes[1], 2)
+        _relative_log(axes[1], t, m[:, 0], momentum_scale, "C2", label,
+                      rf"relative to {momentum_scale:.3g} N·m·s")
     for ax in axes:
         if not np.any(np.isfinite(ax.get_lines()[0].get_ydata())):
             ax.set_ylim(1e-18, 1e-12)   # identically zero: nothing to draw on a log axis

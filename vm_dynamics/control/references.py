@@ -290,13 +290,19 @@ _POSE_KEYS = {"waypoints": ("type", "times", "poses", "group"),
               "setpoint": ("type", "pose", "group")}
 
 
-def _joint_from_config(cfg, name):
+def _section_kind(cfg, name, table) -> str:
+    """The ``type`` of a reference section, its keys checked against ``table[type]``."""
     if not isinstance(cfg, Mapping):
         raise ValueError(f"{name}: expected a mapping with a 'type' key, got {type(cfg).__name__}")
     kind = _need(cfg, "type", name)
-    if kind not in _JOINT_KEYS:
-        raise ValueError(f"{name}.type: {kind!r}; choose one of {', '.join(_JOINT_KEYS)}")
-    _keys(cfg, _JOINT_KEYS[kind], name)
+    if kind not in table:
+        raise ValueError(f"{name}.type: {kind!r}; choose one of {', '.join(table)}")
+    _keys(cfg, table[kind], name)
+    return kind
+
+
+def _joint_from_config(cfg, name):
+    kind = _section_kind(cfg, name, _JOINT_KEYS)
     if kind == "waypoints":
         return JointWaypoints(_need(cfg, "times", name), _need(cfg, "positions", name),
                               cfg.get("velocities"), cfg.get("accelerations"))
@@ -307,12 +313,7 @@ def _joint_from_config(cfg, name):
 
 
 def _pose_traj_from_config(cfg, name):
-    if not isinstance(cfg, Mapping):
-        raise ValueError(f"{name}: expected a mapping with a 'type' key, got {type(cfg).__name__}")
-    kind = _need(cfg, "type", name)
-    if kind not in _POSE_KEYS:
-        raise ValueError(f"{name}.type: {kind!r}; choose one of {', '.join(_POSE_KEYS)}")
-    _keys(cfg, _POSE_KEYS[kind], name)
+    kind = _section_kind(cfg, name, _POSE_KEYS)
     group = cfg.get("group")
     if kind == "waypoints":
         poses = _need(cfg, "poses", name)
