@@ -115,7 +115,7 @@ def gravity_for(seed):
 
 @functools.lru_cache(maxsize=None)
 def our_model(name, base, gravity):
-    vm = pytest.importorskip("vm_dynamics")
+    import vm_dynamics as vm
     return vm.load_model(robot_xml(name), base=base, gravity=gravity)
 
 

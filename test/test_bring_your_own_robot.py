@@ -30,7 +30,8 @@ import vm_dynamics as vm
 from vm_dynamics.core import lie
 from vm_dynamics.dynamics import lp
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin
+
 
 RTOL = 1e-9
 
@@ -554,7 +555,7 @@ def test_effective_urdf_loads_the_same_model(locked):
 
 def test_locked_and_mounted_models_run_on_the_fast_path():
     """Locking and mounting only change the tree: the O(n) path takes them as they are."""
-    fast = pytest.importorskip("vm_dynamics.dynamics.fast")
+    from vm_dynamics.dynamics import fast
     m = vm.load_model(erd(PANDA), gravity=(0.1, 0.2, -9.81),
                       locked_joints={"panda_finger_joint1": 0.02},
                       vehicle={"mass": 500.0, "inertia": [187.5, 187.5, 187.5],

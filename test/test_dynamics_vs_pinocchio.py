@@ -306,7 +306,7 @@ def test_forward_inverse_consistency(case):
 # source formats: URDF path and .xacro path give the same model as the XML string
 # --------------------------------------------------------------------------
 def test_sources_path_and_xacro(tmp_path):
-    vm = pytest.importorskip("vm_dynamics")
+    import vm_dynamics as vm
     path = robot_path("ur5")
     xacro_file = tmp_path / "ur5_wrapped.urdf.xacro"
     xacro_file.write_text(
@@ -330,7 +330,7 @@ def test_unmodified_panda_loads_with_its_mimic_finger():
     """The raw panda.urdf has a <mimic> finger joint: it is a coupling, not a coordinate (conftest
     strips it for the comparisons above; test_bring_your_own_robot.py compares the unmodified
     file with Pinocchio's mimic support)."""
-    vm = pytest.importorskip("vm_dynamics")
+    import vm_dynamics as vm
     m = vm.load_model(robot_path("panda"), base="SE3")
     assert (m.n, m.n_full) == (8, 9)
     assert "panda_finger_joint2" not in m.joint_names

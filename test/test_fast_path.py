@@ -22,8 +22,8 @@ import pytest
 
 from conftest import WRENCH_FRAMES, gravity_for, make_oracle, our_model
 
-vm = pytest.importorskip("vm_dynamics")
-fast = pytest.importorskip("vm_dynamics.dynamics.fast")
+import vm_dynamics as vm
+from vm_dynamics.dynamics import fast
 from vm_dynamics.core import lie
 from vm_dynamics.dynamics import lp  # noqa: E402
 

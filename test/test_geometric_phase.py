@@ -158,7 +158,7 @@ def test_small_loop_holonomy_is_curvature():
     arm at zero momentum displaces the vehicle by exp(−πε² B_ij) + O(ε³), with B the curvature
     of the mechanical connection, B_ij = ∂_i𝒜_j − ∂_j𝒜_i − [𝒜_i, 𝒜_j] (Model.curvature;
     second-order BCH of the four legs of a small loop gives −B_ij·area)."""
-    xacro = pytest.importorskip("xacro")
+    import xacro
     model = vm.load_model(xacro.process_file(os.path.join(URDF_DIR, "spacecraft_arm.urdf.xacro"))
                           .toxml(), gravity=(0, 0, 0))
     qs = np.array([0.3, -0.6, 0.4, 1.2, -0.5, 0.8, 0.2])

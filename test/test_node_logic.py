@@ -588,7 +588,7 @@ def _dds_env(domain):
 
 
 def test_dynamics_and_controller_nodes_over_dds(monkeypatch, tmp_path):
-    pytest.importorskip("cyclonedds")
+    import cyclonedds  # noqa: F401
     domain = 120 + os.getpid() % 100
     env = _dds_env(domain)
     for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
@@ -713,8 +713,8 @@ def test_foxglove_bridge_streams_decodable_ros2_messages():
 
 
 def test_foxglove_server_on_loopback_serves_joint_states():
-    foxglove = pytest.importorskip("foxglove")
-    websockets = pytest.importorskip("websockets.sync.client")
+    import foxglove
+    from websockets.sync import client as websockets
     import json
     import struct
     import threading

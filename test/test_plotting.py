@@ -3,7 +3,6 @@ group moves, label the energy balance honestly, and are saved without following 
 import numpy as np
 import pytest
 
-matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.figure import Figure  # noqa: E402
 
 from vm_dynamics.core import lie

@@ -120,7 +120,7 @@ def test_quat_round_trip_including_near_pi(axis, angle):
 
 
 def test_quat_random_against_scipy_vectorised():
-    Rotation = pytest.importorskip('scipy.spatial.transform').Rotation
+    from scipy.spatial.transform import Rotation
     rots = Rotation.random(500, random_state=1)
     R = rots.as_matrix()
     q = rm.quat_from_matrix(R)  # (500, 4)
@@ -216,9 +216,8 @@ def test_joint_state_parser_errors():
 
 
 def test_joint_state_cdr_matches_cyclonedds():
-    cdds = pytest.importorskip('cyclonedds.idl')
-    types = pytest.importorskip('cyclonedds.idl.types')
-
+    from cyclonedds import idl as cdds
+    from cyclonedds.idl import types
     @dataclass
     class Time(cdds.IdlStruct, typename='builtin_interfaces::msg::dds_::Time_'):
         sec: types.int32
@@ -248,7 +247,7 @@ def test_joint_state_cdr_matches_cyclonedds():
 
 def _mcap_ros2_decode(msgtype, data):
     """Decode CDR with mcap_ros2 (independent decoder) using the ros2msg schema text."""
-    dyn = pytest.importorskip('mcap_ros2._dynamic')
+    from mcap_ros2 import _dynamic as dyn
     decoders = dyn.generate_dynamic(msgtype, rm.msgdef(msgtype))
     return decoders[msgtype](data)
 

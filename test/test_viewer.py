@@ -24,6 +24,8 @@ VIEWER_DEPS = ("viser", "mcap", "matplotlib", "foxglove", "imageio_ffmpeg", "tri
 # Makes the listed top-level modules unimportable in a child interpreter.
 BLOCK = """
 import sys
+
+
 class _Block:
     def find_spec(self, name, path=None, target=None):
         if name.split('.')[0] in {blocked!r}:
@@ -136,7 +138,7 @@ def test_playback_errors_name_what_is_missing(tmp_path):
 # ---------------------------------------------------------------------------- server
 
 def test_robot_viewer_serves_the_page_and_replays(tmp_path):
-    pytest.importorskip("viser")
+    import viser  # noqa: F401
     from vm_dynamics.viewer.scene import playback_from_mcap
     from vm_dynamics.viewer.server import RobotViewer
     spacecraft_recording(tmp_path / "r.mcap")
@@ -200,8 +202,8 @@ def test_missing_viz_extra_gives_a_one_line_hint(tmp_path):
 
 
 def test_vm_sim_video_gif_and_mp4(tmp_path):
-    pytest.importorskip("matplotlib")
-    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
+    import matplotlib  # noqa: F401
+    import imageio_ffmpeg
     from PIL import Image
     for name in ("v.gif", "v.mp4"):
         p = subprocess.run([PY, "-m", "vm_dynamics.app.cli", "planar_rover", "--duration", "1.0",
@@ -227,7 +229,7 @@ def test_vm_sim_video_gif_and_mp4(tmp_path):
 
 
 def test_vm_sim_view_live_then_replay(tmp_path):
-    pytest.importorskip("viser")
+    import viser  # noqa: F401
     proc = subprocess.Popen([PY, "-u", "-m", "vm_dynamics.app.cli", "planar_rover", "--duration",
                              "1.0", "--view", "--port", "0", "--no-plots", "--quiet",
                              "--out", str(tmp_path / "o")], stdout=subprocess.PIPE,
@@ -262,8 +264,8 @@ def test_vm_sim_view_live_then_replay(tmp_path):
 def test_foxglove_server_speaks_only_the_sdk_subprotocol():
     """What the bridge's docs say: foxglove-sdk's server accepts ``foxglove.sdk.v1`` and
     refuses a client that offers only ``foxglove.websocket.v1`` with HTTP 400."""
-    foxglove = pytest.importorskip("foxglove")
-    client = pytest.importorskip("websockets.sync.client")
+    import foxglove
+    from websockets.sync import client
     from websockets.exceptions import InvalidStatus
     server = foxglove.start_server(host="127.0.0.1", port=0)
     try:
@@ -280,8 +282,8 @@ def test_foxglove_server_speaks_only_the_sdk_subprotocol():
 def test_vm_view_ros_follows_the_dynamics_node_over_dds(monkeypatch, tmp_path):
     """``vm-view --ros``'s follower on the plain-DDS transport draws what a real
     dynamics_node process publishes: the end effector where the model puts it."""
-    pytest.importorskip("cyclonedds")
-    pytest.importorskip("viser")
+    import cyclonedds  # noqa: F401
+    import viser  # noqa: F401
     import os
     from vm_dynamics.transport.dds import DdsTransport
     from vm_dynamics.viewer.ros import follow_nodes

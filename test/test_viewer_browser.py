@@ -53,7 +53,7 @@ def _browser_or_skip():
 @pytest.fixture
 def browser():
     _browser_or_skip()
-    pytest.importorskip("viser")
+    import viser  # noqa: F401
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     profile = tempfile.mkdtemp(prefix="vm-view-chromium-")
