@@ -34,7 +34,7 @@ setup(
         "viz": ["foxglove-sdk>=0.10", "viser>=1.0", "mcap>=1.1", "matplotlib>=3.5",
                 "imageio-ffmpeg>=0.5", "rosbags>=0.10"],
         "fast": ["numba>=0.58"],
-        "test": ["pytest>=7", "hypothesis>=6.80", "pin>=3", "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1", "mujoco>=3",
+        "test": ["pytest>=7", "hypothesis>=6.80", "import-linter>=2.0", "ruff>=0.6", "pin>=3", "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1", "mujoco>=3",
                  "colcon-common-extensions>=0.3",
                  "mcap-ros2-support>=0.5", "selenium>=4.10"],
     },

@@ -37,7 +37,7 @@ set -u
 # suite has just run under plain pytest)
 # In a sourced ROS 2 environment (COLCON=path of its colcon) the
 # nodes are also run on the real rclpy (test_rclpy_real.py; skipped without rclpy).
-tests="test/test_lie.py test/test_launch_files.py test/test_model.py test/test_rclpy_real.py"
+tests="test/unit/test_lie.py test/ros/test_launch_files.py test/oracle/test_model.py test/ros/test_rclpy_real.py"
 "${COLCON:-$venv/colcon}" test --packages-select vm_dynamics --event-handlers console_direct+ \
   --pytest-args $tests -q
 "${COLCON:-$venv/colcon}" test-result --all --verbose

@@ -43,9 +43,32 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-for p in (HERE, REPO):
+# test helpers: support/ (oracles, URDF generators) and fakes/ (the rclpy stand-in)
+for p in (os.path.join(HERE, "support"), os.path.join(HERE, "fakes"), REPO):
     if p not in sys.path:
         sys.path.insert(0, p)
+
+#: Test kinds, one folder each; every test gets the marker of its folder
+#: (``pytest -m oracle``, ``pytest -m "not process"``).
+KINDS = {
+    "unit": "functions and classes in-process, against closed forms and properties",
+    "oracle": "dynamics against an independent oracle (Pinocchio, finite differences, "
+              "conservation laws, analytic solutions)",
+    "process": "executables and nodes as processes, over loopback DDS or HTTP",
+    "ros": "against a ROS 2 installation (rclpy, launch) or its stand-ins",
+}
+
+
+def pytest_configure(config):
+    for kind, text in KINDS.items():
+        config.addinivalue_line("markers", f"{kind}: {text}")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        kind = os.path.basename(os.path.dirname(str(item.fspath)))
+        if kind in KINDS:
+            item.add_marker(getattr(pytest.mark, kind))
 
 import oracles  # noqa: E402
 

@@ -25,7 +25,7 @@ and the equations of motion are Lagrange's equations in these coordinates (no Li
 
 ``∂M_E/∂Θ`` is analytic (derivatives of R and T); ``∂M_E/∂q_k = Bᵀ (∂M/∂q_k) B`` uses the library's
 closed-form ``∂M/∂q`` (paper 000 (117)–(120), verified against finite differences in
-``test/test_model.py``).  ``∂U/∂p`` and ``∂U/∂Θ`` are analytic; ``∂U/∂q`` is the library's closed
+``test/oracle/test_model.py``).  ``∂U/∂p`` and ``∂U/∂Θ`` are analytic; ``∂U/∂q`` is the library's closed
 form (paper 000 (132)–(133)).  The generalised force is ``Bᵀ F`` because the power is
 ``zᵀF = ẋᵀ BᵀF`` (input matrix ``S^T`` of paper 004).
 

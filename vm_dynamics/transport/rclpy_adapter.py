@@ -11,7 +11,7 @@ Size limits: ``subscribe(..., max_bytes=N)`` subscribes with ``raw=True`` and de
 (``rclpy.serialization.deserialize_message``) only samples of at most ``N`` bytes; larger ones
 are dropped with a throttled warning before any message object is built.
 
-rclpy calls used (and therefore implemented by ``test/strict_rclpy.py``):
+rclpy calls used (and therefore implemented by ``test/fakes/strict_rclpy.py``):
 ``rclpy.ok``, ``rclpy.init(args=)``, ``rclpy.shutdown()``, ``rclpy.spin``,
 ``rclpy.spin_once(timeout_sec=)``, ``rclpy.utilities.remove_ros_args``,
 ``rclpy.serialization.deserialize_message``,

@@ -53,7 +53,7 @@ last n rows are the joint equations.  The LP path block-diagonalises M with the 
 eliminates the same linear system in the other order: joints from the leaves to the root,
 leaving the vehicle's articulated inertia ``ι₀ᵀ I^A₀ ι₀ = M₀ − M₀𝔪 M_𝔪⁻¹ M₀𝔪ᵀ`` and
 ``V̇ = (ι₀ᵀI^A₀ι₀)⁻¹ ι₀ᵀ(I^A₀ a_g − p^A₀)``, then ``q̈`` from the root to the leaves.  Both are
-exact, so (V̇, q̈) agree to rounding (``test/test_fast_path.py`` checks them against
+exact, so (V̇, q̈) agree to rounding (``test/oracle/test_fast_path.py`` checks them against
 ``lp.forward_dynamics`` and Pinocchio's ``aba``).  Likewise RNEA gives the inverse dynamics of
 docs/corrections.md, "Inverse dynamics" and the composite-rigid-body algorithm gives M, hence M₀ (65), M₀𝔪 (66), M_𝔪 (67),
 𝒜 (69) and M̂ (75) in :func:`lp_blocks`.

@@ -18,7 +18,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()

@@ -36,7 +36,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # test/
 LOOPBACK_XML = os.path.join(HERE, 'cyclonedds-loopback.xml')
 
 from vm_dynamics.ros import messages as rm  # noqa: E402
@@ -688,11 +688,11 @@ def strict_rclpy_mod():
 
 @pytest.fixture
 def fake_ros():
-    sys.path.insert(0, HERE)
+    sys.path.insert(0, os.path.join(HERE, 'fakes'))
     try:
         import strict_rclpy
     finally:
-        sys.path.remove(HERE)
+        sys.path.remove(os.path.join(HERE, 'fakes'))
     fake = strict_rclpy.install()
     yield fake
     strict_rclpy.uninstall()

@@ -27,7 +27,7 @@ import vm_dynamics as vm
 from vm_dynamics.core import lie
 from vm_dynamics.dynamics import lp
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # seeds-LP.md §5.3 numbers (l0, l1, l2, m0, m1, m2, J0, J1, J2); rods: J = diag(0.01, ml²/12, ml²/12)
 PARAMS_53 = dict(l0=0.5, l1=1.0, l2=0.8, m0=50.0, m1=5.0, m2=3.0, J0=(5.0, 5.0, 8.0),

@@ -28,7 +28,7 @@ from vm_dynamics.nodes.dynamics_core import DynamicsCore, Pacer
 from vm_dynamics.config.params import flatten
 from vm_dynamics.config.params import read_params_file
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 T = rm.TYPESTORE.types
 
 
@@ -494,7 +494,7 @@ def test_pacer_follows_wall_clock_and_reanchors_on_overrun():
 # ------------------------------------------------------------------ node wiring on (strict) rclpy
 @pytest.fixture
 def fake_ros(monkeypatch):
-    here = str(Path(__file__).resolve().parent)
+    here = str(Path(__file__).resolve().parents[1] / 'fakes')
     sys.path.insert(0, here)
     try:
         import strict_rclpy

@@ -33,7 +33,7 @@ from vm_dynamics.config.params import flatten, parameter_defaults
 from vm_dynamics.config.params import read_params_file
 from vm_dynamics.transport import ros_args as rargs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "launch"
 SCENARIOS = sorted(p.stem for p in (REPO / "config").glob("*.yaml"))
 

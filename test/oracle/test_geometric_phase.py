@@ -26,7 +26,7 @@ import oracles
 import vm_dynamics as vm
 from vm_dynamics.core import lie
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # test/
 URDF_DIR = os.path.join(os.path.dirname(HERE), "urdf")
 SAT_FILE = os.path.join(URDF_DIR, "satellite_wheels.urdf")
 DT = 2e-3

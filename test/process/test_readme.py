@@ -5,7 +5,7 @@ import re
 import numpy as np
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_readme_python_examples_run(monkeypatch):

@@ -20,7 +20,7 @@ from conftest import robot_xml
 from vm_dynamics.core import lie
 from vm_dynamics.sim.simulate import FORMULATIONS
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # test/
 SPACECRAFT = os.path.join(os.path.dirname(HERE), "urdf", "spacecraft_arm.urdf.xacro")
 ROVER = os.path.join(os.path.dirname(HERE), "urdf", "planar_rover.urdf")
 

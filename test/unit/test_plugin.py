@@ -14,7 +14,7 @@ from vm_dynamics.control import (BUILTIN_CONTROLLERS, ENTRY_POINT_GROUP, Compute
                                  TaskSpaceController, available_controllers, get_controller)
 from urdf_factory import random_tree_urdf
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PLUGIN = '''
 import numpy as np

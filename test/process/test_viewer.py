@@ -17,7 +17,7 @@ import pytest
 from vm_dynamics.ros import recording as rec
 from vm_dynamics.config.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 VIEWER_DEPS = ("viser", "mcap", "matplotlib", "foxglove", "imageio_ffmpeg", "trimesh", "PIL")
 

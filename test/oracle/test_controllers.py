@@ -27,7 +27,7 @@ from vm_dynamics.control.references import minimum_jerk
 from vm_dynamics.control.task_space import damped_pinv, jacobian_dot_z
 from urdf_factory import random_tree_urdf
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASES = ["SE3", "SE2", "SO3", "fixed"]
 Q0 = np.array([0.1, 0.5, -0.2, 1.0, 0.3, -0.4, 0.2])
 W_JOINT, W_BASE = 8.0, 5.0       # ω_n of the default gains (kp = ω², kd = 2ω)

@@ -25,7 +25,7 @@ import pytest
 
 from test_viewer import spacecraft_recording
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 #: the flags that give headless Chromium working WebGL here (ANGLE on SwiftShader) and keep it
