@@ -512,7 +512,7 @@ def test_panda_on_bus_scenario_tracks_with_free_floating_computed_torque():
 
 
 def test_node_parameters_build_the_same_mounted_model():
-    from vm_dynamics.nodes.dynamics_core import load_robot
+    from vm_dynamics.nodes.robot import load_robot
     from vm_dynamics.config.params import flatten
     from vm_dynamics.config.scenario import load_scenario, share_dir
     from vm_dynamics.config.params import read_params_file
@@ -801,7 +801,7 @@ def test_safe_xacro_expands_the_shipped_robots_identically():
 
 
 def test_node_parameters_expand_xacro_safely_by_default(tmp_path):
-    from vm_dynamics.nodes.dynamics_core import load_robot
+    from vm_dynamics.nodes.robot import load_robot
     marker = tmp_path / "pwned"
     path = tmp_path / "evil.urdf.xacro"
     path.write_text('<?xml version="1.0"?><robot name="e" xmlns:xacro="http://www.ros.org/wiki/xacro">'

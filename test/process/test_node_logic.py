@@ -24,7 +24,8 @@ from vm_dynamics.ros import messages as rm
 from vm_dynamics.control.references import JointSinusoid
 from vm_dynamics.nodes.controller_core import ControllerCore
 from vm_dynamics.sim.engine import SimulationError
-from vm_dynamics.nodes.dynamics_core import DynamicsCore, Pacer
+from vm_dynamics.nodes.dynamics_core import DynamicsCore
+from vm_dynamics.nodes.pacing import Pacer
 from vm_dynamics.config.params import flatten
 from vm_dynamics.config.params import read_params_file
 
@@ -512,7 +513,7 @@ def test_nodes_wired_on_strict_rclpy(fake_ros):
     fake, srclpy = fake_ros
     from vm_dynamics.nodes.controller_core import controller_parameter_defaults
     from vm_dynamics.nodes.controller_node import ControllerNode, sim_time_default_argv
-    from vm_dynamics.nodes.dynamics_core import DYNAMICS_PARAMETERS
+    from vm_dynamics.nodes.parameters import DYNAMICS_PARAMETERS
     from vm_dynamics.config.params import parameter_defaults
     from vm_dynamics.nodes.dynamics_node import DynamicsNode, wall_clock_argv
     from vm_dynamics.transport import make_transport

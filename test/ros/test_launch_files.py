@@ -28,7 +28,7 @@ import yaml
 from vm_dynamics.ros import messages as rm
 from vm_dynamics.nodes import controller_node, dynamics_node
 from vm_dynamics.nodes.controller_core import controller_parameter_defaults
-from vm_dynamics.nodes.dynamics_core import DYNAMICS_PARAMETERS
+from vm_dynamics.nodes.parameters import DYNAMICS_PARAMETERS
 from vm_dynamics.config.params import flatten, parameter_defaults
 from vm_dynamics.config.params import read_params_file
 from vm_dynamics.transport import ros_args as rargs

@@ -2,8 +2,10 @@
 
 Layers (imports point downwards only):
 
+* :mod:`.parameters` (the parameter tables), :mod:`.robot` (model and names from parameters),
+  :mod:`.event_log` (throttled events), :mod:`.pacing` (wall-clock pacing).
 * :mod:`.dynamics_core` — :class:`~.dynamics_core.DynamicsCore`: the simulation behind the
-  dynamics node (inputs, watchdog, lockstep, divergence guard, outputs as rosbags messages).
+  dynamics node (inputs, watchdog, lockstep, divergence guard, outputs as messages).
   No ROS, no DDS.
 * :mod:`.controller_core` — :class:`~.controller_core.ControllerCore`: a controller plug-in fed
   by JointState/Odometry, with JointTrajectory and PoseStamped references.  No ROS, no DDS.

@@ -40,7 +40,9 @@ from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
 from ..config.params import flatten, parameter_defaults, unflatten, unflatten_reference
 from ..sim.simulate import State
-from .dynamics_core import ROBOT_PARAMETERS, EventLog, Robot, load_robot
+from .event_log import EventLog
+from .parameters import ROBOT_PARAMETERS
+from .robot import Robot, load_robot
 
 __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defaults",
            "JOINT_TRAJECTORY", "POSE_STAMPED"]

@@ -1,7 +1,7 @@
 """The simulation behind the dynamics node, independent of any transport (no ROS, no DDS).
 
-:class:`DynamicsCore` integrates the Lagrange–Poincaré equations of paper 000 (docs/corrections.md, "LP equations",
-(LP-1)–(LP-4)) one time step ``dt`` at a time with the simulation engine,
+:class:`DynamicsCore` integrates the Lagrange–Poincaré equations of paper 000
+(docs/corrections.md, "LP equations", (LP-1)–(LP-4)) one time step ``dt`` at a time with the simulation engine,
 :class:`vm_dynamics.sim.engine.Simulator` — the same engine as ``vm.simulate`` (formulation
 ``auto``: the total momentum is conserved to round-off without gravity and external wrenches):
 
@@ -29,7 +29,7 @@ Safety, in the order it acts:
    back to the last state that passed the check.  Only checked states are ever published.
 
 Time is simulated time ``t = steps · dt``; pacing to the wall clock (``real_time_factor``) is
-the node's job (:class:`Pacer`), so the core is deterministic: the same inputs give
+the node's job (:class:`~vm_dynamics.nodes.pacing.Pacer`), so the core is deterministic: the same inputs give
 bit-identical states.  With ``lockstep`` the core advances one control period
 (``1 / control_rate``) only when a fresh command has arrived
 (:meth:`DynamicsCore.advance_lockstep`).
@@ -40,253 +40,23 @@ import math
 import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
-from ..model.hydrodynamics import load_hydrodynamics
 from ..sim.integrators import METHODS
-from ..model.model import load_model
-from ..model.mounting import ROBOT_MODEL_PARAMETERS, effective_urdf, model_options
 from ..config.params import flatten, parameter_defaults, unflatten
-from ..config.sections import INITIAL_PARAMETERS, initial_state
-from ..config.scenario import share_dir
-from ..core.validation import MAX_MAGNITUDE, as_positive, as_vector
-from ..model.urdf import read_urdf_source, resolve_package_path
+from ..config.sections import initial_state
+from ..core.validation import as_positive
+from .event_log import EventLog
+from .parameters import DYNAMICS_BACKENDS, DYNAMICS_PARAMETERS
+from .robot import Robot, load_robot
 
-__all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "Robot",
-           "load_robot", "DynamicsCore", "Pacer", "EventLog"]
+__all__ = ["DynamicsCore"]
 
-#: Parameters shared by the dynamics and controller nodes: ``name: (default, description)``.
-ROBOT_PARAMETERS: dict[str, tuple[Any, str]] = {
-    "robot_description": ("", "URDF XML (as robot_state_publisher takes it); overrides "
-                          "robot_description_file"),
-    "robot_description_file": ("", "URDF or xacro file; relative paths are looked up in the "
-                               "package's urdf/ directory"),
-    "hydrodynamics_file": ("", "optional hydrodynamics YAML (added mass, damping, buoyancy), "
-                           "relative to urdf/"),
-    "base_type": ("SE3", "vehicle subgroup: SE3, SE2, SO3 or fixed"),
-    "gravity": ([0.0, 0.0, -9.81], "gravitational acceleration in the odom frame, m/s^2"),
-    "joints": ([], "joint order of effort commands (Float64MultiArray); default: all joints "
-               "in URDF order"),
-    "odom_frame": ("odom", "inertial frame of the odometry, TF parent and world-frame wrenches"),
-    "base_frame": ("", "vehicle frame (TF child, Odometry child_frame_id); default: the URDF "
-                   "root link"),
-    "control_rate": (200.0, "controller rate, Hz (lockstep advances 1/control_rate per "
-                     "command)"),
-    "lockstep": (False, "advance one control period only when a fresh command arrived"),
-    "robot_description_xacro": ("safe", "xacro expansion of robot_description_file: safe "
-                                "(arithmetic ${} only; xacro files are code), full (trusted "
-                                "files), off (plain URDF only)"),
-    **ROBOT_MODEL_PARAMETERS,
-}
-
-#: Parameters of the dynamics node (in addition to :data:`ROBOT_PARAMETERS`).
-DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
-    **ROBOT_PARAMETERS,
-    "integrator": ("rkmk4", "rkmk4, lie_euler or dopri5"),
-    "dynamics_backend": ("auto", "auto|numba (the compiled engine; auto falls back to plain "
-                         "Python without numba) or lp (the closed-form LP reference, slow)"),
-    "dt": (0.001, "integration step, s"),
-    "publish_rate": (50.0, "joint_states/odom/tf rate, Hz of simulated time"),
-    "clock_rate": (1000.0, "/clock rate, Hz of simulated time (at most one per step, and at "
-                   "most this many per wall second when faster than real time)"),
-    "diagnostics_rate": (1.0, "/diagnostics rate, Hz of wall time"),
-    "real_time_factor": (1.0, "simulated seconds per wall second; 0 = as fast as possible"),
-    "command_timeout": (0.5, "watchdog: zero an input not refreshed for this long "
-                        "(simulated s); 0 disables"),
-    "lockstep_wrench": (True, "lockstep also waits for a fresh base_wrench every period (set "
-                        "false for controllers that publish efforts only)"),
-    "divergence_threshold": (0.25, "pause when the energy-balance residual exceeds this "
-                             "fraction of the energy scale"),
-    "ee_frame": ("", "frame whose path is published on ee_path; default ee_link if present"),
-    "ee_path_length": (200, "number of poses kept in ee_path"),
-    "max_wall_publish_rate": (100.0, "when real_time_factor x publish_rate exceeds it (or "
-                              "real_time_factor is 0), send the state (joint_states, odom, tf) "
-                              "at most this many times per wall second; 0 = always every "
-                              "1/publish_rate of simulated time"),
-    "path_rate": (2.0, "ee_path/base_path: sent with every 10th state, but at most this many "
-                  "times per wall second (paths of hundreds of poses are costly to send)"),
-    **{f"initial.{k}": v for k, v in INITIAL_PARAMETERS.items()},
-}
-
-DYNAMICS_BACKENDS = ("auto", "numba", "lp")
 _INERTIAL_ALIASES = ("world",)
-
-
-# ------------------------------------------------------------------------------ robot
-@dataclass
-class Robot:
-    """The model plus the naming the nodes need."""
-
-    model: Any
-    hydrodynamics: Any
-    joints: list           # command order (``joints`` parameter)
-    joint_index: np.ndarray  # model index of each command entry
-    odom_frame: str
-    base_frame: str
-    source: str            # where the URDF came from (for messages)
-    urdf_xml: str = ""     # the (xacro-expanded) URDF text
-
-
-def _share_file(path: str, sub: str, what: str) -> Path:
-    p = Path(path).expanduser()
-    if not p.is_absolute():
-        p = share_dir() / sub / p
-    if not p.is_file():
-        raise ValueError(f"{what}: file not found: {str(p)!r}")
-    return p
-
-
-def load_robot(params: Mapping[str, Any]) -> Robot:
-    """Model, hydrodynamics and frame/joint names from (flat) node parameters."""
-    p = parameter_defaults(ROBOT_PARAMETERS)
-    p.update(flatten(params))
-    gravity = as_vector(p["gravity"], 3, "gravity", limit=MAX_MAGNITUDE)
-    base = p["base_type"]
-    xml = p["robot_description"]
-    if not isinstance(xml, str) or not isinstance(p["robot_description_file"], str):
-        raise ValueError("robot_description/robot_description_file must be strings")
-    if xml.strip():
-        source = "robot_description"
-    elif p["robot_description_file"]:
-        rdf = p["robot_description_file"]
-        path = (resolve_package_path(rdf) if rdf.startswith("package://") else
-                _share_file(rdf, "urdf", "robot_description_file"))
-        xml, source = read_urdf_source(str(path), xacro=p["robot_description_xacro"])
-    else:
-        raise ValueError("no robot: set robot_description (URDF XML) or robot_description_file")
-    opts = model_options(p)
-    model = load_model(xml, base=base, gravity=gravity, **opts)
-    if opts["locked_joints"] or opts["vehicle"]:   # the URDF of that model, for viewers
-        xml = effective_urdf(xml, **opts)
-    hydro = None
-    if p["hydrodynamics_file"]:
-        hpath = _share_file(p["hydrodynamics_file"], "urdf", "hydrodynamics_file")
-        hydro = load_hydrodynamics(hpath, gravity_magnitude=float(np.linalg.norm(gravity)))
-        model = model.with_added_vehicle_inertia(hydro.added_mass)
-        missing = [k for k in hydro.link_buoyancy if k not in model.frame_body]
-        if missing:
-            raise ValueError(f"hydrodynamics_file: links {missing} are not in the URDF")
-    joints = list(p["joints"] or model.joint_names)
-    unknown = [j for j in joints if j not in model.joint_names]
-    if unknown:
-        raise ValueError(f"joints: unknown joint(s) {unknown}; the URDF's joints are "
-                         f"{model.joint_names}")
-    dup = sorted({j for j in joints if joints.count(j) > 1})
-    if dup:
-        raise ValueError(f"joints: duplicate joint(s) {dup}")
-    index = np.array([model.joint_names.index(j) for j in joints], dtype=int)
-    odom = p["odom_frame"]
-    base_frame = p["base_frame"] or model.vehicle_link
-    if not odom or odom == base_frame:
-        raise ValueError(f"odom_frame {odom!r} must be non-empty and differ from base_frame "
-                         f"{base_frame!r}")
-    return Robot(model, hydro, joints, index, odom, base_frame, source, xml)
-
-
-# ------------------------------------------------------------------------------ logging
-class EventLog:
-    """Warnings/errors of a core, throttled per key (at most one per ``period`` s of ``clock``).
-
-    ``records`` keeps everything emitted (bounded); :meth:`pop` hands new records to the node.
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic, period: float = 2.0):
-        self.clock = clock
-        self.period = float(period)
-        self.records: deque = deque(maxlen=500)
-        self._pending: list = []
-        self._last: dict = {}
-        self._suppressed: dict = {}
-
-    def emit(self, level: str, key: str, text: str, throttle: bool = True) -> bool:
-        now = self.clock()
-        if throttle:
-            last = self._last.get(key)
-            if last is not None and now - last < self.period:
-                self._suppressed[key] = self._suppressed.get(key, 0) + 1
-                return False
-            n = self._suppressed.pop(key, 0)
-            if n:
-                text += f" ({n} similar message(s) suppressed)"
-            self._last[key] = now
-        self.records.append((level, key, text))
-        self._pending.append((level, text))
-        return True
-
-    def pop(self) -> list:
-        out, self._pending = self._pending, []
-        return out
-
-
-# ------------------------------------------------------------------------------ pacing
-class Pacer:
-    """Wall-clock pacing of a simulation for the node's timer (the core never sleeps).
-
-    ``steps_due(wall_now, steps)`` says how many steps of ``dt`` to take now so that simulated
-    time follows ``real_time_factor`` × wall time (anchored at :meth:`reset`).  A sim that falls
-    more than ``max_lag`` wall seconds behind is re-anchored (counted in ``overruns``) instead of
-    bursting to catch up.  With ``real_time_factor == 0`` it returns a batch sized to fill
-    ``budget`` seconds of wall time.  Also measures the real-time factor and the jitter of the
-    timer ticks.
-    """
-
-    def __init__(self, dt: float, real_time_factor: float, tick_period: float,
-                 max_lag: float = 0.1, budget: float = 0.01):
-        if not (dt > 0 and real_time_factor >= 0 and tick_period > 0):
-            raise ValueError("Pacer: dt and tick_period must be > 0, real_time_factor >= 0")
-        self.dt, self.rtf, self.tick_period = float(dt), float(real_time_factor), tick_period
-        self.max_lag, self.budget = max_lag, budget
-        self.overruns = 0
-        self._anchor = None
-        self._last_tick = None
-        self._intervals: deque = deque(maxlen=500)
-        self._hist: deque = deque(maxlen=4000)
-        self._step_time = 1e-4
-
-    def reset(self, wall_now: float, steps: int) -> None:
-        self._anchor = (wall_now, steps)
-
-    def note_step_time(self, seconds: float) -> None:
-        self._step_time = 0.9 * self._step_time + 0.1 * max(seconds, 1e-7)
-
-    def steps_due(self, wall_now: float, steps: int) -> int:
-        if self._last_tick is not None:
-            self._intervals.append(wall_now - self._last_tick)
-        self._last_tick = wall_now
-        self._hist.append((wall_now, steps))
-        while len(self._hist) > 2 and wall_now - self._hist[0][0] > 2.0:
-            self._hist.popleft()
-        if self.rtf == 0.0:
-            return max(1, int(self.budget / self._step_time))
-        if self._anchor is None:
-            self.reset(wall_now, steps)
-        w0, s0 = self._anchor
-        target = s0 + int(math.floor((wall_now - w0) * self.rtf / self.dt + 1e-9))
-        due = target - steps
-        if due * self.dt / self.rtf > self.max_lag:
-            self.overruns += 1
-            self.reset(wall_now - self.max_lag / 2, steps)
-            due = int(self.max_lag / 2 * self.rtf / self.dt)
-        return max(0, due)
-
-    def stats(self) -> dict:
-        out = {"real_time_factor_target": self.rtf, "overruns": self.overruns}
-        if len(self._hist) >= 2 and self._hist[-1][0] > self._hist[0][0]:
-            (w0, s0), (w1, s1) = self._hist[0], self._hist[-1]
-            out["real_time_factor"] = (s1 - s0) * self.dt / (w1 - w0)
-        if self._intervals:
-            iv = np.asarray(self._intervals)
-            out["tick_period_ms"] = 1e3 * float(np.mean(iv))
-            out["tick_jitter_ms"] = 1e3 * float(np.std(iv))
-            out["tick_late_max_ms"] = 1e3 * float(max(0.0, np.max(iv) - self.tick_period))
-        return out
-
 
 # ------------------------------------------------------------------------------ the core
 class _Channel:

@@ -36,7 +36,9 @@ from ..ros import messages as rm
 from ..transport import make_transport, shutdown_quietly
 from ..transport import ros_args as rargs
 from ..config.params import parameter_defaults
-from .dynamics_core import DYNAMICS_PARAMETERS, DynamicsCore, Pacer
+from .dynamics_core import DynamicsCore
+from .pacing import Pacer
+from .parameters import DYNAMICS_PARAMETERS
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
            "NODE_PUBLICATIONS",

@@ -39,7 +39,8 @@ from ..ros import messages as rm
 from ..config.params import flatten, read_params_file
 from ..config.scenario import scenario_path
 from .controller_core import ControllerCore
-from .dynamics_core import DynamicsCore, Pacer
+from .dynamics_core import DynamicsCore
+from .pacing import Pacer
 from .dynamics_node import PUBLICATIONS
 
 __all__ = ["main", "FoxgloveBridge", "CHANNELS"]

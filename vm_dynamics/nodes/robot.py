@@ -1,0 +1,90 @@
+"""The robot of a node: model, hydrodynamics, joint order and frame names, from node parameters."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config.params import flatten, parameter_defaults
+from ..config.scenario import share_dir
+from ..core.validation import MAX_MAGNITUDE, as_vector
+from ..model.hydrodynamics import load_hydrodynamics
+from ..model.model import load_model
+from ..model.mounting import effective_urdf, model_options
+from ..model.urdf import read_urdf_source, resolve_package_path
+from .parameters import ROBOT_PARAMETERS
+
+__all__ = ["Robot", "load_robot"]
+
+
+@dataclass
+class Robot:
+    """The model plus the naming the nodes need."""
+
+    model: Any
+    hydrodynamics: Any
+    joints: list           # command order (``joints`` parameter)
+    joint_index: np.ndarray  # model index of each command entry
+    odom_frame: str
+    base_frame: str
+    source: str            # where the URDF came from (for messages)
+    urdf_xml: str = ""     # the (xacro-expanded) URDF text
+
+
+def _share_file(path: str, sub: str, what: str) -> Path:
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        p = share_dir() / sub / p
+    if not p.is_file():
+        raise ValueError(f"{what}: file not found: {str(p)!r}")
+    return p
+
+
+def load_robot(params: Mapping[str, Any]) -> Robot:
+    """Model, hydrodynamics and frame/joint names from (flat) node parameters."""
+    p = parameter_defaults(ROBOT_PARAMETERS)
+    p.update(flatten(params))
+    gravity = as_vector(p["gravity"], 3, "gravity", limit=MAX_MAGNITUDE)
+    base = p["base_type"]
+    xml = p["robot_description"]
+    if not isinstance(xml, str) or not isinstance(p["robot_description_file"], str):
+        raise ValueError("robot_description/robot_description_file must be strings")
+    if xml.strip():
+        source = "robot_description"
+    elif p["robot_description_file"]:
+        rdf = p["robot_description_file"]
+        path = (resolve_package_path(rdf) if rdf.startswith("package://") else
+                _share_file(rdf, "urdf", "robot_description_file"))
+        xml, source = read_urdf_source(str(path), xacro=p["robot_description_xacro"])
+    else:
+        raise ValueError("no robot: set robot_description (URDF XML) or robot_description_file")
+    opts = model_options(p)
+    model = load_model(xml, base=base, gravity=gravity, **opts)
+    if opts["locked_joints"] or opts["vehicle"]:   # the URDF of that model, for viewers
+        xml = effective_urdf(xml, **opts)
+    hydro = None
+    if p["hydrodynamics_file"]:
+        hpath = _share_file(p["hydrodynamics_file"], "urdf", "hydrodynamics_file")
+        hydro = load_hydrodynamics(hpath, gravity_magnitude=float(np.linalg.norm(gravity)))
+        model = model.with_added_vehicle_inertia(hydro.added_mass)
+        missing = [k for k in hydro.link_buoyancy if k not in model.frame_body]
+        if missing:
+            raise ValueError(f"hydrodynamics_file: links {missing} are not in the URDF")
+    joints = list(p["joints"] or model.joint_names)
+    unknown = [j for j in joints if j not in model.joint_names]
+    if unknown:
+        raise ValueError(f"joints: unknown joint(s) {unknown}; the URDF's joints are "
+                         f"{model.joint_names}")
+    dup = sorted({j for j in joints if joints.count(j) > 1})
+    if dup:
+        raise ValueError(f"joints: duplicate joint(s) {dup}")
+    index = np.array([model.joint_names.index(j) for j in joints], dtype=int)
+    odom = p["odom_frame"]
+    base_frame = p["base_frame"] or model.vehicle_link
+    if not odom or odom == base_frame:
+        raise ValueError(f"odom_frame {odom!r} must be non-empty and differ from base_frame "
+                         f"{base_frame!r}")
+    return Robot(model, hydro, joints, index, odom, base_frame, source, xml)
