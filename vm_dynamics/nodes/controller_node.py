@@ -26,11 +26,10 @@ from __future__ import annotations
 import sys
 
 from ..ros import messages as rm
-from ..transport import make_transport, shutdown_quietly
+from .entry import run_node
 from ..transport import ros_args as rargs
 from .controller_core import (JOINT_TRAJECTORY, POSE_STAMPED, ControllerCore,
                               controller_parameter_defaults)
-from .dynamics_node import _log
 
 __all__ = ["main", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
 
@@ -66,7 +65,7 @@ class ControllerNode:
     def _wrap(self, handler):
         def cb(msg):
             handler(msg)
-            _log(self.t.logger, self.core.log.pop())
+            self.core.log.drain_into(self.t.logger)
         return cb
 
     def on_joint_state(self, msg) -> None:
@@ -83,7 +82,7 @@ class ControllerNode:
 
     def tick(self) -> None:
         self.publish(self.core.command_messages(self.t.now()))
-        _log(self.t.logger, self.core.log.pop())
+        self.core.log.drain_into(self.t.logger)
 
     def publish(self, messages) -> None:
         # the wrench first: in lockstep the dynamics node advances on the efforts
@@ -99,34 +98,23 @@ def sim_time_default_argv(argv: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     argv = sim_time_default_argv(list(sys.argv if argv is None else argv))
-    transport = None
-    try:
-        try:
-            ra = rargs.parse_ros_args(argv)
-            name, ns = rargs.node_identity(ra, NODE_NAME)
-            overrides = rargs.parameter_overrides_for(ra, f"{ns.rstrip('/')}/{name}")
-            defaults = controller_parameter_defaults(overrides)
-            transport = make_transport(NODE_NAME, defaults, argv)
-        except ValueError as exc:
-            print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
-            return 2
-        try:
-            core = ControllerCore.from_params(transport.params)
-        except ValueError as exc:
-            transport.logger.fatal(f"invalid configuration: {exc}")
-            return 2
-        _log(transport.logger, core.log.pop())
+
+    def defaults():
+        ra = rargs.parse_ros_args(argv)
+        name, ns = rargs.node_identity(ra, NODE_NAME)
+        overrides = rargs.parameter_overrides_for(ra, f"{ns.rstrip('/')}/{name}")
+        return controller_parameter_defaults(overrides)
+
+    def start(transport):
+        core = ControllerCore.from_params(transport.params)
+        core.log.drain_into(transport.logger)
         transport.logger.info(
             f"controller {core.controller_name!r} ({core.ctrl!r}) on {core.model!r}, "
             f"{core.params['control_rate']:g} Hz" + (", lockstep" if core.lockstep else "")
             + f", use_sim_time={transport.params['use_sim_time']}")
         ControllerNode(transport, core)
-        transport.spin()
-    except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
-        pass
-    finally:
-        shutdown_quietly(transport)
-    return 0
+
+    return run_node(NODE_NAME, defaults, argv, start)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -33,7 +33,7 @@ import time
 from collections import deque
 
 from ..ros import messages as rm
-from ..transport import make_transport, shutdown_quietly
+from .entry import run_node
 from ..transport import ros_args as rargs
 from ..config.params import parameter_defaults
 from .dynamics_core import DynamicsCore
@@ -94,12 +94,6 @@ SUBSCRIPTIONS = {
 SERVICES = {"~/reset": "std_srvs/srv/Trigger", "~/pause": "std_srvs/srv/SetBool"}
 
 
-def _log(logger, records) -> None:
-    for level, text in records:
-        {"INFO": logger.info, "WARN": logger.warn, "ERROR": logger.error}.get(
-            level, logger.info)(text)
-
-
 class DynamicsNode:
     """Wires a :class:`DynamicsCore` to a transport: publishers, subscriptions, timer,
     services."""
@@ -149,13 +143,13 @@ class DynamicsNode:
         self.core.apply_effort_command(msg)
         if self.core.lockstep:
             self.advance_lockstep()
-        _log(self.t.logger, self.core.log.pop())
+        self.core.log.drain_into(self.t.logger)
 
     def on_wrench(self, msg) -> None:
         self.core.apply_base_wrench(msg)
         if self.core.lockstep:
             self.advance_lockstep()
-        _log(self.t.logger, self.core.log.pop())
+        self.core.log.drain_into(self.t.logger)
 
     def on_reset(self, request):
         out = self.core.reset()
@@ -205,7 +199,7 @@ class DynamicsNode:
             self.pubs[key].publish(msg)
             if key == "odom":
                 self._record_base_pose(msg)
-        _log(self.t.logger, core.log.pop())
+        core.log.drain_into(self.t.logger)
 
     def _record_base_pose(self, odom) -> None:
         stamp = rm.time_msg_to_ns(odom.header.stamp)
@@ -234,36 +228,23 @@ def wall_clock_argv(argv: list[str], logger=None) -> list[str]:
 
 def main(argv=None) -> int:
     argv = list(sys.argv if argv is None else argv)
-    transport = None
-    try:
-        try:
-            argv = wall_clock_argv(argv)
-            transport = make_transport(NODE_NAME, node_parameter_defaults(), argv)
-        except ValueError as exc:
-            print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
-            return 2
-        try:
-            core = DynamicsCore.from_params(
-                {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS})
-        except ValueError as exc:
-            transport.logger.fatal(f"invalid configuration: {exc}")
-            return 2
+
+    def start(transport):
+        core = DynamicsCore.from_params(
+            {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS})
         m = core.model
         transport.logger.info(
             f"{m!r} from {core.robot.source}; {core.method}, dt={core.dt:g} s, backend "
             f"{core.backend}, real_time_factor={core.params['real_time_factor']:g}"
             + (", lockstep" if core.lockstep else "") + f"; joints {core.robot.joints}")
-        try:
-            DynamicsNode(transport, core)
-        except ValueError as exc:
-            transport.logger.fatal(f"invalid configuration: {exc}")
-            return 2
-        transport.spin()
-    except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
-        pass
-    finally:
-        shutdown_quietly(transport)
-    return 0
+        DynamicsNode(transport, core)
+
+    try:
+        argv = wall_clock_argv(argv)
+    except ValueError as exc:
+        print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
+        return 2
+    return run_node(NODE_NAME, node_parameter_defaults, argv, start)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,3 +40,9 @@ class EventLog:
     def pop(self) -> list:
         out, self._pending = self._pending, []
         return out
+
+    def drain_into(self, logger) -> None:
+        """Send the pending records to a transport logger (``info``/``warn``/``error``)."""
+        for level, text in self.pop():
+            {"INFO": logger.info, "WARN": logger.warn, "ERROR": logger.error}.get(
+                level, logger.info)(text)

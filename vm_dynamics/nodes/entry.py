@@ -1,0 +1,39 @@
+"""The life cycle every node executable shares: create the transport, build the node, spin, and
+end cleanly.
+
+Exit codes: 0 after spinning (also on Ctrl-C / SIGTERM, as ``ros2 launch`` expects), 2 for a
+configuration error (one line on stderr, or a FATAL log line once the transport exists).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+from ..transport import make_transport, shutdown_quietly
+
+__all__ = ["run_node"]
+
+
+def run_node(name: str, parameter_defaults: Callable[[], dict], argv: list,
+             start: Callable) -> int:
+    """Run a node: ``transport = make_transport(name, parameter_defaults(), argv)``, then
+    ``start(transport)`` (builds the core and wires the node; a ``ValueError`` is a
+    configuration error), then ``transport.spin()`` until shutdown."""
+    transport = None
+    try:
+        try:
+            transport = make_transport(name, parameter_defaults(), argv)
+        except ValueError as exc:
+            print(f"{name}: error: {exc}", file=sys.stderr)
+            return 2
+        try:
+            start(transport)
+        except ValueError as exc:
+            transport.logger.fatal(f"invalid configuration: {exc}")
+            return 2
+        transport.spin()
+    except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
+        pass
+    finally:
+        shutdown_quietly(transport)
+    return 0
