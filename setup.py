@@ -45,11 +45,11 @@ setup(
     license="BSD-3-Clause",
     entry_points={
         "console_scripts": [
-            "vm-sim = vm_dynamics.app.cli:main",
-            "dynamics_node = vm_dynamics.nodes.dynamics_node:main",
-            "controller_node = vm_dynamics.nodes.controller_node:main",
-            "vm-foxglove = vm_dynamics.nodes.foxglove_bridge:main",
-            "vm-view = vm_dynamics.viewer.cli:main",
+            "vm-sim = vm_dynamics.app.entry:vm_sim",
+            "dynamics_node = vm_dynamics.app.entry:dynamics_node",
+            "controller_node = vm_dynamics.app.entry:controller_node",
+            "vm-foxglove = vm_dynamics.app.entry:vm_foxglove",
+            "vm-view = vm_dynamics.app.entry:vm_view",
         ],
         "vm_dynamics.controllers": [
             "computed_torque = vm_dynamics.control.computed_torque:ComputedTorqueController",

@@ -150,7 +150,7 @@ def test_lie_helpers_match_lie_module():
         pytest.skip("numba not installed")
     from scipy.linalg import expm
 
-    from vm_dynamics.dynamics.fast import _numba_kernels as nb
+    from vm_dynamics.dynamics.fast import kernels as nb
     rng = np.random.default_rng(3)
     for th in (0.0, 1e-9, 1e-4, 0.05, 0.0999, 0.1001, 0.7, 2.5, np.pi - 1e-7):
         for _ in range(4):

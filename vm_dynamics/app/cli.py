@@ -679,6 +679,7 @@ def main(argv=None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:      # during start-up (imports, model loading, checks)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)     # a second Ctrl-C while exiting
         print("vm-sim: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 

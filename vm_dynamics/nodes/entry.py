@@ -10,6 +10,7 @@ import sys
 from typing import Callable
 
 from ..transport import make_transport, shutdown_quietly
+from ..core.signals import deferred_interrupts
 
 __all__ = ["run_node"]
 
@@ -21,16 +22,21 @@ def run_node(name: str, parameter_defaults: Callable[[], dict], argv: list,
     configuration error), then ``transport.spin()`` until shutdown."""
     transport = None
     try:
-        try:
-            transport = make_transport(name, parameter_defaults(), argv)
-        except ValueError as exc:
-            print(f"{name}: error: {exc}", file=sys.stderr)
-            return 2
-        try:
-            start(transport)
-        except ValueError as exc:
-            transport.logger.fatal(f"invalid configuration: {exc}")
-            return 2
+        # start-up (imports of DDS/rclpy, model loading) is never interrupted half-way: a
+        # Ctrl-C or SIGTERM in it is recorded and ends the process once start-up is done
+        with deferred_interrupts() as stop:
+            try:
+                transport = make_transport(name, parameter_defaults(), argv)
+            except ValueError as exc:
+                print(f"{name}: error: {exc}", file=sys.stderr)
+                return 2
+            try:
+                start(transport)
+            except ValueError as exc:
+                transport.logger.fatal(f"invalid configuration: {exc}")
+                return 2
+        if stop:
+            return 0
         transport.spin()
     except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
         pass

@@ -31,7 +31,7 @@ comes from the O(n) articulated-body algorithm, which solves the same equations 
 
 * *held* (``step(tau=…, base_wrench=…, base_wrench_inertial=…, frame_wrenches=…)``): constant
   over the step (zero-order hold, as a digital controller applies them).  With the numba backend
-  the whole step is **one compiled call** (:func:`vm_dynamics.dynamics.fast._engine_kernels.engine_step`).
+  the whole step is **one compiled call** (:func:`vm_dynamics.dynamics.fast.kernels.engine.engine_step`).
 * *per stage* (``step(stage_inputs=f)``): ``f(t, state)`` is called at every RK stage with the
   stage state, as a continuous-time controller is; the stages are compiled calls, the loop over
   the 1–4 stages is Python.
@@ -103,7 +103,7 @@ def choose_formulation(model, g0, formulation: str = "auto") -> str:
 
 def environment_arrays(model, hydrodynamics=None) -> tuple:
     """The environment tuple ``E`` of the compiled kernels (see
-    :mod:`vm_dynamics.dynamics.fast._engine_kernels`) for a :class:`~vm_dynamics.model.hydrodynamics.
+    :mod:`vm_dynamics.dynamics.fast.kernels.engine`) for a :class:`~vm_dynamics.model.hydrodynamics.
     Hydrodynamics` (or none)."""
     z6 = np.zeros(6)
     gn = float(np.linalg.norm(model.gravity))
@@ -132,7 +132,8 @@ class _CompiledStages:
     """Stage evaluations by the compiled kernels (numba, or the same code as plain Python)."""
 
     def __init__(self, sim):
-        from ..dynamics.fast import _engine_kernels as ek, fast_model
+        from ..dynamics.fast import fast_model
+        from ..dynamics.fast.kernels import engine as ek
         self.ek = ek
         fm = fast_model(sim.model, "numba" if sim.backend == "numba" else "numpy")
         self.fm = fm

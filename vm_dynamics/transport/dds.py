@@ -65,6 +65,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from rosbags.interfaces import Nodetype
 
+from ..core.signals import is_default_or_deferred
 from . import (Publisher, QosSpec, StreamLogger, Transport, check_message, check_service_type,
                coerce_elements, coerce_scalar, fielddefs, message_typestore, qos_spec,
                service_typestore)
@@ -545,7 +546,7 @@ def _sigterm_as_interrupt() -> None:
     """SIGTERM ends :meth:`DdsTransport.spin` like Ctrl-C (a clean exit with code 0), as
     rclpy's signal handlers do for rclpy nodes; only if nobody else handles SIGTERM."""
     try:
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        if is_default_or_deferred(signal.getsignal(signal.SIGTERM)):
             signal.signal(signal.SIGTERM, _raise_interrupt)
     except ValueError:  # not the main thread
         pass

@@ -1,4 +1,4 @@
-"""Pure-numpy fallback of the fast path: the same recursions as :mod:`._numba_kernels`,
+"""Pure-numpy fallback of the fast path: the same recursions as :mod:`.kernels`,
 vectorised over a leading batch axis of N states (a single call is N = 1).
 
 Used when numba is not installed (or on request, ``backend="numpy"``); same results to rounding,

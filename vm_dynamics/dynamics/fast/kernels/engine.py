@@ -4,7 +4,7 @@ One call of :func:`engine_step` is one whole RKMK step: every stage (kinematics,
 from the momentum variable, the environment, the articulated-body algorithm, ``dexp⁻¹``) and the
 group update, with no Python in between.  :func:`engine_stage_state` and :func:`engine_stage`
 are the same stage split in two, for the driver that calls a Python controller at every stage.
-Without numba the same functions run as plain Python (see ``_numba_kernels.NUMBA``).
+Without numba the same functions run as plain Python (see :data:`.jit.NUMBA`).
 
 Constants (tuples built once per model by :mod:`vm_dynamics.sim.engine`):
 
@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba_kernels import (_OPT, _aba_core, _add_external, _coad, _cross,
-                             _kinematics, _momentum_terms, _velocities, _velocity_from_momentum,
-                             dexp_inv_apply, njit, se3_exp)
-
+from .aba import aba_core
+from .algebra import coad, cross, dexp_inv_apply, se3_exp
+from .jit import OPT, njit
+from .kinematics import add_external, kinematics, velocities
+from .momentum import momentum_terms, velocity_from_momentum
 
 _S = 4   # stage slots in the scratch (lie_euler 1, rkmk4 4; dopri5 uses the Python driver)
 
@@ -51,14 +52,14 @@ def buffer_size(b: int, n: int) -> int:
     return ws + sc
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _take(buf, o, size):
     return buf[o:o + size], o + size
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def buffer_views(buf, b, n):
-    """``(ws, sc)``: the ABA workspace of ``_numba_kernels._workspace`` and the engine's scratch,
+    """``(ws, sc)``: the ABA workspace of ``kernels.kinematics.workspace`` and the engine's scratch,
     as views into one buffer (passing one array per call instead of ~40 keeps the call cheap)."""
     o = 0
     a, o = _take(buf, o, (n + 1) * 9)
@@ -126,12 +127,12 @@ def buffer_views(buf, b, n):
     return ws, sc
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _views(C, buf):
     return buffer_views(buf, C[5].shape[0], C[2].shape[0])
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _mul4(A, B, out):
     for r in range(4):
         for c in range(4):
@@ -139,7 +140,7 @@ def _mul4(A, B, out):
                 + A[r, 3] * B[3, c]
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _orthonormalize(g):
     """One Newton–Schulz step ``R ← R(3I − RᵀR)/2`` (removes round-off drift of RᵀR − I)."""
     RtR = np.empty((3, 3))
@@ -158,7 +159,7 @@ def _orthonormalize(g):
             g[r, c] = Rn[r, c]
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _environment(E, axes, R, V, Rw, Pw, ext, w6):
     """Add the environment's wrenches at a stage to ``ext`` (vehicle frame, about its origin):
     hydrodynamic damping and buoyancy of the vehicle, buoyancy of the arm links."""
@@ -178,7 +179,7 @@ def _environment(E, axes, R, V, Rw, Pw, ext, w6):
         for r in range(6):
             ext[0, r] -= (lin[r] + quad[r] * abs(w6[r])) * w6[r]
         f0, f1, f2 = buoy * u0, buoy * u1, buoy * u2
-        x0, x1, x2 = _cross(cob[0], cob[1], cob[2], f0, f1, f2)
+        x0, x1, x2 = cross(cob[0], cob[1], cob[2], f0, f1, f2)
         ext[0, 0] += f0
         ext[0, 1] += f1
         ext[0, 2] += f2
@@ -192,7 +193,7 @@ def _environment(E, axes, R, V, Rw, Pw, ext, w6):
         p1 = Rw[k, 1, 0] * c[0] + Rw[k, 1, 1] * c[1] + Rw[k, 1, 2] * c[2] + Pw[k, 1]
         p2 = Rw[k, 2, 0] * c[0] + Rw[k, 2, 1] * c[1] + Rw[k, 2, 2] * c[2] + Pw[k, 2]
         F = lb_force[i]
-        x0, x1, x2 = _cross(p0, p1, p2, F * u0, F * u1, F * u2)
+        x0, x1, x2 = cross(p0, p1, p2, F * u0, F * u1, F * u2)
         ext[k, 0] += F * u0
         ext[k, 1] += F * u1
         ext[k, 2] += F * u2
@@ -201,15 +202,15 @@ def _environment(E, axes, R, V, Rw, Pw, ext, w6):
         ext[k, 5] += x2
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _stage_velocity(C, form, g_s, h_s, m, q, qd, ws, sc, V):
     """Kinematics at ``q`` and the vehicle velocity V of the stage state (LP-3)."""
     parent, jtype, xi, inert, rootx, axes, grav = C
     Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = ws
     Ic0, hm, six = sc[1], sc[2], sc[7]
     b = axes.shape[0]
-    _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
-    _momentum_terms(parent, axes, qd, S, IA, vel, cacc, Ic0, hm)
+    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
+    momentum_terms(parent, axes, qd, S, IA, vel, cacc, Ic0, hm)
     if form == 0:
         for r in range(b):
             V[r] = m[r]
@@ -220,18 +221,18 @@ def _stage_velocity(C, form, g_s, h_s, m, q, qd, ws, sc, V):
             six[r] = 0.0
         for r in range(b):
             six[axes[r]] = m[r]
-        _coad(h_s, six, sc[8], False)
+        coad(h_s, six, sc[8], False)
         for r in range(b):
             P[r] = sc[8][axes[r]]
     else:
         for r in range(b):
             P[r] = m[r]
-    if not _velocity_from_momentum(axes, P, Ic0, rootx, hm, K, V):
+    if not velocity_from_momentum(axes, P, Ic0, rootx, hm, K, V):
         return 3
     return 0
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, fw_body, fw,
                  ws, sc, dm, qdd, pw):
     """Rates of the stage state after :func:`_stage_velocity`: ``ṁ`` (by ``form``), ``q̈``
@@ -246,7 +247,7 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
     for k in range(n + 1):
         for r in range(6):
             ext[k, r] = 0.0
-    _add_external(axes, bw, fw_body, fw, Rw, Pw, ext, 1.0)
+    add_external(axes, bw, fw_body, fw, Rw, Pw, ext, 1.0)
     for r in range(3):                         # inertial-frame vehicle wrench → vehicle axes
         ext[0, r] += g_s[0, r] * bwi[0] + g_s[1, r] * bwi[1] + g_s[2, r] * bwi[2]
         ext[0, 3 + r] += g_s[0, r] * bwi[3] + g_s[1, r] * bwi[4] + g_s[2, r] * bwi[5]
@@ -259,11 +260,11 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
                 s += ext[k, r]
             f6[r] = s
     if presc:
-        _velocities(parent, S, axes, V, qd, vel, cacc)
+        velocities(parent, S, axes, V, qd, vel, cacc)
         for j in range(n):
             qdd[j] = qdd_p[j]
     else:
-        st = _aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U,
+        st = aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U,
                        aux, acc, K, rhs)
         if st != 0:
             return st
@@ -278,7 +279,7 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
             w6[r] = 0.0
         for r in range(b):
             w6[axes[r]] = f6[axes[r]]
-        _coad(h_s, w6, sc[8], True)
+        coad(h_s, w6, sc[8], True)
         for r in range(b):
             dm[r] = sc[8][axes[r]]
     else:                                      # Ṗ = ad*_V P + F_η, ad*_V P = ad_Vᵀ P on 𝔥
@@ -289,9 +290,9 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
             w6[axes[r]] = V[r]
             sc[8][axes[r]] = m[r]
         P = sc[8]
-        a0, a1, a2 = _cross(P[0], P[1], P[2], w6[3], w6[4], w6[5])     # f × ω
-        c0, c1, c2 = _cross(P[0], P[1], P[2], w6[0], w6[1], w6[2])     # f × v
-        d0, d1, d2 = _cross(P[3], P[4], P[5], w6[3], w6[4], w6[5])     # n × ω
+        a0, a1, a2 = cross(P[0], P[1], P[2], w6[3], w6[4], w6[5])     # f × ω
+        c0, c1, c2 = cross(P[0], P[1], P[2], w6[0], w6[1], w6[2])     # f × v
+        d0, d1, d2 = cross(P[3], P[4], P[5], w6[3], w6[4], w6[5])     # n × ω
         adP = (a0, a1, a2, c0 + d0, c1 + d1, c2 + d2)
         for r in range(b):
             dm[r] = adP[axes[r]] + f6[axes[r]]
@@ -315,7 +316,7 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
     return 0
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _weighted(coef, K, count, r):
     """``Σ_{j < count} coef[j] K[j, r]``: a Runge–Kutta combination of stage slopes (row ``i``
     of the tableau for a stage, the weights ``b`` for the step's end)."""
@@ -325,7 +326,7 @@ def _weighted(coef, K, count, r):
     return acc
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc):
     """Stage ``i`` of an RKMK step from ``(g, m, q, q̇)``: the stage state from the slopes of
     the earlier stages (``Θ_i = dt Σ_j a_ij K_j``, …), its pose ``g exp(ι₀Θ_i)`` (``sc[4]``) and
@@ -358,7 +359,7 @@ def _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc
     return _stage_velocity(C, form, g_s, h_s, ms, qs, qds, ws, sc, Vs)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc):
     """Rates of the stage state left by :func:`stage_begin` with the given inputs, stored as
     the stage's slopes (row ``i`` of ``Θ̇, ṁ, q̇, q̈`` and the power)."""
@@ -385,7 +386,7 @@ def _stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc):
     return 0
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out, q_out,
                  qd_out, V_out, W_out, ws, sc):
     """Combine the stage slopes into the step's end state: ``g_k exp(ι₀Θ)`` (re-orthonormalised)
@@ -431,7 +432,7 @@ def _stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out
     return 0
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
                 fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out, ws, sc):
     """One RKMK step of size ``dt`` with the inputs held (docs/corrections.md, "Time integration").
@@ -453,7 +454,7 @@ def _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, 
                         q_out, qd_out, V_out, W_out, ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, ws, sc):
     """The pose ``g_s = g exp(ι₀Θ)`` and velocity V of a stage state (for a controller called
     at the stage).  Returns a status code."""
@@ -463,7 +464,7 @@ def _engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, ws, sc):
     return _stage_velocity(C, form, g_s, sc[5], m, q, qd, ws, sc, V)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi, fw_body, fw,
                  dTheta, dm, qdd, pw, V, ws, sc):
     """All rates of one stage state ``(g exp(ι₀Θ), m, q, q̇)`` with given inputs: ``Θ̇``
@@ -494,7 +495,7 @@ def _engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bw
     return 0
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc):
     """The momentum variable ``m`` of ``form`` at the state (g, V, q, q̇): V, μ = Ad*_{h⁻¹}P or
     P = M₀V + M₀𝔪q̇ (77)."""
@@ -506,8 +507,8 @@ def _momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc):
         for r in range(b):
             m[r] = V[r]
         return
-    _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
-    _momentum_terms(parent, axes, qd, S, IA, vel, cacc, Ic0, hm)
+    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
+    momentum_terms(parent, axes, qd, S, IA, vel, cacc, Ic0, hm)
     for r in range(6):
         six[r] = 0.0
     for r in range(b):
@@ -520,12 +521,12 @@ def _momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc):
             m[r] = six[axes[r]]
         return
     _mul4(gri, g, sc[5])
-    _coad(sc[5], six, sc[8], True)
+    coad(sc[5], six, sc[8], True)
     for r in range(b):
         m[r] = sc[8][axes[r]]
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def _energy(C, g, V, q, qd, ws, sc):
     """(kinetic, gravitational potential) energy: ``½Σ_k v_kᵀI_kv_k + ½VᵀM_AV`` and
     ``−aᵀ(m p_g + R_g h)`` with the total first moment h of the rigid masses."""
@@ -533,8 +534,8 @@ def _energy(C, g, V, q, qd, ws, sc):
     Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = ws
     n = q.shape[0]
     b = axes.shape[0]
-    _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
-    _velocities(parent, S, axes, V, qd, vel, cacc)
+    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
+    velocities(parent, S, axes, V, qd, vel, cacc)
     T = 0.0
     h0 = 0.0
     h1 = 0.0
@@ -561,7 +562,7 @@ def _energy(C, g, V, q, qd, ws, sc):
 
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def engine_rollout(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
                    fw_body, fw, PQ, PQD, PQDD, G, M, Q, QD, VV, WW, buf):
     """``len(G)`` steps of :func:`engine_step` with the same held inputs, looped in compiled
@@ -585,19 +586,19 @@ def engine_rollout(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau
 
 # ----------------------------------------------------------------------------- public entry points
 # Each takes the one buffer of buffer_views instead of the (ws, sc) tuples.
-@njit(**_OPT)
+@njit(**OPT)
 def stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, buf):
     ws, sc = _views(C, buf)
     return _stage_begin(C, form, presc, gri, tab_a, dt, i, g, m, q, qd, pq, pqd, ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, buf):
     ws, sc = _views(C, buf)
     return _stage_end(C, E, form, presc, i, qdd_p, tau, bw, bwi, fw_body, fw, ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out, m_out, q_out,
                  qd_out, V_out, W_out, buf):
     ws, sc = _views(C, buf)
@@ -605,7 +606,7 @@ def stage_finish(C, form, presc, gri, tab_b, dt, g, m, q, qd, W, pq, pqd, g_out,
                          q_out, qd_out, V_out, W_out, ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, bw, bwi,
                 fw_body, fw, pq, pqd, pqdd, g_out, m_out, q_out, qd_out, V_out, W_out, buf):
     """One whole RKMK step in one call (:func:`_engine_step`)."""
@@ -615,13 +616,13 @@ def engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau, b
                         ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, buf):
     ws, sc = _views(C, buf)
     return _engine_stage_state(C, form, gri, g, Theta, m, q, qd, g_s, V, ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi, fw_body, fw,
                  dTheta, dm, qdd, pw, V, buf):
     ws, sc = _views(C, buf)
@@ -629,13 +630,13 @@ def engine_stage(C, E, form, presc, gri, g, Theta, m, q, qd, qdd_p, tau, bw, bwi
                          fw_body, fw, dTheta, dm, qdd, pw, V, ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def momentum_variable(C, form, gri, g, V, q, qd, m, buf):
     ws, sc = _views(C, buf)
     _momentum_variable(C, form, gri, g, V, q, qd, m, ws, sc)
 
 
-@njit(**_OPT)
+@njit(**OPT)
 def energy(C, g, V, q, qd, buf):
     ws, sc = _views(C, buf)
     return _energy(C, g, V, q, qd, ws, sc)

@@ -1,0 +1,63 @@
+"""Signals during start-up: a Ctrl-C must end a process cleanly at every moment.
+
+A ``KeyboardInterrupt`` raised in the middle of an import can leave a module half-initialised,
+and Python wraps it into a ``RuntimeError`` when it lands in a class body's ``__set_name__``
+(seen with cyclonedds), which then prints a traceback.  :func:`deferred_interrupts` records
+SIGINT/SIGTERM instead of raising while it is active, so imports and transport creation are
+never interrupted half-way; the caller checks :attr:`Deferred.received` at a safe point and
+exits.
+"""
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+
+__all__ = ["Deferred", "deferred_interrupts", "is_default_or_deferred"]
+
+
+class Deferred:
+    """What arrived while interrupts were deferred: ``received`` is the first signal number."""
+
+    def __init__(self):
+        self.received: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.received is not None
+
+
+@contextlib.contextmanager
+def deferred_interrupts():
+    """Record SIGINT and SIGTERM instead of raising, for the duration of the block (main
+    thread only; elsewhere the block runs unchanged).  The previous handlers come back after
+    the block."""
+    state = Deferred()
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def record(signum, frame):
+        if state.received is None:
+            state.received = signum
+    record.deferred = True     # marks the stand-in: code that installs handlers may replace it
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, record)
+        except (ValueError, OSError):      # unsupported here
+            pass
+    try:
+        yield state
+    finally:
+        for sig, handler in previous.items():
+            try:
+                if signal.getsignal(sig) is record:    # not replaced in the block (rclpy does)
+                    signal.signal(sig, handler)
+            except (ValueError, OSError):
+                pass
+
+
+def is_default_or_deferred(handler) -> bool:
+    """True if ``handler`` is the default action or the stand-in of :func:`deferred_interrupts`
+    (what the previous handler was then is the block's business)."""
+    return handler is signal.SIG_DFL or getattr(handler, "deferred", False)

@@ -1,0 +1,25 @@
+"""Compiled kernels of the fast path, one module per algorithm (imported lazily).
+
+Scalar-loop implementations of the recursions described in :mod:`vm_dynamics.dynamics.fast`; every
+kernel works in the vehicle frame with the constant arrays of :class:`~vm_dynamics.dynamics.fast.FastModel`
+(body index 0 is the vehicle, body ``j + 1`` is moved by joint ``j``, ``parent[j] < j + 1``).
+``cache=True`` stores the compiled code next to this file (or in numba's user cache), so the
+compile cost (tens of seconds for all kernels) is paid once per machine, not per process.
+
+Status codes returned by the kernels: 0 ok, 1 ``g`` is not a rigid transform, 2 non-finite
+result (a NaN/Inf input), 3 a non-positive articulated pivot (cannot happen for a valid model).
+
+Modules: :mod:`.jit` (numba set-up), :mod:`.algebra`, :mod:`.kinematics`, :mod:`.momentum`,
+:mod:`.aba` (forward dynamics), :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix),
+:mod:`.engine` (the simulation engine's step).
+"""
+from .aba import forward_dynamics, forward_dynamics_batch, forward_dynamics_range, num_threads
+from .algebra import dexp_inv_apply, se3_exp
+from .crba import mass_matrix
+from .jit import NUMBA
+from .kinematics import frame_pose
+from .rnea import free_floating_inverse_dynamics, inverse_dynamics
+
+__all__ = ["NUMBA", "forward_dynamics", "forward_dynamics_batch", "forward_dynamics_range",
+           "num_threads", "dexp_inv_apply", "se3_exp", "mass_matrix", "frame_pose",
+           "free_floating_inverse_dynamics", "inverse_dynamics"]

@@ -1,0 +1,204 @@
+"""Forward dynamics: the articulated-body algorithm with a floating vehicle (Featherstone
+2008, Table 7.1), single, ranged and batched (parallel).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .algebra import check_pose
+from .jit import OPT, get_num_threads, njit, prange
+from .kinematics import add_external, bias, gravity_local, kinematics, velocities, workspace
+
+__all__ = ["solve_spd", "aba", "aba_dynamics", "aba_core", "forward_dynamics",
+           "forward_dynamics_range", "forward_dynamics_batch", "num_threads"]
+
+
+@njit(**OPT)
+def solve_spd(K, rhs, b):
+    """Solve K x = rhs in place (rhs ← x) for the leading b×b block (Cholesky; K overwritten).
+    Returns False if K is not positive definite."""
+    for j in range(b):
+        s = K[j, j]
+        for k in range(j):
+            s -= K[j, k] * K[j, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        K[j, j] = d
+        for i in range(j + 1, b):
+            s = K[i, j]
+            for k in range(j):
+                s -= K[i, k] * K[j, k]
+            K[i, j] = s / d
+    for i in range(b):
+        s = rhs[i]
+        for k in range(i):
+            s -= K[i, k] * rhs[k]
+        rhs[i] = s / K[i, i]
+    for i in range(b - 1, -1, -1):
+        s = rhs[i]
+        for k in range(i + 1, b):
+            s -= K[k, i] * rhs[k]
+        rhs[i] = s / K[i, i]
+    return True
+
+
+@njit(**OPT)
+def aba(parent, jtype, xi, inert, rootx, axes, gloc, V, q, qd, tau, bw, fw_body, fw, out,
+         Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs):
+    """Articulated-body forward dynamics with the vehicle as a root moving in the subgroup ι₀.
+
+    ``gloc`` is the gravitational acceleration in vehicle axes, Rᵀa; ``rootx`` the constant
+    extra (added) inertia of the vehicle, on which gravity does not act.  Writes ``[V̇; q̈]`` into
+    ``out``; returns a status code (see the module docstring).
+    """
+    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
+    return aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S,
+                         IA, vel, cacc, pA, U, aux, acc, K, rhs)
+
+
+@njit(**OPT)
+def aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S, IA,
+                  vel, cacc, pA, U, aux, acc, K, rhs):
+    """The three ABA passes after :func:`kinematics` (IA holds the body inertias on entry and
+    is overwritten by the articulated inertias).  The vehicle's added inertia ``rootx`` (M_A)
+    enters the root only: its gyroscopic wrench −ad_Vᵀ(M_A V) in p^A₀ and M_A in the root
+    pivot, not the gravity term (the root acceleration ι₀V̇ − a_g acts on the rigid masses, ι₀V̇
+    on M_A)."""
+    ext = np.zeros((qd.shape[0] + 1, 6))
+    add_external(axes, bw, fw_body, fw, Rw, Pw, ext, 1.0)
+    return aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U,
+                     aux, acc, K, rhs)
+
+
+@njit(**OPT)
+def aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U, aux,
+              acc, K, rhs):
+    """ABA passes with the external wrenches ``ext[k]`` (vehicle axes, about the vehicle
+    origin) already summed per body; ``vel`` holds the body twists on return."""
+    n = qd.shape[0]
+    b = axes.shape[0]
+    velocities(parent, S, axes, V, qd, vel, cacc)
+    for k in range(n + 1):
+        bias(IA[k], vel[k], pA[k])
+        for r in range(6):
+            pA[k, r] -= ext[k, r]
+    bias(rootx, vel[0], rhs)
+    for r in range(6):
+        pA[0, r] += rhs[r]
+    # leaves → root: articulated inertias I^A and bias forces p^A
+    for j in range(n - 1, -1, -1):
+        k = j + 1
+        p = parent[j]
+        Ik = IA[k]
+        Sj = S[j]
+        cj = cacc[j]
+        D = 0.0
+        Uc = 0.0
+        Sp = 0.0
+        Ic = np.empty(6)
+        for r in range(6):
+            s = 0.0
+            t = 0.0
+            for c in range(6):
+                s += Ik[r, c] * Sj[c]
+                t += Ik[r, c] * cj[c]
+            U[j, r] = s
+            Ic[r] = t
+            D += Sj[r] * s
+            Uc += s * cj[r]
+            Sp += Sj[r] * pA[k, r]
+        if not D > 0.0:
+            return 3
+        Dinv = 1.0 / D
+        u = tau[j] - Sp
+        aux[j, 0] = Dinv
+        aux[j, 1] = u
+        coef = (u - Uc) * Dinv
+        Ip = IA[p]
+        for r in range(6):
+            Ur = U[j, r] * Dinv
+            for c in range(6):
+                Ip[r, c] += Ik[r, c] - Ur * U[j, c]
+            pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
+    # the vehicle: ι₀ᵀ I^A₀ ι₀ V̇ = ι₀ᵀ (I^A₀ a_g − p^A₀); a₀ = ι₀V̇ − a_g
+    g0, g1, g2 = gloc[0], gloc[1], gloc[2]
+    I0 = IA[0]
+    for r in range(6):
+        acc[0, r] = 0.0
+    if b > 0:
+        for r in range(b):
+            ar = axes[r]
+            rhs[r] = I0[ar, 0] * g0 + I0[ar, 1] * g1 + I0[ar, 2] * g2 - pA[0, ar]
+            for c in range(b):
+                K[r, c] = I0[ar, axes[c]] + rootx[ar, axes[c]]
+        if not solve_spd(K, rhs, b):
+            return 3
+        for r in range(b):
+            acc[0, axes[r]] = rhs[r]
+            out[r] = rhs[r]
+    acc[0, 0] -= g0
+    acc[0, 1] -= g1
+    acc[0, 2] -= g2
+    # root → leaves: accelerations
+    for j in range(n):
+        k = j + 1
+        p = parent[j]
+        s = 0.0
+        for r in range(6):
+            a = acc[p, r] + cacc[j, r]
+            acc[k, r] = a
+            s += U[j, r] * a
+        qdd = (aux[j, 1] - s) * aux[j, 0]
+        for r in range(6):
+            acc[k, r] += S[j, r] * qdd
+        out[b + j] = qdd
+    for i in range(b + n):
+        if not np.isfinite(out[i]):
+            return 2
+    return 0
+
+
+@njit(**OPT)
+def forward_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body,
+                     fw, out):
+    if not check_pose(g):
+        return 1
+    Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = workspace(q.shape[0])
+    gloc = np.empty(3)
+    gravity_local(g, grav, gloc)
+    return aba(parent, jtype, xi, inert, rootx, axes, gloc, V, q, qd, tau, bw, fw_body, fw,
+                out, Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
+
+
+@njit(**OPT)
+def forward_dynamics_range(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw,
+                           fw_body, fw, out, status, lo, hi):
+    """``forward_dynamics`` of states ``lo..hi-1`` of a batch, sharing one workspace (so the
+    per-state cost carries no allocation)."""
+    Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = workspace(q.shape[1])
+    gloc = np.empty(3)
+    for i in range(lo, hi):
+        if not check_pose(g[i]):
+            status[i] = 1
+            continue
+        gravity_local(g[i], grav, gloc)
+        status[i] = aba(parent, jtype, xi, inert, rootx, axes, gloc, V[i], q[i], qd[i], tau[i],
+                         bw[i], fw_body, fw[i], out[i], Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc,
+                         K, rhs)
+
+
+@njit(parallel=True, **OPT)
+def forward_dynamics_batch(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw,
+                           fw_body, fw, out, status, nchunk):
+    """``forward_dynamics`` over the leading axis (N states) in ``nchunk`` parallel chunks."""
+    N = q.shape[0]
+    for ch in prange(nchunk):
+        forward_dynamics_range(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau,
+                               bw, fw_body, fw, out, status, (ch * N) // nchunk,
+                               ((ch + 1) * N) // nchunk)
+
+
+def num_threads() -> int:
+    """Threads numba's parallel kernels use (numba.get_num_threads())."""
+    return get_num_threads()

@@ -1,0 +1,260 @@
+"""Kinematics over the tree in the vehicle frame: joint twists and body poses
+(products of exponentials, paper 000 (13)–(17)), body inertias (55), velocities, bias forces,
+external frame wrenches, gravity in the vehicle frame, frame poses.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .algebra import cross
+from .jit import OPT, njit
+
+__all__ = ["kinematics", "body_inertia", "velocities", "bias", "add_external", "gravity_local",
+           "frame_pose", "workspace"]
+
+
+@njit(**OPT)
+def kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib):
+    """Product of exponentials (13)-(17): G_j = G_parent exp(ξ̂_j q_j) as (Rw, Pw);
+    S_j = Ad_{G_parent} ξ_j (29); Ib[k] = Ad_{G_k}^{-T} 𝔐_k Ad_{G_k}^{-1} (the body inertia (55)
+    at the current configuration, vehicle axes, about the vehicle origin)."""
+    n = q.shape[0]
+    for r in range(3):
+        for c in range(3):
+            Rw[0, r, c] = 1.0 if r == c else 0.0
+        Pw[0, r] = 0.0
+    body_inertia(inert[0], Rw[0], Pw[0], Ib[0])
+    for j in range(n):
+        p = parent[j]
+        k = j + 1
+        Rp = Rw[p]
+        pp = Pw[p]
+        # ω, v of the joint twist ξ_j (vehicle frame, home)
+        v0, v1, v2 = xi[j, 0], xi[j, 1], xi[j, 2]
+        w0, w1, w2 = xi[j, 3], xi[j, 4], xi[j, 5]
+        # S_j = Ad_{G_p} ξ_j = [R v + p × R ω; R ω]
+        rw0 = Rp[0, 0] * w0 + Rp[0, 1] * w1 + Rp[0, 2] * w2
+        rw1 = Rp[1, 0] * w0 + Rp[1, 1] * w1 + Rp[1, 2] * w2
+        rw2 = Rp[2, 0] * w0 + Rp[2, 1] * w1 + Rp[2, 2] * w2
+        rv0 = Rp[0, 0] * v0 + Rp[0, 1] * v1 + Rp[0, 2] * v2
+        rv1 = Rp[1, 0] * v0 + Rp[1, 1] * v1 + Rp[1, 2] * v2
+        rv2 = Rp[2, 0] * v0 + Rp[2, 1] * v1 + Rp[2, 2] * v2
+        x0, x1, x2 = cross(pp[0], pp[1], pp[2], rw0, rw1, rw2)
+        S[j, 0] = rv0 + x0
+        S[j, 1] = rv1 + x1
+        S[j, 2] = rv2 + x2
+        S[j, 3] = rw0
+        S[j, 4] = rw1
+        S[j, 5] = rw2
+        # E = exp(ξ̂ q) (11): revolute with unit ω (Rodrigues), or prismatic (ω = 0)
+        th = q[j]
+        if jtype[j] == 0:
+            s, c1 = np.sin(th), 1.0 - np.cos(th)
+            # R_E = I + s ω~ + c1 ω~²,  ω~² = ωωᵀ - I
+            E00 = 1.0 + c1 * (w0 * w0 - 1.0)
+            E11 = 1.0 + c1 * (w1 * w1 - 1.0)
+            E22 = 1.0 + c1 * (w2 * w2 - 1.0)
+            E01 = -s * w2 + c1 * w0 * w1
+            E10 = s * w2 + c1 * w0 * w1
+            E02 = s * w1 + c1 * w0 * w2
+            E20 = -s * w1 + c1 * w0 * w2
+            E12 = -s * w0 + c1 * w1 * w2
+            E21 = s * w0 + c1 * w1 * w2
+            # t_E = (I - R_E)(ω × v) + ω (ω·v) θ
+            a0, a1, a2 = cross(w0, w1, w2, v0, v1, v2)
+            wv = (w0 * v0 + w1 * v1 + w2 * v2) * th
+            t0 = a0 - (E00 * a0 + E01 * a1 + E02 * a2) + w0 * wv
+            t1 = a1 - (E10 * a0 + E11 * a1 + E12 * a2) + w1 * wv
+            t2 = a2 - (E20 * a0 + E21 * a1 + E22 * a2) + w2 * wv
+            Rk = Rw[k]
+            for r in range(3):
+                Rk[r, 0] = Rp[r, 0] * E00 + Rp[r, 1] * E10 + Rp[r, 2] * E20
+                Rk[r, 1] = Rp[r, 0] * E01 + Rp[r, 1] * E11 + Rp[r, 2] * E21
+                Rk[r, 2] = Rp[r, 0] * E02 + Rp[r, 1] * E12 + Rp[r, 2] * E22
+                Pw[k, r] = pp[r] + Rp[r, 0] * t0 + Rp[r, 1] * t1 + Rp[r, 2] * t2
+        else:
+            for r in range(3):
+                for c in range(3):
+                    Rw[k, r, c] = Rp[r, c]
+            Pw[k, 0] = pp[0] + rv0 * th
+            Pw[k, 1] = pp[1] + rv1 * th
+            Pw[k, 2] = pp[2] + rv2 * th
+        body_inertia(inert[k], Rw[k], Pw[k], Ib[k])
+
+
+@njit(**OPT)
+def body_inertia(row, R, p, out):
+    """Spatial inertia ``[[m I, -h~], [h~, I_o]]`` of a body whose home inertia (vehicle frame,
+    about the vehicle origin) is ``row = (m, h = m c, I_o)``, after the motion ``(R, p)``:
+    ``h' = R h + m p``, ``I_o' = R I_o Rᵀ − p (Rh)ᵀ − (Rh) pᵀ + 2 (p·Rh) I − m (p pᵀ − |p|² I)``."""
+    m = row[0]
+    h0, h1, h2 = row[1], row[2], row[3]
+    Rh0 = R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2
+    Rh1 = R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2
+    Rh2 = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2
+    p0, p1, p2 = p[0], p[1], p[2]
+    n0, n1, n2 = Rh0 + m * p0, Rh1 + m * p1, Rh2 + m * p2
+    # R I_o Rᵀ
+    T = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            T[r, c] = R[r, 0] * row[4 + c] + R[r, 1] * row[7 + c] + R[r, 2] * row[10 + c]
+    pr = p0 * Rh0 + p1 * Rh1 + p2 * Rh2
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    Rh = (Rh0, Rh1, Rh2)
+    pv = (p0, p1, p2)
+    for r in range(3):
+        for c in range(r, 3):
+            s = T[r, 0] * R[c, 0] + T[r, 1] * R[c, 1] + T[r, 2] * R[c, 2]
+            s -= pv[r] * Rh[c] + Rh[r] * pv[c] + m * pv[r] * pv[c]
+            if r == c:
+                s += 2.0 * pr + m * pp
+            out[3 + r, 3 + c] = s
+            out[3 + c, 3 + r] = s
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = m if r == c else 0.0
+    # -h~ (upper right) and h~ (lower left)
+    out[0, 3] = 0.0
+    out[0, 4] = n2
+    out[0, 5] = -n1
+    out[1, 3] = -n2
+    out[1, 4] = 0.0
+    out[1, 5] = n0
+    out[2, 3] = n1
+    out[2, 4] = -n0
+    out[2, 5] = 0.0
+    for r in range(3):
+        for c in range(3):
+            out[3 + r, c] = out[c, 3 + r]
+
+
+@njit(**OPT)
+def velocities(parent, S, axes, V, qd, vel, cacc):
+    """Body twists in the vehicle frame, v_k = ι₀V + Σ_{path} S_i q̇_i, and the velocity-product
+    accelerations c_j = ad_{v_parent}(S_j q̇_j)."""
+    n = qd.shape[0]
+    for r in range(6):
+        vel[0, r] = 0.0
+    for i in range(axes.shape[0]):
+        vel[0, axes[i]] = V[i]
+    for j in range(n):
+        p = parent[j]
+        k = j + 1
+        u = qd[j]
+        s0, s1, s2 = S[j, 0] * u, S[j, 1] * u, S[j, 2] * u
+        s3, s4, s5 = S[j, 3] * u, S[j, 4] * u, S[j, 5] * u
+        vp = vel[p]
+        # ad_v W = [ω × w_v + v × w_ω ; ω × w_ω]
+        a0, a1, a2 = cross(vp[3], vp[4], vp[5], s0, s1, s2)
+        b0, b1, b2 = cross(vp[0], vp[1], vp[2], s3, s4, s5)
+        c0, c1, c2 = cross(vp[3], vp[4], vp[5], s3, s4, s5)
+        cacc[j, 0] = a0 + b0
+        cacc[j, 1] = a1 + b1
+        cacc[j, 2] = a2 + b2
+        cacc[j, 3] = c0
+        cacc[j, 4] = c1
+        cacc[j, 5] = c2
+        vel[k, 0] = vp[0] + s0
+        vel[k, 1] = vp[1] + s1
+        vel[k, 2] = vp[2] + s2
+        vel[k, 3] = vp[3] + s3
+        vel[k, 4] = vp[4] + s4
+        vel[k, 5] = vp[5] + s5
+
+
+@njit(**OPT)
+def bias(I, v, out):
+    """out = −ad_vᵀ (I v) = v ×* (I v): the gyroscopic wrench of a body."""
+    h = np.empty(6)
+    for r in range(6):
+        s = 0.0
+        for c in range(6):
+            s += I[r, c] * v[c]
+        h[r] = s
+    a0, a1, a2 = cross(v[3], v[4], v[5], h[0], h[1], h[2])
+    b0, b1, b2 = cross(v[0], v[1], v[2], h[0], h[1], h[2])
+    c0, c1, c2 = cross(v[3], v[4], v[5], h[3], h[4], h[5])
+    out[0] = a0
+    out[1] = a1
+    out[2] = a2
+    out[3] = b0 + c0
+    out[4] = b1 + c1
+    out[5] = b2 + c2
+
+
+@njit(**OPT)
+def add_external(axes, bw, fw_body, fw, Rw, Pw, out, sign):
+    """out[k] += sign · (external wrenches on body k), in vehicle axes about the vehicle origin.
+
+    ``bw`` (b) is the vehicle wrench on the axes of ι₀; ``fw[i]`` is already
+    ``Ad⁻ᵀ(ḡ_frame at home) w_i`` on body ``fw_body[i]``; the current one is ``Ad_{G_k}⁻ᵀ`` of
+    it: ``[R f; p × R f + R n]``.
+    """
+    for i in range(axes.shape[0]):
+        out[0, axes[i]] += sign * bw[i]
+    for i in range(fw_body.shape[0]):
+        k = fw_body[i]
+        R = Rw[k]
+        p = Pw[k]
+        f0 = R[0, 0] * fw[i, 0] + R[0, 1] * fw[i, 1] + R[0, 2] * fw[i, 2]
+        f1 = R[1, 0] * fw[i, 0] + R[1, 1] * fw[i, 1] + R[1, 2] * fw[i, 2]
+        f2 = R[2, 0] * fw[i, 0] + R[2, 1] * fw[i, 1] + R[2, 2] * fw[i, 2]
+        m0 = R[0, 0] * fw[i, 3] + R[0, 1] * fw[i, 4] + R[0, 2] * fw[i, 5]
+        m1 = R[1, 0] * fw[i, 3] + R[1, 1] * fw[i, 4] + R[1, 2] * fw[i, 5]
+        m2 = R[2, 0] * fw[i, 3] + R[2, 1] * fw[i, 4] + R[2, 2] * fw[i, 5]
+        x0, x1, x2 = cross(p[0], p[1], p[2], f0, f1, f2)
+        out[k, 0] += sign * f0
+        out[k, 1] += sign * f1
+        out[k, 2] += sign * f2
+        out[k, 3] += sign * (x0 + m0)
+        out[k, 4] += sign * (x1 + m1)
+        out[k, 5] += sign * (x2 + m2)
+
+
+@njit(**OPT)
+def gravity_local(g, grav, out):
+    """out = Rᵀ a: the gravitational acceleration in vehicle axes."""
+    for c in range(3):
+        out[c] = g[0, c] * grav[0] + g[1, c] * grav[1] + g[2, c] * grav[2]
+
+
+@njit(**OPT)
+def frame_pose(parent, jtype, xi, inert, q, body, home, out):
+    """Pose (4×4, vehicle frame) of a frame fixed to ``body`` whose home pose is ``home``:
+    ``G_body ḡ_frame`` with the product of exponentials (13)–(16)."""
+    n = q.shape[0]
+    Rw, Pw, S, Ib, vel, cacc, pA, U, aux, acc, K, rhs = workspace(n)
+    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib)
+    R = Rw[body]
+    p = Pw[body]
+    for r in range(3):
+        for c in range(4):
+            out[r, c] = R[r, 0] * home[0, c] + R[r, 1] * home[1, c] + R[r, 2] * home[2, c]
+        out[r, 3] += p[r]
+    out[3, 0] = 0.0
+    out[3, 1] = 0.0
+    out[3, 2] = 0.0
+    out[3, 3] = 1.0
+    for r in range(3):
+        for c in range(4):
+            if not np.isfinite(out[r, c]):
+                return 2
+    return 0
+
+
+@njit(**OPT)
+def workspace(n):
+    Rw = np.empty((n + 1, 3, 3))
+    Pw = np.empty((n + 1, 3))
+    S = np.empty((n, 6))
+    IA = np.empty((n + 1, 6, 6))
+    vel = np.empty((n + 1, 6))
+    cacc = np.empty((n, 6))
+    pA = np.empty((n + 1, 6))
+    U = np.empty((n, 6))
+    aux = np.empty((n, 2))      # 1/D_j, u_j
+    acc = np.empty((n + 1, 6))
+    K = np.empty((6, 6))
+    rhs = np.empty(6)
+    return Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs

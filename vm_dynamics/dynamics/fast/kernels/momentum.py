@@ -1,0 +1,42 @@
+"""The locked momentum P (77) and the vehicle velocity from it (LP-3).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .aba import solve_spd
+from .jit import OPT, njit
+from .kinematics import velocities
+
+__all__ = ["momentum_terms", "velocity_from_momentum"]
+
+
+@njit(**OPT)
+def momentum_terms(parent, axes, qd, S, Ib, vel, cacc, Ic0, hm):
+    """Ic0 = Σ_k I_k (composite inertia of the whole system) and hm = Σ_k I_k v_k at V = 0, so
+    that the locked momentum (77) is ``P = ι₀ᵀ(Ic0 ι₀V + hm) = M₀V + M₀𝔪q̇``."""
+    n = qd.shape[0]
+    zero = np.zeros(axes.shape[0])
+    velocities(parent, S, axes, zero, qd, vel, cacc)
+    for r in range(6):
+        hm[r] = 0.0
+        for c in range(6):
+            Ic0[r, c] = 0.0
+    for k in range(n + 1):
+        for r in range(6):
+            s = 0.0
+            for c in range(6):
+                Ic0[r, c] += Ib[k, r, c]
+                s += Ib[k, r, c] * vel[k, c]
+            hm[r] += s
+
+
+@njit(**OPT)
+def velocity_from_momentum(axes, P, Ic0, rootx, hm, K, V):
+    """V = M₀⁻¹(P − M₀𝔪q̇) (LP-3) with M₀ = ι₀ᵀ(Ic0 + M_A)ι₀."""
+    b = axes.shape[0]
+    for r in range(b):
+        V[r] = P[r] - hm[axes[r]]
+        for c in range(b):
+            K[r, c] = Ic0[axes[r], axes[c]] + rootx[axes[r], axes[c]]
+    return solve_spd(K, V, b)
