@@ -70,7 +70,6 @@ def pytest_collection_modifyitems(config, items):
         if kind in KINDS:
             item.add_marker(getattr(pytest.mark, kind))
 
-import oracles  # noqa: E402
 
 
 def erd_robots_dir():
@@ -117,6 +116,7 @@ def robot_path(name):
 
 @functools.lru_cache(maxsize=None)
 def robot_xml(name):
+    import oracles  # Pinocchio: only where an oracle is needed
     """URDF XML string for a named test robot (after the documented modifications)."""
     if name == "random_tree":
         return oracles.random_tree_urdf(seed=7)
@@ -143,6 +143,7 @@ def our_model(name, base, gravity):
 
 
 def make_oracle(name, base, gravity, joint_names=None):
+    import oracles  # Pinocchio: only where an oracle is needed
     return oracles.PinocchioOracle(robot_xml(name), base=base, gravity=gravity, joint_names=joint_names)
 
 

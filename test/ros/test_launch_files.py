@@ -565,3 +565,16 @@ def test_package_xml_lists_exactly_what_the_package_needs_with_rosdep_keys():
     root = ET.parse(REPO / "package.xml").getroot()
     listed = [e.text for e in root.iter() if e.tag.endswith("depend")]
     assert not set(listed) & _PIP_ONLY and len(listed) == len(set(listed))
+
+
+def test_ros_tests_need_no_pinocchio():
+    """``colcon test`` on a ROS install has only what rosdep installs: the ROS tests (and the
+    shared conftest) must run without the Pinocchio oracle."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['pinocchio'] = None; import pytest; "
+            "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', "
+            "'test/ros/test_launch_files.py', '-k', 'not need_no_pinocchio']))")
+    r = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
