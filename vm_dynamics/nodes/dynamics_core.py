@@ -50,7 +50,7 @@ from ..sim.integrators import METHODS
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import initial_state
 from ..core.validation import as_positive
-from .event_log import EventLog
+from .event_log import EventLog, reason_key
 from .parameters import DYNAMICS_BACKENDS, DYNAMICS_PARAMETERS
 from .robot import Robot, load_robot
 
@@ -238,8 +238,10 @@ class DynamicsCore:
     def _reject(self, ch: _Channel, what: str, text: str) -> bool:
         ch.rejected += 1
         ch.last_error = text
-        self.log.emit("WARN", f"reject-{what}", f"rejected {what}: {text}; keeping the last "
-                      f"valid input")
+        # one throttle key per reason (numbers and quoted values stripped), so that each kind
+        # of bad message reaches the log at least once per throttle period
+        self.log.emit("WARN", f"reject-{what}-{reason_key(text)}",
+                      f"rejected {what}: {text}; keeping the last valid input")
         return False
 
     def _accept(self, ch: _Channel, what: str, value: np.ndarray, fresh: bool = True) -> bool:

@@ -1,11 +1,19 @@
 """Throttled event log of the node cores: the nodes drain it into their transport's logger."""
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from typing import Callable
 
-__all__ = ["EventLog"]
+__all__ = ["EventLog", "reason_key"]
+
+
+def reason_key(text: str) -> str:
+    """The kind of a message, for throttling: its text without numbers and quoted values
+    (``"must have length 7, got 3"`` and ``"... got 5"`` share a key; a NaN does not)."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\([^)]*\)", "…", text)
+    return re.sub(r"[-+]?\d[\d.e+-]*", "#", text)[:80]
 
 
 class EventLog:
