@@ -271,24 +271,20 @@ def test_compile_notice_says_so_only_when_kernels_must_be_compiled():
     def disp(index):
         cf = _t.SimpleNamespace(_load_index=lambda: index)
         return _t.SimpleNamespace(_cache=_t.SimpleNamespace(_cache_file=cf))
-    shown = list(f._NOTICE_SHOWN)
-    try:
-        f._NOTICE_SHOWN.clear()
-        out = io.StringIO()
-        with f.compile_notice(disp({"sig": 1}), stream=out):
-            pass
-        assert out.getvalue() == ""                               # cached: silent
-        with f.compile_notice(disp({"sig": 1}), disp({}), stream=out):
-            pass
-        assert "compiling dynamics kernels, first run only" in out.getvalue()
-        f._NOTICE_SHOWN.clear()
-        out = io.StringIO()
-        with f.compile_notice(stream=out, after=0.05):            # unknown: after a delay
-            import time
-            time.sleep(0.3)
-        assert "compiling" in out.getvalue()
-    finally:
-        f._NOTICE_SHOWN[:] = shown
+    printed = []
+    out = io.StringIO()
+    with f.compile_notice(disp({"sig": 1}), stream=out, printed=printed):
+        pass
+    assert out.getvalue() == ""                               # cached: silent
+    with f.compile_notice(disp({"sig": 1}), disp({}), stream=out, printed=printed):
+        pass
+    assert "compiling dynamics kernels, first run only" in out.getvalue()
+    printed = []
+    out = io.StringIO()
+    with f.compile_notice(stream=out, after=0.05, printed=printed):  # unknown: after a delay
+        import time
+        time.sleep(0.3)
+    assert "compiling" in out.getvalue()
     assert f.kernels_cached(_t.SimpleNamespace()) is None
 
 

@@ -281,7 +281,7 @@ def test_make_transport_kind_selection(monkeypatch):
     with pytest.raises(ValueError, match='kind'):
         tp.resolve_kind('ros1')
     monkeypatch.delitem(sys.modules, 'rclpy', raising=False)
-    if not tp._rclpy_importable():  # no ROS on this machine: auto falls back to DDS
+    if not tp.rclpy_importable():  # no ROS on this machine: auto falls back to DDS
         monkeypatch.delenv(tp.TRANSPORT_ENV)
         assert tp.resolve_kind('auto') == 'dds'
         with pytest.raises(ValueError, match='rclpy'):
@@ -348,7 +348,7 @@ def test_discovery_config_like_rmw_cyclonedds(monkeypatch):
         a.shutdown()
         b.shutdown()
     from vm_dynamics.transport import dds
-    assert a.domain_id not in dds._DOMAINS  # released with the last transport
+    assert a.domain_id not in dds.active_domains()  # released with the last transport
 
 
 _NP = {'float64': np.float64, 'float32': np.float32, 'int8': np.int8, 'uint8': np.uint8,
@@ -410,12 +410,12 @@ def test_idl_cdr_identical_to_rosbags_for_every_jazzy_type():
     # service samples: cdds_request_header_t (guid, seq) + the body in the same CDR stream
     st = tp.service_typestore()
     resp = st.types['std_srvs/srv/SetBool_Response'](success=True, message='héllo')
-    wrapped = dds._compiled_converter('std_srvs/srv/SetBool_Response', True)(
+    wrapped = dds.compiled_converter('std_srvs/srv/SetBool_Response', True)(
         resp, '', (2**64 - 3, -5)).serialize()
     body = bytes(st.serialize_cdr(resp, 'std_srvs/srv/SetBool_Response'))
     assert wrapped == body[:4] + (2**64 - 3).to_bytes(8, 'little') + \
         (-5).to_bytes(8, 'little', signed=True) + body[4:]
-    assert dds._split_request(wrapped) == (2**64 - 3, -5, body)
+    assert dds.split_request(wrapped) == (2**64 - 3, -5, body)
 
 
 def test_to_idl_rejects_bad_fields_naming_them():
@@ -513,7 +513,7 @@ def test_dds_nodes_publish_ros_discovery_info_like_rmw():
         found = []
 
         def seen():
-            for data, info in dds._take_raw(reader):
+            for data, info in dds.take_raw(reader):
                 if info.valid_data:
                     msg = rm.deserialize(data, dds.DISCOVERY_TYPE)
                     if bytes(msg.gid.data.astype(np.uint8)) == ppant:

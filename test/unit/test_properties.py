@@ -242,7 +242,7 @@ def test_scenario_values_are_accepted_or_rejected_naming_the_parameter(tmp_path_
         warnings.simplefilter("error", RuntimeWarning)
         try:
             scn = load_scenario("planar_rover", overrides)
-            cli._prepare(scn, None, str(out), 100.0, False, False,
+            cli.prepare_run(scn, None, str(out), 100.0, False, False,
                          {k.split(".", 1)[1] for k in overrides if k.startswith("controller.")})
         except (ValueError, TypeError, cli.UsageError) as exc:
             msg = str(exc).splitlines()[0]
@@ -263,12 +263,12 @@ def test_cli_options_fail_with_one_line_naming_the_option(tmp_path_factory, caps
     for flag, value in opts:
         argv += [flag, f"dt:={value}" if flag == "-p" else value]
     # validation only: a run that passes every check is not started
-    real_execute = cli._execute
-    cli._execute = lambda run, log: {"diverged": False, "interrupted": False}
+    real_execute = cli.execute_run
+    cli.execute_run = lambda run, log: {"diverged": False, "interrupted": False}
     try:
         rc = cli.main(argv)
     finally:
-        cli._execute = real_execute
+        cli.execute_run = real_execute
     err = capsys.readouterr().err
     if rc == 0:
         return

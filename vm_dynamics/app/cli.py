@@ -244,7 +244,7 @@ def _check_initial_within_limits(scn):
                              f"limit beyond which vm-sim declares divergence")
 
 
-def _prepare(scn, controller_name, out_dir, record_rate, plots, progress, explicit=()) -> _Run:
+def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, explicit=()) -> _Run:
     """Build and check the controller, the reference and the output directory (ValueError or
     UsageError for bad values)."""
     from ..control import available_controllers, get_controller
@@ -438,11 +438,11 @@ def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_
     directory) is checked before the simulation.  Returns the summary dict; its
     ``"diverged"`` and ``"interrupted"`` keys tell how the run ended.
     """
-    run = _prepare(scn, controller_name, out_dir, record_rate, plots, progress, _explicit)
-    return _execute(run, log)
+    run = prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, _explicit)
+    return execute_run(run, log)
 
 
-def _execute(run: _Run, log):
+def execute_run(run: _Run, log):
     scn, model = run.scn, run.scn.model
     for note in run.notes:
         log(f"vm-sim: {note}")
@@ -704,7 +704,7 @@ def _main(argv) -> int:
         print(f"vm-sim: loading {args.scenario} ...", flush=True)
         try:
             scn = load_scenario(args.scenario, overrides)
-            run = _prepare(scn, args.controller, args.out, args.record_rate,
+            run = prepare_run(scn, args.controller, args.out, args.record_rate,
                            not args.no_plots, not args.quiet and sys.stderr.isatty(), explicit)
         except ValueError as exc:
             raise UsageError(str(exc).splitlines()[0]) from None
@@ -718,7 +718,7 @@ def _main(argv) -> int:
         return EXIT_USAGE
     run.hooks = hooks
     try:
-        summary = _execute(run, log=_log)
+        summary = execute_run(run, log=_log)
         if frames is not None and not summary.get("interrupted"):
             from ..viewer.video import write_video
             write_video(args.video, frames.playback(), title=scn.name)

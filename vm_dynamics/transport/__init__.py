@@ -470,7 +470,7 @@ class Transport(abc.ABC):
                 coerce_scalar('string', text, f'{srvtype} handler message'))
 
 
-def _rclpy_importable() -> bool:
+def rclpy_importable() -> bool:
     try:
         importlib.import_module('rclpy')
     except ImportError:
@@ -490,8 +490,8 @@ def resolve_kind(kind: str = 'auto', env: Mapping[str, str] | None = None) -> st
                 raise ValueError(f'{TRANSPORT_ENV}={env[TRANSPORT_ENV]!r}: expected rclpy or dds')
             kind = forced
         else:
-            kind = 'rclpy' if _rclpy_importable() else 'dds'
-    if kind == 'rclpy' and not _rclpy_importable():
+            kind = 'rclpy' if rclpy_importable() else 'dds'
+    if kind == 'rclpy' and not rclpy_importable():
         raise ValueError('transport rclpy requested but rclpy cannot be imported (source a ROS 2 '
                          f'setup file, or use {TRANSPORT_ENV}=dds)')
     return kind

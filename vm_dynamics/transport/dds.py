@@ -72,7 +72,8 @@ from . import (Publisher, QosSpec, StreamLogger, Transport, check_message, check
 from . import ros_args as rargs
 
 __all__ = ['DdsTransport', 'DdsServiceClient', 'dds_type_name', 'dds_topic_name',
-           'idl_struct', 'to_idl', 'user_data', 'dds_qos', 'discovery_config']
+           'idl_struct', 'to_idl', 'user_data', 'dds_qos', 'discovery_config', 'active_domains',
+           'compiled_converter', 'split_request', 'take_raw']
 
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
@@ -211,7 +212,7 @@ def _check_len(n: int, node: int, size: int, where: str) -> None:
 
 
 def _nested_converter(msgtype: str, where: str) -> Callable[[Any], Any]:
-    conv = _compiled_converter(msgtype)
+    conv = compiled_converter(msgtype)
 
     def conv_nested(v: Any) -> Any:
         check_message(v, msgtype, where)
@@ -220,7 +221,7 @@ def _nested_converter(msgtype: str, where: str) -> Callable[[Any], Any]:
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_converter(msgtype: str, request_header: bool = False) -> Callable:
+def compiled_converter(msgtype: str, request_header: bool = False) -> Callable:
     cls = idl_struct(msgtype, request_header)
     _, fields = fielddefs(msgtype)
     short = msgtype.rsplit('/', 1)[-1]
@@ -243,7 +244,7 @@ def _compiled_converter(msgtype: str, request_header: bool = False) -> Callable:
 def to_idl(msg: Any, msgtype: str) -> Any:
     """rosbags message -> ``IdlStruct`` instance (strict field coercion)."""
     check_message(msg, msgtype, 'to_idl')
-    return _compiled_converter(msgtype)(msg, msgtype)
+    return compiled_converter(msgtype)(msg, msgtype)
 
 
 # ----------------------------------------------------------------------------- QoS
@@ -285,14 +286,14 @@ def _userdata_key(qos: Any, key: str) -> str | None:
     return None
 
 
-def _take_raw(reader: DataReader, n: int = 64) -> list:
+def take_raw(reader: DataReader, n: int = 64) -> list:
     ret = ddspy_take(reader._ref, _ANY, n)
     if isinstance(ret, int):
         raise DDSException(ret, f'while taking from {reader!r}')
     return ret
 
 
-def _split_request(data: bytes) -> tuple[int, int, bytes]:
+def split_request(data: bytes) -> tuple[int, int, bytes]:
     """Service sample -> (guid, seq, plain CDR of the request/response body)."""
     if len(data) < 20 or data[0] != 0 or data[1] not in (0, 1):
         raise ValueError(f'service sample too short or bad encapsulation ({len(data)} bytes)')
@@ -382,6 +383,11 @@ def _release_domain(domain_id: int) -> None:
         entry[0].__del__()
 
 
+def active_domains() -> list[int]:
+    """The DDS domains this process has a participant in (shared by its transports)."""
+    return sorted(_DOMAINS)
+
+
 # ------------------------------------------------------------------------ entities
 
 
@@ -390,7 +396,7 @@ class _DdsPublisher(Publisher):
         self.topic = topic
         self.msgtype = msgtype
         self._writer = writer
-        self._convert = _compiled_converter(msgtype)
+        self._convert = compiled_converter(msgtype)
 
     def publish(self, msg: Any) -> None:
         check_message(msg, self.msgtype, f'publisher {self.topic}')
@@ -432,7 +438,7 @@ class _DdsSubscription:
 
     def drain(self) -> None:
         while not self._transport._closed:
-            samples = _take_raw(self._reader)
+            samples = take_raw(self._reader)
             for data, info in samples:
                 if info.valid_data and not self._transport._closed:
                     self.handle_raw(data)
@@ -488,11 +494,11 @@ class _DdsService:
                                          request_header=True, extra=extra)
         self._writer = transport._writer(dds_topic_name(name, 'reply'), rep_t, spec,
                                          request_header=True, extra=extra)
-        self._convert = _compiled_converter(rep_t, True)
+        self._convert = compiled_converter(rep_t, True)
 
     def drain(self) -> None:
         while not self._transport._closed:
-            samples = _take_raw(self._reader)
+            samples = take_raw(self._reader)
             for data, info in samples:
                 if info.valid_data and not self._transport._closed:
                     self._handle(data, info)
@@ -513,7 +519,7 @@ class _DdsService:
     def _handle(self, data: bytes, info: Any) -> None:
         rq_t = f'{self.srvtype}_Request'
         try:
-            guid, seq, body = _split_request(data)
+            guid, seq, body = split_request(data)
             request = service_typestore().deserialize_cdr(body, rq_t)
         except Exception as exc:  # rosbags SerdeError, struct.error
             self._transport.logger.warn_throttled(
@@ -825,7 +831,7 @@ class DdsServiceClient:
                                          extra=extra)
         self.guid = self._writer.get_instance_handle() & (2**64 - 1)
         self._seq = 0
-        self._convert = _compiled_converter(f'{srvtype}_Request', True)
+        self._convert = compiled_converter(f'{srvtype}_Request', True)
 
     def service_is_ready(self) -> bool:
         """rmw ``check_for_service_reader_writer``: a matched request reader with a serviceid
@@ -858,10 +864,10 @@ class DdsServiceClient:
         self._writer.write(self._convert(request, self.name, (self.guid, seq)))
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            for data, info in _take_raw(self._reader):
+            for data, info in take_raw(self._reader):
                 if not info.valid_data:
                     continue
-                guid, rseq, body = _split_request(data)
+                guid, rseq, body = split_request(data)
                 if guid == self.guid and rseq == seq:
                     return service_typestore().deserialize_cdr(body, f'{self.srvtype}_Response')
             time.sleep(0.005)

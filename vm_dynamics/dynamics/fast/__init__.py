@@ -103,7 +103,8 @@ COMPILE_NOTICE = ("vm_dynamics: compiling dynamics kernels, first run only (abou
                   "cached on disk for later runs) ...")
 
 
-_NOTICE_SHOWN: list = []
+#: Records that the compile notice was printed in this process (it is printed once).
+NOTICE_PRINTED: list = []
 
 
 def bind_compiled(dispatcher, args):
@@ -132,17 +133,20 @@ def kernels_cached(*dispatchers) -> bool | None:
 
 
 @contextlib.contextmanager
-def compile_notice(*dispatchers, after: float = 1.0, stream=None):
+def compile_notice(*dispatchers, after: float = 1.0, stream=None, printed: list | None = None):
     """Announce on stderr (once per process) that the kernels are being compiled: at once if
     numba's disk cache has no valid entry for one of ``dispatchers``, or, if that cannot be
     told, when the block takes longer than ``after`` seconds.  Later processes load the
-    kernels from the cache without a word."""
+    kernels from the cache without a word.  ``printed`` records whether the notice was shown
+    (default :data:`NOTICE_PRINTED`, once per process)."""
     out = sys.stderr if stream is None else stream
     cached = kernels_cached(*dispatchers) if dispatchers else None
 
+    record = NOTICE_PRINTED if printed is None else printed
+
     def say():
-        if not _NOTICE_SHOWN:
-            _NOTICE_SHOWN.append(True)
+        if not record:
+            record.append(True)
             print(COMPILE_NOTICE, file=out, flush=True)
     if cached is False:
         say()
