@@ -190,7 +190,7 @@ def mjcf_from_urdf(xml: str, gravity=(0.0, 0.0, -9.81), dt: float = 1e-3,
             f'  <option timestep="{dt:.17g}" integrator="{integrator}" gravity="{_fmt(gravity)}">\n'
             '    <flag contact="disable" constraint="disable" energy="enable"/>\n'
             '  </option>\n'
-            '  <worldbody>\n' + body(0, 4) + '  </worldbody>\n</mujoco>\n')
+            '  <worldbody>\n' + body(0, 4) + "  </worldbody>\n</mujoco>\n")
 
 
 class StateMap:

@@ -19,103 +19,104 @@ import os
 
 import yaml
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-PACKAGE = 'vm_dynamics'
+from launch import LaunchDescription
+
+PACKAGE = "vm_dynamics"
 
 
 def _scenario(share, scenario):
     """(path, ros__parameters) of a scenario name or YAML path."""
-    path = scenario if scenario.endswith(('.yaml', '.yml')) else os.path.join(
-        share, 'config', scenario + '.yaml')
+    path = scenario if scenario.endswith((".yaml", ".yml")) else os.path.join(
+        share, "config", scenario + ".yaml")
     if not os.path.isfile(path):
-        raise RuntimeError(f'scenario {scenario!r}: file {path!r} not found')
-    with open(path, encoding='utf-8') as fh:
+        raise RuntimeError(f"scenario {scenario!r}: file {path!r} not found")
+    with open(path, encoding="utf-8") as fh:
         doc = yaml.safe_load(fh)
-    return path, doc['/**']['ros__parameters']
+    return path, doc["/**"]["ros__parameters"]
 
 
 def _bool(text, name):
     value = text.strip().lower()
-    if value not in ('true', 'false'):
-        raise RuntimeError(f'{name}:={text!r}: expected true or false')
-    return value == 'true'
+    if value not in ("true", "false"):
+        raise RuntimeError(f"{name}:={text!r}: expected true or false")
+    return value == "true"
 
 
 def _nodes(context):
     share = get_package_share_directory(PACKAGE)
-    path, params = _scenario(share, LaunchConfiguration('scenario').perform(context))
-    urdf = params['robot_description_file']
+    path, params = _scenario(share, LaunchConfiguration("scenario").perform(context))
+    urdf = params["robot_description_file"]
     if not os.path.isabs(urdf):
-        urdf = os.path.join(share, 'urdf', urdf)
-    robot_description = ParameterValue(Command(['xacro ', urdf]), value_type=str)
-    use_sim_time = _bool(LaunchConfiguration('use_sim_time').perform(context), 'use_sim_time')
+        urdf = os.path.join(share, "urdf", urdf)
+    robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
+    use_sim_time = _bool(LaunchConfiguration("use_sim_time").perform(context), "use_sim_time")
 
-    overrides = {'robot_description': robot_description}
-    rtf = LaunchConfiguration('real_time_factor').perform(context)
+    overrides = {"robot_description": robot_description}
+    rtf = LaunchConfiguration("real_time_factor").perform(context)
     if rtf:
-        overrides['real_time_factor'] = float(rtf)
-    lockstep = LaunchConfiguration('lockstep').perform(context)
+        overrides["real_time_factor"] = float(rtf)
+    lockstep = LaunchConfiguration("lockstep").perform(context)
     if lockstep:
-        overrides['lockstep'] = _bool(lockstep, 'lockstep')
+        overrides["lockstep"] = _bool(lockstep, "lockstep")
 
     dyn_overrides = dict(overrides)
-    path_length = LaunchConfiguration('path_length').perform(context)
+    path_length = LaunchConfiguration("path_length").perform(context)
     if path_length:
         try:
-            dyn_overrides['ee_path_length'] = int(path_length)
+            dyn_overrides["ee_path_length"] = int(path_length)
         except ValueError:
-            raise RuntimeError(f'path_length:={path_length!r}: expected an integer') from None
+            raise RuntimeError(f"path_length:={path_length!r}: expected an integer") from None
     actions = [
-        Node(package=PACKAGE, executable='dynamics_node', name='dynamics_node',
-             output='screen', parameters=[path, dyn_overrides]),
-        Node(package='robot_state_publisher', executable='robot_state_publisher',
-             name='robot_state_publisher', output='screen',
-             parameters=[{'robot_description': robot_description,
-                          'use_sim_time': use_sim_time}]),
-        Node(package='rviz2', executable='rviz2', name='rviz2', output='log',
-             arguments=['-d', os.path.join(share, 'rviz', 'vm_dynamics.rviz')],
-             parameters=[{'use_sim_time': use_sim_time}],
-             condition=IfCondition(LaunchConfiguration('rviz'))),
+        Node(package=PACKAGE, executable="dynamics_node", name="dynamics_node",
+             output="screen", parameters=[path, dyn_overrides]),
+        Node(package="robot_state_publisher", executable="robot_state_publisher",
+             name="robot_state_publisher", output="screen",
+             parameters=[{"robot_description": robot_description,
+                          "use_sim_time": use_sim_time}]),
+        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
+             arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz")],
+             parameters=[{"use_sim_time": use_sim_time}],
+             condition=IfCondition(LaunchConfiguration("rviz"))),
     ]
-    controller = LaunchConfiguration('controller').perform(context)
-    has_controller = bool((params.get('controller') or {}).get('name'))
-    if controller != 'none' and (controller or has_controller):
+    controller = LaunchConfiguration("controller").perform(context)
+    has_controller = bool((params.get("controller") or {}).get("name"))
+    if controller != "none" and (controller or has_controller):
         ctrl_overrides = dict(overrides, use_sim_time=use_sim_time)
-        ctrl_overrides.pop('real_time_factor', None)
+        ctrl_overrides.pop("real_time_factor", None)
         if controller:
-            ctrl_overrides['controller'] = controller
-        actions.append(Node(package=PACKAGE, executable='controller_node',
-                            name='controller_node', output='screen',
+            ctrl_overrides["controller"] = controller
+        actions.append(Node(package=PACKAGE, executable="controller_node",
+                            name="controller_node", output="screen",
                             parameters=[path, ctrl_overrides]))
     return actions
 
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument('scenario', default_value='spacecraft_arm',
-                              description='scenario name (config/<name>.yaml) or YAML path'),
-        DeclareLaunchArgument('controller', default_value='',
+        DeclareLaunchArgument("scenario", default_value="spacecraft_arm",
+                              description="scenario name (config/<name>.yaml) or YAML path"),
+        DeclareLaunchArgument("controller", default_value="",
                               description="controller plug-in; empty: the scenario's; "
                                           "'none': no controller node"),
-        DeclareLaunchArgument('rviz', default_value='true', choices=['true', 'false'],
-                              description='start RViz'),
-        DeclareLaunchArgument('use_sim_time', default_value='true', choices=['true', 'false'],
-                              description='controller, robot_state_publisher and RViz follow '
-                                          '/clock'),
-        DeclareLaunchArgument('real_time_factor', default_value='',
+        DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
+                              description="start RViz"),
+        DeclareLaunchArgument("use_sim_time", default_value="true", choices=["true", "false"],
+                              description="controller, robot_state_publisher and RViz follow "
+                                          "/clock"),
+        DeclareLaunchArgument("real_time_factor", default_value="",
                               description="simulated s per wall s (0: as fast as possible); "
                                           "empty: the scenario's"),
-        DeclareLaunchArgument('lockstep', default_value='',
+        DeclareLaunchArgument("lockstep", default_value="",
                               description="true: advance one control period per command; "
                                           "empty: the scenario's"),
-        DeclareLaunchArgument('path_length', default_value='3000',
-                              description='poses kept in the ee_path and base_path trails; '
+        DeclareLaunchArgument("path_length", default_value="3000",
+                              description="poses kept in the ee_path and base_path trails; "
                                           "empty: the scenario's ee_path_length"),
         OpaqueFunction(function=_nodes),
     ])

@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import signal
 import sys
 
 import numpy as np
@@ -62,6 +63,24 @@ KINDS = {
 def pytest_configure(config):
     for kind, text in KINDS.items():
         config.addinivalue_line("markers", f"{kind}: {text}")
+    # A test run started in the background by a non-interactive shell (``cmd &``) inherits
+    # SIGINT ignored, and so would every executable the tests start: the Ctrl-C tests would
+    # then watch a node that (rightly, as under nohup) ignores Ctrl-C.  Catching SIGINT here
+    # gives the children the default action again (exec resets caught signals, not ignored).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    """Tests that shut a transport down in-process (``shutdown_quietly`` ignores SIGINT and
+    SIGTERM from then on, as an exiting node should) must not leave the test process, and every
+    executable it starts later, deaf to Ctrl-C."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        if signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 def pytest_collection_modifyitems(config, items):

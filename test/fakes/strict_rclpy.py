@@ -65,47 +65,47 @@ from vm_dynamics.transport import ros_args as _ros_args
 # ------------------------------------------------------------------ rosidl classes
 
 #: .msg base type -> rosidl IDL type name (rosidl_adapter MSG_TYPE_TO_IDL: char -> uint8).
-_IDL_NAME = {'bool': 'boolean', 'byte': 'octet', 'char': 'uint8', 'float32': 'float',
-             'float64': 'double', 'int8': 'int8', 'uint8': 'uint8', 'int16': 'int16',
-             'uint16': 'uint16', 'int32': 'int32', 'uint32': 'uint32', 'int64': 'int64',
-             'uint64': 'uint64', 'string': 'string'}
+_IDL_NAME = {"bool": "boolean", "byte": "octet", "char": "uint8", "float32": "float",
+             "float64": "double", "int8": "int8", "uint8": "uint8", "int16": "int16",
+             "uint16": "uint16", "int32": "int32", "uint32": "uint32", "int64": "int64",
+             "uint64": "uint64", "string": "string"}
 #: rosidl_generator_py SPECIAL_NESTED_BASIC_TYPES
-_SPECIAL = {'float': ('f', np.float32), 'double': ('d', np.float64), 'int8': ('b', np.int8),
-            'uint8': ('B', np.uint8), 'int16': ('h', np.int16), 'uint16': ('H', np.uint16),
-            'int32': ('i', np.int32), 'uint32': ('I', np.uint32), 'int64': ('q', np.int64),
-            'uint64': ('Q', np.uint64)}
-_PYTYPE = {'boolean': bool, 'octet': bytes, 'float': float, 'double': float, 'string': str,
-           **{k: int for k in ('int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64',
-                               'uint64')}}
-_FLOAT_BOUND = {'float': 3.402823466e+38, 'double': 1.7976931348623157e+308}
-_DUMMY = 'structure_needs_at_least_one_member'
+_SPECIAL = {"float": ("f", np.float32), "double": ("d", np.float64), "int8": ("b", np.int8),
+            "uint8": ("B", np.uint8), "int16": ("h", np.int16), "uint16": ("H", np.uint16),
+            "int32": ("i", np.int32), "uint32": ("I", np.uint32), "int64": ("q", np.int64),
+            "uint64": ("Q", np.uint64)}
+_PYTYPE = {"boolean": bool, "octet": bytes, "float": float, "double": float, "string": str,
+           **{k: int for k in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                               "uint64")}}
+_FLOAT_BOUND = {"float": 3.402823466e+38, "double": 1.7976931348623157e+308}
+_DUMMY = "structure_needs_at_least_one_member"
 
 #: std_srvs/srv/{Trigger,SetBool}.srv of ros2/common_interfaces (copied independently of
 #: vm_dynamics.transport.SERVICE_DEFINITIONS).
-_STD_SRVS = {'Trigger': ('', 'bool success\nstring message'),
-             'SetBool': ('bool data', 'bool success\nstring message')}
+_STD_SRVS = {"Trigger": ("", "bool success\nstring message"),
+             "SetBool": ("bool data", "bool success\nstring message")}
 
-_TYPE_RE = re.compile(r'(?:sequence<(?P<seq>[^,>]+)(?:, (?P<bound>\d+))?>|'
-                      r'(?P<arr>[^\[]+)\[(?P<size>\d+)\]|(?P<plain>.+))\Z')
+_TYPE_RE = re.compile(r"(?:sequence<(?P<seq>[^,>]+)(?:, (?P<bound>\d+))?>|"
+                      r"(?P<arr>[^\[]+)\[(?P<size>\d+)\]|(?P<plain>.+))\Z")
 
 
 def _parse_type(ts: str) -> tuple[str, str, int | None]:
     """rosidl type string -> (kind 'scalar'|'sequence'|'array', element type, size/bound)."""
     m = _TYPE_RE.match(ts)
-    if m.group('seq'):
-        return 'sequence', m.group('seq'), int(m.group('bound')) if m.group('bound') else None
-    if m.group('arr'):
-        return 'array', m.group('arr'), int(m.group('size'))
-    return 'scalar', m.group('plain'), None
+    if m.group("seq"):
+        return "sequence", m.group("seq"), int(m.group("bound")) if m.group("bound") else None
+    if m.group("arr"):
+        return "array", m.group("arr"), int(m.group("size"))
+    return "scalar", m.group("plain"), None
 
 
 def _int_bounds(t: str) -> tuple[int, int]:
-    n = int(t.lstrip('uint'))
-    return (0, 2**n) if t.startswith('u') else (-2**(n - 1), 2**(n - 1))
+    n = int(t.lstrip("uint"))
+    return (0, 2**n) if t.startswith("u") else (-2**(n - 1), 2**(n - 1))
 
 
 def _is_namespaced(t: str) -> bool:
-    return '/' in t
+    return "/" in t
 
 
 def _check_scalar(field: str, t: str, value: Any, classes: dict) -> None:
@@ -113,14 +113,14 @@ def _check_scalar(field: str, t: str, value: Any, classes: dict) -> None:
     if _is_namespaced(t):
         assert isinstance(value, classes[t]), \
             f"The '{field}' field must be a sub message of type '{t.split('/')[-1]}'"
-    elif t == 'octet':
+    elif t == "octet":
         assert isinstance(value, bytes) and len(value) == 1, \
             f"The '{field}' field must be of type 'bytes' or 'ByteString' with length 1"
-    elif t.startswith('string<'):
+    elif t.startswith("string<"):
         bound = int(t[7:-1])
         assert isinstance(value, (str, UserString)) and len(value) <= bound, \
             f"The '{field}' field must be string value not longer than {bound}"
-    elif t == 'string':
+    elif t == "string":
         assert isinstance(value, str), f"The '{field}' field must be of type 'str'"
     else:
         py = _PYTYPE[t]
@@ -137,32 +137,32 @@ def _check_scalar(field: str, t: str, value: Any, classes: dict) -> None:
 def _check_and_store(field: str, ts: str, value: Any, classes: dict) -> Any:
     """rosidl property setter: assertions, then the stored representation."""
     kind, t, size = _parse_type(ts)
-    if kind == 'scalar':
+    if kind == "scalar":
         _check_scalar(field, t, value, classes)
         return value
     if t in _SPECIAL:
         code, dtype = _SPECIAL[t]
-        if kind == 'array' and isinstance(value, np.ndarray):
+        if kind == "array" and isinstance(value, np.ndarray):
             assert value.dtype == dtype, \
                 f"The '{field}' numpy.ndarray() must have the dtype of '{np.dtype(dtype)}'"
             assert value.size == size, f"The '{field}' numpy.ndarray() must have a size of {size}"
             return value
-        if kind == 'sequence' and isinstance(value, array.array):
+        if kind == "sequence" and isinstance(value, array.array):
             assert value.typecode == code, \
                 f"The '{field}' array.array() must have the type code of '{code}'"
             assert size is None or len(value) <= size
             return value
     ok = ((isinstance(value, Sequence) or isinstance(value, Set) or isinstance(value, UserList))
           and not isinstance(value, str) and not isinstance(value, UserString))
-    if ok and kind == 'array':
+    if ok and kind == "array":
         ok = len(value) == size
-    if ok and kind == 'sequence' and size is not None:
+    if ok and kind == "sequence" and size is not None:
         ok = len(value) <= size
     if ok:
         if _is_namespaced(t):
             ok = all(isinstance(v, classes[t]) for v in value)
         else:
-            py = _PYTYPE['string' if t.startswith('string') else t]
+            py = _PYTYPE["string" if t.startswith("string") else t]
             ok = all(isinstance(v, py) for v in value)
             if ok and py is int:
                 lo, hi = _int_bounds(t)
@@ -173,35 +173,35 @@ def _check_and_store(field: str, ts: str, value: Any, classes: dict) -> Any:
     assert ok, f"The '{field}' field must be a set or sequence of '{t}' ({ts})"
     if t in _SPECIAL:
         code, dtype = _SPECIAL[t]
-        return np.array(value, dtype=dtype) if kind == 'array' else array.array(code, value)
+        return np.array(value, dtype=dtype) if kind == "array" else array.array(code, value)
     return value
 
 
 def _default(ts: str, classes: dict) -> Any:
     kind, t, size = _parse_type(ts)
-    if kind == 'array':
+    if kind == "array":
         if t in _SPECIAL:
             return np.zeros(size, dtype=_SPECIAL[t][1])
-        if t == 'octet':
+        if t == "octet":
             return [bytes([0]) for _ in range(size)]
         return [_default(t, classes) for _ in range(size)]
-    if kind == 'sequence':
+    if kind == "sequence":
         return array.array(_SPECIAL[t][0], []) if t in _SPECIAL else []
     if _is_namespaced(t):
         return classes[t]()
-    return {'boolean': False, 'octet': bytes([0]), 'string': ''}.get(
-        'string' if t.startswith('string') else t, 0.0 if t in ('float', 'double') else 0)
+    return {"boolean": False, "octet": bytes([0]), "string": ""}.get(
+        "string" if t.startswith("string") else t, 0.0 if t in ("float", "double") else 0)
 
 
 def _make_class(rostype: str, fields: list, classes: dict) -> type:
-    pkg, _, name = rostype.split('/')
+    pkg, _, name = rostype.split("/")
     members = [(n, d) for n, d in fields if not (len(fields) == 1 and n == _DUMMY)]
     ftypes = {n: _type_string(d) for n, d in members}
 
     def __init__(self, **kwargs: Any) -> None:
-        assert all('_' + k in self.__slots__ for k in kwargs), \
-            'Invalid arguments passed to constructor: %s' % ', '.join(
-                sorted(k for k in kwargs if '_' + k not in self.__slots__))
+        assert all("_" + k in self.__slots__ for k in kwargs), \
+            "Invalid arguments passed to constructor: %s" % ", ".join(
+                sorted(k for k in kwargs if "_" + k not in self.__slots__))
         self._check_fields = True
         for n, ts in ftypes.items():
             setattr(self, n, kwargs[n] if n in kwargs else _default(ts, classes))
@@ -219,24 +219,24 @@ def _make_class(rostype: str, fields: list, classes: dict) -> type:
         return True
 
     def __repr__(self) -> str:
-        return f'{pkg}.msg.{name}(' + ', '.join(f'{n}={getattr(self, n)!r}' for n in ftypes) + ')'
+        return f"{pkg}.msg.{name}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in ftypes) + ")"
 
-    sub = rostype.split('/')[1]
-    snake = re.sub(r'(?<!^)(?=[A-Z])', '_', name.split('_')[0]).lower()
+    sub = rostype.split("/")[1]
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.split("_")[0]).lower()
     ns: dict[str, Any] = {
         # rosidl_generator_py puts class T of pkg/msg/T into module pkg.msg._t (snake case)
-        '__module__': f'{pkg}.{sub}._{snake}',
-        '__slots__': ['_' + n for n in ftypes] + ['_check_fields'],
-        '_fields_and_field_types': dict(ftypes), '_rostype': rostype,
-        '__init__': __init__, '__eq__': __eq__, '__repr__': __repr__, '__hash__': None,
-        'get_fields_and_field_types': classmethod(lambda cls: dict(cls._fields_and_field_types)),
+        "__module__": f"{pkg}.{sub}._{snake}",
+        "__slots__": ["_" + n for n in ftypes] + ["_check_fields"],
+        "_fields_and_field_types": dict(ftypes), "_rostype": rostype,
+        "__init__": __init__, "__eq__": __eq__, "__repr__": __repr__, "__hash__": None,
+        "get_fields_and_field_types": classmethod(lambda cls: dict(cls._fields_and_field_types)),
     }
     for n, ts in ftypes.items():
         def getter(self: Any, _n: str = n) -> Any:
-            return getattr(self, '_' + _n)
+            return getattr(self, "_" + _n)
 
         def setter(self: Any, value: Any, _n: str = n, _ts: str = ts) -> None:
-            object.__setattr__(self, '_' + _n, _check_and_store(_n, _ts, value, classes))
+            object.__setattr__(self, "_" + _n, _check_and_store(_n, _ts, value, classes))
         ns[n] = property(getter, setter)
     return type(name, (), ns)
 
@@ -245,21 +245,21 @@ def _type_string(desc: tuple) -> str:
     node, info = desc
     if node == Nodetype.BASE:
         base, bound = info
-        return f'string<{bound}>' if base == 'string' and bound else _IDL_NAME[base]
+        return f"string<{bound}>" if base == "string" and bound else _IDL_NAME[base]
     if node == Nodetype.NAME:
-        pkg, _, name = info.split('/')
-        return f'{pkg}/{name}'
+        pkg, _, name = info.split("/")
+        return f"{pkg}/{name}"
     elem, size = info
     et = _type_string(elem)
     if node == Nodetype.ARRAY:
-        return f'{et}[{size}]'
-    return f'sequence<{et}, {size}>' if size else f'sequence<{et}>'
+        return f"{et}[{size}]"
+    return f"sequence<{et}, {size}>" if size else f"sequence<{et}>"
 
 
 def _rostype_of(t: str) -> str:
-    pkg, name = t.split('/')
-    return f'{pkg}/msg/{name}' if not name.endswith(('_Request', '_Response')) \
-        else f'{pkg}/srv/{name}'
+    pkg, name = t.split("/")
+    return f"{pkg}/msg/{name}" if not name.endswith(("_Request", "_Response")) \
+        else f"{pkg}/srv/{name}"
 
 
 # ------------------------------------------------------- rosidl <-> rosbags (own)
@@ -278,20 +278,20 @@ def rosidl_to_rosbags(obj: Any, store: Any) -> Any:
 
 def _value_to_rosbags(v: Any, ts: str, store: Any) -> Any:
     kind, t, _ = _parse_type(ts)
-    if kind == 'scalar':
+    if kind == "scalar":
         if _is_namespaced(t):
             return rosidl_to_rosbags(v, store)
-        if t == 'octet':
+        if t == "octet":
             return np.frombuffer(v, dtype=np.int8)[0].item()
         return v
     if _is_namespaced(t):
         return [rosidl_to_rosbags(x, store) for x in v]
     if t in _SPECIAL:
         return np.array(v, dtype=_SPECIAL[t][1])
-    if t == 'boolean':
+    if t == "boolean":
         return np.array(v, dtype=np.bool_)
-    if t == 'octet':
-        return np.frombuffer(b''.join(v), dtype=np.int8).copy()
+    if t == "octet":
+        return np.frombuffer(b"".join(v), dtype=np.int8).copy()
     return list(v)
 
 
@@ -304,26 +304,26 @@ def rosbags_to_rosidl(msg: Any, classes: dict) -> Any:
 
 
 def _short(rostype: str) -> str:
-    pkg, _, name = rostype.split('/')
-    return f'{pkg}/{name}'
+    pkg, _, name = rostype.split("/")
+    return f"{pkg}/{name}"
 
 
 def _value_to_rosidl(v: Any, ts: str, classes: dict) -> Any:
     kind, t, _ = _parse_type(ts)
-    if kind == 'scalar':
+    if kind == "scalar":
         if _is_namespaced(t):
             return rosbags_to_rosidl(v, classes)
-        if t == 'octet':
+        if t == "octet":
             return bytes([int(v) & 0xFF])
         return v.item() if isinstance(v, np.generic) else v
     if _is_namespaced(t):
         return [rosbags_to_rosidl(x, classes) for x in v]
     if t in _SPECIAL:
         code, dtype = _SPECIAL[t]
-        return np.asarray(v, dtype=dtype) if kind == 'array' else array.array(code, list(v))
-    if t == 'octet':
+        return np.asarray(v, dtype=dtype) if kind == "array" else array.array(code, list(v))
+    if t == "octet":
         return [bytes([int(x) & 0xFF]) for x in v]
-    if t == 'boolean':
+    if t == "boolean":
         return [bool(x) for x in v]
     return list(v)
 
@@ -337,17 +337,17 @@ class RCLError(RuntimeError):
 
 class ParameterException(Exception):
     def __init__(self, error_msg: str, parameters: Any) -> None:
-        Exception.__init__(self, f'{error_msg}: {parameters}')
+        Exception.__init__(self, f"{error_msg}: {parameters}")
 
 
 class ParameterNotDeclaredException(ParameterException):
     def __init__(self, parameters: Any) -> None:
-        ParameterException.__init__(self, 'Invalid access to undeclared parameter(s)', parameters)
+        ParameterException.__init__(self, "Invalid access to undeclared parameter(s)", parameters)
 
 
 class ParameterAlreadyDeclaredException(ParameterException):
     def __init__(self, parameters: Any) -> None:
-        ParameterException.__init__(self, 'Parameter(s) already declared', parameters)
+        ParameterException.__init__(self, "Parameter(s) already declared", parameters)
 
 
 class InvalidParameterTypeException(ParameterException):
@@ -360,8 +360,8 @@ class InvalidParameterTypeException(ParameterException):
 
 class InvalidParameterValueException(ParameterException):
     def __init__(self, parameter: str, value: Any, reason: str) -> None:
-        ParameterException.__init__(self, f'Invalid parameter value ({value}) for parameter. '
-                                    f'Reason: {reason}', parameter)
+        ParameterException.__init__(self, f"Invalid parameter value ({value}) for parameter. "
+                                    f"Reason: {reason}", parameter)
 
 
 class ExternalShutdownException(Exception):
@@ -396,29 +396,29 @@ class InvalidQoSProfileException(Exception):
 class QoSProfile:
     """rclpy.qos.QoSProfile: kwargs-only, history and/or depth required."""
 
-    __slots__ = ['_history', '_depth', '_reliability', '_durability', '_lifespan', '_deadline',
-                 '_liveliness', '_liveliness_lease_duration',
-                 '_avoid_ros_namespace_conventions']
+    __slots__ = ["_history", "_depth", "_reliability", "_durability", "_lifespan", "_deadline",
+                 "_liveliness", "_liveliness_lease_duration",
+                 "_avoid_ros_namespace_conventions"]
 
     def __init__(self, **kwargs: Any) -> None:
-        assert all('_' + key in self.__slots__ for key in kwargs.keys()), \
-            'Invalid arguments passed to constructor: %r' % kwargs.keys()
-        if 'history' not in kwargs:
-            if 'depth' not in kwargs:
-                raise InvalidQoSProfileException('History and/or depth settings are required.')
-            kwargs['history'] = HistoryPolicy.KEEP_LAST
-        assert isinstance(kwargs['history'], (HistoryPolicy, int))
-        self._history = HistoryPolicy(kwargs['history'])
-        if self._history == HistoryPolicy.KEEP_LAST and 'depth' not in kwargs:
-            raise InvalidQoSProfileException('History set to KEEP_LAST without a depth setting.')
-        self._depth = kwargs.get('depth', 10)
+        assert all("_" + key in self.__slots__ for key in kwargs.keys()), \
+            "Invalid arguments passed to constructor: %r" % kwargs.keys()
+        if "history" not in kwargs:
+            if "depth" not in kwargs:
+                raise InvalidQoSProfileException("History and/or depth settings are required.")
+            kwargs["history"] = HistoryPolicy.KEEP_LAST
+        assert isinstance(kwargs["history"], (HistoryPolicy, int))
+        self._history = HistoryPolicy(kwargs["history"])
+        if self._history == HistoryPolicy.KEEP_LAST and "depth" not in kwargs:
+            raise InvalidQoSProfileException("History set to KEEP_LAST without a depth setting.")
+        self._depth = kwargs.get("depth", 10)
         assert isinstance(self._depth, int) and self._depth >= 0
-        self._reliability = ReliabilityPolicy(kwargs.get('reliability',
+        self._reliability = ReliabilityPolicy(kwargs.get("reliability",
                                                          ReliabilityPolicy.RELIABLE))
-        self._durability = DurabilityPolicy(kwargs.get('durability', DurabilityPolicy.VOLATILE))
-        for k in ('lifespan', 'deadline', 'liveliness', 'liveliness_lease_duration',
-                  'avoid_ros_namespace_conventions'):
-            setattr(self, '_' + k, kwargs.get(k))
+        self._durability = DurabilityPolicy(kwargs.get("durability", DurabilityPolicy.VOLATILE))
+        for k in ("lifespan", "deadline", "liveliness", "liveliness_lease_duration",
+                  "avoid_ros_namespace_conventions"):
+            setattr(self, "_" + k, kwargs.get(k))
 
     history = property(lambda self: self._history)
     depth = property(lambda self: self._depth)
@@ -463,7 +463,7 @@ class Parameter:
                     return cls.DOUBLE_ARRAY
                 if all(isinstance(x, str) for x in v):
                     return cls.STRING_ARRAY
-                raise TypeError('The given value is not a list of one of the allowed types'
+                raise TypeError("The given value is not a list of one of the allowed types"
                                 f" '{v}'.")
             raise TypeError(f"The given value is not one of the allowed types '{v}'.")
 
@@ -492,14 +492,14 @@ class _Clock:
         return _Time(self._fake.now_ns)
 
 
-_FILTER_PARAMS = {'throttle': ('throttle_duration_sec', 'throttle_time_source_type'),
-                  'skip_first': ('skip_first',), 'once': ('once',)}
+_FILTER_PARAMS = {"throttle": ("throttle_duration_sec", "throttle_time_source_type"),
+                  "skip_first": ("skip_first",), "once": ("once",)}
 
 
 class _Logger:
     """RcutilsLogger subset with rclpy's per-caller context checks."""
 
-    _severities = {'DEBUG': 10, 'INFO': 20, 'WARN': 30, 'ERROR': 40, 'FATAL': 50}
+    _severities = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
 
     def __init__(self, name: str, fake: 'FakeRos') -> None:
         self.name = name
@@ -518,35 +518,35 @@ class _Logger:
             frame = frame.f_back
         caller = (frame.f_code.co_name, frame.f_code.co_filename, frame.f_lineno, frame.f_lasti)
         filters = sorted(f for f, ps in _FILTER_PARAMS.items() if any(kwargs.get(p) for p in ps))
-        ctx = self._contexts.setdefault(caller, {'severity': severity, 'filters': filters})
-        if ctx['severity'] != severity:
-            raise ValueError('Logger severity cannot be changed between calls.')
-        if ctx['filters'] != filters:
-            raise ValueError('Requested logging filters cannot be changed between calls.')
+        ctx = self._contexts.setdefault(caller, {"severity": severity, "filters": filters})
+        if ctx["severity"] != severity:
+            raise ValueError("Logger severity cannot be changed between calls.")
+        if ctx["filters"] != filters:
+            raise ValueError("Requested logging filters cannot be changed between calls.")
         if not isinstance(message, str):
-            raise TypeError(f'message must be a str, got {type(message).__name__}')
+            raise TypeError(f"message must be a str, got {type(message).__name__}")
         self._fake.logs.append((severity, self.name, message))
         return True
 
     def debug(self, message: str, **kwargs: Any) -> bool:
-        return self._log(message, 'DEBUG', **kwargs)
+        return self._log(message, "DEBUG", **kwargs)
 
     def info(self, message: str, **kwargs: Any) -> bool:
-        return self._log(message, 'INFO', **kwargs)
+        return self._log(message, "INFO", **kwargs)
 
     def warning(self, message: str, **kwargs: Any) -> bool:
-        return self._log(message, 'WARN', **kwargs)
+        return self._log(message, "WARN", **kwargs)
 
     def error(self, message: str, **kwargs: Any) -> bool:
-        return self._log(message, 'ERROR', **kwargs)
+        return self._log(message, "ERROR", **kwargs)
 
     def fatal(self, message: str, **kwargs: Any) -> bool:
-        return self._log(message, 'FATAL', **kwargs)
+        return self._log(message, "FATAL", **kwargs)
 
 
 def _check_msg_type(msg_type: Any, what: str) -> None:
-    if not (isinstance(msg_type, type) and hasattr(msg_type, '_fields_and_field_types')):
-        raise TypeError(f'{what} must be a rosidl message class, got {msg_type!r}')
+    if not (isinstance(msg_type, type) and hasattr(msg_type, "_fields_and_field_types")):
+        raise TypeError(f"{what} must be a rosidl message class, got {msg_type!r}")
 
 
 def _check_qos(qos_profile: Any) -> QoSProfile:
@@ -554,7 +554,7 @@ def _check_qos(qos_profile: Any) -> QoSProfile:
         return qos_profile
     if isinstance(qos_profile, int) and not isinstance(qos_profile, bool):
         return QoSProfile(depth=qos_profile)
-    raise TypeError(f'Expected QoSProfile or int, but received {type(qos_profile)!r}')
+    raise TypeError(f"Expected QoSProfile or int, but received {type(qos_profile)!r}")
 
 
 class _Publisher:
@@ -570,7 +570,7 @@ class _Publisher:
 
     def publish(self, msg: Any) -> None:
         if not isinstance(msg, self.msg_type):
-            raise TypeError(f'Expected {self.msg_type}, got {type(msg)}')
+            raise TypeError(f"Expected {self.msg_type}, got {type(msg)}")
         fake = self._node._fake
         bag = rosidl_to_rosbags(msg, fake.store)
         cdr = bytes(fake.store.serialize_cdr(bag, self.msg_type._rostype))
@@ -623,14 +623,14 @@ class Node:
                  automatically_declare_parameters_from_overrides: bool = False) -> None:
         fake = _FAKE
         if not fake.initialized:
-            raise RuntimeError('rclpy.init() has not been called')  # NotInitializedException
+            raise RuntimeError("rclpy.init() has not been called")  # NotInitializedException
         if not isinstance(node_name, str):
-            raise TypeError('node_name must be a str')
+            raise TypeError("node_name must be a str")
         if namespace is not None and not isinstance(namespace, str):
-            raise TypeError('namespace must be a str')
+            raise TypeError("namespace must be a str")
         if cli_args is not None and not (isinstance(cli_args, list)
                                          and all(isinstance(a, str) for a in cli_args)):
-            raise TypeError('cli_args must be a list of str')
+            raise TypeError("cli_args must be a list of str")
         self._fake = fake
         args_list = []
         if use_global_arguments:
@@ -638,8 +638,8 @@ class Node:
         if cli_args is not None:
             args_list.append(_ros_args.parse_ros_args(cli_args))
         base = args_list[-1] if args_list else _ros_args.RosArgs()
-        ns = namespace or '/'
-        ns = ns if ns.startswith('/') else '/' + ns
+        ns = namespace or "/"
+        ns = ns if ns.startswith("/") else "/" + ns
         self._name, self._ns = _ros_args.node_identity(base, node_name, ns)
         fqn = f'{self._ns.rstrip("/")}/{self._name}'
         self._overrides: dict[str, Any] = {}
@@ -647,19 +647,19 @@ class Node:
             self._overrides.update(_ros_args.parameter_overrides_for(a, fqn))
         self._params: dict[str, Parameter] = {}
         self._descriptors: dict[str, Any] = {}
-        self._logger = _Logger(fqn.lstrip('/').replace('/', '.'), fake)
+        self._logger = _Logger(fqn.lstrip("/").replace("/", "."), fake)
         self._clock = _Clock(fake)
         self.publishers: list[_Publisher] = []
         self.subscriptions: list[_Subscription] = []
         self.timers: list[_Timer] = []
         self.services: list[_Service] = []
         self.destroyed = False
-        self.declare_parameter('use_sim_time', False)
+        self.declare_parameter("use_sim_time", False)
         fake.nodes.append(self)
 
     def _resolve(self, name: str) -> str:
         if not isinstance(name, str):
-            raise TypeError(f'topic/service name must be a str, got {type(name).__name__}')
+            raise TypeError(f"topic/service name must be a str, got {type(name).__name__}")
         return _ros_args.expand_topic_name(name, self._name, self._ns)
 
     def get_name(self) -> str:
@@ -676,13 +676,13 @@ class Node:
 
     def declare_parameter(self, name: str, value: Any = None, descriptor: Any = None,
                           ignore_override: bool = False) -> Parameter:
-        ParameterDescriptor = _CLASSES['rcl_interfaces/ParameterDescriptor']
+        ParameterDescriptor = _CLASSES["rcl_interfaces/ParameterDescriptor"]
         if not isinstance(name, str):
-            raise TypeError(f'First element {name} at index 0 in parameters list is not a str.')
+            raise TypeError(f"First element {name} at index 0 in parameters list is not a str.")
         descriptor = ParameterDescriptor() if descriptor is None else descriptor
         if not isinstance(descriptor, ParameterDescriptor):
-            raise TypeError(f'Third element {descriptor} at index 0 in parameters list is not '
-                            'a ParameterDescriptor.')
+            raise TypeError(f"Third element {descriptor} at index 0 in parameters list is not "
+                            "a ParameterDescriptor.")
         if not descriptor.dynamic_typing and value is not None:
             descriptor.type = int(Parameter.Type.from_parameter_value(value))
         if not ignore_override and name in self._overrides:
@@ -706,7 +706,7 @@ class Node:
                          callback_group: Any = None, event_callbacks: Any = None,
                          qos_overriding_options: Any = None,
                          publisher_class: Any = None) -> _Publisher:
-        _check_msg_type(msg_type, 'msg_type')
+        _check_msg_type(msg_type, "msg_type")
         pub = _Publisher(self, msg_type, self._resolve(topic), _check_qos(qos_profile))
         self.publishers.append(pub)
         return pub
@@ -715,9 +715,9 @@ class Node:
                             qos_profile: Any, *, callback_group: Any = None,
                             event_callbacks: Any = None, qos_overriding_options: Any = None,
                             raw: bool = False) -> _Subscription:
-        _check_msg_type(msg_type, 'msg_type')
+        _check_msg_type(msg_type, "msg_type")
         if not callable(callback):
-            raise TypeError('callback must be callable')
+            raise TypeError("callback must be callable")
         sub = _Subscription(self, msg_type, self._resolve(topic), callback,
                             _check_qos(qos_profile))
         sub.raw = bool(raw)
@@ -727,22 +727,22 @@ class Node:
     def create_timer(self, timer_period_sec: float, callback: Callable,
                      callback_group: Any = None, clock: Any = None) -> _Timer:
         if isinstance(timer_period_sec, bool) or not isinstance(timer_period_sec, (int, float)):
-            raise TypeError('timer_period_sec must be a number')
+            raise TypeError("timer_period_sec must be a number")
         if not callable(callback):
-            raise TypeError('callback must be callable')
+            raise TypeError("callback must be callable")
         period_ns = int(float(timer_period_sec) * 1e9)
         if period_ns <= 0:
-            raise ValueError('timer period must be > 0')  # rcl: RCL_RET_INVALID_ARGUMENT
+            raise ValueError("timer period must be > 0")  # rcl: RCL_RET_INVALID_ARGUMENT
         t = _Timer(period_ns, callback, self._fake.now_ns)
         self.timers.append(t)
         return t
 
     def create_service(self, srv_type: Any, srv_name: str, callback: Callable, *,
                        qos_profile: Any = None, callback_group: Any = None) -> _Service:
-        if not (hasattr(srv_type, 'Request') and hasattr(srv_type, 'Response')):
-            raise TypeError(f'srv_type must be a rosidl service class, got {srv_type!r}')
+        if not (hasattr(srv_type, "Request") and hasattr(srv_type, "Response")):
+            raise TypeError(f"srv_type must be a rosidl service class, got {srv_type!r}")
         if not callable(callback):
-            raise TypeError('callback must be callable')
+            raise TypeError("callback must be callable")
         srv = _Service(srv_type, self._resolve(srv_name), callback,
                        QoSProfile(depth=10) if qos_profile is None else _check_qos(qos_profile))
         self.services.append(srv)
@@ -766,10 +766,10 @@ class FakeRos:
         self.store = get_typestore(Stores.ROS2_JAZZY)
         typs = {}
         for srv, (req, resp) in _STD_SRVS.items():
-            for part, text in (('Request', req), ('Response', resp)):
-                (c, f), = get_types_from_msg(text, f'std_srvs/msg/{srv}_{part}').values()
-                typs[f'std_srvs/srv/{srv}_{part}'] = (c, f or [(_DUMMY, (Nodetype.BASE,
-                                                                          ('uint8', 0)))])
+            for part, text in (("Request", req), ("Response", resp)):
+                (c, f), = get_types_from_msg(text, f"std_srvs/msg/{srv}_{part}").values()
+                typs[f"std_srvs/srv/{srv}_{part}"] = (c, f or [(_DUMMY, (Nodetype.BASE,
+                                                                          ("uint8", 0)))])
         self.store.register(typs)
         self.initialized = False
         self.global_args = _ros_args.RosArgs()
@@ -789,7 +789,7 @@ class FakeRos:
     def inject(self, topic: str, rosbags_msg: Any) -> int:
         """Queue ``rosbags_msg`` (serialised and re-read through CDR) for subscribers of
         ``topic``; returns the number of matching subscriptions."""
-        if not hasattr(rosbags_msg, '__msgtype__'):  # a stand-in rosidl message
+        if not hasattr(rosbags_msg, "__msgtype__"):  # a stand-in rosidl message
             rosbags_msg = rosidl_to_rosbags(rosbags_msg, self.store)
         rostype = rosbags_msg.__msgtype__
         cdr = self.store.serialize_cdr(rosbags_msg, rostype)
@@ -798,9 +798,9 @@ class FakeRos:
             for sub in node.subscriptions:
                 if sub.topic_name == topic:
                     if sub.msg_type._rostype != rostype:
-                        raise TypeError(f'{topic}: subscription type {sub.msg_type._rostype} '
-                                        f'!= {rostype}')
-                    if getattr(sub, 'raw', False):  # rclpy raw=True: the serialized bytes
+                        raise TypeError(f"{topic}: subscription type {sub.msg_type._rostype} "
+                                        f"!= {rostype}")
+                    if getattr(sub, "raw", False):  # rclpy raw=True: the serialized bytes
                         self._queue.append((sub.callback, bytes(cdr)))
                         n += 1
                         continue
@@ -817,11 +817,11 @@ class FakeRos:
                     req = srv.srv_type.Request(**fields)
                     resp = srv.callback(req, srv.srv_type.Response())
                     if not isinstance(resp, srv.srv_type.Response):
-                        raise TypeError(f'service callback returned {type(resp)!r}')
+                        raise TypeError(f"service callback returned {type(resp)!r}")
                     bag = rosidl_to_rosbags(resp, self.store)
                     cdr = self.store.serialize_cdr(bag, bag.__msgtype__)
                     return self.store.deserialize_cdr(cdr, bag.__msgtype__)
-        raise KeyError(f'no service {name!r}')
+        raise KeyError(f"no service {name!r}")
 
     def _step(self, node: Node, timeout_ns: int | None) -> bool:
         """One executor step: one queued message, else due timers after waiting."""
@@ -852,9 +852,9 @@ _CLASSES: dict[str, type] = {}
 def _init(*, args: list | None = None, context: Any = None, domain_id: int | None = None,
           signal_handler_options: Any = None) -> None:
     if _FAKE.initialized:
-        raise RuntimeError('Context.init() must only be called once')
+        raise RuntimeError("Context.init() must only be called once")
     if args is not None and not all(isinstance(a, str) for a in args):
-        raise TypeError('args must be a list of str')
+        raise TypeError("args must be a list of str")
     _FAKE.global_args = _ros_args.parse_ros_args(list(args) if args is not None
                                                  else list(sys.argv))
     _FAKE.init_args = None if args is None else list(args)
@@ -867,35 +867,35 @@ def _ok(*, context: Any = None) -> bool:
 
 def _shutdown(*, context: Any = None, uninstall_handlers: bool | None = None) -> None:
     if not _FAKE.initialized:
-        raise RuntimeError('Context must be initialized before it can be shutdown')
+        raise RuntimeError("Context must be initialized before it can be shutdown")
     _FAKE.initialized = False
 
 
 def _spin_once(node: Node, *, executor: Any = None, timeout_sec: float | None = None) -> None:
     if not isinstance(node, Node):
-        raise TypeError('node must be an rclpy Node')
+        raise TypeError("node must be an rclpy Node")
     if not _FAKE.initialized:
-        raise RuntimeError('context is not initialized')
+        raise RuntimeError("context is not initialized")
     timeout_ns = None if timeout_sec is None or timeout_sec < 0 else int(timeout_sec * 1e9)
     _FAKE._step(node, timeout_ns)
 
 
 def _spin(node: Node, executor: Any = None) -> None:
     if not isinstance(node, Node):
-        raise TypeError('node must be an rclpy Node')
+        raise TypeError("node must be an rclpy Node")
     for _ in range(_FAKE.max_spin_steps):
         if not _FAKE.initialized or node.destroyed:
             raise ExternalShutdownException()  # Jazzy: context shut down while spinning
         if not _FAKE._step(node, None):
             return  # nothing can ever happen any more
-    raise RuntimeError('strict_rclpy: spin did not terminate within max_spin_steps')
+    raise RuntimeError("strict_rclpy: spin did not terminate within max_spin_steps")
 
 
 def _deserialize_message(serialized_message: bytes, message_type: Any) -> Any:
     """rclpy.serialization.deserialize_message: CDR bytes -> rosidl message."""
-    _check_msg_type(message_type, 'message_type')
+    _check_msg_type(message_type, "message_type")
     if not isinstance(serialized_message, bytes):
-        raise TypeError('serialized_message must be bytes')
+        raise TypeError("serialized_message must be bytes")
     bag = _FAKE.store.deserialize_cdr(serialized_message, message_type._rostype)
     return rosbags_to_rosidl(bag, _CLASSES)
 
@@ -916,41 +916,41 @@ def install() -> FakeRos:
         if name not in mods:
             mods[name] = types.ModuleType(name)
             mods[name].__file__ = __file__
-            if '.' in name:
-                parent, _, child = name.rpartition('.')
+            if "." in name:
+                parent, _, child = name.rpartition(".")
                 setattr(module(parent), child, mods[name])
         return mods[name]
 
     for rostype, (_, fields) in _FAKE.store.fielddefs.items():
-        pkg, sub, name = rostype.split('/')
-        if sub != 'msg':
+        pkg, sub, name = rostype.split("/")
+        if sub != "msg":
             continue
         cls = _make_class(rostype, fields, _CLASSES)
-        _CLASSES[f'{pkg}/{name}'] = cls
-        setattr(module(f'{pkg}.msg'), name, cls)
+        _CLASSES[f"{pkg}/{name}"] = cls
+        setattr(module(f"{pkg}.msg"), name, cls)
     for srv in _STD_SRVS:
         parts = {}
-        for part in ('Request', 'Response'):
-            rostype = f'std_srvs/srv/{srv}_{part}'
+        for part in ("Request", "Response"):
+            rostype = f"std_srvs/srv/{srv}_{part}"
             cls = _make_class(rostype, _FAKE.store.fielddefs[rostype][1], _CLASSES)
-            _CLASSES[f'std_srvs/{srv}_{part}'] = cls
+            _CLASSES[f"std_srvs/{srv}_{part}"] = cls
             parts[part] = cls
-        setattr(module('std_srvs.srv'), srv, type(srv, (), dict(parts)))
-    r = module('rclpy')
+        setattr(module("std_srvs.srv"), srv, type(srv, (), dict(parts)))
+    r = module("rclpy")
     r.init, r.ok, r.shutdown, r.spin, r.spin_once = _init, _ok, _shutdown, _spin, _spin_once
-    module('rclpy.node').Node = Node
-    module('rclpy.utilities').remove_ros_args = _remove_ros_args
-    module('rclpy.serialization').deserialize_message = _deserialize_message
-    q = module('rclpy.qos')
+    module("rclpy.node").Node = Node
+    module("rclpy.utilities").remove_ros_args = _remove_ros_args
+    module("rclpy.serialization").deserialize_message = _deserialize_message
+    q = module("rclpy.qos")
     q.QoSProfile, q.HistoryPolicy = QoSProfile, HistoryPolicy
     q.ReliabilityPolicy, q.DurabilityPolicy = ReliabilityPolicy, DurabilityPolicy
-    e = module('rclpy.exceptions')
+    e = module("rclpy.exceptions")
     for exc in (ParameterException, ParameterNotDeclaredException,
                 ParameterAlreadyDeclaredException, InvalidParameterTypeException,
                 InvalidParameterValueException):
         setattr(e, exc.__name__, exc)
-    module('rclpy.executors').ExternalShutdownException = ExternalShutdownException
-    module('rclpy.parameter').Parameter = Parameter
+    module("rclpy.executors").ExternalShutdownException = ExternalShutdownException
+    module("rclpy.parameter").Parameter = Parameter
     _saved.clear()
     for name, mod in mods.items():
         _saved[name] = sys.modules.get(name)

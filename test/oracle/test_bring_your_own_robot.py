@@ -21,17 +21,14 @@ import os
 import xml.etree.ElementTree as ET
 
 import numpy as np
-import pytest
-
 import oracles
+import pinocchio as pin
+import pytest
 from conftest import erd_robots_dir
 
 import vm_dynamics as vm
 from vm_dynamics.core import lie
 from vm_dynamics.dynamics import lp
-
-import pinocchio as pin
-
 
 RTOL = 1e-9
 
@@ -485,9 +482,9 @@ def test_a_massless_vehicle_at_the_identity_is_the_arm_itself():
 
 # ================================================================== 5. scenario + node params
 def test_panda_on_bus_scenario_tracks_with_free_floating_computed_torque():
+    from vm_dynamics.config.scenario import load_scenario
     from vm_dynamics.control import get_controller
     from vm_dynamics.control.references import reference_from_config
-    from vm_dynamics.config.scenario import load_scenario
     s = load_scenario("panda_on_bus")
     m = s.model
     assert m.vehicle_link == "bus" and m.b == 6 and (m.n, m.n_full) == (8, 9)
@@ -512,10 +509,9 @@ def test_panda_on_bus_scenario_tracks_with_free_floating_computed_torque():
 
 
 def test_node_parameters_build_the_same_mounted_model():
-    from vm_dynamics.nodes.robot import load_robot
-    from vm_dynamics.config.params import flatten
+    from vm_dynamics.config.params import flatten, read_params_file
     from vm_dynamics.config.scenario import load_scenario, share_dir
-    from vm_dynamics.config.params import read_params_file
+    from vm_dynamics.nodes.robot import load_robot
     s = load_scenario("panda_on_bus")
     robot = load_robot(flatten(read_params_file(share_dir() / "config" / "panda_on_bus.yaml")))
     q = s.q0 + 0.1
@@ -581,10 +577,9 @@ def test_model_option_parameters_errors_name_the_key():
 
 
 def test_dynamics_node_core_runs_the_panda_on_bus_scenario():
-    from vm_dynamics.nodes.dynamics_core import DynamicsCore
-    from vm_dynamics.config.params import flatten
+    from vm_dynamics.config.params import flatten, read_params_file
     from vm_dynamics.config.scenario import share_dir
-    from vm_dynamics.config.params import read_params_file
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore
     d = DynamicsCore.from_params(flatten(read_params_file(share_dir() / "config" /
                                                           "panda_on_bus.yaml")))
     assert d.backend == "lp" and d.model.n == 8

@@ -15,17 +15,28 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from urdf_factory import random_tree_urdf
 
 import vm_dynamics as vm
-from vm_dynamics.core import lie
-from vm_dynamics.dynamics import lp
-from vm_dynamics.control import (JointSetpoint, JointSinusoid, JointWaypoints, PoseSetpoint,
-                                 PoseWaypoints, Reference, get_controller, reference_from_config)
-from vm_dynamics.control.computed_torque import (dexp_drift, free_floating_terms,
-                                                 se3_tracking_acceleration)
+from vm_dynamics.control import (
+    JointSetpoint,
+    JointSinusoid,
+    JointWaypoints,
+    PoseSetpoint,
+    PoseWaypoints,
+    Reference,
+    get_controller,
+    reference_from_config,
+)
+from vm_dynamics.control.computed_torque import (
+    dexp_drift,
+    free_floating_terms,
+    se3_tracking_acceleration,
+)
 from vm_dynamics.control.references import minimum_jerk
 from vm_dynamics.control.task_space import damped_pinv, jacobian_dot_z
-from urdf_factory import random_tree_urdf
+from vm_dynamics.core import lie
+from vm_dynamics.dynamics import lp
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASES = ["SE3", "SE2", "SO3", "fixed"]
@@ -370,8 +381,9 @@ def test_pd_gravity_compensates_buoyancy_exactly():
     """UVMS (gravity, buoyancy of hull and links, added mass): starting at rest on the set-point,
     the actuated-base PD-gravity controller with the hydrodynamic model as known wrench keeps
     the system at rest (static compensation is exact)."""
-    from vm_dynamics.model.hydrodynamics import load_hydrodynamics
     import xacro
+
+    from vm_dynamics.model.hydrodynamics import load_hydrodynamics
     hyd = load_hydrodynamics(os.path.join(REPO, "urdf", "uvms_hydrodynamics.yaml"))
     m = vm.load_model(xacro.process_file(os.path.join(REPO, "urdf", "uvms.urdf.xacro")).toxml(),
                       base="SE3").with_added_vehicle_inertia(hyd.added_mass)
@@ -588,10 +600,11 @@ def test_shipped_scenario_references_and_controllers_build():
 def test_fast_and_lp_computed_torque_laws_agree(base, mode):
     """The O(n) recursive evaluation of the computed-torque law equals the closed-form LP one."""
     from urdf_factory import random_tree_urdf
+
     import vm_dynamics as vm
-    from vm_dynamics.core import lie
     from vm_dynamics.control import get_controller
-    from vm_dynamics.control.references import Reference, JointSinusoid
+    from vm_dynamics.control.references import JointSinusoid, Reference
+    from vm_dynamics.core import lie
     model = vm.load_model(random_tree_urdf(seed=21, n=5), base=base, gravity=(0.5, -0.3, -9.81))
     rng = np.random.default_rng(3)
     g = lie.make_pose(lie.so3_exp(rng.normal(size=3)), rng.normal(size=3)) if model.b == 6 else np.eye(4)

@@ -16,9 +16,8 @@ import os
 import types
 
 import numpy as np
-import pytest
-
 import oracles
+import pytest
 from conftest import WRENCH_FRAMES, gravity_for, make_oracle, our_model, robot_path, robot_xml
 
 RTOL = 1e-9

@@ -15,14 +15,13 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import WRENCH_FRAMES, gravity_for, make_oracle, our_model
 
 import vm_dynamics as vm  # noqa: E402
-from vm_dynamics.dynamics import fast
-from vm_dynamics.core import lie  # noqa: E402
-from vm_dynamics.sim.engine import SimulationError, Simulator  # noqa: E402
 from vm_dynamics.config.scenario import load_scenario  # noqa: E402
+from vm_dynamics.core import lie  # noqa: E402
+from vm_dynamics.dynamics import fast
+from vm_dynamics.sim.engine import SimulationError, Simulator  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not fast.numba_available(), reason="numba not installed")
 

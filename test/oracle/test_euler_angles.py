@@ -11,13 +11,19 @@ import numpy as np
 import pytest
 from scipy.linalg import block_diag
 from scipy.spatial.transform import Rotation
+from urdf_factory import random_tree_urdf
 
 import vm_dynamics as vm
+from vm_dynamics.analysis.euler_model import (
+    EulerAngleModel,
+    EulerSingularityError,
+    euler_rate_matrix,
+    euler_zyx,
+    rotation_zyx,
+    simulate_euler,
+)
 from vm_dynamics.core import lie
 from vm_dynamics.sim.simulate import simulate
-from vm_dynamics.analysis.euler_model import (EulerAngleModel, EulerSingularityError, euler_rate_matrix,
-                                     euler_zyx, rotation_zyx, simulate_euler)
-from urdf_factory import random_tree_urdf
 
 GRAVITY = (0.5, -1.0, -9.7)
 

@@ -19,13 +19,14 @@ import types
 
 import numpy as np
 import pytest
-
 from conftest import WRENCH_FRAMES, gravity_for, make_oracle, our_model
 
 import vm_dynamics as vm
-from vm_dynamics.dynamics import fast
 from vm_dynamics.core import lie
-from vm_dynamics.dynamics import lp  # noqa: E402
+from vm_dynamics.dynamics import (
+    fast,
+    lp,  # noqa: E402
+)
 
 RTOL = 1e-10
 

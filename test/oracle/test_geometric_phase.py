@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import oracles
 import pinocchio as pin
 import pytest
 from scipy.integrate import solve_ivp
 
-import oracles
 import vm_dynamics as vm
 from vm_dynamics.core import lie
 

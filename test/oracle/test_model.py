@@ -3,11 +3,11 @@
 SE3, SE2, SO3 and fixed bases."""
 import numpy as np
 import pytest
+from urdf_factory import random_tree_urdf
 
 import vm_dynamics as vm
 from vm_dynamics.core import lie
 from vm_dynamics.dynamics import lp
-from urdf_factory import random_tree_urdf
 
 BASES = ["SE3", "SE2", "SO3", "fixed"]
 
@@ -288,7 +288,7 @@ JOINT = ('<joint name="{0}" type="{1}"><parent link="{2}"/><child link="{3}"/>'
     (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 1e200) + JOINT.format("j", "revolute", "a", "b")),
      "link 'b': inertia ixx=1e\\+200, iyy=1e\\+200, izz=1e\\+200 beyond the physical range"),
     (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1)
-            + JOINT.format("j", "revolute", "a", "b").replace('<axis', '<origin xyz="1e300 0 0"/><axis')),
+            + JOINT.format("j", "revolute", "a", "b").replace("<axis", '<origin xyz="1e300 0 0"/><axis')),
      "joint 'j' origin xyz .* beyond the physical range"),
     (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1) + LINK.format("c", 1, 0.1)
             + JOINT.format("j1", "revolute", "a", "b") + JOINT.format("j2", "revolute", "b", "c")
@@ -309,7 +309,7 @@ JOINT = ('<joint name="{0}" type="{1}"><parent link="{2}"/><child link="{3}"/>'
             + JOINT.format("j", "revolute", "a", "b").replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>')),
      "joint 'j': zero-length axis"),
     (_robot(LINK.format("a", 1, 0.1) + LINK.format("b", 1, 0.1)
-            + JOINT.format("j", "revolute", "a", "b").replace('<axis', '<origin xyz="1 2"/><axis')),
+            + JOINT.format("j", "revolute", "a", "b").replace("<axis", '<origin xyz="1 2"/><axis')),
      "joint 'j' origin xyz"),
 ])
 def test_invalid_urdfs_raise_value_error_naming_the_culprit(xml, pattern):

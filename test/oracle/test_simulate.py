@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import oracles
 import pinocchio as pin
 import pytest
+from conftest import robot_xml
 from scipy.integrate import solve_ivp
 
-import oracles
 import vm_dynamics as vm
-from conftest import robot_xml
 from vm_dynamics.core import lie
 from vm_dynamics.sim.simulate import FORMULATIONS
 

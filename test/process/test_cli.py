@@ -139,8 +139,9 @@ def _run_cli(args, **kw):
 def _scenario_file(tmp_path, edit, name="custom.yaml", base="tumbling"):
     """A copy of config/<base>.yaml with ``edit(params)`` applied, as a scenario file."""
     import yaml
-    from vm_dynamics.config.scenario import share_dir
+
     from vm_dynamics.config.params import read_params_file
+    from vm_dynamics.config.scenario import share_dir
     params = read_params_file(share_dir() / "config" / f"{base}.yaml")
     params["robot_description_file"] = str(share_dir() / "urdf" / params["robot_description_file"])
     edit(params)

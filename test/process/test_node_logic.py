@@ -20,14 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vm_dynamics.ros import messages as rm
+from vm_dynamics.config.params import flatten, read_params_file
 from vm_dynamics.control.references import JointSinusoid
 from vm_dynamics.nodes.controller_core import ControllerCore
-from vm_dynamics.sim.engine import SimulationError
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.nodes.pacing import Pacer
-from vm_dynamics.config.params import flatten
-from vm_dynamics.config.params import read_params_file
+from vm_dynamics.ros import messages as rm
+from vm_dynamics.sim.engine import SimulationError
 
 REPO = Path(__file__).resolve().parents[2]
 T = rm.TYPESTORE.types
@@ -497,7 +496,7 @@ def test_pacer_follows_wall_clock_and_reanchors_on_overrun():
 # ------------------------------------------------------------------ node wiring on (strict) rclpy
 @pytest.fixture
 def fake_ros(monkeypatch):
-    here = str(Path(__file__).resolve().parents[1] / 'fakes')
+    here = str(Path(__file__).resolve().parents[1] / "fakes")
     sys.path.insert(0, here)
     try:
         import strict_rclpy
@@ -513,11 +512,11 @@ def test_nodes_wired_on_strict_rclpy(fake_ros):
     """The node modules against a strict stand-in for the rclpy API (Humble/Jazzy signatures);
     every message goes through rosidl classes and CDR."""
     fake, srclpy = fake_ros
+    from vm_dynamics.config.params import parameter_defaults
     from vm_dynamics.nodes.controller_core import controller_parameter_defaults
     from vm_dynamics.nodes.controller_node import ControllerNode, sim_time_default_argv
-    from vm_dynamics.nodes.parameters import DYNAMICS_PARAMETERS
-    from vm_dynamics.config.params import parameter_defaults
     from vm_dynamics.nodes.dynamics_node import DynamicsNode, wall_clock_argv
+    from vm_dynamics.nodes.parameters import DYNAMICS_PARAMETERS
     from vm_dynamics.transport import make_transport
     from vm_dynamics.transport import ros_args as rargs
 
@@ -716,11 +715,13 @@ def test_foxglove_bridge_streams_decodable_ros2_messages():
 
 
 def test_foxglove_server_on_loopback_serves_joint_states():
-    import foxglove
-    from websockets.sync import client as websockets
     import json
     import struct
     import threading
+
+    import foxglove
+    from websockets.sync import client as websockets
+
     from vm_dynamics.nodes.foxglove_bridge import FoxgloveBridge
     bridge = FoxgloveBridge(scenario("planar_rover", dt=0.005))
     server = foxglove.start_server(host="127.0.0.1", port=0)

@@ -1,9 +1,9 @@
 """The README's Python examples run as written (from the repository root)."""
 import os
 import re
+from pathlib import Path
 
 import numpy as np
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -37,59 +37,59 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # test/
-LOOPBACK_XML = os.path.join(HERE, 'cyclonedds-loopback.xml')
+LOOPBACK_XML = os.path.join(HERE, "cyclonedds-loopback.xml")
 
+import vm_dynamics.transport as tp  # noqa: E402
 from vm_dynamics.ros import messages as rm  # noqa: E402
 from vm_dynamics.transport import ros_args as ra  # noqa: E402
-import vm_dynamics.transport as tp  # noqa: E402
 
 _rng = random.Random(os.getpid() ^ time.time_ns())
 
 
 def _check_loopback_config(path: str) -> None:
     root = ET.parse(path).getroot()
-    ns = {'c': 'https://cdds.io/config'}
-    ifaces = [e.get('name') for e in root.iterfind('.//c:NetworkInterface', ns)]
-    assert ifaces == ['lo'], ifaces
-    assert root.find('.//c:AllowMulticast', ns).text.strip() == 'false'
-    peers = [e.get('address') for e in root.iterfind('.//c:Peer', ns)]
-    assert peers == ['127.0.0.1'], peers
+    ns = {"c": "https://cdds.io/config"}
+    ifaces = [e.get("name") for e in root.iterfind(".//c:NetworkInterface", ns)]
+    assert ifaces == ["lo"], ifaces
+    assert root.find(".//c:AllowMulticast", ns).text.strip() == "false"
+    peers = [e.get("address") for e in root.iterfind(".//c:Peer", ns)]
+    assert peers == ["127.0.0.1"], peers
 
 
 @pytest.fixture(autouse=True)
 def loopback_dds(monkeypatch):
     """Every test: loopback-only Cyclone config and a fresh domain id (network rule)."""
     _check_loopback_config(LOOPBACK_XML)
-    monkeypatch.setenv('CYCLONEDDS_URI', 'file://' + LOOPBACK_XML)
+    monkeypatch.setenv("CYCLONEDDS_URI", "file://" + LOOPBACK_XML)
     domain = 100 + _rng.randrange(0, 131)
-    monkeypatch.setenv('ROS_DOMAIN_ID', str(domain))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
     monkeypatch.delenv(tp.TRANSPORT_ENV, raising=False)
     yield domain
 
 
 def _dds(name, params=None, argv=(), **kw):
     """A DdsTransport, created only under the loopback configuration."""
-    assert os.environ['CYCLONEDDS_URI'] == 'file://' + LOOPBACK_XML
-    assert 100 <= int(os.environ['ROS_DOMAIN_ID']) <= 230
+    assert os.environ["CYCLONEDDS_URI"] == "file://" + LOOPBACK_XML
+    assert 100 <= int(os.environ["ROS_DOMAIN_ID"]) <= 230
     from vm_dynamics.transport.dds import DdsTransport
-    return DdsTransport(name, params, ['prog', *argv], **kw)
+    return DdsTransport(name, params, ["prog", *argv], **kw)
 
 
 # =========================================================================== ros_args
 
 
-@pytest.mark.parametrize('text, expected', [
-    ('2', 2), ('-5', -5), ('+7', 7), ('0x10', 16), ('010', 8), ('08', 8.0),
-    ('2.0', 2.0), ('1e3', 1000.0), ('.5', 0.5), ('3.', 3.0), ('0x1p3', 8.0),
-    ('9223372036854775807', 2**63 - 1), ('9223372036854775808', 9.223372036854775808e18),
-    ('1e999', '1e999'), ('1e-400', '1e-400'), ('1_000', '1_000'),
-    ('inf', math.inf), ('-.inf', -math.inf), ('.Inf', math.inf),
-    ('true', True), ('Yes', True), ('y', True), ('ON', True),
-    ('false', False), ('n', False), ('Off', False), ('NO', False),
-    ("'1'", '1'), ('"yes"', 'yes'), ('!!str 5', '5'), ('~', '~'), ('null', 'null'),
-    ('odom', 'odom'), ('/a/b', '/a/b'),
-    ('[1, 2, 3]', [1, 2, 3]), ('[1.0, 2.5]', [1.0, 2.5]), ('[a, "b"]', ['a', 'b']),
-    ('[true, off]', [True, False]),
+@pytest.mark.parametrize("text, expected", [
+    ("2", 2), ("-5", -5), ("+7", 7), ("0x10", 16), ("010", 8), ("08", 8.0),
+    ("2.0", 2.0), ("1e3", 1000.0), (".5", 0.5), ("3.", 3.0), ("0x1p3", 8.0),
+    ("9223372036854775807", 2**63 - 1), ("9223372036854775808", 9.223372036854775808e18),
+    ("1e999", "1e999"), ("1e-400", "1e-400"), ("1_000", "1_000"),
+    ("inf", math.inf), ("-.inf", -math.inf), (".Inf", math.inf),
+    ("true", True), ("Yes", True), ("y", True), ("ON", True),
+    ("false", False), ("n", False), ("Off", False), ("NO", False),
+    ("'1'", "1"), ('"yes"', "yes"), ("!!str 5", "5"), ("~", "~"), ("null", "null"),
+    ("odom", "odom"), ("/a/b", "/a/b"),
+    ("[1, 2, 3]", [1, 2, 3]), ("[1.0, 2.5]", [1.0, 2.5]), ('[a, "b"]', ["a", "b"]),
+    ("[true, off]", [True, False]),
 ])
 def test_param_value_typing_like_rcl(text, expected):
     v = ra.parse_param_value(text)
@@ -98,13 +98,13 @@ def test_param_value_typing_like_rcl(text, expected):
 
 
 def test_param_value_nan():
-    assert math.isnan(ra.parse_param_value('.nan'))
-    assert math.isnan(ra.parse_param_value('nan'))
+    assert math.isnan(ra.parse_param_value(".nan"))
+    assert math.isnan(ra.parse_param_value("nan"))
 
 
-@pytest.mark.parametrize('text, culprit', [
-    ('[1, 2.5]', 'same type'), ('[a, 1]', 'same type'), ('{a: 1}', 'Mapping'),
-    ('[[1, 2]]', 'nested'), ('[]', 'empty list'), ('', 'empty'), ('*x', 'alias'),
+@pytest.mark.parametrize("text, culprit", [
+    ("[1, 2.5]", "same type"), ("[a, 1]", "same type"), ("{a: 1}", "Mapping"),
+    ("[[1, 2]]", "nested"), ("[]", "empty list"), ("", "empty"), ("*x", "alias"),
 ])
 def test_param_value_errors(text, culprit):
     with pytest.raises(ValueError, match=culprit):
@@ -112,38 +112,38 @@ def test_param_value_errors(text, culprit):
 
 
 def test_parse_ros_args_sections_and_flags(tmp_path):
-    argv = ['prog', 'user1', '--ros-args', '-p', 'rate:=100', '--param', 'sim:gain:=2.5',
-            '-r', '__node:=sim2', '--remap', 'cmd:=/robot/cmd', '--log-level', 'debug',
-            '--log-level', 'sim2:=WARNING', '-e', '/enc', '--disable-rosout-logs', '--',
-            'user2', '--ros-args', '-p', 'x:=y', '-p', 'w:=z']
+    argv = ["prog", "user1", "--ros-args", "-p", "rate:=100", "--param", "sim:gain:=2.5",
+            "-r", "__node:=sim2", "--remap", "cmd:=/robot/cmd", "--log-level", "debug",
+            "--log-level", "sim2:=WARNING", "-e", "/enc", "--disable-rosout-logs", "--",
+            "user2", "--ros-args", "-p", "x:=y", "-p", "w:=z"]
     a = ra.parse_ros_args(argv)
-    assert a.non_ros_args == ('prog', 'user1', 'user2')
-    assert a.overrides == (('/**', (('rate', 100), ('x', True), ('w', 'z'))),
-                           ('sim', (('gain', 2.5),)))  # 'y' is a bool for rcl
-    assert a.remaps == (ra.Remap('node', '', 'sim2', None),
-                        ra.Remap('name', 'cmd', '/robot/cmd', None))
-    assert a.log_level == 'DEBUG' and a.logger_levels == (('sim2', 'WARN'),)
-    assert a.enclave == '/enc' and a.log_flags == (('rosout-logs', False),)
-    assert ra.remove_ros_args(argv) == ['prog', 'user1', 'user2']
+    assert a.non_ros_args == ("prog", "user1", "user2")
+    assert a.overrides == (("/**", (("rate", 100), ("x", True), ("w", "z"))),
+                           ("sim", (("gain", 2.5),)))  # 'y' is a bool for rcl
+    assert a.remaps == (ra.Remap("node", "", "sim2", None),
+                        ra.Remap("name", "cmd", "/robot/cmd", None))
+    assert a.log_level == "DEBUG" and a.logger_levels == (("sim2", "WARN"),)
+    assert a.enclave == "/enc" and a.log_flags == (("rosout-logs", False),)
+    assert ra.remove_ros_args(argv) == ["prog", "user1", "user2"]
 
 
-@pytest.mark.parametrize('argv, culprit', [
-    (['--ros-args', '--bogus'], "'--bogus'"),
-    (['--ros-args', '-p'], 'trailing -p'),
-    (['--ros-args', '-p', 'rate=2'], 'rate=2'),
-    (['--ros-args', '-p', 'bad name:=2'], "'bad name'"),
-    (['--ros-args', '-p', 'rate:='], 'empty value'),
-    (['--ros-args', '-p', 'gains:=[1, 2.0]'], 'same type'),
-    (['--ros-args', '-r', '__node:=9lives'], '9lives'),
-    (['--ros-args', '-r', '__ns:=relative'], 'absolute'),
-    (['--ros-args', '-r', 'a/*:=b'], 'wildcards'),
-    (['--ros-args', '--log-level', 'loud'], 'loud'),
-    (['--ros-args', '--params-file', '/nonexistent/x.yaml'], '/nonexistent/x.yaml'),
-    (['--ros-args', '--params-file'], 'trailing --params-file'),
+@pytest.mark.parametrize("argv, culprit", [
+    (["--ros-args", "--bogus"], "'--bogus'"),
+    (["--ros-args", "-p"], "trailing -p"),
+    (["--ros-args", "-p", "rate=2"], "rate=2"),
+    (["--ros-args", "-p", "bad name:=2"], "'bad name'"),
+    (["--ros-args", "-p", "rate:="], "empty value"),
+    (["--ros-args", "-p", "gains:=[1, 2.0]"], "same type"),
+    (["--ros-args", "-r", "__node:=9lives"], "9lives"),
+    (["--ros-args", "-r", "__ns:=relative"], "absolute"),
+    (["--ros-args", "-r", "a/*:=b"], "wildcards"),
+    (["--ros-args", "--log-level", "loud"], "loud"),
+    (["--ros-args", "--params-file", "/nonexistent/x.yaml"], "/nonexistent/x.yaml"),
+    (["--ros-args", "--params-file"], "trailing --params-file"),
 ])
 def test_parse_ros_args_errors_name_the_culprit(argv, culprit):
     with pytest.raises(ValueError) as exc:
-        ra.parse_ros_args(['prog', *argv])
+        ra.parse_ros_args(["prog", *argv])
     assert culprit in str(exc.value)
 
 
@@ -154,7 +154,7 @@ def _write(tmp_path, name, text):
 
 
 def test_params_file_wildcards_nesting_and_flattening(tmp_path):
-    f = _write(tmp_path, 'p.yaml', """\
+    f = _write(tmp_path, "p.yaml", """\
         /**:
           ros__parameters:
             use_sim_time: true
@@ -171,121 +171,121 @@ def test_params_file_wildcards_nesting_and_flattening(tmp_path):
         /robot/*:
           ros__parameters: {tag: "01"}
         """)
-    a = ra.parse_ros_args(['--ros-args', '--params-file', f])
-    assert [p for p, _ in a.overrides] == ['/**', '/robot/sim', 'other_node', '/robot/*']
-    got = ra.parameter_overrides_for(a, '/robot/sim')
-    assert got == {'use_sim_time': True, 'frames.odom': 'world', 'frames.base': 'base_link',
-                   'rate': 200.0, 'pid.kp': [1.0, 2.0], 'pid.names': ['a', 'b'], 'tag': '01'}
-    assert ra.parameter_overrides_for(a, '/other_node')['rate'] == 1.0
-    assert 'tag' not in ra.parameter_overrides_for(a, '/robot/x/sim')  # /* is one token
-    assert ra.node_pattern_matches('/**', '/a/b/c') and ra.node_pattern_matches('sim', '/sim')
+    a = ra.parse_ros_args(["--ros-args", "--params-file", f])
+    assert [p for p, _ in a.overrides] == ["/**", "/robot/sim", "other_node", "/robot/*"]
+    got = ra.parameter_overrides_for(a, "/robot/sim")
+    assert got == {"use_sim_time": True, "frames.odom": "world", "frames.base": "base_link",
+                   "rate": 200.0, "pid.kp": [1.0, 2.0], "pid.names": ["a", "b"], "tag": "01"}
+    assert ra.parameter_overrides_for(a, "/other_node")["rate"] == 1.0
+    assert "tag" not in ra.parameter_overrides_for(a, "/robot/x/sim")  # /* is one token
+    assert ra.node_pattern_matches("/**", "/a/b/c") and ra.node_pattern_matches("sim", "/sim")
 
 
 def test_override_order_follows_rclpy(tmp_path):
     """Same pattern: the later assignment wins.  Different patterns: rclpy applies them in
     order of first appearance, so a node-specific key written after ``/**`` beats a later
     ``-p`` (which writes into ``/**``) -- real ROS 2 behaviour, reproduced on purpose."""
-    wild_then_node = _write(tmp_path, 'a.yaml', """\
+    wild_then_node = _write(tmp_path, "a.yaml", """\
         /**: {ros__parameters: {gain: 1.0, rate: 10.0}}
         /sim: {ros__parameters: {gain: 2.0}}
         """)
-    node_then_wild = _write(tmp_path, 'b.yaml', """\
+    node_then_wild = _write(tmp_path, "b.yaml", """\
         /sim: {ros__parameters: {gain: 2.0}}
         /**: {ros__parameters: {gain: 3.0}}
         """)
-    get = lambda *argv: ra.parameter_overrides_for(ra.parse_ros_args(['--ros-args', *argv]),
-                                                   '/sim')
-    assert get('--params-file', wild_then_node) == {'gain': 2.0, 'rate': 10.0}
-    assert get('--params-file', node_then_wild)['gain'] == 3.0
-    assert get('--params-file', wild_then_node, '-p', 'rate:=20.0')['rate'] == 20.0
-    assert get('-p', 'rate:=20.0', '--params-file', wild_then_node)['rate'] == 10.0
-    assert get('--params-file', wild_then_node, '-p', 'gain:=9.0')['gain'] == 2.0
-    assert get('--params-file', node_then_wild, '-p', 'gain:=9.0')['gain'] == 9.0
-    assert get('-p', 'sim:gain:=5.0', '-p', 'sim:gain:=6.0')['gain'] == 6.0
+    get = lambda *argv: ra.parameter_overrides_for(ra.parse_ros_args(["--ros-args", *argv]),
+                                                   "/sim")
+    assert get("--params-file", wild_then_node) == {"gain": 2.0, "rate": 10.0}
+    assert get("--params-file", node_then_wild)["gain"] == 3.0
+    assert get("--params-file", wild_then_node, "-p", "rate:=20.0")["rate"] == 20.0
+    assert get("-p", "rate:=20.0", "--params-file", wild_then_node)["rate"] == 10.0
+    assert get("--params-file", wild_then_node, "-p", "gain:=9.0")["gain"] == 2.0
+    assert get("--params-file", node_then_wild, "-p", "gain:=9.0")["gain"] == 9.0
+    assert get("-p", "sim:gain:=5.0", "-p", "sim:gain:=6.0")["gain"] == 6.0
 
 
-@pytest.mark.parametrize('text, culprit', [
-    ('ros__parameters: {a: 1}\n', 'no node names'),
-    ('/sim:\n  rate: 3\n', 'cannot have a value before ros__parameters'),
-    ('/sim:\n  ros__parameters:\n    a: [1, 2.0]\n', 'same type'),
-    ('/sim:\n  ros__parameters:\n    a: &x 1\n    b: *x\n', 'alias'),
-    ('/sim:\n  ros__parameters:\n    a:\n', 'no value'),
-    ('/9sim:\n  ros__parameters: {a: 1}\n', '9sim'),
-    ('- a\n- b\n', 'top level'),
-    ('/sim: {ros__parameters: {a: 1}\n', 'invalid YAML'),
+@pytest.mark.parametrize("text, culprit", [
+    ("ros__parameters: {a: 1}\n", "no node names"),
+    ("/sim:\n  rate: 3\n", "cannot have a value before ros__parameters"),
+    ("/sim:\n  ros__parameters:\n    a: [1, 2.0]\n", "same type"),
+    ("/sim:\n  ros__parameters:\n    a: &x 1\n    b: *x\n", "alias"),
+    ("/sim:\n  ros__parameters:\n    a:\n", "no value"),
+    ("/9sim:\n  ros__parameters: {a: 1}\n", "9sim"),
+    ("- a\n- b\n", "top level"),
+    ("/sim: {ros__parameters: {a: 1}\n", "invalid YAML"),
 ])
 def test_params_file_errors(tmp_path, text, culprit):
-    f = _write(tmp_path, 'bad.yaml', text)
+    f = _write(tmp_path, "bad.yaml", text)
     with pytest.raises(ValueError) as exc:
-        ra.parse_ros_args(['--ros-args', '--params-file', f])
-    assert culprit in str(exc.value) and 'bad.yaml' in str(exc.value)
+        ra.parse_ros_args(["--ros-args", "--params-file", f])
+    assert culprit in str(exc.value) and "bad.yaml" in str(exc.value)
 
 
 def test_resolve_parameters_types_like_rclpy(tmp_path):
-    defaults = {'rate': 100.0, 'steps': 3, 'name': 'x', 'on': False,
-                'gains': np.array([1.0, 2.0]), 'frames': {'odom': 'odom', 'base': 'base_link'},
-                'anything': None, 'joints': []}
-    a = ra.parse_ros_args(['--ros-args', '-p', 'rate:=50.0', '-p', 'frames.odom:=world',
-                           '-p', 'anything:=7', '-p', 'joints:=[j1, j2]', '-p', 'typo:=1'])
-    r = ra.resolve_parameters(defaults, a, '/sim')
-    assert r.values == {'rate': 50.0, 'steps': 3, 'name': 'x', 'on': False,
-                        'gains': [1.0, 2.0], 'frames.odom': 'world',
-                        'frames.base': 'base_link', 'anything': 7, 'joints': ['j1', 'j2'],
-                        'use_sim_time': False}
-    assert r.ignored == ('typo',) and set(r.dynamic) == {'anything', 'joints'}
-    with pytest.raises(ValueError, match='use_sim_time'):
-        ra.resolve_parameters({'use_sim_time': True}, a, '/sim')
-    for rule, culprit in [('rate:=50', "'rate'"), ('steps:=3.0', "'steps'"),
-                          ('on:=1', "'on'"), ('gains:=[1, 2]', "'gains'"),
-                          ('use_sim_time:=1', "'use_sim_time'")]:
+    defaults = {"rate": 100.0, "steps": 3, "name": "x", "on": False,
+                "gains": np.array([1.0, 2.0]), "frames": {"odom": "odom", "base": "base_link"},
+                "anything": None, "joints": []}
+    a = ra.parse_ros_args(["--ros-args", "-p", "rate:=50.0", "-p", "frames.odom:=world",
+                           "-p", "anything:=7", "-p", "joints:=[j1, j2]", "-p", "typo:=1"])
+    r = ra.resolve_parameters(defaults, a, "/sim")
+    assert r.values == {"rate": 50.0, "steps": 3, "name": "x", "on": False,
+                        "gains": [1.0, 2.0], "frames.odom": "world",
+                        "frames.base": "base_link", "anything": 7, "joints": ["j1", "j2"],
+                        "use_sim_time": False}
+    assert r.ignored == ("typo",) and set(r.dynamic) == {"anything", "joints"}
+    with pytest.raises(ValueError, match="use_sim_time"):
+        ra.resolve_parameters({"use_sim_time": True}, a, "/sim")
+    for rule, culprit in [("rate:=50", "'rate'"), ("steps:=3.0", "'steps'"),
+                          ("on:=1", "'on'"), ("gains:=[1, 2]", "'gains'"),
+                          ("use_sim_time:=1", "'use_sim_time'")]:
         with pytest.raises(ValueError, match=culprit):
-            ra.resolve_parameters(defaults, ra.parse_ros_args(['--ros-args', '-p', rule]),
-                                  '/sim')
+            ra.resolve_parameters(defaults, ra.parse_ros_args(["--ros-args", "-p", rule]),
+                                  "/sim")
     with pytest.raises(ValueError, match="'bad'"):
-        ra.flatten_params({'bad': [1, 'a']})
+        ra.flatten_params({"bad": [1, "a"]})
     with pytest.raises(ValueError, match="'obj'"):
-        ra.flatten_params({'obj': object()})
+        ra.flatten_params({"obj": object()})
 
 
 def test_names_remaps_and_domain_id():
-    a = ra.parse_ros_args(['--ros-args', '-r', '__ns:=/robot', '-r', 'sim:__node:=dyn',
-                           '-r', 'other:__node:=zzz', '-r', '__node:=later',
-                           '-r', 'cmd:=/ctrl/cmd', '-r', '~/reset:=/global_reset'])
-    assert ra.node_identity(a, 'sim') == ('dyn', '/robot')  # first matching rule wins
-    assert ra.node_identity(a, 'foo') == ('later', '/robot')
-    assert ra.remap_name(a, 'cmd', 'dyn', '/robot') == '/ctrl/cmd'
-    assert ra.remap_name(a, '/robot/cmd', 'dyn', '/robot') == '/ctrl/cmd'
-    assert ra.remap_name(a, '~/reset', 'dyn', '/robot') == '/global_reset'
-    assert ra.remap_name(a, 'joint_states', 'dyn', '/robot') == '/robot/joint_states'
-    assert ra.expand_topic_name('~', 'n', '/') == '/n'
-    b = ra.parse_ros_args(['--ros-args', '-r', 'rostopic://cmd:=/x'])
-    assert b.remaps == (ra.Remap('name', 'cmd', '/x', None),)
-    with pytest.raises(ValueError, match='bad topic'):
-        ra.expand_topic_name('bad topic', 'n', '/')
+    a = ra.parse_ros_args(["--ros-args", "-r", "__ns:=/robot", "-r", "sim:__node:=dyn",
+                           "-r", "other:__node:=zzz", "-r", "__node:=later",
+                           "-r", "cmd:=/ctrl/cmd", "-r", "~/reset:=/global_reset"])
+    assert ra.node_identity(a, "sim") == ("dyn", "/robot")  # first matching rule wins
+    assert ra.node_identity(a, "foo") == ("later", "/robot")
+    assert ra.remap_name(a, "cmd", "dyn", "/robot") == "/ctrl/cmd"
+    assert ra.remap_name(a, "/robot/cmd", "dyn", "/robot") == "/ctrl/cmd"
+    assert ra.remap_name(a, "~/reset", "dyn", "/robot") == "/global_reset"
+    assert ra.remap_name(a, "joint_states", "dyn", "/robot") == "/robot/joint_states"
+    assert ra.expand_topic_name("~", "n", "/") == "/n"
+    b = ra.parse_ros_args(["--ros-args", "-r", "rostopic://cmd:=/x"])
+    assert b.remaps == (ra.Remap("name", "cmd", "/x", None),)
+    with pytest.raises(ValueError, match="bad topic"):
+        ra.expand_topic_name("bad topic", "n", "/")
     assert ra.domain_id_from_env({}) == 0
-    assert ra.domain_id_from_env({'ROS_DOMAIN_ID': ' 42 '}) == 42
-    for bad in ('x', '-1', '233'):
-        with pytest.raises(ValueError, match='ROS_DOMAIN_ID'):
-            ra.domain_id_from_env({'ROS_DOMAIN_ID': bad})
+    assert ra.domain_id_from_env({"ROS_DOMAIN_ID": " 42 "}) == 42
+    for bad in ("x", "-1", "233"):
+        with pytest.raises(ValueError, match="ROS_DOMAIN_ID"):
+            ra.domain_id_from_env({"ROS_DOMAIN_ID": bad})
 
 
 def test_make_transport_kind_selection(monkeypatch):
-    assert tp.resolve_kind('dds') == 'dds'
-    monkeypatch.setenv(tp.TRANSPORT_ENV, 'DDS')
-    assert tp.resolve_kind('auto') == 'dds'
-    with tp.make_transport('n', {'a': 1}, ['p', '--ros-args', '-p', 'a:=2']) as t:
-        assert t.kind == 'dds' and t.params == {'a': 2, 'use_sim_time': False}
-    monkeypatch.setenv(tp.TRANSPORT_ENV, 'zenoh')
+    assert tp.resolve_kind("dds") == "dds"
+    monkeypatch.setenv(tp.TRANSPORT_ENV, "DDS")
+    assert tp.resolve_kind("auto") == "dds"
+    with tp.make_transport("n", {"a": 1}, ["p", "--ros-args", "-p", "a:=2"]) as t:
+        assert t.kind == "dds" and t.params == {"a": 2, "use_sim_time": False}
+    monkeypatch.setenv(tp.TRANSPORT_ENV, "zenoh")
     with pytest.raises(ValueError, match=tp.TRANSPORT_ENV):
-        tp.resolve_kind('auto')
-    with pytest.raises(ValueError, match='kind'):
-        tp.resolve_kind('ros1')
-    monkeypatch.delitem(sys.modules, 'rclpy', raising=False)
+        tp.resolve_kind("auto")
+    with pytest.raises(ValueError, match="kind"):
+        tp.resolve_kind("ros1")
+    monkeypatch.delitem(sys.modules, "rclpy", raising=False)
     if not tp.rclpy_importable():  # no ROS on this machine: auto falls back to DDS
         monkeypatch.delenv(tp.TRANSPORT_ENV)
-        assert tp.resolve_kind('auto') == 'dds'
-        with pytest.raises(ValueError, match='rclpy'):
-            tp.resolve_kind('rclpy')
+        assert tp.resolve_kind("auto") == "dds"
+        with pytest.raises(ValueError, match="rclpy"):
+            tp.resolve_kind("rclpy")
 
 
 # =============================================================================== DDS
@@ -295,55 +295,55 @@ def test_service_types_and_hashes():
     """std_srvs hashes from our .srv texts == ros2_pyterfaces 0.3.0 (independent, tested by
     its authors against Humble..Kilted); JointState == value printed by a real Iron+ ROS."""
     st = tp.service_typestore()
-    assert st.hash_rihs01('std_srvs/srv/Trigger_Request') == \
-        'RIHS01_d010825374ce8918e72bfd826c82603e60f45419e932ea976f807b74a863a199'
-    assert st.hash_rihs01('std_srvs/srv/Trigger_Response') == \
-        'RIHS01_2d946c21e2fc3f1e9ca6986a8191d85fcc70097a8bb7771a053564bc47009cdf'
-    assert st.hash_rihs01('std_srvs/srv/SetBool_Request') == \
-        'RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e'
+    assert st.hash_rihs01("std_srvs/srv/Trigger_Request") == \
+        "RIHS01_d010825374ce8918e72bfd826c82603e60f45419e932ea976f807b74a863a199"
+    assert st.hash_rihs01("std_srvs/srv/Trigger_Response") == \
+        "RIHS01_2d946c21e2fc3f1e9ca6986a8191d85fcc70097a8bb7771a053564bc47009cdf"
+    assert st.hash_rihs01("std_srvs/srv/SetBool_Request") == \
+        "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e"
     from vm_dynamics.transport import dds
     assert dds.user_data(rm.JOINT_STATE) == (
-        b'typehash=RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e;')
-    assert dds.dds_type_name(rm.JOINT_STATE) == 'sensor_msgs::msg::dds_::JointState_'
-    assert dds.dds_type_name('std_srvs/srv/SetBool_Request') == \
-        'std_srvs::srv::dds_::SetBool_Request_'
-    assert dds.dds_topic_name('/a/b') == 'rt/a/b'
-    assert dds.dds_topic_name('/s', 'request') == 'rq/sRequest'
-    assert dds.dds_topic_name('/s', 'reply') == 'rr/sReply'
+        b"typehash=RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e;")
+    assert dds.dds_type_name(rm.JOINT_STATE) == "sensor_msgs::msg::dds_::JointState_"
+    assert dds.dds_type_name("std_srvs/srv/SetBool_Request") == \
+        "std_srvs::srv::dds_::SetBool_Request_"
+    assert dds.dds_topic_name("/a/b") == "rt/a/b"
+    assert dds.dds_topic_name("/s", "request") == "rq/sRequest"
+    assert dds.dds_topic_name("/s", "reply") == "rr/sReply"
 
 
 def test_discovery_config_like_rmw_cyclonedds(monkeypatch):
     from vm_dynamics.transport.dds import discovery_config
-    uri = 'file://' + LOOPBACK_XML
-    head = '<CycloneDDS><Domain>'
-    idx = ('<Discovery><ParticipantIndex>auto</ParticipantIndex>'
-           '<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>')
-    tail = '</Discovery></Domain></CycloneDDS>,'
-    assert discovery_config({'CYCLONEDDS_URI': uri}) == head + idx + tail + uri
-    assert discovery_config({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'localhost'}) == (
-        head + '<General><AllowMulticast>false</AllowMulticast></General>' + idx +
+    uri = "file://" + LOOPBACK_XML
+    head = "<CycloneDDS><Domain>"
+    idx = ("<Discovery><ParticipantIndex>auto</ParticipantIndex>"
+           "<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>")
+    tail = "</Discovery></Domain></CycloneDDS>,"
+    assert discovery_config({"CYCLONEDDS_URI": uri}) == head + idx + tail + uri
+    assert discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "localhost"}) == (
+        head + "<General><AllowMulticast>false</AllowMulticast></General>" + idx +
         '<Peers><Peer address="localhost"/></Peers>' + tail)
-    assert discovery_config({'ROS_LOCALHOST_ONLY': '1'}) == \
-        discovery_config({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'})
-    assert discovery_config({'ROS_STATIC_PEERS': '10.0.0.2; host.b'}) == (
+    assert discovery_config({"ROS_LOCALHOST_ONLY": "1"}) == \
+        discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
+    assert discovery_config({"ROS_STATIC_PEERS": "10.0.0.2; host.b"}) == (
         head + idx + '<Peers><Peer address="10.0.0.2"/><Peer address="host.b"/></Peers>' + tail)
-    assert discovery_config({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SYSTEM_DEFAULT',
-                             'CYCLONEDDS_URI': uri}) == uri
-    off = discovery_config({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'})
-    assert f'<Tag>ros_discovery_off_{os.getpid()}</Tag>' in off and '<Peers>' not in off
-    with pytest.raises(ValueError, match='ROS_AUTOMATIC_DISCOVERY_RANGE'):
-        discovery_config({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LAN'})
+    assert discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT",
+                             "CYCLONEDDS_URI": uri}) == uri
+    off = discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "OFF"})
+    assert f"<Tag>ros_discovery_off_{os.getpid()}</Tag>" in off and "<Peers>" not in off
+    with pytest.raises(ValueError, match="ROS_AUTOMATIC_DISCOVERY_RANGE"):
+        discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "LAN"})
     # LOCALHOST composed with the loopback file: two participants still talk
-    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    a, b = _dds('lh_a'), _dds('lh_b')
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    a, b = _dds("lh_a"), _dds("lh_b")
     try:
         got = []
-        b.subscribe('/s', 'std_msgs/msg/String', got.append)
-        pub = a.publisher('/s', 'std_msgs/msg/String')
-        msg = rm.TYPESTORE.types['std_msgs/msg/String'](data='hi')
+        b.subscribe("/s", "std_msgs/msg/String", got.append)
+        pub = a.publisher("/s", "std_msgs/msg/String")
+        msg = rm.TYPESTORE.types["std_msgs/msg/String"](data="hi")
         assert b.spin_until(lambda: pub.matched_subscriptions == 1, 10.0)
         pub.publish(msg)
-        assert b.spin_until(lambda: got, 5.0) and got[0].data == 'hi'
+        assert b.spin_until(lambda: got, 5.0) and got[0].data == "hi"
     finally:
         a.shutdown()
         b.shutdown()
@@ -351,10 +351,10 @@ def test_discovery_config_like_rmw_cyclonedds(monkeypatch):
     assert a.domain_id not in dds.active_domains()  # released with the last transport
 
 
-_NP = {'float64': np.float64, 'float32': np.float32, 'int8': np.int8, 'uint8': np.uint8,
-       'int16': np.int16, 'uint16': np.uint16, 'int32': np.int32, 'uint32': np.uint32,
-       'int64': np.int64, 'uint64': np.uint64, 'bool': np.bool_, 'byte': np.int8,
-       'char': np.uint8}
+_NP = {"float64": np.float64, "float32": np.float32, "int8": np.int8, "uint8": np.uint8,
+       "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32,
+       "int64": np.int64, "uint64": np.uint64, "bool": np.bool_, "byte": np.int8,
+       "char": np.uint8}
 
 
 def _random_msg(msgtype, rng):
@@ -362,22 +362,22 @@ def _random_msg(msgtype, rng):
     from rosbags.interfaces import Nodetype
 
     def scalar(base):
-        if base == 'string':
-            return ''.join(rng.choice(list('abcxyz_é'), size=int(rng.integers(0, 7))))
-        if base == 'bool':
+        if base == "string":
+            return "".join(rng.choice(list("abcxyz_é"), size=int(rng.integers(0, 7))))
+        if base == "bool":
             return bool(rng.integers(0, 2))
-        if base == 'float32':
+        if base == "float32":
             return float(np.float32(rng.normal() * 1e3))
-        if base == 'float64':
+        if base == "float64":
             return float(rng.normal() * 1e3)
         info = np.iinfo(_NP[base])
         return int(rng.integers(info.min, info.max, endpoint=True,
-                                dtype=np.uint64 if base == 'uint64' else np.int64))
+                                dtype=np.uint64 if base == "uint64" else np.int64))
 
     _, fields = tp.fielddefs(msgtype)
     kw = {}
     for name, (node, info) in fields:
-        if name == 'structure_needs_at_least_one_member':
+        if name == "structure_needs_at_least_one_member":
             kw[name] = 0  # rosidl's dummy member of empty messages is always 0
         elif node == Nodetype.BASE:
             kw[name] = scalar(info[0])
@@ -388,8 +388,8 @@ def _random_msg(msgtype, rng):
             n = size if node == Nodetype.ARRAY else int(rng.integers(0, (size or 3) + 1))
             if en == Nodetype.NAME:
                 kw[name] = [_random_msg(ei, rng) for _ in range(n)]
-            elif ei[0] == 'string':
-                kw[name] = [scalar('string') for _ in range(n)]
+            elif ei[0] == "string":
+                kw[name] = [scalar("string") for _ in range(n)]
             else:
                 kw[name] = np.array([scalar(ei[0]) for _ in range(n)], dtype=_NP[ei[0]])
     return tp.message_class(msgtype)(**kw)
@@ -409,49 +409,49 @@ def test_idl_cdr_identical_to_rosbags_for_every_jazzy_type():
     assert checked >= 2 * 150
     # service samples: cdds_request_header_t (guid, seq) + the body in the same CDR stream
     st = tp.service_typestore()
-    resp = st.types['std_srvs/srv/SetBool_Response'](success=True, message='héllo')
-    wrapped = dds.compiled_converter('std_srvs/srv/SetBool_Response', True)(
-        resp, '', (2**64 - 3, -5)).serialize()
-    body = bytes(st.serialize_cdr(resp, 'std_srvs/srv/SetBool_Response'))
-    assert wrapped == body[:4] + (2**64 - 3).to_bytes(8, 'little') + \
-        (-5).to_bytes(8, 'little', signed=True) + body[4:]
+    resp = st.types["std_srvs/srv/SetBool_Response"](success=True, message="héllo")
+    wrapped = dds.compiled_converter("std_srvs/srv/SetBool_Response", True)(
+        resp, "", (2**64 - 3, -5)).serialize()
+    body = bytes(st.serialize_cdr(resp, "std_srvs/srv/SetBool_Response"))
+    assert wrapped == body[:4] + (2**64 - 3).to_bytes(8, "little") + \
+        (-5).to_bytes(8, "little", signed=True) + body[4:]
     assert dds.split_request(wrapped) == (2**64 - 3, -5, body)
 
 
 def test_to_idl_rejects_bad_fields_naming_them():
     from vm_dynamics.transport import dds
-    js = rm.joint_state_msg(1.0, ['a'], [1.0])
-    js.position = np.array(['x'])
-    with pytest.raises(TypeError, match='JointState.position'):
+    js = rm.joint_state_msg(1.0, ["a"], [1.0])
+    js.position = np.array(["x"])
+    with pytest.raises(TypeError, match="JointState.position"):
         dds.to_idl(js, rm.JOINT_STATE)
     st = rm.TYPESTORE.types
-    with pytest.raises(ValueError, match='Time.sec'):
-        dds.to_idl(st['builtin_interfaces/msg/Time'](sec=2**31, nanosec=0),
-                   'builtin_interfaces/msg/Time')
-    pwc = st['geometry_msgs/msg/PoseWithCovariance'](
-        pose=rm.TYPESTORE.types['geometry_msgs/msg/Pose'](
-            position=st['geometry_msgs/msg/Point'](x=0.0, y=0.0, z=0.0),
-            orientation=st['geometry_msgs/msg/Quaternion'](x=0.0, y=0.0, z=0.0, w=1.0)),
+    with pytest.raises(ValueError, match="Time.sec"):
+        dds.to_idl(st["builtin_interfaces/msg/Time"](sec=2**31, nanosec=0),
+                   "builtin_interfaces/msg/Time")
+    pwc = st["geometry_msgs/msg/PoseWithCovariance"](
+        pose=rm.TYPESTORE.types["geometry_msgs/msg/Pose"](
+            position=st["geometry_msgs/msg/Point"](x=0.0, y=0.0, z=0.0),
+            orientation=st["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0)),
         covariance=np.zeros(35))
-    with pytest.raises(ValueError, match='exactly 36'):
-        dds.to_idl(pwc, 'geometry_msgs/msg/PoseWithCovariance')
-    with pytest.raises(TypeError, match='expected a sensor_msgs/msg/JointState'):
+    with pytest.raises(ValueError, match="exactly 36"):
+        dds.to_idl(pwc, "geometry_msgs/msg/PoseWithCovariance")
+    with pytest.raises(TypeError, match="expected a sensor_msgs/msg/JointState"):
         dds.to_idl(rm.clock_msg(1.0), rm.JOINT_STATE)
 
 
 def test_dds_qos_compatibility_latched_and_best_effort():
     """transient-local late joiner gets the last sample; a best-effort (clock) reader gets data
     from a reliable writer; a reliable reader does not match a best-effort writer (DDS RxO)."""
-    a, b = _dds('qos_a'), _dds('qos_b')
+    a, b = _dds("qos_a"), _dds("qos_b")
     try:
-        latched = a.publisher('/robot_description', 'std_msgs/msg/String', 'latched')
-        latched.publish(rm.TYPESTORE.types['std_msgs/msg/String'](data='<robot name="x"/>'))
-        be_pub = a.publisher('/be', rm.CLOCK, 'sensor')
-        rel_pub = a.publisher('/clock', rm.CLOCK, 'default')
+        latched = a.publisher("/robot_description", "std_msgs/msg/String", "latched")
+        latched.publish(rm.TYPESTORE.types["std_msgs/msg/String"](data='<robot name="x"/>'))
+        be_pub = a.publisher("/be", rm.CLOCK, "sensor")
+        rel_pub = a.publisher("/clock", rm.CLOCK, "default")
         late, be_got, rel_got = [], [], []
-        b.subscribe('/robot_description', 'std_msgs/msg/String', late.append, 'latched')
-        b.subscribe('/be', rm.CLOCK, rel_got.append, 'default')
-        clock_sub = b.subscribe('/clock', rm.CLOCK, be_got.append, 'clock')
+        b.subscribe("/robot_description", "std_msgs/msg/String", late.append, "latched")
+        b.subscribe("/be", rm.CLOCK, rel_got.append, "default")
+        clock_sub = b.subscribe("/clock", rm.CLOCK, be_got.append, "clock")
         assert b.spin_until(lambda: late and clock_sub.matched_publications, 10.0)
         assert late[0].data == '<robot name="x"/>'
         for k in range(20):
@@ -462,10 +462,10 @@ def test_dds_qos_compatibility_latched_and_best_effort():
         assert rm.parse_clock(be_got[-1]) == 19 * 10**9
         assert rel_got == [] and be_pub.matched_subscriptions == 0
         ep = clock_sub.matched_publications[0]
-        assert ep.topic_name == 'rt/clock' and ep.type_name == 'rosgraph_msgs::msg::dds_::Clock_'
+        assert ep.topic_name == "rt/clock" and ep.type_name == "rosgraph_msgs::msg::dds_::Clock_"
         from cyclonedds.core import Policy
         assert ep.qos[Policy.Userdata].data == \
-            ('typehash=' + rm.type_hash(rm.CLOCK) + ';').encode()
+            ("typehash=" + rm.type_hash(rm.CLOCK) + ";").encode()
         assert ep.qos[Policy.DataRepresentation].use_xcdrv2_representation is False
     finally:
         a.shutdown()
@@ -473,21 +473,21 @@ def test_dds_qos_compatibility_latched_and_best_effort():
 
 
 def test_dds_malformed_sample_and_rejecting_callback_are_dropped_with_warning():
-    t = _dds('robust')
+    t = _dds("robust")
     try:
         got = []
-        sub = t.subscribe('/joint_states', rm.JOINT_STATE, got.append)
-        assert sub.handle_raw(b'\x00\x01\x00\x00\xff\xff') is False
-        assert got == [] and t.logger.records[-1][0] == 'WARN'
-        assert '/joint_states' in t.logger.records[-1][1]
-        good = rm.serialize(rm.joint_state_msg(2.0, ['a'], [1.0]))
+        sub = t.subscribe("/joint_states", rm.JOINT_STATE, got.append)
+        assert sub.handle_raw(b"\x00\x01\x00\x00\xff\xff") is False
+        assert got == [] and t.logger.records[-1][0] == "WARN"
+        assert "/joint_states" in t.logger.records[-1][1]
+        good = rm.serialize(rm.joint_state_msg(2.0, ["a"], [1.0]))
         assert sub.handle_raw(good) is True and len(got) == 1
 
         def reject(msg):
-            raise ValueError('NaN in command')
-        sub2 = t.subscribe('/cmd', rm.FLOAT64_MULTI_ARRAY, reject)
+            raise ValueError("NaN in command")
+        sub2 = t.subscribe("/cmd", rm.FLOAT64_MULTI_ARRAY, reject)
         assert sub2.handle_raw(rm.serialize(rm.float64_multi_array_msg([1.0]))) is False
-        assert 'NaN in command' in t.logger.records[-1][1]
+        assert "NaN in command" in t.logger.records[-1][1]
         n = len(t.logger.records)
         sub2.handle_raw(rm.serialize(rm.float64_multi_array_msg([1.0])))
         assert len(t.logger.records) == n  # throttled
@@ -500,12 +500,12 @@ def test_dds_nodes_publish_ros_discovery_info_like_rmw():
     and the node with the GUIDs of all its readers and writers, transient local, so
     ``ros2 node list`` sees DDS-transport nodes (checked against real ROS 2 in the README)."""
     from vm_dynamics.transport import dds
-    talker = _dds('talker', argv=['--ros-args', '-r', '__ns:=/robot'])
-    probe = _dds('probe')
+    talker = _dds("talker", argv=["--ros-args", "-r", "__ns:=/robot"])
+    probe = _dds("probe")
     try:
-        pub = talker.publisher('joint_states', rm.JOINT_STATE)
-        sub = talker.subscribe('cmd', rm.FLOAT64_MULTI_ARRAY, lambda m: None)
-        talker.service('~/reset', 'std_srvs/srv/Trigger', lambda r: (True, ''))
+        pub = talker.publisher("joint_states", rm.JOINT_STATE)
+        sub = talker.subscribe("cmd", rm.FLOAT64_MULTI_ARRAY, lambda m: None)
+        talker.service("~/reset", "std_srvs/srv/Trigger", lambda r: (True, ""))
         # (rmw's discovery reader keeps all samples: one keyless instance for all participants)
         reader = probe._reader(dds.DISCOVERY_TOPIC, dds.DISCOVERY_TYPE,
                                dds.DISCOVERY_QOS._replace(depth=100))
@@ -521,27 +521,27 @@ def test_dds_nodes_publish_ros_discovery_info_like_rmw():
             return bool(found) and len(found[-1].node_entities_info_seq[0].writer_gid_seq) == 2
         assert probe.spin_until(seen, 10.0)
         (node,) = found[-1].node_entities_info_seq
-        assert (node.node_namespace, node.node_name) == ('/robot', 'talker')
+        assert (node.node_namespace, node.node_name) == ("/robot", "talker")
         gids = {k: {bytes(g.data.astype(np.uint8)) for g in getattr(node, k)}
-                for k in ('reader_gid_seq', 'writer_gid_seq')}
-        assert pub._writer.guid.bytes in gids['writer_gid_seq']
-        assert sub._reader.guid.bytes in gids['reader_gid_seq']
-        assert len(gids['reader_gid_seq']) == 2 and len(gids['writer_gid_seq']) == 2
-        assert talker._discovery_writer.guid.bytes not in gids['writer_gid_seq']
-        assert talker.discovery_info().node_entities_info_seq[0].node_name == 'talker'
+                for k in ("reader_gid_seq", "writer_gid_seq")}
+        assert pub._writer.guid.bytes in gids["writer_gid_seq"]
+        assert sub._reader.guid.bytes in gids["reader_gid_seq"]
+        assert len(gids["reader_gid_seq"]) == 2 and len(gids["writer_gid_seq"]) == 2
+        assert talker._discovery_writer.guid.bytes not in gids["writer_gid_seq"]
+        assert talker.discovery_info().node_entities_info_seq[0].node_name == "talker"
     finally:
         probe.shutdown()
         talker.shutdown()
 
 
 def test_dds_sim_time_timers_follow_clock():
-    sim = _dds('simnode', {'rate': 10.0}, ['--ros-args', '-p', 'use_sim_time:=true'])
-    clk = _dds('clocksrc')
+    sim = _dds("simnode", {"rate": 10.0}, ["--ros-args", "-p", "use_sim_time:=true"])
+    clk = _dds("clocksrc")
     try:
-        assert sim.params['use_sim_time'] is True and sim.now_ns() == 0
+        assert sim.params["use_sim_time"] is True and sim.now_ns() == 0
         stamps = []
         sim.timer(0.1, lambda: stamps.append(sim.now_ns()))
-        pub = clk.publisher('/clock', rm.CLOCK, 'clock')
+        pub = clk.publisher("/clock", rm.CLOCK, "clock")
         assert sim.spin_until(lambda: sim._clock_sub.matched_publications, 10.0)
         for t_s in [5.0, 5.05, 5.1, 5.15, 5.2, 5.65, 5.7, 5.75]:
             pub.publish(rm.clock_msg(t_s))
@@ -592,7 +592,7 @@ def test_two_processes_joint_states_over_loopback(tmp_path, loopback_dds):
     """A DDS node in a subprocess (params file + -p + remaps) publishes JointState; this
     process receives raw CDR on rt/robot/joint_states, decodes it with rosbags, then stops the
     publisher through its SetBool service."""
-    params = _write(tmp_path, 'pub.yaml', """\
+    params = _write(tmp_path, "pub.yaml", """\
         /**:
           ros__parameters: {frame: base_link, rate: 5.0}
         /sim/pub_node:
@@ -600,29 +600,29 @@ def test_two_processes_joint_states_over_loopback(tmp_path, loopback_dds):
             offset: 2.5
             joints: [shoulder, elbow, wrist]
         """)
-    script = tmp_path / 'publisher.py'
+    script = tmp_path / "publisher.py"
     script.write_text(PUBLISHER_SCRIPT)
-    env = dict(os.environ, VM_DYNAMICS_TRANSPORT='dds', PYTHONUNBUFFERED='1')
-    assert env['CYCLONEDDS_URI'] == 'file://' + LOOPBACK_XML
-    assert env['ROS_DOMAIN_ID'] == str(loopback_dds)
-    argv = [sys.executable, str(script), '--ros-args', '--params-file', params,
-            '-p', 'rate:=50.0', '-r', '__node:=pub_node', '-r', '__ns:=/sim',
-            '-r', 'joint_states:=/robot/joint_states']
+    env = dict(os.environ, VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
+    assert env["CYCLONEDDS_URI"] == "file://" + LOOPBACK_XML
+    assert env["ROS_DOMAIN_ID"] == str(loopback_dds)
+    argv = [sys.executable, str(script), "--ros-args", "--params-file", params,
+            "-p", "rate:=50.0", "-r", "__node:=pub_node", "-r", "__ns:=/sim",
+            "-r", "joint_states:=/robot/joint_states"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    t = _dds('listener')
+    t = _dds("listener")
     try:
         raw = []
-        sub = t.subscribe('/robot/joint_states', rm.JOINT_STATE, raw.append, 'sensor', raw=True)
+        sub = t.subscribe("/robot/joint_states", rm.JOINT_STATE, raw.append, "sensor", raw=True)
         assert t.spin_until(lambda: len(raw) >= 5 or proc.poll() is not None, 10.0), \
             proc.communicate(timeout=5)
         assert proc.poll() is None, proc.communicate(timeout=5)
         assert len(raw) >= 5
         decoded = [rm.TYPESTORE.deserialize_cdr(b, rm.JOINT_STATE) for b in raw]
-        assert all(b[:4] == b'\x00\x01\x00\x00' for b in raw)
+        assert all(b[:4] == b"\x00\x01\x00\x00" for b in raw)
         for m in decoded:
-            assert m.name == ['shoulder', 'elbow', 'wrist']
-            assert m.header.frame_id == 'base_link'
+            assert m.name == ["shoulder", "elbow", "wrist"]
+            assert m.header.frame_id == "base_link"
             np.testing.assert_array_equal(m.position, [2.5, 3.5, 4.5])
             np.testing.assert_array_equal(m.effort, [0.0, -1.0, -2.0])
         ks = [m.velocity[0] for m in decoded]
@@ -631,18 +631,18 @@ def test_two_processes_joint_states_over_loopback(tmp_path, loopback_dds):
         dt = np.diff(stamps) / np.diff(ks) * 1e-9  # per timer period (samples may be lost)
         assert 0.01 < np.median(dt) < 0.06, dt  # -p rate:=50.0 (0.02 s) beat the file's 5.0
         ep = sub.matched_publications[0]
-        assert ep.topic_name == 'rt/robot/joint_states'
-        assert ep.type_name == 'sensor_msgs::msg::dds_::JointState_'
+        assert ep.topic_name == "rt/robot/joint_states"
+        assert ep.type_name == "sensor_msgs::msg::dds_::JointState_"
 
         from vm_dynamics.transport.dds import DdsServiceClient
-        client = DdsServiceClient(t, '/sim/pub_node/enable', 'std_srvs/srv/SetBool')
+        client = DdsServiceClient(t, "/sim/pub_node/enable", "std_srvs/srv/SetBool")
         assert client.wait_for_service(10.0)
-        req = tp.service_typestore().types['std_srvs/srv/SetBool_Request'](data=False)
+        req = tp.service_typestore().types["std_srvs/srv/SetBool_Request"](data=False)
         resp = client.call(req, timeout_s=10.0)
-        assert resp.success is True and resp.message.startswith('stopping after')
+        assert resp.success is True and resp.message.startswith("stopping after")
         out, err = proc.communicate(timeout=10)
         assert proc.returncode == 0, err
-        assert '[INFO]' in err and '[sim.pub_node]: publishing' in err
+        assert "[INFO]" in err and "[sim.pub_node]: publishing" in err
     finally:
         t.shutdown()
         if proc.poll() is None:
@@ -655,25 +655,25 @@ def test_two_processes_joint_states_over_loopback(tmp_path, loopback_dds):
 
 
 def test_dds_service_handler_errors_become_failed_responses():
-    srv_node, cli_node = _dds('srv'), _dds('cli')
+    srv_node, cli_node = _dds("srv"), _dds("cli")
     try:
         def trigger(req):
-            raise ValueError('not ready')
-        srv_node.service('reset', 'std_srvs/srv/Trigger', trigger)
+            raise ValueError("not ready")
+        srv_node.service("reset", "std_srvs/srv/Trigger", trigger)
         from vm_dynamics.transport.dds import DdsServiceClient
-        client = DdsServiceClient(cli_node, '/reset', 'std_srvs/srv/Trigger')
+        client = DdsServiceClient(cli_node, "/reset", "std_srvs/srv/Trigger")
         assert client.wait_for_service(10.0)
         import threading
         th = threading.Thread(target=srv_node.spin_until, args=(lambda: False, 3.0))
         th.start()
         try:
-            resp = client.call(tp.service_typestore().types['std_srvs/srv/Trigger_Request'](
+            resp = client.call(tp.service_typestore().types["std_srvs/srv/Trigger_Request"](
                 structure_needs_at_least_one_member=0), timeout_s=5.0)
         finally:
             th.join()
-        assert resp.success is False and resp.message == 'not ready'
-        with pytest.raises(ValueError, match='std_srvs/srv/Empty'):
-            srv_node.service('x', 'std_srvs/srv/Empty', trigger)
+        assert resp.success is False and resp.message == "not ready"
+        with pytest.raises(ValueError, match="std_srvs/srv/Empty"):
+            srv_node.service("x", "std_srvs/srv/Empty", trigger)
     finally:
         srv_node.shutdown()
         cli_node.shutdown()
@@ -683,43 +683,43 @@ def test_dds_service_handler_errors_become_failed_responses():
 
 
 def strict_rclpy_mod():
-    return sys.modules['strict_rclpy']
+    return sys.modules["strict_rclpy"]
 
 
 @pytest.fixture
 def fake_ros():
-    sys.path.insert(0, os.path.join(HERE, 'fakes'))
+    sys.path.insert(0, os.path.join(HERE, "fakes"))
     try:
         import strict_rclpy
     finally:
-        sys.path.remove(os.path.join(HERE, 'fakes'))
+        sys.path.remove(os.path.join(HERE, "fakes"))
     fake = strict_rclpy.install()
     yield fake
     strict_rclpy.uninstall()
 
 
-def _rclpy_transport(fake, name='sim', params=None, argv=()):
-    t = tp.make_transport(name, params, ['prog', *argv])
-    assert t.kind == 'rclpy' and fake.initialized
+def _rclpy_transport(fake, name="sim", params=None, argv=()):
+    t = tp.make_transport(name, params, ["prog", *argv])
+    assert t.kind == "rclpy" and fake.initialized
     return t
 
 
 def test_strict_stand_in_is_strict(fake_ros):
     import rclpy
+    from diagnostic_msgs.msg import DiagnosticStatus
+    from geometry_msgs.msg import Vector3
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
-    from geometry_msgs.msg import Vector3
-    from diagnostic_msgs.msg import DiagnosticStatus
-    rclpy.init(args=['p'])
+    rclpy.init(args=["p"])
     with pytest.raises(TypeError):
-        Node('n', enable_logger_service=True)  # Jazzy-only keyword
-    node = Node('n')
+        Node("n", enable_logger_service=True)  # Jazzy-only keyword
+    node = Node("n")
     with pytest.raises(TypeError):
         node.create_timer(0.1, lambda: None, autostart=True)  # Jazzy-only keyword
     with pytest.raises(TypeError):
-        node.create_publisher(JointState, 'js', qos_profile='default')
+        node.create_publisher(JointState, "js", qos_profile="default")
     with pytest.raises(TypeError):
-        node.create_service(JointState, 'x', lambda a, b: b)
+        node.create_service(JointState, "x", lambda a, b: b)
     with pytest.raises(AssertionError):
         Vector3().x = 1  # double needs a float
     with pytest.raises(AssertionError):
@@ -729,38 +729,38 @@ def test_strict_stand_in_is_strict(fake_ros):
     with pytest.raises(AttributeError):
         node.get_logger().warn  # deprecated; the adapter must use warning()
     with pytest.raises(TypeError):
-        node.get_logger().info('x', throttle=1.0)
+        node.get_logger().info("x", throttle=1.0)
     rclpy.shutdown()
 
 
 def test_rclpy_params_names_and_logger(fake_ros, tmp_path):
-    f = _write(tmp_path, 'p.yaml', """\
+    f = _write(tmp_path, "p.yaml", """\
         /robot/dyn: {ros__parameters: {rate: 250.0, frames: {odom: world}}}
         """)
     t = _rclpy_transport(
-        fake_ros, 'sim', {'rate': 100.0, 'frames': {'odom': 'odom', 'base': 'base_link'},
-                          'gains': np.array([1.0, 2.0]), 'extra': None, 'ids': []},
-        ['user_arg', '--ros-args', '--params-file', f, '-r', '__node:=dyn', '-r',
-         '__ns:=/robot', '-p', 'extra:=true', '-p', 'ids:=[3, 4]'])
+        fake_ros, "sim", {"rate": 100.0, "frames": {"odom": "odom", "base": "base_link"},
+                          "gains": np.array([1.0, 2.0]), "extra": None, "ids": []},
+        ["user_arg", "--ros-args", "--params-file", f, "-r", "__node:=dyn", "-r",
+         "__ns:=/robot", "-p", "extra:=true", "-p", "ids:=[3, 4]"])
     try:
-        assert (t.node_name, t.namespace) == ('dyn', '/robot')
-        assert t.args == ['prog', 'user_arg']
-        assert t.params == {'rate': 250.0, 'frames.odom': 'world', 'frames.base': 'base_link',
-                            'gains': [1.0, 2.0], 'extra': True, 'ids': [3, 4],
-                            'use_sim_time': False}
+        assert (t.node_name, t.namespace) == ("dyn", "/robot")
+        assert t.args == ["prog", "user_arg"]
+        assert t.params == {"rate": 250.0, "frames.odom": "world", "frames.base": "base_link",
+                            "gains": [1.0, 2.0], "extra": True, "ids": [3, 4],
+                            "use_sim_time": False}
         assert t.now_ns() == fake_ros.now_ns
-        t.logger.info('hello')
-        assert t.logger.warn_throttled('k', 10.0, 'first') is True
-        assert t.logger.warn_throttled('k', 10.0, 'second') is False
-        assert t.logger.warn_throttled('other', 10.0, 'third') is True
-        t.logger.error('bad')
-        assert fake_ros.logs == [('INFO', 'robot.dyn', 'hello'), ('WARN', 'robot.dyn', 'first'),
-                                 ('WARN', 'robot.dyn', 'third'), ('ERROR', 'robot.dyn', 'bad')]
+        t.logger.info("hello")
+        assert t.logger.warn_throttled("k", 10.0, "first") is True
+        assert t.logger.warn_throttled("k", 10.0, "second") is False
+        assert t.logger.warn_throttled("other", 10.0, "third") is True
+        t.logger.error("bad")
+        assert fake_ros.logs == [("INFO", "robot.dyn", "hello"), ("WARN", "robot.dyn", "first"),
+                                 ("WARN", "robot.dyn", "third"), ("ERROR", "robot.dyn", "bad")]
     finally:
         t.shutdown()
     assert not fake_ros.initialized and fake_ros.nodes[0].destroyed
     with pytest.raises(ValueError, match="'rate'"):
-        _rclpy_transport(fake_ros, 'sim', {'rate': 100.0}, ['--ros-args', '-p', 'rate:=100'])
+        _rclpy_transport(fake_ros, "sim", {"rate": 100.0}, ["--ros-args", "-p", "rate:=100"])
 
 
 def _sample_builders():
@@ -768,20 +768,20 @@ def _sample_builders():
     g = np.eye(4)
     g[:3, 3] = [1.0, -2.0, 0.5]
     return [
-        (rm.JOINT_STATE, lambda: rm.joint_state_msg(12.5, ['a', 'b'], [0.1, -0.2], [1.0, 2.0],
-                                                    [3.0, 4.0], frame_id='base')),
-        (rm.JOINT_STATE, lambda: rm.joint_state_msg(0.0, ['a'], [1e300])),
-        (rm.ODOMETRY, lambda: rm.odometry_msg(3.0, g, np.arange(6.0), 'odom', 'base_link')),
-        (rm.TF_MESSAGE, lambda: rm.tf_msg(1.0, [('odom', 'base_link', g)])),
+        (rm.JOINT_STATE, lambda: rm.joint_state_msg(12.5, ["a", "b"], [0.1, -0.2], [1.0, 2.0],
+                                                    [3.0, 4.0], frame_id="base")),
+        (rm.JOINT_STATE, lambda: rm.joint_state_msg(0.0, ["a"], [1e300])),
+        (rm.ODOMETRY, lambda: rm.odometry_msg(3.0, g, np.arange(6.0), "odom", "base_link")),
+        (rm.TF_MESSAGE, lambda: rm.tf_msg(1.0, [("odom", "base_link", g)])),
         (rm.CLOCK, lambda: rm.clock_msg(7.25)),
         (rm.FLOAT64_MULTI_ARRAY, lambda: rm.float64_multi_array_msg([1.5, -2.0, 3.0])),
-        (rm.FLOAT64_MULTI_ARRAY, lambda: rm.float64_multi_array_msg(np.ones((2, 3)), ['r', 'c'])),
-        (rm.WRENCH_STAMPED, lambda: rm.wrench_stamped_msg(1.0, np.arange(6.0), 'tool')),
+        (rm.FLOAT64_MULTI_ARRAY, lambda: rm.float64_multi_array_msg(np.ones((2, 3)), ["r", "c"])),
+        (rm.WRENCH_STAMPED, lambda: rm.wrench_stamped_msg(1.0, np.arange(6.0), "tool")),
         (rm.DIAGNOSTIC_ARRAY, lambda: rm.diagnostic_array_msg(2.0, [rm.diagnostic_status_msg(
-            'sim', 'WARN', 'slow', values={'rtf': 0.5, 'n': np.int64(3)})])),
-        ('geometry_msgs/msg/PoseStamped', lambda: rm.pose_stamped_msg(0.5, 'odom', g)),
-        ('nav_msgs/msg/Path', lambda: rm.path_msg(0.5, 'odom', [
-            rm.pose_stamped_msg(0.25, 'odom', g), rm.pose_stamped_msg(0.5, 'odom', np.eye(4))])),
+            "sim", "WARN", "slow", values={"rtf": 0.5, "n": np.int64(3)})])),
+        ("geometry_msgs/msg/PoseStamped", lambda: rm.pose_stamped_msg(0.5, "odom", g)),
+        ("nav_msgs/msg/Path", lambda: rm.path_msg(0.5, "odom", [
+            rm.pose_stamped_msg(0.25, "odom", g), rm.pose_stamped_msg(0.5, "odom", np.eye(4))])),
     ]
 
 
@@ -790,31 +790,31 @@ def test_rclpy_publishes_rosidl_messages_built_directly_byte_identical(fake_ros)
     CDR, serialised by the stand-in from the rosidl type strings, equals the rosbags CDR of
     the same builder call."""
     expected = [(mtype, rm.serialize(build(), mtype)) for mtype, build in _sample_builders()]
-    assert rm.message_library() == 'rosbags'
-    t = _rclpy_transport(fake_ros, 'pubnode')
+    assert rm.message_library() == "rosbags"
+    t = _rclpy_transport(fake_ros, "pubnode")
     try:
-        assert rm.message_library() == 'rosidl'
+        assert rm.message_library() == "rosidl"
         for (mtype, build), (_, cdr) in zip(_sample_builders(), expected):
             msg = build()
-            assert not hasattr(msg, '__msgtype__'), mtype       # a rosidl object
+            assert not hasattr(msg, "__msgtype__"), mtype       # a rosidl object
             assert rm.msgtype_of(msg) == mtype
-            pub = t.publisher(mtype.split('/')[-1].lower(), mtype, 'sensor')
+            pub = t.publisher(mtype.split("/")[-1].lower(), mtype, "sensor")
             pub.publish(msg)
             topic, rostype, qos, got = fake_ros.published[-1]
-            assert (topic, rostype) == ('/' + mtype.split('/')[-1].lower(), mtype)
+            assert (topic, rostype) == ("/" + mtype.split("/")[-1].lower(), mtype)
             assert got == cdr, mtype
         # parsers read rosidl messages too
         js = rm.parse_joint_state(_sample_builders()[0][1]())
-        assert js.names == ['a', 'b'] and js.effort.tolist() == [3.0, 4.0]
+        assert js.names == ["a", "b"] and js.effort.tolist() == [3.0, 4.0]
         diag = rm.parse_diagnostic_array(_sample_builders()[8][1]())
-        assert diag[0]['level'] == 1 and diag[0]['values'] == {'rtf': '0.5', 'n': '3'}
-        with pytest.raises(TypeError, match='expected a rosidl sensor_msgs/msg/JointState'):
-            t.publisher('js', rm.JOINT_STATE).publish(rm.clock_msg(1.0))
+        assert diag[0]["level"] == 1 and diag[0]["values"] == {"rtf": "0.5", "n": "3"}
+        with pytest.raises(TypeError, match="expected a rosidl sensor_msgs/msg/JointState"):
+            t.publisher("js", rm.JOINT_STATE).publish(rm.clock_msg(1.0))
         with pytest.raises(ValueError, match="not available"):
-            t.publisher('x', 'no_such_msgs/msg/Nothing')
+            t.publisher("x", "no_such_msgs/msg/Nothing")
     finally:
         t.shutdown()
-    assert rm.message_library() == 'rosbags'  # restored on shutdown
+    assert rm.message_library() == "rosbags"  # restored on shutdown
 
 
 def test_nodes_import_without_rosbags():
@@ -854,78 +854,79 @@ def test_nodes_import_without_rosbags():
             raise AssertionError('rosbags library without rosbags')
         print('OK')
     """)
-    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == 'OK', r.stderr
+    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr
 
 
 def test_rclpy_qos_profiles(fake_ros):
-    t = _rclpy_transport(fake_ros, 'q')
+    t = _rclpy_transport(fake_ros, "q")
     try:
-        from rclpy.qos import DurabilityPolicy as D, ReliabilityPolicy as R
-        expect = {'default': (R.RELIABLE, D.VOLATILE, 10), 'sensor': (R.BEST_EFFORT,
-                  D.VOLATILE, 5), 'clock': (R.BEST_EFFORT, D.VOLATILE, 1),
-                  'latched': (R.RELIABLE, D.TRANSIENT_LOCAL, 1),
-                  'services': (R.RELIABLE, D.VOLATILE, 10)}
+        from rclpy.qos import DurabilityPolicy as D
+        from rclpy.qos import ReliabilityPolicy as R
+        expect = {"default": (R.RELIABLE, D.VOLATILE, 10), "sensor": (R.BEST_EFFORT,
+                  D.VOLATILE, 5), "clock": (R.BEST_EFFORT, D.VOLATILE, 1),
+                  "latched": (R.RELIABLE, D.TRANSIENT_LOCAL, 1),
+                  "services": (R.RELIABLE, D.VOLATILE, 10)}
         for name, (rel, dur, depth) in expect.items():
-            t.publisher('/tf_static', rm.TF_MESSAGE, name)
+            t.publisher("/tf_static", rm.TF_MESSAGE, name)
             q = fake_ros.nodes[0].publishers[-1].qos_profile
             assert (q.reliability, q.durability, q.depth) == (rel, dur, depth), name
-        with pytest.raises(ValueError, match='qos'):
-            t.publisher('/x', rm.CLOCK, 'fast')
+        with pytest.raises(ValueError, match="qos"):
+            t.publisher("/x", rm.CLOCK, "fast")
     finally:
         t.shutdown()
 
 
 def test_rclpy_subscribe_timer_service_spin(fake_ros):
-    t = _rclpy_transport(fake_ros, 'ctrl')
+    t = _rclpy_transport(fake_ros, "ctrl")
     try:
         got = []
-        t.subscribe('~/commands', rm.FLOAT64_MULTI_ARRAY, got.append)
-        t.subscribe('/odom', rm.ODOMETRY, got.append, 'sensor')
+        t.subscribe("~/commands", rm.FLOAT64_MULTI_ARRAY, got.append)
+        t.subscribe("/odom", rm.ODOMETRY, got.append, "sensor")
 
         def reject(msg):
-            raise ValueError('non-finite wrench')
-        t.subscribe('wrench', rm.WRENCH_STAMPED, reject)
+            raise ValueError("non-finite wrench")
+        t.subscribe("wrench", rm.WRENCH_STAMPED, reject)
         cmd = rm.float64_multi_array_msg([1.0, 2.0])
         g = np.eye(4)
-        odom = rm.odometry_msg(1.0, g, np.ones(6), 'odom', 'base_link')
-        assert fake_ros.inject('/ctrl/commands', cmd) == 1
-        assert fake_ros.inject('/odom', odom) == 1
-        assert fake_ros.inject('/wrench', rm.wrench_stamped_msg(1.0, np.ones(6), 'b')) == 1
+        odom = rm.odometry_msg(1.0, g, np.ones(6), "odom", "base_link")
+        assert fake_ros.inject("/ctrl/commands", cmd) == 1
+        assert fake_ros.inject("/odom", odom) == 1
+        assert fake_ros.inject("/wrench", rm.wrench_stamped_msg(1.0, np.ones(6), "b")) == 1
         for _ in range(3):
             t.spin_once(0.0)
         # callbacks get the rosidl messages rclpy deserialised, no conversion
         assert [rm.msgtype_of(m) for m in got] == [rm.FLOAT64_MULTI_ARRAY, rm.ODOMETRY]
-        assert not hasattr(got[0], '__msgtype__')
+        assert not hasattr(got[0], "__msgtype__")
         def cdr(m):
             return rm.serialize(strict_rclpy_mod().rosidl_to_rosbags(m, rm.TYPESTORE))
         assert cdr(got[0]) == cdr(cmd) and cdr(got[1]) == cdr(odom)
-        assert fake_ros.logs[-1][0] == 'WARN' and '/wrench' in fake_ros.logs[-1][2]
+        assert fake_ros.logs[-1][0] == "WARN" and "/wrench" in fake_ros.logs[-1][2]
 
         # max_bytes: raw subscription, oversized samples dropped before deserialisation
         small = []
-        t.subscribe('/small', rm.FLOAT64_MULTI_ARRAY, small.append, max_bytes=64)
+        t.subscribe("/small", rm.FLOAT64_MULTI_ARRAY, small.append, max_bytes=64)
         assert fake_ros.nodes[0].subscriptions[-1].raw is True
-        assert fake_ros.inject('/small', rm.float64_multi_array_msg([1.0, 2.0])) == 1
-        assert fake_ros.inject('/small', rm.float64_multi_array_msg(np.ones(100))) == 1
+        assert fake_ros.inject("/small", rm.float64_multi_array_msg([1.0, 2.0])) == 1
+        assert fake_ros.inject("/small", rm.float64_multi_array_msg(np.ones(100))) == 1
         for _ in range(2):
             t.spin_once(0.0)
         assert len(small) == 1 and list(small[0].data) == [1.0, 2.0]
-        assert 'larger than the limit of 64 bytes' in fake_ros.logs[-1][2]
+        assert "larger than the limit of 64 bytes" in fake_ros.logs[-1][2]
         assert t.oversized_dropped == 1
-        with pytest.raises(ValueError, match='max_bytes'):
-            t.subscribe('/x', rm.CLOCK, small.append, max_bytes=0)
+        with pytest.raises(ValueError, match="max_bytes"):
+            t.subscribe("/x", rm.CLOCK, small.append, max_bytes=0)
 
         calls = {}
-        t.service('~/enable', 'std_srvs/srv/SetBool',
-                  lambda req: (req.data, f'enabled={req.data}'))
-        t.service('~/reset', 'std_srvs/srv/Trigger', lambda req: (_ for _ in ()).throw(
-            ValueError('busy')))
-        r = fake_ros.call_service('/ctrl/enable', data=True)
-        assert (r.success, r.message) == (True, 'enabled=True')
-        r = fake_ros.call_service('/ctrl/reset')
-        assert (r.success, r.message) == (False, 'busy')
+        t.service("~/enable", "std_srvs/srv/SetBool",
+                  lambda req: (req.data, f"enabled={req.data}"))
+        t.service("~/reset", "std_srvs/srv/Trigger", lambda req: (_ for _ in ()).throw(
+            ValueError("busy")))
+        r = fake_ros.call_service("/ctrl/enable", data=True)
+        assert (r.success, r.message) == (True, "enabled=True")
+        r = fake_ros.call_service("/ctrl/reset")
+        assert (r.success, r.message) == (False, "busy")
 
         ticks = []
         t0 = t.now_ns()
@@ -937,46 +938,46 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         t.timer(0.1, tick)
         t.spin()  # returns when the node shuts itself down
         assert ticks == [100_000_000, 200_000_000, 300_000_000]
-        calls['done'] = True
+        calls["done"] = True
     finally:
         t.shutdown()
-    assert calls == {'done': True} and not fake_ros.initialized
+    assert calls == {"done": True} and not fake_ros.initialized
 
 
 # ====================================================================== signals
 
 
-@pytest.mark.parametrize('module', ['vm_dynamics.nodes.dynamics_node',
-                                    'vm_dynamics.nodes.controller_node'])
-@pytest.mark.parametrize('when', ['startup', 'running', 'sigterm'])
+@pytest.mark.parametrize("module", ["vm_dynamics.nodes.dynamics_node",
+                                    "vm_dynamics.nodes.controller_node"])
+@pytest.mark.parametrize("when", ["startup", "running", "sigterm"])
 def test_nodes_exit_0_without_traceback_on_sigint_and_second_sigint(module, when, tmp_path):
     """SIGINT, then a second SIGINT 20 ms later (what ``ros2 launch`` + the terminal send):
     exit code 0, no traceback, during start-up (transport creation, model loading: ``main``
     has started) and while spinning.  (A SIGINT while Python is still importing the package,
     before ``main`` runs, is outside the node's code: see the README's ROS 2 section.)"""
     import signal
-    env = dict(os.environ, VM_DYNAMICS_TRANSPORT='dds', PYTHONUNBUFFERED='1')
-    params = os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml')
-    log = tmp_path / 'node.log'
+    env = dict(os.environ, VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
+    params = os.path.join(os.path.dirname(HERE), "config", "planar_rover.yaml")
+    log = tmp_path / "node.log"
     code = (f"import sys, importlib; m = importlib.import_module({module!r}); "
             f"print('imported', flush=True); "
             f"sys.exit(m.main(['node', '--ros-args', '--params-file', {params!r}]))")
-    with open(log, 'w') as fh:
-        p = subprocess.Popen([sys.executable, '-c', code], env=env, stdout=fh,
+    with open(log, "w") as fh:
+        p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=fh,
                              stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + 60
-            while 'imported' not in log.read_text() and time.monotonic() < deadline:
+            while "imported" not in log.read_text() and time.monotonic() < deadline:
                 time.sleep(0.01)
-            if when == 'startup':
+            if when == "startup":
                 time.sleep(0.05)    # creating the transport / loading the model
             else:
                 deadline = time.monotonic() + 60
-                while 'INFO' not in log.read_text() and time.monotonic() < deadline:
+                while "INFO" not in log.read_text() and time.monotonic() < deadline:
                     time.sleep(0.1)
-                assert 'INFO' in log.read_text(), log.read_text()
+                assert "INFO" in log.read_text(), log.read_text()
                 time.sleep(0.5)
-            sig = signal.SIGTERM if when == 'sigterm' else signal.SIGINT
+            sig = signal.SIGTERM if when == "sigterm" else signal.SIGINT
             p.send_signal(sig)
             time.sleep(0.02)
             if p.poll() is None:
@@ -986,7 +987,7 @@ def test_nodes_exit_0_without_traceback_on_sigint_and_second_sigint(module, when
             if p.poll() is None:
                 p.kill()
     text = log.read_text()
-    assert rc == 0 and 'Traceback' not in text and 'KeyboardInterrupt' not in text, (rc, text)
+    assert rc == 0 and "Traceback" not in text and "KeyboardInterrupt" not in text, (rc, text)
 
 
 def test_missing_dds_extra_gives_a_one_line_hint(tmp_path):
@@ -995,22 +996,21 @@ def test_missing_dds_extra_gives_a_one_line_hint(tmp_path):
             "from vm_dynamics.nodes import dynamics_node\n"
             "sys.exit(dynamics_node.main(['dynamics_node']))")
     env = {k: v for k, v in os.environ.items() if k != tp.TRANSPORT_ENV}
-    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=env, timeout=120)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and 'vm_dynamics[dds]' in lines[0] and 'Traceback' not in r.stderr
+    assert len(lines) == 1 and "vm_dynamics[dds]" in lines[0] and "Traceback" not in r.stderr
 
 
 # ============================================================ node input bounds / failures
 
 
 def _controller_core(**overrides):
+    from vm_dynamics.config.params import flatten, read_params_file
     from vm_dynamics.nodes.controller_core import ControllerCore
-    from vm_dynamics.config.params import flatten
-    from vm_dynamics.config.params import read_params_file
-    doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
-    params = flatten(doc.get('/**', {}).get('ros__parameters', doc))
+    doc = read_params_file(os.path.join(os.path.dirname(HERE), "config", "planar_rover.yaml"))
+    params = flatten(doc.get("/**", {}).get("ros__parameters", doc))
     params.update(overrides)
     return ControllerCore.from_params(params)
 
@@ -1019,15 +1019,15 @@ def _feed_state(core, t=0.1):
     names = core.model.joint_names
     assert core.on_joint_state(rm.joint_state_msg(t, names, np.zeros(len(names)),
                                                   np.zeros(len(names))))
-    assert core.on_odometry(rm.odometry_msg(t, np.eye(4), np.zeros(6), 'odom',
+    assert core.on_odometry(rm.odometry_msg(t, np.eye(4), np.zeros(6), "odom",
                                             core.robot.base_frame))
 
 
-@pytest.mark.parametrize('exc', [OverflowError('(34, Numerical result out of range)'),
-                                 ZeroDivisionError('float division by zero'),
-                                 FloatingPointError('overflow encountered'),
-                                 np.linalg.LinAlgError('Singular matrix'),
-                                 KeyError('plug-in bug')])
+@pytest.mark.parametrize("exc", [OverflowError("(34, Numerical result out of range)"),
+                                 ZeroDivisionError("float division by zero"),
+                                 FloatingPointError("overflow encountered"),
+                                 np.linalg.LinAlgError("Singular matrix"),
+                                 KeyError("plug-in bug")])
 def test_controller_core_survives_every_computation_failure(exc):
     core = _controller_core()
     _feed_state(core)
@@ -1035,10 +1035,10 @@ def test_controller_core_survives_every_computation_failure(exc):
     core.ctrl.compute = lambda *a, **k: (_ for _ in ()).throw(exc)
     assert core.command_messages(0.1) == []
     level, text = core.log.pop()[-1]
-    assert level == 'ERROR' and type(exc).__name__ in text and 'nothing published' in text
+    assert level == "ERROR" and type(exc).__name__ in text and "nothing published" in text
     assert core.failed == 1
     core.ctrl.compute = good                       # recovers on the next period
-    assert [k for k, _ in core.command_messages(0.11)] == ['effort_commands', 'base_wrench']
+    assert [k for k, _ in core.command_messages(0.11)] == ["effort_commands", "base_wrench"]
 
 
 def test_controller_core_huge_state_does_not_raise():
@@ -1047,10 +1047,10 @@ def test_controller_core_huge_state_does_not_raise():
     for mag in (1e110, 1e300, 1.7e308):
         core.on_joint_state(rm.joint_state_msg(0.1, names, np.full(len(names), mag),
                                                np.full(len(names), mag)))
-        core.on_odometry(rm.odometry_msg(0.1, np.eye(4), np.full(6, mag), 'odom',
+        core.on_odometry(rm.odometry_msg(0.1, np.eye(4), np.full(6, mag), "odom",
                                          core.robot.base_frame))
         for key, msg in core.command_messages(0.1):   # whatever is published is finite
-            if key == 'effort_commands':
+            if key == "effort_commands":
                 assert np.all(np.isfinite(np.asarray(msg.data)))
 
 
@@ -1064,7 +1064,7 @@ class _Points:
         return self.n
 
     def __iter__(self):
-        raise AssertionError('points iterated before the size check')
+        raise AssertionError("points iterated before the size check")
 
 
 def test_controller_trajectory_limits_and_per_reason_throttle_keys():
@@ -1074,30 +1074,30 @@ def test_controller_trajectory_limits_and_per_reason_throttle_keys():
     name = core.model.joint_names[0]
 
     def traj(points, names=(name,)):
-        msg = T['trajectory_msgs/msg/JointTrajectory'](header=rm.header_msg(0.0),
+        msg = T["trajectory_msgs/msg/JointTrajectory"](header=rm.header_msg(0.0),
                                                        joint_names=list(names), points=[])
         msg.points = points
         return msg
 
     def point(sec, nsec=0):
-        return T['trajectory_msgs/msg/JointTrajectoryPoint'](
+        return T["trajectory_msgs/msg/JointTrajectoryPoint"](
             positions=np.zeros(1), velocities=np.zeros(0), accelerations=np.zeros(0),
-            effort=np.zeros(0), time_from_start=T['builtin_interfaces/msg/Duration'](
+            effort=np.zeros(0), time_from_start=T["builtin_interfaces/msg/Duration"](
                 sec=sec, nanosec=nsec))
     assert not core.on_joint_trajectory(traj(_Points(10**6)))
     assert not core.on_joint_trajectory(traj([point(1, 2_000_000_000)]))
-    assert not core.on_joint_trajectory(traj([point(1)], names=['nope']))
+    assert not core.on_joint_trajectory(traj([point(1)], names=["nope"]))
     assert not core.on_joint_trajectory(traj([point(1)], names=[name] * 50))
     logged = [text for _, text in core.log.pop()]
     assert len(logged) == 4, logged      # four reasons within the throttle period: all logged
-    assert 'max_trajectory_points=5' in logged[0]
-    assert 'nanosec must be in [0, 1e9)' in logged[1]
+    assert "max_trajectory_points=5" in logged[0]
+    assert "nanosec must be in [0, 1e9)" in logged[1]
     assert "unknown joint name(s) ['nope']" in logged[2]
-    assert 'joint_names has 50 entries' in logged[3]
+    assert "joint_names has 50 entries" in logged[3]
     assert not core.on_joint_trajectory(traj(_Points(10**6)))
     assert core.log.pop() == []          # same reason again: throttled
     assert core.on_joint_trajectory(traj([point(1), point(2)]))
-    with pytest.raises(ValueError, match='max_trajectory_points'):
+    with pytest.raises(ValueError, match="max_trajectory_points"):
         _controller_core(max_trajectory_points=0)
 
 
@@ -1107,12 +1107,12 @@ class _StubTransport:
     def __init__(self, params):
         self.params = params
         self.subs = {}
-        self.logger = tp.StreamLogger('stub', stream=open(os.devnull, 'w'))
+        self.logger = tp.StreamLogger("stub", stream=open(os.devnull, "w"))
 
-    def publisher(self, topic, msgtype, qos='default'):
+    def publisher(self, topic, msgtype, qos="default"):
         return types.SimpleNamespace(publish=lambda msg: None)
 
-    def subscribe(self, topic, msgtype, callback, qos='default', *, max_bytes=None):
+    def subscribe(self, topic, msgtype, callback, qos="default", *, max_bytes=None):
         self.subs[topic] = (callback, max_bytes)
 
     def service(self, name, srvtype, handler):
@@ -1123,28 +1123,27 @@ class _StubTransport:
 
 
 def test_dynamics_node_rejects_too_many_layout_dims_before_the_core():
+    from vm_dynamics.config.params import flatten, read_params_file
     from vm_dynamics.nodes import dynamics_node as dn
     from vm_dynamics.nodes.dynamics_core import DynamicsCore
-    from vm_dynamics.config.params import flatten
-    from vm_dynamics.config.params import read_params_file
-    doc = read_params_file(os.path.join(os.path.dirname(HERE), 'config', 'planar_rover.yaml'))
+    doc = read_params_file(os.path.join(os.path.dirname(HERE), "config", "planar_rover.yaml"))
     params = dn.node_parameter_defaults()
-    params.update(flatten(doc.get('/**', {}).get('ros__parameters', doc)))
-    params.update({'max_layout_dims': 3, 'max_message_bytes': 4096})
+    params.update(flatten(doc.get("/**", {}).get("ros__parameters", doc)))
+    params.update({"max_layout_dims": 3, "max_message_bytes": 4096})
     core = DynamicsCore.from_params({k: v for k, v in params.items()
                                      if k not in dn.NODE_PARAMETERS})
     t = _StubTransport(params)
     node = dn.DynamicsNode(t, core)
-    cb, limit = t.subs['effort_controller/commands']
-    assert limit == 4096 and t.subs['base_wrench'][1] == 4096
+    cb, limit = t.subs["effort_controller/commands"]
+    assert limit == 4096 and t.subs["base_wrench"][1] == 4096
     many = rm.float64_multi_array_msg(np.ones((1, 1, 1, 2)))          # 4 dims
     cb(many)
     assert node.oversized == 1 and core.effort.rejected == 0         # never reached the core
-    assert 'max_layout_dims=3' in t.logger.records[-1][1]
+    assert "max_layout_dims=3" in t.logger.records[-1][1]
     cb(rm.float64_multi_array_msg([1.0, 2.0, 3.0]))                  # core: wrong length
     assert core.effort.rejected == 1
     cb(rm.float64_multi_array_msg([1.0, 2.0]))
     assert core.effort.accepted == 1
-    t.params['max_layout_dims'] = 0
-    with pytest.raises(ValueError, match='max_layout_dims'):
+    t.params["max_layout_dims"] = 0
+    with pytest.raises(ValueError, match="max_layout_dims"):
         dn.DynamicsNode(t, core)

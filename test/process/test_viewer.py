@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vm_dynamics.ros import recording as rec
 from vm_dynamics.config.scenario import load_scenario
+from vm_dynamics.ros import recording as rec
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -139,6 +139,7 @@ def test_playback_errors_name_what_is_missing(tmp_path):
 
 def test_robot_viewer_serves_the_page_and_replays(tmp_path):
     import viser  # noqa: F401
+
     from vm_dynamics.viewer.scene import playback_from_mcap
     from vm_dynamics.viewer.server import RobotViewer
     spacecraft_recording(tmp_path / "r.mcap")
@@ -202,8 +203,8 @@ def test_missing_viz_extra_gives_a_one_line_hint(tmp_path):
 
 
 def test_vm_sim_video_gif_and_mp4(tmp_path):
-    import matplotlib  # noqa: F401
     import imageio_ffmpeg
+    import matplotlib  # noqa: F401
     from PIL import Image
     for name in ("v.gif", "v.mp4"):
         p = subprocess.run([PY, "-m", "vm_dynamics.app.cli", "planar_rover", "--duration", "1.0",
@@ -265,8 +266,8 @@ def test_foxglove_server_speaks_only_the_sdk_subprotocol():
     """What the bridge's docs say: foxglove-sdk's server accepts ``foxglove.sdk.v1`` and
     refuses a client that offers only ``foxglove.websocket.v1`` with HTTP 400."""
     import foxglove
-    from websockets.sync import client
     from websockets.exceptions import InvalidStatus
+    from websockets.sync import client
     server = foxglove.start_server(host="127.0.0.1", port=0)
     try:
         url = f"ws://127.0.0.1:{server.port}"
@@ -282,9 +283,11 @@ def test_foxglove_server_speaks_only_the_sdk_subprotocol():
 def test_vm_view_ros_follows_the_dynamics_node_over_dds(monkeypatch, tmp_path):
     """``vm-view --ros``'s follower on the plain-DDS transport draws what a real
     dynamics_node process publishes: the end effector where the model puts it."""
+    import os
+
     import cyclonedds  # noqa: F401
     import viser  # noqa: F401
-    import os
+
     from vm_dynamics.transport.dds import DdsTransport
     from vm_dynamics.viewer.ros import follow_nodes
     from vm_dynamics.viewer.server import RobotViewer

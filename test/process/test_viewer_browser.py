@@ -22,7 +22,6 @@ from urllib.parse import urlparse
 
 import numpy as np
 import pytest
-
 from test_viewer import spacecraft_recording
 
 ROOT = Path(__file__).resolve().parents[2]

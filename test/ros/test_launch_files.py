@@ -25,12 +25,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vm_dynamics.ros import messages as rm
+from vm_dynamics.config.params import flatten, parameter_defaults, read_params_file
 from vm_dynamics.nodes import controller_node, dynamics_node
 from vm_dynamics.nodes.controller_core import controller_parameter_defaults
 from vm_dynamics.nodes.parameters import DYNAMICS_PARAMETERS
-from vm_dynamics.config.params import flatten, parameter_defaults
-from vm_dynamics.config.params import read_params_file
+from vm_dynamics.ros import messages as rm
 from vm_dynamics.transport import ros_args as rargs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -575,6 +574,6 @@ def test_ros_tests_need_no_pinocchio():
     code = ("import sys; sys.modules['pinocchio'] = None; import pytest; "
             "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', "
             "'test/ros/test_launch_files.py', '-k', 'not need_no_pinocchio']))")
-    r = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]

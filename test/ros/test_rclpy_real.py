@@ -81,8 +81,8 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
         assert got["odom"][-1].header.frame_id == "odom" and got["clock"]
         assert len(got["cmd"][-1].data) == 2
         # closed loop: the rover arm follows the scenario's sinusoid (computed torque)
-        from vm_dynamics.control.references import reference_from_config
         from vm_dynamics.config.scenario import load_scenario
+        from vm_dynamics.control.references import reference_from_config
         ref = reference_from_config(load_scenario("planar_rover").reference).joint
 
         def err():

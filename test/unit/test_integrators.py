@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vm_dynamics.sim import integrators as I
 from vm_dynamics.core import lie
 from vm_dynamics.core.groups import SE2, SE3, SO3
+from vm_dynamics.sim import integrators as I
 
 A6 = np.array([0.3, -0.2, 0.5, 0.9, -0.4, 0.7])
 B6 = np.array([-0.1, 0.4, 0.2, -0.5, 1.1, 0.3])

@@ -2,11 +2,10 @@
 group moves, label the energy balance honestly, and are saved without following symlinks."""
 import numpy as np
 import pytest
-
 from matplotlib.figure import Figure  # noqa: E402
 
-from vm_dynamics.core import lie
 from vm_dynamics.analysis import plotting  # noqa: E402
+from vm_dynamics.core import lie
 
 t = np.linspace(0.0, 1.0, 51)
 

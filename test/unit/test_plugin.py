@@ -7,12 +7,21 @@ import textwrap
 
 import numpy as np
 import pytest
+from urdf_factory import random_tree_urdf
 
 import vm_dynamics as vm
-from vm_dynamics.control import (BUILTIN_CONTROLLERS, ENTRY_POINT_GROUP, ComputedTorqueController,
-                                 Controller, JointSetpoint, PDGravityController, Reference,
-                                 TaskSpaceController, available_controllers, get_controller)
-from urdf_factory import random_tree_urdf
+from vm_dynamics.control import (
+    BUILTIN_CONTROLLERS,
+    ENTRY_POINT_GROUP,
+    ComputedTorqueController,
+    Controller,
+    JointSetpoint,
+    PDGravityController,
+    Reference,
+    TaskSpaceController,
+    available_controllers,
+    get_controller,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

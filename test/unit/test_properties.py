@@ -15,15 +15,15 @@ import warnings
 
 import numpy as np
 import pytest
-
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import vm_dynamics as vm  # noqa: E402
 from vm_dynamics.app import cli
-from vm_dynamics.core import lie  # noqa: E402
-from vm_dynamics.control.references import reference_from_config  # noqa: E402
 from vm_dynamics.config.scenario import load_scenario  # noqa: E402
+from vm_dynamics.control.references import reference_from_config  # noqa: E402
+from vm_dynamics.core import lie  # noqa: E402
 
 N = int(os.environ.get("VM_HYPOTHESIS_EXAMPLES", "0")) or None
 

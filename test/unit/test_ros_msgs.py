@@ -39,11 +39,11 @@ def homog(R, p):
 # ------------------------------------------------------------------------------ time
 
 
-@pytest.mark.parametrize('x, ns', [
+@pytest.mark.parametrize("x, ns", [
     (0.0, 0), (0.1, 100_000_000), (1.001, 1_001_000_000),  # int(1.001*1e9) == 1000999999
     (12.345678901, 12_345_678_901), (1e9 + 0.5, 1_000_000_000_500_000_000),
     (-0.5, -500_000_000), (-1e-9, -1), (7, 7_000_000_000),
-    (Fraction(1, 3), 333_333_333), (Decimal('1.000000001'), 1_000_000_001),
+    (Fraction(1, 3), 333_333_333), (Decimal("1.000000001"), 1_000_000_001),
     (np.float64(2.5), 2_500_000_000), (np.int64(3), 3_000_000_000),
 ])
 def test_stamp_to_ns_exact(x, ns):
@@ -70,7 +70,7 @@ def test_time_msg_split_and_round_trip():
     assert rm.time_msg(msg) is msg
 
 
-@pytest.mark.parametrize('bad', [float('nan'), float('inf'), -float('inf'), 'abc', 2.0**31,
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), "abc", 2.0**31,
                                  -(2.0**31) - 1])
 def test_stamp_errors(bad):
     with pytest.raises(ValueError):
@@ -82,14 +82,14 @@ def test_stamp_rejects_bool_and_bad_time_msg():
         rm.stamp_to_ns(True)
     with pytest.raises(TypeError):
         rm.ns_to_time_msg(1.5)
-    bad = rm.TYPESTORE.types['builtin_interfaces/msg/Time'](sec=0, nanosec=10**9)
-    with pytest.raises(ValueError, match='nanosec'):
+    bad = rm.TYPESTORE.types["builtin_interfaces/msg/Time"](sec=0, nanosec=10**9)
+    with pytest.raises(ValueError, match="nanosec"):
         rm.time_msg_to_ns(bad)
 
 
 def test_clock_cdr_bytes():
     data = rm.serialize(rm.clock_msg(1.000000002))
-    assert data == bytes.fromhex('00010000' '01000000' '02000000')
+    assert data == bytes.fromhex("00010000" "01000000" "02000000")
     assert rm.parse_clock(rm.deserialize(data, rm.CLOCK)) == 1_000_000_002
 
 
@@ -106,9 +106,9 @@ def test_quat_identity_and_quarter_turns():
     np.testing.assert_allclose(rm.matrix_from_quat([0, 0, 0, 1]), np.eye(3), atol=0)
 
 
-@pytest.mark.parametrize('axis', [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1], [0.3, -0.8, 0.2],
+@pytest.mark.parametrize("axis", [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1], [0.3, -0.8, 0.2],
                                   [1, 1e-9, 0]])
-@pytest.mark.parametrize('angle', [np.pi, np.pi - 1e-9, np.pi - 1e-6, np.pi - 1e-3, 1e-10,
+@pytest.mark.parametrize("angle", [np.pi, np.pi - 1e-9, np.pi - 1e-6, np.pi - 1e-3, 1e-10,
                                    0.7, 2.5])
 def test_quat_round_trip_including_near_pi(axis, angle):
     R = rot(axis, angle)
@@ -144,22 +144,22 @@ def test_rotvec_near_pi_and_zero():
 def test_matrix_from_quat_normalises_and_rejects_zero():
     q = quat_axis_angle([1, 2, 3], 0.4)
     np.testing.assert_allclose(rm.matrix_from_quat(3.7 * q), rot([1, 2, 3], 0.4), atol=1e-15)
-    with pytest.raises(ValueError, match='zero norm'):
+    with pytest.raises(ValueError, match="zero norm"):
         rm.matrix_from_quat([0, 0, 0, 0])
-    with pytest.raises(ValueError, match='NaN'):
+    with pytest.raises(ValueError, match="NaN"):
         rm.matrix_from_quat([0, 0, np.nan, 1])
-    with pytest.raises(ValueError, match='shape'):
+    with pytest.raises(ValueError, match="shape"):
         rm.matrix_from_quat([0, 0, 1])
 
 
 def test_quat_from_matrix_rejects_bad_matrices():
-    with pytest.raises(ValueError, match='orthonormal'):
+    with pytest.raises(ValueError, match="orthonormal"):
         rm.quat_from_matrix(np.diag([1.0, 1.0, 1.1]))
-    with pytest.raises(ValueError, match='det'):
+    with pytest.raises(ValueError, match="det"):
         rm.quat_from_matrix(np.diag([1.0, 1.0, -1.0]))
-    with pytest.raises(ValueError, match='NaN'):
+    with pytest.raises(ValueError, match="NaN"):
         rm.quat_from_matrix(np.full((3, 3), np.nan))
-    with pytest.raises(ValueError, match='shape'):
+    with pytest.raises(ValueError, match="shape"):
         rm.quat_from_matrix(np.eye(4))
 
 
@@ -167,30 +167,30 @@ def test_quat_from_matrix_rejects_bad_matrices():
 
 
 def test_joint_state_build_serialise_parse():
-    msg = rm.joint_state_msg(3.5, ['j1', 'j2', 'j3'], [0.1, -0.2, 0.3], [1, 2, 3],
+    msg = rm.joint_state_msg(3.5, ["j1", "j2", "j3"], [0.1, -0.2, 0.3], [1, 2, 3],
                              [10, 20, 30])
-    assert msg.__msgtype__ == 'sensor_msgs/msg/JointState'
+    assert msg.__msgtype__ == "sensor_msgs/msg/JointState"
     back = rm.deserialize(rm.serialize(msg), rm.JOINT_STATE)
     d = rm.parse_joint_state(back)
     assert d.stamp_ns == 3_500_000_000
-    assert d.names == ['j1', 'j2', 'j3']
+    assert d.names == ["j1", "j2", "j3"]
     np.testing.assert_array_equal(d.position, [0.1, -0.2, 0.3])
     np.testing.assert_array_equal(d.effort, [10, 20, 30])
-    r = rm.parse_joint_state(back, names=['j3', 'j1'])
+    r = rm.parse_joint_state(back, names=["j3", "j1"])
     np.testing.assert_array_equal(r.position, [0.3, 0.1])
     np.testing.assert_array_equal(r.velocity, [3, 1])
     # velocity/effort may be omitted (empty arrays on the wire)
-    d2 = rm.parse_joint_state(rm.joint_state_msg(0, ['a'], [1.0]))
+    d2 = rm.parse_joint_state(rm.joint_state_msg(0, ["a"], [1.0]))
     assert d2.velocity is None and d2.effort is None
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(names=['a', 'b'], pos=[1.0]), 'position must have length 2'),
-    (dict(names=['a', 'b'], pos=[1.0, 2.0], vel=[1.0]), 'velocity must have length 2'),
-    (dict(names=['a', 'b'], pos=[1.0, np.nan]), 'NaN/Inf at index 1'),
-    (dict(names=['a', 'b'], pos=[1.0, 2.0], effort=[np.inf, 0]), 'effort contains NaN/Inf'),
-    (dict(names=['a', 'a'], pos=[1.0, 2.0]), 'duplicate joint names'),
-    (dict(names=['a', ''], pos=[1.0, 2.0]), 'non-empty str'),
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(names=["a", "b"], pos=[1.0]), "position must have length 2"),
+    (dict(names=["a", "b"], pos=[1.0, 2.0], vel=[1.0]), "velocity must have length 2"),
+    (dict(names=["a", "b"], pos=[1.0, np.nan]), "NaN/Inf at index 1"),
+    (dict(names=["a", "b"], pos=[1.0, 2.0], effort=[np.inf, 0]), "effort contains NaN/Inf"),
+    (dict(names=["a", "a"], pos=[1.0, 2.0]), "duplicate joint names"),
+    (dict(names=["a", ""], pos=[1.0, 2.0]), "non-empty str"),
 ])
 def test_joint_state_builder_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -200,18 +200,18 @@ def test_joint_state_builder_errors(kwargs, match):
 def test_joint_state_parser_errors():
     JS = rm.TYPESTORE.types[rm.JOINT_STATE]
     hdr = rm.header_msg(1.0)
-    bad_len = JS(header=hdr, name=['a', 'b'], position=np.array([1.0]),
+    bad_len = JS(header=hdr, name=["a", "b"], position=np.array([1.0]),
                  velocity=np.zeros(0), effort=np.zeros(0))
-    with pytest.raises(ValueError, match='position has 1 entries but name has 2'):
+    with pytest.raises(ValueError, match="position has 1 entries but name has 2"):
         rm.parse_joint_state(bad_len)
-    nan = JS(header=hdr, name=['a', 'b'], position=np.array([1.0, 2.0]),
+    nan = JS(header=hdr, name=["a", "b"], position=np.array([1.0, 2.0]),
              velocity=np.array([0.0, np.nan]), effort=np.zeros(0))
     with pytest.raises(ValueError, match="velocity contains NaN/Inf at index 1 \\(joint 'b'\\)"):
         rm.parse_joint_state(nan)
-    ok = rm.joint_state_msg(0, ['a', 'b'], [1, 2])
+    ok = rm.joint_state_msg(0, ["a", "b"], [1, 2])
     with pytest.raises(ValueError, match=r"missing joint names \['c'\]"):
-        rm.parse_joint_state(ok, names=['a', 'c'])
-    with pytest.raises(ValueError, match='expected a sensor_msgs/msg/JointState'):
+        rm.parse_joint_state(ok, names=["a", "c"])
+    with pytest.raises(ValueError, match="expected a sensor_msgs/msg/JointState"):
         rm.parse_joint_state(rm.clock_msg(0))
 
 
@@ -219,28 +219,28 @@ def test_joint_state_cdr_matches_cyclonedds():
     from cyclonedds import idl as cdds
     from cyclonedds.idl import types
     @dataclass
-    class Time(cdds.IdlStruct, typename='builtin_interfaces::msg::dds_::Time_'):
+    class Time(cdds.IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
         sec: types.int32
         nanosec: types.uint32
 
     @dataclass
-    class Header(cdds.IdlStruct, typename='std_msgs::msg::dds_::Header_'):
+    class Header(cdds.IdlStruct, typename="std_msgs::msg::dds_::Header_"):
         stamp: Time
         frame_id: str
 
     @dataclass
-    class JointState(cdds.IdlStruct, typename='sensor_msgs::msg::dds_::JointState_'):
+    class JointState(cdds.IdlStruct, typename="sensor_msgs::msg::dds_::JointState_"):
         header: Header
         name: types.sequence[str]
         position: types.sequence[types.float64]
         velocity: types.sequence[types.float64]
         effort: types.sequence[types.float64]
 
-    ref = JointState(Header(Time(12, 345678901), 'base'), ['a', 'bb', 'ccc'],
+    ref = JointState(Header(Time(12, 345678901), "base"), ["a", "bb", "ccc"],
                      [1.0, 2.0, 3.0], [0.5, 0.25, 0.125], [])
-    ours = rm.serialize(rm.joint_state_msg(12.345678901, ['a', 'bb', 'ccc'], [1, 2, 3],
-                                           [0.5, 0.25, 0.125], None, frame_id='base'))
-    assert ours[:4] == b'\x00\x01\x00\x00'
+    ours = rm.serialize(rm.joint_state_msg(12.345678901, ["a", "bb", "ccc"], [1, 2, 3],
+                                           [0.5, 0.25, 0.125], None, frame_id="base"))
+    assert ours[:4] == b"\x00\x01\x00\x00"
     assert ours == ref.serialize()
     assert JointState.deserialize(ours) == ref
 
@@ -258,7 +258,7 @@ def test_odometry_conventions_and_independent_decode():
     V = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     msg = rm.odometry_msg(2.25, g, V)
     dec = _mcap_ros2_decode(rm.ODOMETRY, rm.serialize(msg))
-    assert dec.header.frame_id == 'odom' and dec.child_frame_id == 'base_link'
+    assert dec.header.frame_id == "odom" and dec.child_frame_id == "base_link"
     assert (dec.header.stamp.sec, dec.header.stamp.nanosec) == (2, 250_000_000)
     o = dec.pose.pose.orientation
     s = math.sqrt(0.5)
@@ -275,44 +275,44 @@ def test_odometry_conventions_and_independent_decode():
 
 
 def test_odometry_errors():
-    with pytest.raises(ValueError, match='length 6'):
+    with pytest.raises(ValueError, match="length 6"):
         rm.odometry_msg(0, np.eye(4), np.zeros(5))
-    with pytest.raises(ValueError, match='NaN'):
+    with pytest.raises(ValueError, match="NaN"):
         rm.odometry_msg(0, np.eye(4), [0, 0, 0, np.nan, 0, 0])
     bad = np.eye(4)
     bad[3, 0] = 1.0
-    with pytest.raises(ValueError, match=r'last row'):
+    with pytest.raises(ValueError, match=r"last row"):
         rm.odometry_msg(0, bad, np.zeros(6))
-    with pytest.raises(ValueError, match='orthonormal'):
+    with pytest.raises(ValueError, match="orthonormal"):
         rm.odometry_msg(0, np.diag([2.0, 1, 1, 1]), np.zeros(6))
     msg = rm.odometry_msg(0, np.eye(4), np.zeros(6))
     msg.pose.pose.orientation.w = 0.5
-    with pytest.raises(ValueError, match='not a unit quaternion'):
+    with pytest.raises(ValueError, match="not a unit quaternion"):
         rm.parse_odometry(msg)
     msg.pose.pose.orientation.w = 1.0
-    msg.pose.pose.position.y = float('inf')
-    with pytest.raises(ValueError, match='NaN/Inf'):
+    msg.pose.pose.position.y = float("inf")
+    with pytest.raises(ValueError, match="NaN/Inf"):
         rm.parse_odometry(msg)
 
 
 def test_tf_message():
     g1 = homog(rot([1, 0, 0], np.pi), [0, 0, 1])
     g2 = homog(np.eye(3), [0.5, 0, 0])
-    msg = rm.tf_msg(1.5, [('odom', 'base_link', g1), ('base_link', 'arm_base', g2)])
+    msg = rm.tf_msg(1.5, [("odom", "base_link", g1), ("base_link", "arm_base", g2)])
     dec = _mcap_ros2_decode(rm.TF_MESSAGE, rm.serialize(msg))
-    assert [t.child_frame_id for t in dec.transforms] == ['base_link', 'arm_base']
-    assert [t.header.frame_id for t in dec.transforms] == ['odom', 'base_link']
+    assert [t.child_frame_id for t in dec.transforms] == ["base_link", "arm_base"]
+    assert [t.header.frame_id for t in dec.transforms] == ["odom", "base_link"]
     r = dec.transforms[0].transform.rotation
     assert abs(r.x) == 1.0 and r.w == pytest.approx(0.0, abs=1e-16)
     parsed = rm.parse_tf(rm.deserialize(rm.serialize(msg), rm.TF_MESSAGE))
     np.testing.assert_allclose(parsed[0].g, g1, atol=1e-15)
     assert parsed[1].stamp_ns == 1_500_000_000
-    with pytest.raises(ValueError, match='both'):
-        rm.tf_msg(0, [('a', 'a', np.eye(4))])
-    with pytest.raises(ValueError, match=r'4x4'):
-        rm.tf_msg(0, [('a', 'b', np.eye(3))])
-    with pytest.raises(ValueError, match='must not be empty'):
-        rm.tf_msg(0, [('', 'b', np.eye(4))])
+    with pytest.raises(ValueError, match="both"):
+        rm.tf_msg(0, [("a", "a", np.eye(4))])
+    with pytest.raises(ValueError, match=r"4x4"):
+        rm.tf_msg(0, [("a", "b", np.eye(3))])
+    with pytest.raises(ValueError, match="must not be empty"):
+        rm.tf_msg(0, [("", "b", np.eye(4))])
 
 
 def test_float64_multi_array():
@@ -321,65 +321,65 @@ def test_float64_multi_array():
     dec = _mcap_ros2_decode(rm.FLOAT64_MULTI_ARRAY, rm.serialize(m1))
     assert list(dec.data) == [1.0, 2.0, 3.0]
     a = np.arange(6.0).reshape(2, 3)
-    m2 = rm.float64_multi_array_msg(a, labels=['rows', 'cols'])
-    assert [(d.label, d.size, d.stride) for d in m2.layout.dim] == [('rows', 2, 6),
-                                                                     ('cols', 3, 3)]
+    m2 = rm.float64_multi_array_msg(a, labels=["rows", "cols"])
+    assert [(d.label, d.size, d.stride) for d in m2.layout.dim] == [("rows", 2, 6),
+                                                                     ("cols", 3, 3)]
     back = rm.parse_float64_multi_array(rm.deserialize(rm.serialize(m2),
                                                        rm.FLOAT64_MULTI_ARRAY))
     np.testing.assert_array_equal(back, a)
     m1.layout.data_offset = 1
     np.testing.assert_array_equal(rm.parse_float64_multi_array(m1), [2.0, 3.0])
-    with pytest.raises(ValueError, match='expected 3 values, got 2'):
+    with pytest.raises(ValueError, match="expected 3 values, got 2"):
         rm.parse_float64_multi_array(m1, expected_len=3)
     m2.layout.dim[0].size = 3
-    with pytest.raises(ValueError, match='layout sizes'):
+    with pytest.raises(ValueError, match="layout sizes"):
         rm.parse_float64_multi_array(m2)
-    with pytest.raises(ValueError, match='NaN/Inf'):
+    with pytest.raises(ValueError, match="NaN/Inf"):
         rm.float64_multi_array_msg([1.0, np.nan])
 
 
 def test_wrench_stamped():
-    msg = rm.wrench_stamped_msg(0.75, [1, 2, 3, 4, 5, 6], frame_id='ee_link')
+    msg = rm.wrench_stamped_msg(0.75, [1, 2, 3, 4, 5, 6], frame_id="ee_link")
     dec = _mcap_ros2_decode(rm.WRENCH_STAMPED, rm.serialize(msg))
     assert [dec.wrench.force.x, dec.wrench.torque.z] == [1.0, 6.0]
     d = rm.parse_wrench_stamped(rm.deserialize(rm.serialize(msg), rm.WRENCH_STAMPED))
-    assert d.frame_id == 'ee_link' and d.stamp_ns == 750_000_000
+    assert d.frame_id == "ee_link" and d.stamp_ns == 750_000_000
     np.testing.assert_array_equal(d.wrench, [1, 2, 3, 4, 5, 6])
-    with pytest.raises(ValueError, match='length 6'):
+    with pytest.raises(ValueError, match="length 6"):
         rm.wrench_stamped_msg(0, [1, 2, 3])
 
 
 def test_diagnostic_array():
     msg = rm.diagnostic_array_msg(1.0, [
-        {'name': 'integrator', 'level': 'warn', 'message': 'drift',
-         'values': {'energy_rel_drift': 1.2345678901234567e-9, 'steps': np.int64(10)}},
-        rm.diagnostic_status_msg('controller', 0),
+        {"name": "integrator", "level": "warn", "message": "drift",
+         "values": {"energy_rel_drift": 1.2345678901234567e-9, "steps": np.int64(10)}},
+        rm.diagnostic_status_msg("controller", 0),
     ])
     dec = _mcap_ros2_decode(rm.DIAGNOSTIC_ARRAY, rm.serialize(msg))
-    assert dec.status[0].level == 1 and dec.status[1].name == 'controller'
+    assert dec.status[0].level == 1 and dec.status[1].name == "controller"
     parsed = rm.parse_diagnostic_array(rm.deserialize(rm.serialize(msg), rm.DIAGNOSTIC_ARRAY))
-    assert float(parsed[0]['values']['energy_rel_drift']) == 1.2345678901234567e-9
-    assert parsed[0]['values']['steps'] == '10'
-    with pytest.raises(ValueError, match='unknown level'):
-        rm.diagnostic_status_msg('x', 'fatal')
-    with pytest.raises(ValueError, match='0..3'):
-        rm.diagnostic_status_msg('x', 7)
+    assert float(parsed[0]["values"]["energy_rel_drift"]) == 1.2345678901234567e-9
+    assert parsed[0]["values"]["steps"] == "10"
+    with pytest.raises(ValueError, match="unknown level"):
+        rm.diagnostic_status_msg("x", "fatal")
+    with pytest.raises(ValueError, match="0..3"):
+        rm.diagnostic_status_msg("x", 7)
 
 
 def test_deserialize_malformed():
-    data = rm.serialize(rm.joint_state_msg(0, ['a', 'b'], [1, 2]))
-    with pytest.raises(ValueError, match='malformed CDR'):
+    data = rm.serialize(rm.joint_state_msg(0, ["a", "b"], [1, 2]))
+    with pytest.raises(ValueError, match="malformed CDR"):
         rm.deserialize(data[:20], rm.JOINT_STATE)
-    with pytest.raises(ValueError, match='encapsulation'):
-        rm.deserialize(b'\x00\x07\x00\x00' + data[4:], rm.JOINT_STATE)
-    with pytest.raises(ValueError, match='unknown message type'):
-        rm.deserialize(data, 'nope_msgs/msg/Nope')
+    with pytest.raises(ValueError, match="encapsulation"):
+        rm.deserialize(b"\x00\x07\x00\x00" + data[4:], rm.JOINT_STATE)
+    with pytest.raises(ValueError, match="unknown message type"):
+        rm.deserialize(data, "nope_msgs/msg/Nope")
 
 
 def test_type_hash_and_msgdef():
     # value seen in a real Iron+ `ros2 topic info -v /joint_states` output
     assert rm.type_hash(rm.JOINT_STATE) == (
-        'RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e')
+        "RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e")
     text = rm.msgdef(rm.JOINT_STATE)
-    assert text.startswith('std_msgs/Header header\nstring[] name\nfloat64[] position')
-    assert 'MSG: builtin_interfaces/Time' in text
+    assert text.startswith("std_msgs/Header header\nstring[] name\nfloat64[] position")
+    assert "MSG: builtin_interfaces/Time" in text

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import lie
-from ..dynamics import lp
 from ..core.rotations import rpy_to_matrix
 from ..core.validation import as_vector
+from ..dynamics import lp
 
 __all__ = ["EulerAngleModel", "EulerSingularityError", "EulerSimulation", "simulate_euler",
            "rotation_zyx", "euler_zyx", "euler_rate_matrix"]

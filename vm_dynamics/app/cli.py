@@ -376,6 +376,7 @@ class _DeferredInterrupt:
 def _simulate(run: _Run, log):
     """Integrate; returns ``(traj or None, wall, diverged dict or None)``."""
     import numpy as np
+
     from ..core.errors import SimulationDiverged
     from ..sim.simulate import simulate
     scn, ctrl, model = run.scn, run.ctrl, run.scn.model
@@ -632,8 +633,9 @@ def _plain_status(status: str) -> str:
 def _euler_figure(traj, checks, euler, tag):
     """LP vs ZYX Euler-angle model: pitch, energy error, mass-matrix conditioning."""
     import numpy as np
+
     from ..analysis import plotting
-    from ..analysis.plotting import new_figure, finish_figure, add_legend
+    from ..analysis.plotting import add_legend, finish_figure, new_figure
 
     @plotting.styled
     def make():

@@ -30,16 +30,22 @@ from pathlib import Path
 import numpy as np
 
 from ..core.validation import MAX_MAGNITUDE, as_vector
-from .sections import (EffortInput, InitialState, PrescribedMotion, effort_input,
-                       initial_state, prescribed_motion)
-from .params import (apply_overrides, mapping, number, read_params_file, short,
-                     unflatten_reference)
 from ..model.hydrodynamics import Hydrodynamics, load_hydrodynamics
 from ..model.model import Model, load_model
 from ..model.mounting import model_options
 from ..model.urdf import resolve_package_path
+from .params import apply_overrides, mapping, number, read_params_file, short, unflatten_reference
+from .sections import (
+    EffortInput,
+    InitialState,
+    PrescribedMotion,
+    effort_input,
+    initial_state,
+    prescribed_motion,
+)
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir"] + ["InitialState", "EffortInput", "PrescribedMotion"]
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "InitialState", "EffortInput",
+           "PrescribedMotion"]
 
 
 def share_dir() -> Path:

@@ -6,13 +6,25 @@
 References (joint waypoints/sinusoids/set-points, SE(3) pose waypoints) are in
 :mod:`vm_dynamics.control.references`.
 """
-from .base import (BUILTIN_CONTROLLERS, ENTRY_POINT_GROUP, Controller, available_controllers,
-                   get_controller)
+from .base import (
+                   BUILTIN_CONTROLLERS,
+                   ENTRY_POINT_GROUP,
+                   Controller,
+                   available_controllers,
+                   get_controller,
+)
 from .computed_torque import ComputedTorqueController
 from .pd_gravity import PDGravityController
+from .references import (
+                   JointSetpoint,
+                   JointSinusoid,
+                   JointWaypoints,
+                   PoseSetpoint,
+                   PoseWaypoints,
+                   Reference,
+                   reference_from_config,
+)
 from .task_space import TaskSpaceController
-from .references import (JointSetpoint, JointSinusoid, JointWaypoints, PoseSetpoint,
-                         PoseWaypoints, Reference, reference_from_config)
 
 __all__ = ["Controller", "get_controller", "available_controllers", "ENTRY_POINT_GROUP",
            "BUILTIN_CONTROLLERS", "ComputedTorqueController", "PDGravityController",

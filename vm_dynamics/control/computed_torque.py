@@ -9,7 +9,8 @@ Two modes:
 
     τ = M̂ (q̈_d + K_d ė + K_p e) + Ĉq̇ + N̂(q, q̇, P) + ∂u/∂q + 𝒜ᵀF_η − J_{𝔢,𝔪}ᵀf_𝔢
 
-(docs/corrections.md, "Inverse dynamics", free-floating inverse dynamics) gives ``ë + K_d ė + K_p e = 0`` exactly while the
+(docs/corrections.md, "Inverse dynamics", free-floating inverse dynamics) gives ``ë + K_d ė + K_p e = 0``
+exactly while the
 vehicle reacts; with ``F_η = 0`` the total momentum is conserved (§3.9).
 
 ``actuated_base`` (vehicle wrench and joint torques).  The vehicle tracks a pose reference
@@ -19,7 +20,6 @@ from the full inverse dynamics (docs/corrections.md, "Inverse dynamics") at ``(V
 used anywhere, so any attitude (pitch ±90° included) is regular.
 """
 from __future__ import annotations
-
 
 import numpy as np
 

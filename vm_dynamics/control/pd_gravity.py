@@ -26,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import lie
+from ..core.state import State
 from ..dynamics import lp
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
 from .computed_torque import free_floating_terms, joint_reference, pose_reference
 from .references import as_reference
-from ..core.state import State
 
 __all__ = ["PDGravityController", "checked_state", "checked_output"]
 

@@ -15,7 +15,6 @@ timed by a minimum-jerk profile), so there are no Euler angles and no singular a
 from __future__ import annotations
 
 import bisect
-
 from collections.abc import Mapping
 from dataclasses import dataclass
 

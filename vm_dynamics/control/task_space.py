@@ -24,12 +24,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics import lp
+from ..dynamics.lp import jacobian_dot_z  # noqa: F401  (public here too; the algorithm lives in lp)
 from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
-from .computed_torque import (free_floating_terms, joint_reference, pose_reference,
-                              se3_tracking_acceleration)
+from .computed_torque import (
+    free_floating_terms,
+    joint_reference,
+    pose_reference,
+    se3_tracking_acceleration,
+)
 from .pd_gravity import checked_output, checked_state
 from .references import as_reference
-from ..dynamics.lp import jacobian_dot_z   # noqa: F401  (public here too; the algorithm lives in lp)
 
 __all__ = ["TaskSpaceController", "jacobian_dot_z", "damped_pinv"]
 

@@ -36,7 +36,7 @@ def _check_rotation_one(R: np.ndarray, tol: float, name: str) -> list:
     its entries as Python floats (row major)."""
     r = R.ravel().tolist()
     if not all(math.isfinite(x) for x in r):
-        raise ValueError(f'{name} contains NaN/Inf')
+        raise ValueError(f"{name} contains NaN/Inf")
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
     cols = ((r00, r10, r20), (r01, r11, r21), (r02, r12, r22))
     err = 0.0
@@ -45,18 +45,18 @@ def _check_rotation_one(R: np.ndarray, tol: float, name: str) -> list:
             d = sum(cols[i][k] * cols[j][k] for k in range(3)) - (1.0 if i == j else 0.0)
             err = max(err, abs(d))
     if err > tol:
-        raise ValueError(f'{name} is not orthonormal: max |R^T R - I| = {err:.3e} > tol {tol:g}')
+        raise ValueError(f"{name} is not orthonormal: max |R^T R - I| = {err:.3e} > tol {tol:g}")
     det = (r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20)
            + r02 * (r10 * r21 - r11 * r20))
     if det < 0:
-        raise ValueError(f'{name} has det < 0 (reflection, not a rotation)')
+        raise ValueError(f"{name} has det < 0 (reflection, not a rotation)")
     return r
 
 
 def _quat_from_matrix_one(R: np.ndarray, tol: float) -> np.ndarray:
     """:func:`quat_from_matrix` of one 3x3 matrix with Python floats (the same Shepperd
     branches; ~20x faster than the batched form for a single message)."""
-    r00, r01, r02, r10, r11, r12, r20, r21, r22 = _check_rotation_one(R, tol, 'rotation matrix')
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = _check_rotation_one(R, tol, "rotation matrix")
     tr = r00 + r11 + r22
     k = max(range(4), key=(tr, r00, r11, r22).__getitem__)
     if k == 0:
@@ -92,16 +92,16 @@ def quat_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
     if R.shape == (3, 3):
         return _quat_from_matrix_one(R, tol)
     if R.ndim < 2 or R.shape[-2:] != (3, 3):
-        raise ValueError(f'rotation matrix must have shape (..., 3, 3), got {R.shape}')
+        raise ValueError(f"rotation matrix must have shape (..., 3, 3), got {R.shape}")
     if not np.all(np.isfinite(R)):
-        raise ValueError('rotation matrix contains NaN/Inf')
+        raise ValueError("rotation matrix contains NaN/Inf")
     err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-2, -1))
     if np.any(err > tol):
         raise ValueError(
-            f'rotation matrix is not orthonormal: max |R^T R - I| = {float(np.max(err)):.3e} '
-            f'> tol {tol:g}')
+            f"rotation matrix is not orthonormal: max |R^T R - I| = {float(np.max(err)):.3e} "
+            f"> tol {tol:g}")
     if np.any(np.linalg.det(R) < 0):
-        raise ValueError('rotation matrix has det < 0 (reflection, not a rotation)')
+        raise ValueError("rotation matrix has det < 0 (reflection, not a rotation)")
 
     r00, r11, r22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
     r01, r02, r10 = R[..., 0, 1], R[..., 0, 2], R[..., 1, 0]
@@ -109,7 +109,7 @@ def quat_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
     tr = r00 + r11 + r22
     choice = np.argmax(np.stack([tr, r00, r11, r22], axis=-1), axis=-1)
     # 4 q_k^2 = 1 + (+/-) diagonal combination, always >= 1 for the chosen k.
-    with np.errstate(divide='ignore', invalid='ignore'):
+    with np.errstate(divide="ignore", invalid="ignore"):
         # case w largest
         s = 2.0 * np.sqrt(np.maximum(1.0 + tr, 0.0))  # s = 4w
         cw = np.stack([(r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s], axis=-1)
@@ -134,12 +134,12 @@ def matrix_from_quat(q: Any) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     if q.ndim < 1 or q.shape[-1] != 4:
         raise ValueError(
-            f'quaternion must have shape (..., 4) in (x, y, z, w) order, got {q.shape}')
+            f"quaternion must have shape (..., 4) in (x, y, z, w) order, got {q.shape}")
     if not np.all(np.isfinite(q)):
-        raise ValueError('quaternion contains NaN/Inf')
+        raise ValueError("quaternion contains NaN/Inf")
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     if np.any(n < 1e-12):
-        raise ValueError('quaternion has zero norm; cannot convert to a rotation')
+        raise ValueError("quaternion has zero norm; cannot convert to a rotation")
     x, y, z, w = np.moveaxis(q / n, -1, 0)
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
@@ -159,19 +159,19 @@ def rotvec_from_quat(q: Any) -> np.ndarray:
     """
     q = np.asarray(q, dtype=float)
     if q.ndim < 1 or q.shape[-1] != 4:
-        raise ValueError(f'quaternion must have shape (..., 4), got {q.shape}')
+        raise ValueError(f"quaternion must have shape (..., 4), got {q.shape}")
     if not np.all(np.isfinite(q)):
-        raise ValueError('quaternion contains NaN/Inf')
+        raise ValueError("quaternion contains NaN/Inf")
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     if np.any(n < 1e-12):
-        raise ValueError('quaternion has zero norm')
+        raise ValueError("quaternion has zero norm")
     q = q / n
     q = np.where(q[..., 3:4] < 0.0, -q, q)
     v, w = q[..., :3], q[..., 3]
     s = np.linalg.norm(v, axis=-1)
     theta = 2.0 * np.arctan2(s, w)
     # theta / s -> 2 / w as s -> 0 (w -> 1); use series to avoid 0/0.
-    with np.errstate(divide='ignore', invalid='ignore'):
+    with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(s > 1e-8, theta / s, 2.0 / w * (1.0 + s * s / (3.0 * w * w)))
     return v * scale[..., None]
 
@@ -181,31 +181,31 @@ def rotvec_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
     return rotvec_from_quat(quat_from_matrix(R, tol=tol))
 
 
-def check_rigid_transform(g: Any, *, tol: float = ROTATION_TOL, name: str = 'g') -> np.ndarray:
+def check_rigid_transform(g: Any, *, tol: float = ROTATION_TOL, name: str = "g") -> np.ndarray:
     """Validate a 4x4 homogeneous transform (or a stack (..., 4, 4)); return it as float."""
     g = np.asarray(g, dtype=float)
     if g.shape == (4, 4):                      # one transform: scalar checks (fast path)
         if not all(math.isfinite(x) for x in g[3].tolist() + g[:3, 3].tolist()):
-            raise ValueError(f'{name} contains NaN/Inf')
+            raise ValueError(f"{name} contains NaN/Inf")
         if max(abs(a - b) for a, b in zip(g[3].tolist(), (0.0, 0.0, 0.0, 1.0))) > tol:
-            raise ValueError(f'{name}: last row must be [0, 0, 0, 1]')
-        _check_rotation_one(g[:3, :3], tol, f'{name}: rotation block')
+            raise ValueError(f"{name}: last row must be [0, 0, 0, 1]")
+        _check_rotation_one(g[:3, :3], tol, f"{name}: rotation block")
         return g
     if g.ndim < 2 or g.shape[-2:] != (4, 4):
-        raise ValueError(f'{name} must be a 4x4 homogeneous transform, got shape {g.shape}')
+        raise ValueError(f"{name} must be a 4x4 homogeneous transform, got shape {g.shape}")
     if not np.all(np.isfinite(g)):
-        raise ValueError(f'{name} contains NaN/Inf')
+        raise ValueError(f"{name} contains NaN/Inf")
     bottom = g[..., 3, :]
     if np.any(np.abs(bottom - np.array([0.0, 0.0, 0.0, 1.0])) > tol):
-        raise ValueError(f'{name}: last row must be [0, 0, 0, 1]')
+        raise ValueError(f"{name}: last row must be [0, 0, 0, 1]")
     R = g[..., :3, :3]
     err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-2, -1))
     if np.any(err > tol):
         raise ValueError(
-            f'{name}: rotation block is not orthonormal (max |R^T R - I| = '
-            f'{float(np.max(err)):.3e} > tol {tol:g})')
+            f"{name}: rotation block is not orthonormal (max |R^T R - I| = "
+            f"{float(np.max(err)):.3e} > tol {tol:g})")
     if np.any(np.linalg.det(R) < 0):
-        raise ValueError(f'{name}: rotation block has det < 0')
+        raise ValueError(f"{name}: rotation block has det < 0")
     return g
 
 
@@ -219,9 +219,9 @@ def matrix_from_pose(p: Any, q: Any) -> np.ndarray:
     """(position (3,), quaternion (x, y, z, w)) -> 4x4 transform (quaternion normalised)."""
     p = np.asarray(p, dtype=float)
     if p.shape[-1:] != (3,):
-        raise ValueError(f'position must have shape (..., 3), got {p.shape}')
+        raise ValueError(f"position must have shape (..., 3), got {p.shape}")
     if not np.all(np.isfinite(p)):
-        raise ValueError('position contains NaN/Inf')
+        raise ValueError("position contains NaN/Inf")
     R = matrix_from_quat(q)
     g = np.zeros(np.broadcast_shapes(p.shape[:-1], R.shape[:-2]) + (4, 4))
     g[..., :3, :3] = R
@@ -230,25 +230,25 @@ def matrix_from_pose(p: Any, q: Any) -> np.ndarray:
     return g
 
 
-def check_rotation(R: Any, *, tol: float = ROTATION_TOL, name: str = 'rotation matrix') -> np.ndarray:
+def check_rotation(R: Any, *, tol: float = ROTATION_TOL, name: str = "rotation matrix") -> np.ndarray:
     """``R`` as a finite 3×3 rotation (orthonormal within ``tol``, det +1), else a
     ``ValueError`` naming ``name``."""
     R = np.asarray(R, dtype=float)
     if R.shape != (3, 3):
-        raise ValueError(f'{name} must have shape (3, 3), got {R.shape}')
+        raise ValueError(f"{name} must have shape (3, 3), got {R.shape}")
     _check_rotation_one(R, tol, name)
     return R
 
 
-def check_unit_quaternion(q: Any, name: str = 'quaternion') -> np.ndarray:
+def check_unit_quaternion(q: Any, name: str = "quaternion") -> np.ndarray:
     """A user-given quaternion ``x, y, z, w``: four finite real numbers of norm 1 within
     :data:`QUAT_NORM_TOL`; returned normalised.  ``ValueError`` naming ``name`` otherwise."""
     from .validation import as_array
     a = as_array(q, (4,), name)
     n = math.sqrt(sum(x * x for x in a.tolist()))
     if abs(n - 1.0) > QUAT_NORM_TOL:
-        raise ValueError(f'{name}: not a unit quaternion [x, y, z, w] (norm {n:.6g}; unit norm '
-                         f'within {QUAT_NORM_TOL:g} required)')
+        raise ValueError(f"{name}: not a unit quaternion [x, y, z, w] (norm {n:.6g}; unit norm "
+                         f"within {QUAT_NORM_TOL:g} required)")
     return a / n
 
 

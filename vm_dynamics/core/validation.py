@@ -40,7 +40,8 @@ def as_array(x, shape: tuple | None, name: str, limit: float = math.inf) -> np.n
             raise ValueError(f"{name}: expected an array of numbers, got {_short(x)}") from None
         if a.dtype.kind not in "fiu":
             raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype} ({_short(x)})")
-        if shape is not None and (a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape))):
+        if shape is not None and (a.ndim != len(shape) or any(
+                s is not None and s != d for s, d in zip(shape, a.shape))):
             raise ValueError(f"{name}: expected shape {_shape_text(shape)}, got {a.shape}")
         a = a.astype(float)
     if a.size:

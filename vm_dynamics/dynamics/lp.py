@@ -225,7 +225,8 @@ def gravity_forces(model, kin: Kinematics, g: np.ndarray) -> tuple[np.ndarray, n
 
     With ``a`` the gravitational acceleration, body k's weight in vehicle axes is
     ``f_k = m_k Rᵀ a`` acting at its CoM ``p_k``; its wrench about the vehicle origin is
-    ``W_k = [f_k; p_k × f_k]``.  Then ``f_u = −ι₀ᵀ Σ_k W_k`` (docs/corrections.md, "Gravity as a symmetry-breaking potential", closed form) and
+    ``W_k = [f_k; p_k × f_k]``.  Then ``f_u = −ι₀ᵀ Σ_k W_k``
+    (docs/corrections.md, "Gravity as a symmetry-breaking potential", closed form) and
     ``∂u/∂q_i = −S_iᵀ Σ_{k below i} W_k``.
     """
     f = model.mass[:, None] * (g[:3, :3].T @ model.gravity)[None, :]
@@ -376,7 +377,8 @@ def spatial_momentum(model, t: LPTerms, g, V, qd) -> np.ndarray:
     """Total spatial momentum ``[linear; angular]`` in the inertial frame about its origin.
 
     The full 6-dimensional locked momentum in vehicle axes is ``M₀⁶ ι₀𝒱 + M₀𝔪⁶ q̇`` (for an SE(3)
-    base this is ι₀P); it is mapped to the inertial frame by ``Ad*_{g⁻¹} = Ad_gᵀ⁻¹`` (docs/corrections.md, "Conserved quantities").
+    base this is ι₀P); it is mapped to the inertial frame by ``Ad*_{g⁻¹} = Ad_gᵀ⁻¹``
+    (docs/corrections.md, "Conserved quantities").
     """
     it = inertia_terms(model, t.kin, derivatives=False)
     h = it.M0_6 @ model.group.embed(V) + it.M0m_6 @ qd

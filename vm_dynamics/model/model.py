@@ -20,14 +20,14 @@ State conventions (used by every method):
 """
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..core import lie
-from ..dynamics import lp
 from ..core.groups import get_group
 from ..core.validation import as_pose, as_vector
+from ..dynamics import lp
 from .urdf import KinematicTree, parse_urdf
 
 __all__ = ["Model", "load_model", "JointCoupling"]
@@ -366,7 +366,8 @@ class Model:
         return M0 @ self._V(V) + M0m @ self._q(qd, "qd")
 
     def curvature(self, q) -> np.ndarray:
-        """Curvature of the mechanical connection B[i, j] ∈ R^b (docs/corrections.md, "Curvature form of N̂"), (n, n, b)."""
+        """Curvature of the mechanical connection B[i, j] ∈ R^b, shape (n, n, b)
+        (docs/corrections.md, "Curvature form of N̂")."""
         return lp.curvature(self, lp.lp_terms(self, self._q(q)))
 
     def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,

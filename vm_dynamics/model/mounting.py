@@ -28,11 +28,22 @@ import numpy as np
 
 from ..core import lie
 from ..core.paramtree import flatten
-from ..core.validation import as_array
 from ..core.rotations import matrix_to_rpy, rpy_to_matrix
-from .urdf import (MAX_INERTIA, MAX_LENGTH, MAX_MASS, Frame, KinematicTree,
-                   check_rigid_body_inertia, joint_axis, joint_motion, origin_transform,
-                   parse_urdf, spatial_inertia, transform_inertia)
+from ..core.validation import as_array
+from .urdf import (
+    MAX_INERTIA,
+    MAX_LENGTH,
+    MAX_MASS,
+    Frame,
+    KinematicTree,
+    check_rigid_body_inertia,
+    joint_axis,
+    joint_motion,
+    origin_transform,
+    parse_urdf,
+    spatial_inertia,
+    transform_inertia,
+)
 
 __all__ = ["mount_on_vehicle", "pose_from_spec", "model_options", "effective_urdf",
            "VEHICLE_KEYS", "ROBOT_MODEL_PARAMETERS"]

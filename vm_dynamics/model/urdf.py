@@ -207,7 +207,8 @@ _SAFE_SUBSTITUTIONS = ("arg", "find", "cwd", "dirname")
 _XACRO_LOCK = __import__("threading").Lock()
 
 
-def _safe_eval_expr(expr: str, symbols):
+# complexity: a whitelist of AST node types, one branch each (here and in ev): flat reads best
+def _safe_eval_expr(expr: str, symbols):  # noqa: C901
     """Evaluate a xacro ``${…}`` expression with arithmetic only (no attribute access except
     ``math.<function>``, no calls except :data:`SAFE_XACRO_FUNCTIONS`, no comprehension,
     lambda, subscript or dunder); raises ``ValueError`` naming the construct."""
@@ -234,7 +235,7 @@ def _safe_eval_expr(expr: str, symbols):
             return v
         raise ValueError(f"{what} is a {type(v).__name__}, not a number or string")
 
-    def ev(node):
+    def ev(node):  # noqa: C901
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant):
@@ -490,22 +491,8 @@ def _resolve_mimics(joints: dict, raw: dict) -> dict:
     return out
 
 
-def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree:
-    """Parse and validate a URDF into a :class:`KinematicTree` (see module docstring).
-
-    ``locked_joints`` — ``{joint name: value}`` (rad or m) of movable joints to freeze; a joint
-    that mimics a locked joint is locked with it; a mimic joint itself cannot be locked (lock
-    its master).  ``xacro`` — ``"full"``, ``"safe"`` or ``"off"`` (:func:`read_urdf_source`).
-    """
-    text, desc = read_urdf_source(source, xacro=xacro)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise ValueError(f"{desc}: malformed XML: {exc}") from None
-    if root.tag != "robot":
-        raise ValueError(f"{desc}: root element is <{root.tag}>, expected <robot>")
-    robot_name = root.get("name", "robot")
-
+def _collect_links(root, desc: str) -> dict:
+    """``{name: <link> element}``; names present and unique."""
     links = {}
     for link in root.findall("link"):
         name = link.get("name")
@@ -517,6 +504,12 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
     if not links:
         raise ValueError(f"{desc}: no <link> elements")
 
+    return links
+
+
+def _collect_joints(root, links: dict, desc: str):
+    """The joints, each link's child joints, each link's parent joint and the raw mimic
+    relations; rejects unknown types, missing links, self-loops and links with two parents."""
     joints = {}
     children_of = {name: [] for name in links}
     parent_joint = {}
@@ -563,9 +556,11 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
         if joints[master].get("type") not in MOVABLE:
             raise ValueError(f"joint '{jname}': mimics joint '{master}', which is "
                              f"{joints[master].get('type')} (only movable joints can be mimicked)")
-    mimic = _resolve_mimics(joints, raw_mimic)
+    return joints, children_of, parent_joint, raw_mimic
 
-    # locked joints: validated, and mimics of a locked joint locked with it
+
+def _locked_values(locked_joints, joints: dict, mimic: dict) -> dict:
+    """``{joint: value}`` of the joints to freeze, validated, with the mimics of a locked joint."""
     locked = {}
     for jname, value in dict(locked_joints or {}).items():
         if jname not in joints:
@@ -595,19 +590,31 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
         if master in locked:
             locked[jname] = mult * locked[master] + off
 
+    return locked
+
+
+def _single_root(links: dict, parent_joint: dict, desc: str) -> str:
+    """The one link without a parent joint."""
     roots = [name for name in links if name not in parent_joint]
     if len(roots) != 1:
         if not roots:
             raise ValueError(f"{desc}: no root link (the joints form a closed loop)")
         raise ValueError(f"{desc}: several root links {roots}; a URDF must be one tree")
 
-    bodies = [Body(name=roots[0], parent=-1, joint=None, joint_type=None, axis=np.zeros(3),
+    return roots[0]
+
+
+def _build_bodies(root_link: str, links: dict, joints: dict, children_of: dict, mimic: dict,
+                  locked: dict):
+    """Merge the links fixed together into bodies (one per movable joint) and place the
+    frames, depth first in document order (the order Pinocchio uses)."""
+    bodies = [Body(name=root_link, parent=-1, joint=None, joint_type=None, axis=np.zeros(3),
                    home=np.eye(4), inertia=np.zeros((6, 6)))]
     frames = {}
 
     # Depth-first pre-order traversal in document order (the order Pinocchio uses).
     # Stack entries: (link, body it belongs to or its parent body, placement, moving joint or None).
-    stack = [(roots[0], 0, np.eye(4), None)]
+    stack = [(root_link, 0, np.eye(4), None)]
     while stack:
         lname, bidx, placement, joint = stack.pop()
         if joint is not None:  # a movable joint starts a new body
@@ -632,6 +639,11 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
             pending.append((child, bidx, origin, cjoint if movable else None))
         stack.extend(reversed(pending))
 
+    return bodies, frames
+
+
+def _check_connected(links, frames, joints, parent_joint, root_link: str, desc: str) -> None:
+    """Every link was reached from the root; else name the cycle of joints the rest hangs on."""
     missing = [name for name in links if name not in frames]
     if missing:
         # every link has at most one parent and only one link has none, so the links the
@@ -642,8 +654,33 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
             cur = joints[parent_joint[cur]].find("parent").get("link")
         cycle = seen[seen.index(cur):]
         raise ValueError(f"{desc}: links {missing} are not connected to the root link "
-                         f"'{roots[0]}': joints {[parent_joint[l] for l in reversed(cycle)]} form "
+                         f"'{root_link}': joints {[parent_joint[l] for l in reversed(cycle)]} form "
                          f"a closed loop (an island); a URDF must be one tree")
+
+
+def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree:
+    """Parse and validate a URDF into a :class:`KinematicTree` (see module docstring).
+
+    ``locked_joints`` — ``{joint name: value}`` (rad or m) of movable joints to freeze; a joint
+    that mimics a locked joint is locked with it; a mimic joint itself cannot be locked (lock
+    its master).  ``xacro`` — ``"full"``, ``"safe"`` or ``"off"`` (:func:`read_urdf_source`).
+    """
+    text, desc = read_urdf_source(source, xacro=xacro)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ValueError(f"{desc}: malformed XML: {exc}") from None
+    if root.tag != "robot":
+        raise ValueError(f"{desc}: root element is <{root.tag}>, expected <robot>")
+    robot_name = root.get("name", "robot")
+
+    links = _collect_links(root, desc)
+    joints, children_of, parent_joint, raw_mimic = _collect_joints(root, links, desc)
+    mimic = _resolve_mimics(joints, raw_mimic)
+    locked = _locked_values(locked_joints, joints, mimic)
+    root_link = _single_root(links, parent_joint, desc)
+    bodies, frames = _build_bodies(root_link, links, joints, children_of, mimic, locked)
+    _check_connected(links, frames, joints, parent_joint, root_link, desc)
 
     # mimics of a joint that is not a degree of freedom any more
     for bd in bodies[1:]:

@@ -35,10 +35,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ros import messages as rm
+from ..config.params import flatten, parameter_defaults, unflatten, unflatten_reference
 from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
-from ..config.params import flatten, parameter_defaults, unflatten, unflatten_reference
+from ..ros import messages as rm
 from ..sim.simulate import State
 from .event_log import EventLog
 from .parameters import ROBOT_PARAMETERS
@@ -337,7 +337,8 @@ class ControllerCore:
             return self._reject("joint trajectory", _text(exc))
         return True
 
-    def _trajectory(self, msg: Any):
+    # complexity: checks a JointTrajectory field by field, one branch per rejection reason
+    def _trajectory(self, msg: Any):  # noqa: C901
         got = rm.msgtype_of(msg)
         if got != JOINT_TRAJECTORY:
             raise ValueError(f"expected a {JOINT_TRAJECTORY} message, got {got}")

@@ -26,10 +26,14 @@ from __future__ import annotations
 import sys
 
 from ..ros import messages as rm
-from .entry import run_node
 from ..transport import ros_args as rargs
-from .controller_core import (JOINT_TRAJECTORY, POSE_STAMPED, ControllerCore,
-                              controller_parameter_defaults)
+from .controller_core import (
+    JOINT_TRAJECTORY,
+    POSE_STAMPED,
+    ControllerCore,
+    controller_parameter_defaults,
+)
+from .entry import run_node
 
 __all__ = ["main", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
 

@@ -44,12 +44,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ros import messages as rm
-from ..sim.engine import SimulationError, Simulator, State
-from ..sim.integrators import METHODS
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import initial_state
 from ..core.validation import as_positive
+from ..ros import messages as rm
+from ..sim.engine import SimulationError, Simulator, State
+from ..sim.integrators import METHODS
 from .event_log import EventLog, reason_key
 from .parameters import DYNAMICS_BACKENDS, DYNAMICS_PARAMETERS
 from .robot import Robot, load_robot

@@ -6,7 +6,8 @@ Publishes ``joint_states`` (sensor_msgs/JointState, applied effort), ``odom``
 (nav_msgs/Odometry: pose in ``odom_frame``, body twist in ``child_frame_id``), ``/tf``
 (``odom_frame`` -> ``base_frame``), ``/clock`` (rosgraph_msgs/Clock, best effort), ``/diagnostics``
 ``ee_path`` (nav_msgs/Path of ``ee_frame``) and ``base_path`` (nav_msgs/Path of
-``base_frame``, from the published odometry; both keep ``ee_path_length`` poses); subscribes ``effort_controller/commands``
+``base_frame``, from the published odometry; both keep ``ee_path_length`` poses);
+subscribes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in the order of ``joints``) and ``base_wrench``
 (geometry_msgs/WrenchStamped); services ``~/reset`` (std_srvs/Trigger) and ``~/pause``
 (std_srvs/SetBool).  All logic is in :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`;
@@ -32,11 +33,11 @@ import sys
 import time
 from collections import deque
 
-from ..ros import messages as rm
-from .entry import run_node
-from ..transport import ros_args as rargs
 from ..config.params import parameter_defaults
+from ..ros import messages as rm
+from ..transport import ros_args as rargs
 from .dynamics_core import DynamicsCore
+from .entry import run_node
 from .pacing import Pacer
 from .parameters import DYNAMICS_PARAMETERS
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
-from ..transport import make_transport, shutdown_quietly
 from ..core.signals import deferred_interrupts
+from ..transport import make_transport, shutdown_quietly
 
 __all__ = ["run_node"]
 

@@ -23,7 +23,8 @@ client that offers only the older ``foxglove.websocket.v1`` (for example foxglov
 clients and Lichtblick before it learned the new name) is refused with HTTP 400.  The Foxglove
 app offers ``foxglove.sdk.v1``.  For a view that needs no app and no account, see ``vm-view``
 and ``vm-sim --view`` (:mod:`vm_dynamics.viewer`).  Needs ``pip install vm_dynamics[viz]``;
-without it the command says so in one line.  Parameters are the scenario file's, overridden by ``-p name:=value`` (YAML values).
+without it the command says so in one line.  Parameters are the scenario file's,
+overridden by ``-p name:=value`` (YAML values).
 """
 from __future__ import annotations
 
@@ -35,13 +36,13 @@ import time
 import numpy as np
 import yaml
 
-from ..ros import messages as rm
 from ..config.params import flatten, read_params_file
 from ..config.scenario import scenario_path
+from ..ros import messages as rm
 from .controller_core import ControllerCore
 from .dynamics_core import DynamicsCore
-from .pacing import Pacer
 from .dynamics_node import PUBLICATIONS
+from .pacing import Pacer
 
 __all__ = ["main", "FoxgloveBridge", "CHANNELS"]
 

@@ -45,49 +45,57 @@ library and for :func:`serialize`/:func:`deserialize`/:func:`msgdef`/:func:`type
 
 from __future__ import annotations
 
-import math
-import numbers
-from fractions import Fraction
 import array
 import importlib
+import math
+import numbers
 import re
+from fractions import Fraction
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ..core.rotations import (QUAT_NORM_TOL, ROTATION_TOL, check_rigid_transform,  # noqa: F401
-                               check_unit_quaternion,
-                               matrix_from_pose, matrix_from_quat, pose_from_matrix,
-                               quat_from_matrix, rotvec_from_matrix, rotvec_from_quat)
+from ..core.rotations import (  # noqa: F401
+    QUAT_NORM_TOL,
+    ROTATION_TOL,
+    check_rigid_transform,
+    check_unit_quaternion,
+    matrix_from_pose,
+    matrix_from_quat,
+    pose_from_matrix,
+    quat_from_matrix,
+    rotvec_from_matrix,
+    rotvec_from_quat,
+)
 
 __all__ = [  # noqa: F822 (TYPESTORE comes from the module __getattr__)
-    'TYPESTORE', 'JOINT_STATE', 'ODOMETRY', 'TF_MESSAGE', 'CLOCK', 'FLOAT64_MULTI_ARRAY',
-    'WRENCH_STAMPED', 'DIAGNOSTIC_ARRAY', 'DIAGNOSTIC_LEVELS',
-    'stamp_to_ns', 'ns_to_time_msg', 'time_msg', 'time_msg_to_ns', 'time_msg_to_sec',
-    'header_msg',
-    'quat_from_matrix', 'matrix_from_quat', 'rotvec_from_quat', 'rotvec_from_matrix',
-    'pose_from_matrix', 'matrix_from_pose', 'check_rigid_transform',
-    'joint_state_msg', 'odometry_msg', 'transform_stamped_msg', 'tf_msg', 'clock_msg',
-    'float64_multi_array_msg', 'wrench_stamped_msg', 'diagnostic_status_msg',
-    'diagnostic_array_msg',
-    'JointStateData', 'OdometryData', 'TransformData', 'WrenchData',
-    'parse_joint_state', 'parse_odometry', 'parse_transform', 'parse_tf', 'parse_clock',
-    'parse_float64_multi_array', 'parse_wrench_stamped', 'parse_diagnostic_array',
-    'serialize', 'deserialize', 'msgdef', 'type_hash',
-    'use_message_library', 'message_library', 'msgtype_of', 'pose_msg', 'pose_stamped_msg', 'path_msg',
-    'pose_stamped_from_odometry',
+    "TYPESTORE", "JOINT_STATE", "ODOMETRY", "TF_MESSAGE", "CLOCK", "FLOAT64_MULTI_ARRAY",
+    "WRENCH_STAMPED", "DIAGNOSTIC_ARRAY", "DIAGNOSTIC_LEVELS",
+    "stamp_to_ns", "ns_to_time_msg", "time_msg", "time_msg_to_ns", "time_msg_to_sec",
+    "header_msg",
+    "quat_from_matrix", "matrix_from_quat", "rotvec_from_quat", "rotvec_from_matrix",
+    "pose_from_matrix", "matrix_from_pose", "check_rigid_transform",
+    "joint_state_msg", "odometry_msg", "transform_stamped_msg", "tf_msg", "clock_msg",
+    "float64_multi_array_msg", "wrench_stamped_msg", "diagnostic_status_msg",
+    "diagnostic_array_msg",
+    "JointStateData", "OdometryData", "TransformData", "WrenchData",
+    "parse_joint_state", "parse_odometry", "parse_transform", "parse_tf", "parse_clock",
+    "parse_float64_multi_array", "parse_wrench_stamped", "parse_diagnostic_array",
+    "serialize", "deserialize", "msgdef", "type_hash",
+    "use_message_library", "message_library", "msgtype_of", "pose_msg", "pose_stamped_msg", "path_msg",
+    "pose_stamped_from_odometry",
 ]
 
-JOINT_STATE = 'sensor_msgs/msg/JointState'
-ODOMETRY = 'nav_msgs/msg/Odometry'
-TF_MESSAGE = 'tf2_msgs/msg/TFMessage'
-CLOCK = 'rosgraph_msgs/msg/Clock'
-FLOAT64_MULTI_ARRAY = 'std_msgs/msg/Float64MultiArray'
-WRENCH_STAMPED = 'geometry_msgs/msg/WrenchStamped'
-DIAGNOSTIC_ARRAY = 'diagnostic_msgs/msg/DiagnosticArray'
+JOINT_STATE = "sensor_msgs/msg/JointState"
+ODOMETRY = "nav_msgs/msg/Odometry"
+TF_MESSAGE = "tf2_msgs/msg/TFMessage"
+CLOCK = "rosgraph_msgs/msg/Clock"
+FLOAT64_MULTI_ARRAY = "std_msgs/msg/Float64MultiArray"
+WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
+DIAGNOSTIC_ARRAY = "diagnostic_msgs/msg/DiagnosticArray"
 
 #: diagnostic_msgs/DiagnosticStatus level constants.
-DIAGNOSTIC_LEVELS = {'OK': 0, 'WARN': 1, 'ERROR': 2, 'STALE': 3}
+DIAGNOSTIC_LEVELS = {"OK": 0, "WARN": 1, "ERROR": 2, "STALE": 3}
 
 _NS_PER_S = 10**9
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -95,25 +103,25 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 # ------------------------------------------------------------------ message libraries
 
-_ROSIDL_MODULE = re.compile(r'^([A-Za-z0-9_]+)\.(msg|srv)\._[a-z0-9_]+$')
+_ROSIDL_MODULE = re.compile(r"^([A-Za-z0-9_]+)\.(msg|srv)\._[a-z0-9_]+$")
 
 
 def msgtype_of(obj: Any) -> str:
     """``pkg/msg/Type`` of a rosbags or rosidl message (the class name for anything else)."""
-    t = getattr(obj, '__msgtype__', None)
+    t = getattr(obj, "__msgtype__", None)
     if isinstance(t, str):
         return t
     cls = type(obj)
-    m = _ROSIDL_MODULE.match(getattr(cls, '__module__', '') or '')
+    m = _ROSIDL_MODULE.match(getattr(cls, "__module__", "") or "")
     if m:
-        return f'{m.group(1)}/{m.group(2)}/{cls.__name__}'
+        return f"{m.group(1)}/{m.group(2)}/{cls.__name__}"
     return cls.__name__
 
 
 class _RosbagsLibrary:
     """rosbags typestore dataclasses (numpy arrays for numeric sequences, int for ``byte``)."""
 
-    name = 'rosbags'
+    name = "rosbags"
 
     def __getitem__(self, msgtype: str) -> type:
         return _typestore().types[msgtype]
@@ -131,7 +139,7 @@ class _RosidlLibrary:
     """rosidl-generated classes of the ROS 2 installation (``array.array('d')`` for float64
     sequences, 1-byte ``bytes`` for ``byte``), as rosidl_generator_py's setters require."""
 
-    name = 'rosidl'
+    name = "rosidl"
 
     def __init__(self) -> None:
         self._cache: dict[str, type] = {}
@@ -139,18 +147,18 @@ class _RosidlLibrary:
     def __getitem__(self, msgtype: str) -> type:
         cls = self._cache.get(msgtype)
         if cls is None:
-            pkg, sub, name = msgtype.split('/')
+            pkg, sub, name = msgtype.split("/")
             try:
-                cls = getattr(importlib.import_module(f'{pkg}.{sub}'), name)
+                cls = getattr(importlib.import_module(f"{pkg}.{sub}"), name)
             except (ImportError, AttributeError) as exc:
-                raise ValueError(f'ROS interface {msgtype!r} is not available in this ROS '
-                                 f'installation ({exc})') from exc
+                raise ValueError(f"ROS interface {msgtype!r} is not available in this ROS "
+                                 f"installation ({exc})") from exc
             self._cache[msgtype] = cls
         return cls
 
     @staticmethod
     def f64seq(a: np.ndarray) -> Any:
-        out = array.array('d')
+        out = array.array("d")
         out.frombytes(np.ascontiguousarray(a, dtype=np.float64).tobytes())
         return out
 
@@ -159,7 +167,7 @@ class _RosidlLibrary:
         return bytes([int(v) & 0xFF])
 
 
-_LIBRARIES = {'rosbags': _RosbagsLibrary, 'rosidl': _RosidlLibrary}
+_LIBRARIES = {"rosbags": _RosbagsLibrary, "rosidl": _RosidlLibrary}
 _active: Any = None
 _typestore_cache: Any = None
 
@@ -171,8 +179,8 @@ def _typestore() -> Any:
             from rosbags.typesys import Stores, get_typestore
         except ImportError as exc:
             raise ImportError(
-                'rosbags is needed for ROS 2 messages without ROS (install vm_dynamics[dds], or '
-                'run under rclpy, where the rosidl message classes are used)') from exc
+                "rosbags is needed for ROS 2 messages without ROS (install vm_dynamics[dds], or "
+                "run under rclpy, where the rosidl message classes are used)") from exc
         _typestore_cache = get_typestore(Stores.ROS2_JAZZY)
     return _typestore_cache
 
@@ -193,7 +201,7 @@ def use_message_library(name: str) -> str:
 
 def message_library() -> str:
     """Name of the selected message library (``'rosbags'`` until one is selected)."""
-    return 'rosbags' if _active is None else _active.name
+    return "rosbags" if _active is None else _active.name
 
 
 class _ActiveTypes:
@@ -214,9 +222,9 @@ _T = _ActiveTypes()
 
 
 def __getattr__(name: str) -> Any:
-    if name == 'TYPESTORE':  # the rosbags typestore, imported on first access
+    if name == "TYPESTORE":  # the rosbags typestore, imported on first access
         return _typestore()
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 
@@ -233,35 +241,35 @@ def stamp_to_ns(stamp_s: Any) -> int:
     with no intermediate float product.
     """
     if isinstance(stamp_s, (bool, np.bool_)):
-        raise TypeError(f'time stamp must be a number of seconds, got bool {stamp_s!r}')
+        raise TypeError(f"time stamp must be a number of seconds, got bool {stamp_s!r}")
     if isinstance(stamp_s, np.generic):
         stamp_s = stamp_s.item()
     if isinstance(stamp_s, float) and not math.isfinite(stamp_s):
-        raise ValueError(f'time stamp must be finite, got {stamp_s!r}')
+        raise ValueError(f"time stamp must be finite, got {stamp_s!r}")
     try:
         frac = Fraction(stamp_s)
     except (TypeError, ValueError) as exc:
         raise ValueError(
-            f'time stamp must be a finite number of seconds, got {stamp_s!r}') from exc
+            f"time stamp must be a finite number of seconds, got {stamp_s!r}") from exc
     return round(frac * _NS_PER_S)
 
 
 def ns_to_time_msg(ns: int) -> Any:
     """``builtin_interfaces/Time`` from integer nanoseconds (floor split)."""
     if isinstance(ns, (bool, np.bool_)) or not isinstance(ns, (numbers.Integral, np.integer)):
-        raise TypeError(f'nanoseconds must be an integer, got {type(ns).__name__}')
+        raise TypeError(f"nanoseconds must be an integer, got {type(ns).__name__}")
     ns = int(ns)
     sec, nanosec = divmod(ns, _NS_PER_S)
     if not _INT32_MIN <= sec <= _INT32_MAX:
         raise ValueError(
-            f'time stamp {ns} ns is outside builtin_interfaces/Time range '
-            f'(sec must fit int32, got {sec})')
-    return _T['builtin_interfaces/msg/Time'](sec=sec, nanosec=nanosec)
+            f"time stamp {ns} ns is outside builtin_interfaces/Time range "
+            f"(sec must fit int32, got {sec})")
+    return _T["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec)
 
 
 def time_msg(stamp_s: Any) -> Any:
     """``builtin_interfaces/Time`` from seconds; a Time message is passed through."""
-    if _is_msg(stamp_s, 'builtin_interfaces/msg/Time'):
+    if _is_msg(stamp_s, "builtin_interfaces/msg/Time"):
         return stamp_s
     return ns_to_time_msg(stamp_to_ns(stamp_s))
 
@@ -270,9 +278,9 @@ def time_msg_to_ns(msg: Any) -> int:
     """Integer nanoseconds of a ``builtin_interfaces/Time`` message (validated)."""
     sec, nanosec = int(msg.sec), int(msg.nanosec)
     if not 0 <= nanosec < _NS_PER_S:
-        raise ValueError(f'builtin_interfaces/Time: nanosec must be in [0, 1e9), got {nanosec}')
+        raise ValueError(f"builtin_interfaces/Time: nanosec must be in [0, 1e9), got {nanosec}")
     if not _INT32_MIN <= sec <= _INT32_MAX:
-        raise ValueError(f'builtin_interfaces/Time: sec must fit int32, got {sec}')
+        raise ValueError(f"builtin_interfaces/Time: sec must fit int32, got {sec}")
     return sec * _NS_PER_S + nanosec
 
 
@@ -281,10 +289,10 @@ def time_msg_to_sec(msg: Any) -> float:
     return float(Fraction(time_msg_to_ns(msg), _NS_PER_S))
 
 
-def header_msg(stamp_s: Any, frame_id: str = '') -> Any:
+def header_msg(stamp_s: Any, frame_id: str = "") -> Any:
     """``std_msgs/Header``."""
-    _check_frame_id(frame_id, 'frame_id', allow_empty=True)
-    return _T['std_msgs/msg/Header'](stamp=time_msg(stamp_s), frame_id=frame_id)
+    _check_frame_id(frame_id, "frame_id", allow_empty=True)
+    return _T["std_msgs/msg/Header"](stamp=time_msg(stamp_s), frame_id=frame_id)
 
 
 # ------------------------------------------------------------------------- rotations
@@ -299,9 +307,9 @@ def _is_msg(obj: Any, msgtype: str) -> bool:
 
 def _check_frame_id(frame_id: Any, what: str, *, allow_empty: bool = False) -> None:
     if not isinstance(frame_id, str):
-        raise ValueError(f'{what} must be a str, got {type(frame_id).__name__}')
+        raise ValueError(f"{what} must be a str, got {type(frame_id).__name__}")
     if not allow_empty and not frame_id:
-        raise ValueError(f'{what} must not be empty')
+        raise ValueError(f"{what} must not be empty")
 
 
 def _vector(x: Any, n: int | None, what: str) -> np.ndarray:
@@ -309,21 +317,21 @@ def _vector(x: Any, n: int | None, what: str) -> np.ndarray:
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f'{what} must be numeric: {exc}') from exc
+        raise ValueError(f"{what} must be numeric: {exc}") from exc
     if a.ndim > 1 and sum(d != 1 for d in a.shape) <= 1:
         a = a.reshape(-1)  # row/column vector
     if a.ndim != 1:
-        raise ValueError(f'{what} must be 1-D, got shape {a.shape}')
+        raise ValueError(f"{what} must be 1-D, got shape {a.shape}")
     if n is not None and a.shape[0] != n:
-        raise ValueError(f'{what} must have length {n}, got {a.shape[0]}')
+        raise ValueError(f"{what} must have length {n}, got {a.shape[0]}")
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:
-        raise ValueError(f'{what} contains NaN/Inf at index {int(bad[0])}')
+        raise ValueError(f"{what} contains NaN/Inf at index {int(bad[0])}")
     return np.ascontiguousarray(a)
 
 
 def _vec3(v: Sequence[float]) -> Any:
-    return _T['geometry_msgs/msg/Vector3'](x=float(v[0]), y=float(v[1]), z=float(v[2]))
+    return _T["geometry_msgs/msg/Vector3"](x=float(v[0]), y=float(v[1]), z=float(v[2]))
 
 
 def _covariance(c: Any, what: str) -> np.ndarray:
@@ -331,9 +339,9 @@ def _covariance(c: Any, what: str) -> np.ndarray:
         return np.zeros(36)
     a = np.asarray(c, dtype=float)
     if a.shape not in {(36,), (6, 6)}:
-        raise ValueError(f'{what} must have shape (6, 6) or (36,), got {a.shape}')
+        raise ValueError(f"{what} must have shape (6, 6) or (36,), got {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f'{what} contains NaN/Inf')
+        raise ValueError(f"{what} contains NaN/Inf")
     return np.ascontiguousarray(a.reshape(36))
 
 
@@ -341,7 +349,7 @@ def _covariance(c: Any, what: str) -> np.ndarray:
 
 
 def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = None,
-                    effort: Any = None, frame_id: str = '') -> Any:
+                    effort: Any = None, frame_id: str = "") -> Any:
     """``sensor_msgs/JointState``.
 
     ``pos`` must have one entry per name; ``vel``/``effort`` either the same length
@@ -350,15 +358,15 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
     names = list(names)
     for i, nm in enumerate(names):
         if not isinstance(nm, str) or not nm:
-            raise ValueError(f'JointState: joint name at index {i} must be a non-empty str, '
-                             f'got {nm!r}')
+            raise ValueError(f"JointState: joint name at index {i} must be a non-empty str, "
+                             f"got {nm!r}")
     dup = sorted({nm for nm in names if names.count(nm) > 1})
     if dup:
-        raise ValueError(f'JointState: duplicate joint names {dup}')
+        raise ValueError(f"JointState: duplicate joint names {dup}")
     n = len(names)
-    p = _vector(pos, n, 'JointState.position')
-    v = np.zeros(0) if vel is None else _vector(vel, n, 'JointState.velocity')
-    e = np.zeros(0) if effort is None else _vector(effort, n, 'JointState.effort')
+    p = _vector(pos, n, "JointState.position")
+    v = np.zeros(0) if vel is None else _vector(vel, n, "JointState.velocity")
+    e = np.zeros(0) if effort is None else _vector(effort, n, "JointState.effort")
     f64 = _lib().f64seq
     return _T[JOINT_STATE](header=header_msg(stamp_s, frame_id), name=names,
                            position=f64(p), velocity=f64(v), effort=f64(e))
@@ -367,14 +375,14 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
 def pose_msg(g: Any) -> Any:
     """geometry_msgs/Pose of a 4x4 transform (checked rigid; quaternion x, y, z, w)."""
     p, q = pose_from_matrix(g)
-    return _T['geometry_msgs/msg/Pose'](
-        position=_T['geometry_msgs/msg/Point'](x=float(p[0]), y=float(p[1]), z=float(p[2])),
-        orientation=_T['geometry_msgs/msg/Quaternion'](
+    return _T["geometry_msgs/msg/Pose"](
+        position=_T["geometry_msgs/msg/Point"](x=float(p[0]), y=float(p[1]), z=float(p[2])),
+        orientation=_T["geometry_msgs/msg/Quaternion"](
             x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])))
 
 
-def odometry_msg(stamp_s: Any, g: Any, V_body6: Any, frame_id: str = 'odom',
-                 child_frame_id: str = 'base_link', pose_covariance: Any = None,
+def odometry_msg(stamp_s: Any, g: Any, V_body6: Any, frame_id: str = "odom",
+                 child_frame_id: str = "base_link", pose_covariance: Any = None,
                  twist_covariance: Any = None) -> Any:
     """``nav_msgs/Odometry`` from the base pose ``g`` (4x4, child in frame_id) and the
     body twist ``V_body6 = [v; omega]`` expressed in ``child_frame_id``.
@@ -382,58 +390,58 @@ def odometry_msg(stamp_s: Any, g: Any, V_body6: Any, frame_id: str = 'odom',
     Covariances default to zeros (exact simulated ground truth); pass (6, 6) or
     (36,) arrays, row-major in the order (x, y, z, rot x, rot y, rot z).
     """
-    _check_frame_id(frame_id, 'Odometry.header.frame_id')
-    _check_frame_id(child_frame_id, 'Odometry.child_frame_id')
-    V = _vector(V_body6, 6, 'Odometry twist V_body6')
+    _check_frame_id(frame_id, "Odometry.header.frame_id")
+    _check_frame_id(child_frame_id, "Odometry.child_frame_id")
+    V = _vector(V_body6, 6, "Odometry twist V_body6")
     return _T[ODOMETRY](
         header=header_msg(stamp_s, frame_id),
         child_frame_id=child_frame_id,
-        pose=_T['geometry_msgs/msg/PoseWithCovariance'](
-            pose=pose_msg(check_rigid_transform(g, name='Odometry pose g')),
-            covariance=_covariance(pose_covariance, 'Odometry pose covariance')),
-        twist=_T['geometry_msgs/msg/TwistWithCovariance'](
-            twist=_T['geometry_msgs/msg/Twist'](linear=_vec3(V[:3]), angular=_vec3(V[3:])),
-            covariance=_covariance(twist_covariance, 'Odometry twist covariance')))
+        pose=_T["geometry_msgs/msg/PoseWithCovariance"](
+            pose=pose_msg(check_rigid_transform(g, name="Odometry pose g")),
+            covariance=_covariance(pose_covariance, "Odometry pose covariance")),
+        twist=_T["geometry_msgs/msg/TwistWithCovariance"](
+            twist=_T["geometry_msgs/msg/Twist"](linear=_vec3(V[:3]), angular=_vec3(V[3:])),
+            covariance=_covariance(twist_covariance, "Odometry twist covariance")))
 
 
 def transform_stamped_msg(stamp_s: Any, parent: str, child: str, g: Any) -> Any:
     """``geometry_msgs/TransformStamped``: pose of ``child`` in ``parent`` (4x4)."""
-    _check_frame_id(parent, 'TransformStamped parent frame_id')
-    _check_frame_id(child, 'TransformStamped child_frame_id')
+    _check_frame_id(parent, "TransformStamped parent frame_id")
+    _check_frame_id(child, "TransformStamped child_frame_id")
     if parent == child:
-        raise ValueError(f'TransformStamped: parent and child frame are both {parent!r}')
-    p, q = pose_from_matrix(check_rigid_transform(g, name=f'transform {parent}->{child}'))
-    return _T['geometry_msgs/msg/TransformStamped'](
+        raise ValueError(f"TransformStamped: parent and child frame are both {parent!r}")
+    p, q = pose_from_matrix(check_rigid_transform(g, name=f"transform {parent}->{child}"))
+    return _T["geometry_msgs/msg/TransformStamped"](
         header=header_msg(stamp_s, parent), child_frame_id=child,
-        transform=_T['geometry_msgs/msg/Transform'](
+        transform=_T["geometry_msgs/msg/Transform"](
             translation=_vec3(p),
-            rotation=_T['geometry_msgs/msg/Quaternion'](
+            rotation=_T["geometry_msgs/msg/Quaternion"](
                 x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))))
 
 
 def pose_stamped_msg(stamp_s: Any, frame_id: str, g: Any) -> Any:
     """``geometry_msgs/PoseStamped``: pose ``g`` (4x4) in ``frame_id``."""
-    _check_frame_id(frame_id, 'PoseStamped.header.frame_id')
-    return _T['geometry_msgs/msg/PoseStamped'](
+    _check_frame_id(frame_id, "PoseStamped.header.frame_id")
+    return _T["geometry_msgs/msg/PoseStamped"](
         header=header_msg(stamp_s, frame_id),
-        pose=pose_msg(check_rigid_transform(g, name='PoseStamped pose g')))
+        pose=pose_msg(check_rigid_transform(g, name="PoseStamped pose g")))
 
 
 def pose_stamped_from_odometry(msg: Any) -> Any:
     """``geometry_msgs/PoseStamped`` of an Odometry's pose (header shared, same library)."""
     _expect(msg, ODOMETRY)
-    return _T['geometry_msgs/msg/PoseStamped'](header=msg.header, pose=msg.pose.pose)
+    return _T["geometry_msgs/msg/PoseStamped"](header=msg.header, pose=msg.pose.pose)
 
 
 def path_msg(stamp_s: Any, frame_id: str, poses: Iterable[Any]) -> Any:
     """``nav_msgs/Path`` in ``frame_id`` from PoseStamped messages (of the same library)."""
-    _check_frame_id(frame_id, 'Path.header.frame_id')
+    _check_frame_id(frame_id, "Path.header.frame_id")
     poses = list(poses)
     for k in {0, len(poses) - 1} if poses else ():   # all come from one builder
-        if not _is_msg(poses[k], 'geometry_msgs/msg/PoseStamped'):
-            raise ValueError(f'Path: pose {k} must be a geometry_msgs/msg/PoseStamped, got '
-                             f'{msgtype_of(poses[k])}')
-    return _T['nav_msgs/msg/Path'](header=header_msg(stamp_s, frame_id), poses=poses)
+        if not _is_msg(poses[k], "geometry_msgs/msg/PoseStamped"):
+            raise ValueError(f"Path: pose {k} must be a geometry_msgs/msg/PoseStamped, got "
+                             f"{msgtype_of(poses[k])}")
+    return _T["nav_msgs/msg/Path"](header=header_msg(stamp_s, frame_id), poses=poses)
 
 
 def tf_msg(stamp_s: Any, transforms: Iterable[tuple[str, str, Any]]) -> Any:
@@ -444,7 +452,7 @@ def tf_msg(stamp_s: Any, transforms: Iterable[tuple[str, str, Any]]) -> Any:
         try:
             parent, child, g = item
         except (TypeError, ValueError) as exc:
-            raise ValueError(f'TFMessage: transform {k} must be (parent, child, 4x4)') from exc
+            raise ValueError(f"TFMessage: transform {k} must be (parent, child, 4x4)") from exc
         items.append(transform_stamped_msg(stamp, parent, child, g))
     return _T[TF_MESSAGE](transforms=items)
 
@@ -463,45 +471,45 @@ def float64_multi_array_msg(values: Any, labels: Sequence[str] | None = None) ->
     """
     a = np.asarray(values, dtype=np.float64)
     if a.ndim == 0:
-        raise ValueError('Float64MultiArray: values must be at least 1-D')
+        raise ValueError("Float64MultiArray: values must be at least 1-D")
     if not np.all(np.isfinite(a)):
         bad = int(np.flatnonzero(~np.isfinite(a.reshape(-1)))[0])
-        raise ValueError(f'Float64MultiArray: values contain NaN/Inf at flat index {bad}')
+        raise ValueError(f"Float64MultiArray: values contain NaN/Inf at flat index {bad}")
     dims = []
     if a.ndim > 1 or labels is not None:
-        labels = [''] * a.ndim if labels is None else list(labels)
+        labels = [""] * a.ndim if labels is None else list(labels)
         if len(labels) != a.ndim:
-            raise ValueError(f'Float64MultiArray: {len(labels)} labels for {a.ndim}-D values')
+            raise ValueError(f"Float64MultiArray: {len(labels)} labels for {a.ndim}-D values")
         for i, lab in enumerate(labels):
-            dims.append(_T['std_msgs/msg/MultiArrayDimension'](
+            dims.append(_T["std_msgs/msg/MultiArrayDimension"](
                 label=str(lab), size=int(a.shape[i]), stride=int(np.prod(a.shape[i:]))))
     return _T[FLOAT64_MULTI_ARRAY](
-        layout=_T['std_msgs/msg/MultiArrayLayout'](dim=dims, data_offset=0),
+        layout=_T["std_msgs/msg/MultiArrayLayout"](dim=dims, data_offset=0),
         data=_lib().f64seq(np.ascontiguousarray(a.reshape(-1))))
 
 
-def wrench_stamped_msg(stamp_s: Any, wrench6: Any, frame_id: str = 'base_link') -> Any:
+def wrench_stamped_msg(stamp_s: Any, wrench6: Any, frame_id: str = "base_link") -> Any:
     """``geometry_msgs/WrenchStamped`` from ``wrench6 = [force; torque]`` in ``frame_id``."""
-    _check_frame_id(frame_id, 'WrenchStamped.header.frame_id')
-    w = _vector(wrench6, 6, 'WrenchStamped wrench6')
+    _check_frame_id(frame_id, "WrenchStamped.header.frame_id")
+    w = _vector(wrench6, 6, "WrenchStamped wrench6")
     return _T[WRENCH_STAMPED](
         header=header_msg(stamp_s, frame_id),
-        wrench=_T['geometry_msgs/msg/Wrench'](force=_vec3(w[:3]), torque=_vec3(w[3:])))
+        wrench=_T["geometry_msgs/msg/Wrench"](force=_vec3(w[:3]), torque=_vec3(w[3:])))
 
 
 def _diag_level(level: Any) -> int:
     if isinstance(level, str):
         key = level.strip().upper()
         if key not in DIAGNOSTIC_LEVELS:
-            raise ValueError(f'DiagnosticStatus: unknown level {level!r}; expected one of '
-                             f'{sorted(DIAGNOSTIC_LEVELS)} or 0..3')
+            raise ValueError(f"DiagnosticStatus: unknown level {level!r}; expected one of "
+                             f"{sorted(DIAGNOSTIC_LEVELS)} or 0..3")
         return DIAGNOSTIC_LEVELS[key]
     if isinstance(level, (bool, np.bool_)) or not isinstance(level, (numbers.Integral,
                                                                       np.integer)):
-        raise ValueError(f'DiagnosticStatus: level must be int 0..3 or a name, got {level!r}')
+        raise ValueError(f"DiagnosticStatus: level must be int 0..3 or a name, got {level!r}")
     if int(level) not in DIAGNOSTIC_LEVELS.values():
-        raise ValueError(f'DiagnosticStatus: level must be 0..3 (OK/WARN/ERROR/STALE), '
-                         f'got {level}')
+        raise ValueError(f"DiagnosticStatus: level must be 0..3 (OK/WARN/ERROR/STALE), "
+                         f"got {level}")
     return int(level)
 
 
@@ -513,20 +521,20 @@ def _kv_value(v: Any) -> str:
     return str(v)
 
 
-def diagnostic_status_msg(name: str, level: Any = 'OK', message: str = '',
-                          hardware_id: str = '', values: Mapping[str, Any] | None = None) -> Any:
+def diagnostic_status_msg(name: str, level: Any = "OK", message: str = "",
+                          hardware_id: str = "", values: Mapping[str, Any] | None = None) -> Any:
     """``diagnostic_msgs/DiagnosticStatus``; ``values`` become KeyValue strings
     (floats with full round-trip precision)."""
     if not isinstance(name, str) or not name:
-        raise ValueError('DiagnosticStatus: name must be a non-empty str')
-    kvs = [_T['diagnostic_msgs/msg/KeyValue'](key=str(k), value=_kv_value(v))
+        raise ValueError("DiagnosticStatus: name must be a non-empty str")
+    kvs = [_T["diagnostic_msgs/msg/KeyValue"](key=str(k), value=_kv_value(v))
            for k, v in (values or {}).items()]
-    return _T['diagnostic_msgs/msg/DiagnosticStatus'](
+    return _T["diagnostic_msgs/msg/DiagnosticStatus"](
         level=_lib().octet(_diag_level(level)), name=name, message=str(message),
         hardware_id=str(hardware_id), values=kvs)
 
 
-def diagnostic_array_msg(stamp_s: Any, statuses: Iterable[Any], frame_id: str = '') -> Any:
+def diagnostic_array_msg(stamp_s: Any, statuses: Iterable[Any], frame_id: str = "") -> Any:
     """``diagnostic_msgs/DiagnosticArray``.
 
     ``statuses``: DiagnosticStatus messages, or mappings with keys ``name`` and
@@ -535,17 +543,17 @@ def diagnostic_array_msg(stamp_s: Any, statuses: Iterable[Any], frame_id: str = 
     """
     out = []
     for k, s in enumerate(statuses):
-        if _is_msg(s, 'diagnostic_msgs/msg/DiagnosticStatus'):
+        if _is_msg(s, "diagnostic_msgs/msg/DiagnosticStatus"):
             out.append(s)
         elif isinstance(s, Mapping):
-            unknown = set(s) - {'name', 'level', 'message', 'hardware_id', 'values'}
-            if unknown or 'name' not in s:
+            unknown = set(s) - {"name", "level", "message", "hardware_id", "values"}
+            if unknown or "name" not in s:
                 raise ValueError(f'DiagnosticArray: status {k} needs key "name"; unknown keys '
                                  f'{sorted(unknown)}')
             out.append(diagnostic_status_msg(**s))
         else:
-            raise ValueError(f'DiagnosticArray: status {k} must be a DiagnosticStatus or a '
-                             f'mapping, got {type(s).__name__}')
+            raise ValueError(f"DiagnosticArray: status {k} must be a DiagnosticStatus or a "
+                             f"mapping, got {type(s).__name__}")
     return _T[DIAGNOSTIC_ARRAY](header=header_msg(stamp_s, frame_id), status=out)
 
 
@@ -592,7 +600,7 @@ class WrenchData(NamedTuple):
 def _expect(msg: Any, msgtype: str) -> None:
     got = msgtype_of(msg)
     if got != msgtype:
-        raise ValueError(f'expected a {msgtype} message, got {got}')
+        raise ValueError(f"expected a {msgtype} message, got {got}")
 
 
 def _finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np.ndarray:
@@ -600,8 +608,8 @@ def _finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:
         i = int(bad[0])
-        who = f" (joint '{names[i]}')" if names is not None and i < len(names) else ''
-        raise ValueError(f'{what} contains NaN/Inf at index {i}{who}')
+        who = f" (joint '{names[i]}')" if names is not None and i < len(names) else ""
+        raise ValueError(f"{what} contains NaN/Inf at index {i}{who}")
     return a
 
 
@@ -617,28 +625,28 @@ def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStat
     n = len(msg_names)
     dup = sorted({nm for nm in msg_names if msg_names.count(nm) > 1})
     if dup:
-        raise ValueError(f'JointState: duplicate joint names {dup}')
+        raise ValueError(f"JointState: duplicate joint names {dup}")
     fields = {}
-    for field in ('position', 'velocity', 'effort'):
+    for field in ("position", "velocity", "effort"):
         a = np.asarray(getattr(msg, field), dtype=np.float64).reshape(-1)
-        if a.size == 0 and field != 'position' and n > 0:
+        if a.size == 0 and field != "position" and n > 0:
             fields[field] = None
             continue
         if a.size != n:
-            raise ValueError(f'JointState: {field} has {a.size} entries but name has {n}')
-        fields[field] = _finite_field(a, f'JointState.{field}', msg_names)
+            raise ValueError(f"JointState: {field} has {a.size} entries but name has {n}")
+        fields[field] = _finite_field(a, f"JointState.{field}", msg_names)
     if names is not None:
         names = list(names)
         index = {nm: i for i, nm in enumerate(msg_names)}
         missing = [nm for nm in names if nm not in index]
         if missing:
-            raise ValueError(f'JointState: missing joint names {missing} (message has '
-                             f'{msg_names})')
+            raise ValueError(f"JointState: missing joint names {missing} (message has "
+                             f"{msg_names})")
         order = np.array([index[nm] for nm in names], dtype=int)
         fields = {k: (None if v is None else v[order]) for k, v in fields.items()}
         msg_names = names
-    return JointStateData(time_msg_to_ns(msg.header.stamp), msg_names, fields['position'],
-                          fields['velocity'], fields['effort'])
+    return JointStateData(time_msg_to_ns(msg.header.stamp), msg_names, fields["position"],
+                          fields["velocity"], fields["effort"])
 
 
 def _quat_field(q: Any, what: str) -> np.ndarray:
@@ -646,8 +654,8 @@ def _quat_field(q: Any, what: str) -> np.ndarray:
 
 
 def _transform_to_matrix(translation: Any, rotation: Any, what: str) -> np.ndarray:
-    p = _finite_field([translation.x, translation.y, translation.z], f'{what} translation')
-    q = _quat_field(rotation, f'{what} rotation')
+    p = _finite_field([translation.x, translation.y, translation.z], f"{what} translation")
+    q = _quat_field(rotation, f"{what} rotation")
     return matrix_from_pose(p, q)
 
 
@@ -655,20 +663,20 @@ def parse_odometry(msg: Any) -> OdometryData:
     """Odometry -> (stamp_ns, frame_id, child_frame_id, g 4x4, body twist [v; omega])."""
     _expect(msg, ODOMETRY)
     pose = msg.pose.pose
-    g = _transform_to_matrix(pose.position, pose.orientation, 'Odometry.pose')
+    g = _transform_to_matrix(pose.position, pose.orientation, "Odometry.pose")
     tw = msg.twist.twist
     V = _finite_field([tw.linear.x, tw.linear.y, tw.linear.z,
-                       tw.angular.x, tw.angular.y, tw.angular.z], 'Odometry.twist')
+                       tw.angular.x, tw.angular.y, tw.angular.z], "Odometry.twist")
     return OdometryData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id,
                         msg.child_frame_id, g, V)
 
 
 def parse_transform(msg: Any) -> TransformData:
     """TransformStamped -> (stamp_ns, parent, child, 4x4)."""
-    _expect(msg, 'geometry_msgs/msg/TransformStamped')
-    what = f'TransformStamped {msg.header.frame_id!r}->{msg.child_frame_id!r}'
+    _expect(msg, "geometry_msgs/msg/TransformStamped")
+    what = f"TransformStamped {msg.header.frame_id!r}->{msg.child_frame_id!r}"
     if not msg.header.frame_id or not msg.child_frame_id:
-        raise ValueError(f'{what}: empty frame id')
+        raise ValueError(f"{what}: empty frame id")
     g = _transform_to_matrix(msg.transform.translation, msg.transform.rotation, what)
     return TransformData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id,
                          msg.child_frame_id, g)
@@ -698,8 +706,8 @@ def parse_float64_multi_array(msg: Any, expected_len: int | None = None,
     data = np.asarray(msg.data, dtype=np.float64).reshape(-1)
     off = int(msg.layout.data_offset)
     if not 0 <= off <= data.size:
-        raise ValueError(f'Float64MultiArray: data_offset {off} outside data of length '
-                         f'{data.size}')
+        raise ValueError(f"Float64MultiArray: data_offset {off} outside data of length "
+                         f"{data.size}")
     data = data[off:]
     dims = list(msg.layout.dim)
     shape = None
@@ -707,17 +715,17 @@ def parse_float64_multi_array(msg: Any, expected_len: int | None = None,
         sizes = [int(d.size) for d in dims]
         total = int(np.prod(sizes))
         if total != data.size:
-            raise ValueError(f'Float64MultiArray: layout sizes {sizes} give {total} elements '
-                             f'but data has {data.size} after offset {off}')
+            raise ValueError(f"Float64MultiArray: layout sizes {sizes} give {total} elements "
+                             f"but data has {data.size} after offset {off}")
         strides = [int(d.stride) for d in dims]
         expected = [int(np.prod(sizes[i:])) for i in range(len(sizes))]
         if len(dims) > 1 and strides != expected:
-            raise ValueError(f'Float64MultiArray: strides {strides} are not row-major '
-                             f'contiguous {expected}')
+            raise ValueError(f"Float64MultiArray: strides {strides} are not row-major "
+                             f"contiguous {expected}")
         shape = sizes
     if expected_len is not None and data.size != expected_len:
-        raise ValueError(f'Float64MultiArray: expected {expected_len} values, got {data.size}')
-    data = _finite_field(data, 'Float64MultiArray.data')
+        raise ValueError(f"Float64MultiArray: expected {expected_len} values, got {data.size}")
+    data = _finite_field(data, "Float64MultiArray.data")
     if reshape and shape is not None and len(shape) > 1:
         data = data.reshape(shape)
     return data
@@ -727,7 +735,7 @@ def parse_wrench_stamped(msg: Any) -> WrenchData:
     """WrenchStamped -> (stamp_ns, frame_id, [force; torque])."""
     _expect(msg, WRENCH_STAMPED)
     f, t = msg.wrench.force, msg.wrench.torque
-    w = _finite_field([f.x, f.y, f.z, t.x, t.y, t.z], 'WrenchStamped.wrench')
+    w = _finite_field([f.x, f.y, f.z, t.x, t.y, t.z], "WrenchStamped.wrench")
     return WrenchData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id, w)
 
 
@@ -737,9 +745,9 @@ def parse_diagnostic_array(msg: Any) -> list[dict[str, Any]]:
     out = []
     for s in msg.status:
         level = s.level[0] if isinstance(s.level, (bytes, bytearray)) else int(s.level)
-        out.append({'name': s.name, 'level': _diag_level(level), 'message': s.message,
-                    'hardware_id': s.hardware_id,
-                    'values': {kv.key: kv.value for kv in s.values}})
+        out.append({"name": s.name, "level": _diag_level(level), "message": s.message,
+                    "hardware_id": s.hardware_id,
+                    "values": {kv.key: kv.value for kv in s.values}})
     return out
 
 
@@ -748,10 +756,10 @@ def parse_diagnostic_array(msg: Any) -> list[dict[str, Any]]:
 
 def serialize(msg: Any, msgtype: str | None = None) -> bytes:
     """CDR bytes (with the 4-byte encapsulation header) of a typestore message."""
-    msgtype = msgtype or getattr(msg, '__msgtype__', None)
+    msgtype = msgtype or getattr(msg, "__msgtype__", None)
     if msgtype is None:
-        raise ValueError(f'cannot infer ROS message type of {type(msg).__name__} (serialize '
-                         'takes rosbags messages)')
+        raise ValueError(f"cannot infer ROS message type of {type(msg).__name__} (serialize "
+                         "takes rosbags messages)")
     return bytes(_typestore().serialize_cdr(msg, msgtype))
 
 
@@ -759,17 +767,17 @@ def deserialize(data: bytes | bytearray | memoryview, msgtype: str) -> Any:
     """Typestore message from CDR bytes; malformed/short data raises ValueError."""
     store = _typestore()
     if msgtype not in store.types:
-        raise ValueError(f'unknown message type {msgtype!r}')
+        raise ValueError(f"unknown message type {msgtype!r}")
     data = bytes(data)
     if len(data) < 4:
-        raise ValueError(f'{msgtype}: CDR data too short ({len(data)} bytes)')
+        raise ValueError(f"{msgtype}: CDR data too short ({len(data)} bytes)")
     if data[0] != 0 or data[1] not in (0, 1):
-        raise ValueError(f'{msgtype}: unsupported CDR encapsulation header {data[:4].hex()} '
-                         '(expected plain CDR, 0000 or 0001)')
+        raise ValueError(f"{msgtype}: unsupported CDR encapsulation header {data[:4].hex()} "
+                         "(expected plain CDR, 0000 or 0001)")
     try:
         return store.deserialize_cdr(data, msgtype)
     except Exception as exc:  # rosbags raises struct/index/decode errors
-        raise ValueError(f'{msgtype}: malformed CDR data ({type(exc).__name__}: {exc})') from exc
+        raise ValueError(f"{msgtype}: malformed CDR data ({type(exc).__name__}: {exc})") from exc
 
 
 def msgdef(msgtype: str) -> str:

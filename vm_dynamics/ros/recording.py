@@ -61,8 +61,8 @@ from ..model.urdf import origin_transform
 from . import messages as rm
 
 __all__ = [
-    'BASE_IOTA', 'TOPIC_QOS', 'RecordingInfo', 'base_iota_matrix', 'select_samples',
-    'UrdfJoint', 'UrdfTree', 'McapRecorder', 'write_mcap', 'write_summary_json', 'to_jsonable',
+    "BASE_IOTA", "TOPIC_QOS", "RecordingInfo", "base_iota_matrix", "select_samples",
+    "UrdfJoint", "UrdfTree", "McapRecorder", "write_mcap", "write_summary_json", "to_jsonable",
 ]
 
 # ------------------------------------------------------------------- base embeddings
@@ -77,10 +77,10 @@ def _iota(rows: Sequence[int]) -> np.ndarray:
 
 #: Embeddings of the base velocity b-vector into the 6-twist [v; omega] (6 x b).
 BASE_IOTA: dict[str, np.ndarray] = {
-    'SE3': np.eye(6),            # [vx, vy, vz, wx, wy, wz]
-    'SE2': _iota([0, 1, 5]),     # [vx, vy, wz]
-    'SO3': _iota([3, 4, 5]),     # [wx, wy, wz]
-    'fixed': np.zeros((6, 0)),   # no base velocity
+    "SE3": np.eye(6),            # [vx, vy, vz, wx, wy, wz]
+    "SE2": _iota([0, 1, 5]),     # [vx, vy, wz]
+    "SO3": _iota([3, 4, 5]),     # [wx, wy, wz]
+    "fixed": np.zeros((6, 0)),   # no base velocity
 }
 
 
@@ -92,27 +92,27 @@ def base_iota_matrix(base_iota: Any, b: int) -> np.ndarray:
     """
     if base_iota is None:
         if b == 6:
-            return BASE_IOTA['SE3']
+            return BASE_IOTA["SE3"]
         if b == 0:
-            return BASE_IOTA['fixed']
+            return BASE_IOTA["fixed"]
         raise ValueError(
-            f'V has {b} columns; pass base_iota (6x{b} array or one of '
+            f"V has {b} columns; pass base_iota (6x{b} array or one of "
             f"{sorted(BASE_IOTA)}) — e.g. 'SE2' for [vx, vy, wz] or 'SO3' for [wx, wy, wz]")
     if isinstance(base_iota, str):
         key = {k.lower(): k for k in BASE_IOTA}.get(base_iota.lower())
         if key is None:
-            raise ValueError(f'unknown base_iota {base_iota!r}; expected one of '
-                             f'{sorted(BASE_IOTA)} or a 6 x b array')
+            raise ValueError(f"unknown base_iota {base_iota!r}; expected one of "
+                             f"{sorted(BASE_IOTA)} or a 6 x b array")
         m = BASE_IOTA[key]
-    elif hasattr(base_iota, 'iota'):  # e.g. a vm_dynamics.core.groups.VehicleGroup
+    elif hasattr(base_iota, "iota"):  # e.g. a vm_dynamics.core.groups.VehicleGroup
         m = np.asarray(base_iota.iota, dtype=float)
     else:
         m = np.asarray(base_iota, dtype=float)
     if m.shape != (6, b):
-        raise ValueError(f'base_iota must have shape (6, {b}) to map V (N, {b}) to a 6-twist, '
-                         f'got {m.shape}')
+        raise ValueError(f"base_iota must have shape (6, {b}) to map V (N, {b}) to a 6-twist, "
+                         f"got {m.shape}")
     if not np.all(np.isfinite(m)):
-        raise ValueError('base_iota contains NaN/Inf')
+        raise ValueError("base_iota contains NaN/Inf")
     return m
 
 
@@ -131,15 +131,15 @@ def select_samples(t: Any, decimate: int | None = None,
     t = np.asarray(t, dtype=float)
     n = t.shape[0]
     if decimate is not None and rate_hz is not None:
-        raise ValueError('give at most one of decimate and rate_hz')
+        raise ValueError("give at most one of decimate and rate_hz")
     if decimate is not None:
         if isinstance(decimate, bool) or int(decimate) != decimate or decimate < 1:
-            raise ValueError(f'decimate must be an integer >= 1, got {decimate!r}')
+            raise ValueError(f"decimate must be an integer >= 1, got {decimate!r}")
         return np.arange(0, n, int(decimate))
     if rate_hz is not None:
         if not (isinstance(rate_hz, (int, float, np.number)) and math.isfinite(rate_hz)
                 and rate_hz > 0):
-            raise ValueError(f'rate_hz must be a finite positive number, got {rate_hz!r}')
+            raise ValueError(f"rate_hz must be a finite positive number, got {rate_hz!r}")
         if n == 0:
             return np.zeros(0, dtype=int)
         # grid slot of each sample; tiny tolerance so that t = t0 + m/r exactly lands in m.
@@ -154,8 +154,14 @@ def select_samples(t: Any, decimate: int | None = None,
 
 
 def _qos(depth: int, transient_local: bool = False) -> Any:
-    from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
-                                    QosReliability, QosTime)
+    from rosbags.interfaces import (
+        Qos,
+        QosDurability,
+        QosHistory,
+        QosLiveliness,
+        QosReliability,
+        QosTime,
+    )
     zero = QosTime(0, 0)  # unspecified = DDS default (infinite)
     return Qos(QosHistory.KEEP_LAST, depth, QosReliability.RELIABLE,
                QosDurability.TRANSIENT_LOCAL if transient_local else QosDurability.VOLATILE,
@@ -164,11 +170,11 @@ def _qos(depth: int, transient_local: bool = False) -> Any:
 
 #: (message type, depth, transient_local) per topic.
 TOPIC_QOS: dict[str, tuple[str, int, bool]] = {
-    '/clock': (rm.CLOCK, 1, False),
-    '/joint_states': (rm.JOINT_STATE, 10, False),
-    '/odom': (rm.ODOMETRY, 10, False),
-    '/tf': (rm.TF_MESSAGE, 100, False),
-    '/tf_static': (rm.TF_MESSAGE, 1, True),
+    "/clock": (rm.CLOCK, 1, False),
+    "/joint_states": (rm.JOINT_STATE, 10, False),
+    "/odom": (rm.ODOMETRY, 10, False),
+    "/tf": (rm.TF_MESSAGE, 100, False),
+    "/tf_static": (rm.TF_MESSAGE, 1, True),
 }
 
 
@@ -190,14 +196,14 @@ def _array(x: Any, shape: tuple, what: str) -> np.ndarray:
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f'{what} must be numeric: {exc}') from exc
+        raise ValueError(f"{what} must be numeric: {exc}") from exc
     if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
-        pattern = '(' + ', '.join('*' if s is None else str(s) for s in shape) + ')'
-        raise ValueError(f'{what} must have shape {pattern}, got {a.shape}')
+        pattern = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{what} must have shape {pattern}, got {a.shape}")
     if a.size and not np.all(np.isfinite(a)):
         bad = np.argwhere(~np.isfinite(a))[0]
-        raise ValueError(f'{what} contains NaN/Inf at sample {int(bad[0])} (index '
-                         f'{tuple(int(i) for i in bad)})')
+        raise ValueError(f"{what} contains NaN/Inf at sample {int(bad[0])} (index "
+                         f"{tuple(int(i) for i in bad)})")
     return a
 
 
@@ -206,26 +212,26 @@ def _joint_array(x: Any, N: int, n: int, what: str) -> np.ndarray:
     if n == 0 and (x is None or np.size(x) == 0):
         return np.zeros((N, 0))
     if x is None:
-        raise ValueError(f'{what} is required for {n} joints')
-    return _array(x, (N, n), f'{what} (N, n_joints)')
+        raise ValueError(f"{what} is required for {n} joints")
+    return _array(x, (N, n), f"{what} (N, n_joints)")
 
 
 def _frame_pair(frame_ids: Any) -> tuple[str, str]:
     if isinstance(frame_ids, Mapping):
-        parent = frame_ids.get('odom', frame_ids.get('parent', 'odom'))
-        child = frame_ids.get('base', frame_ids.get('base_link', frame_ids.get('child',
-                                                                                 'base_link')))
+        parent = frame_ids.get("odom", frame_ids.get("parent", "odom"))
+        child = frame_ids.get("base", frame_ids.get("base_link", frame_ids.get("child",
+                                                                                 "base_link")))
     else:
         try:
             parent, child = frame_ids
         except (TypeError, ValueError) as exc:
-            raise ValueError(f'frame_ids must be (odom_frame, base_frame), got {frame_ids!r}'
+            raise ValueError(f"frame_ids must be (odom_frame, base_frame), got {frame_ids!r}"
                              ) from exc
     for f in (parent, child):
         if not isinstance(f, str) or not f:
-            raise ValueError(f'frame ids must be non-empty strings, got {frame_ids!r}')
+            raise ValueError(f"frame ids must be non-empty strings, got {frame_ids!r}")
     if parent == child:
-        raise ValueError(f'odom and base frame must differ, got {parent!r} twice')
+        raise ValueError(f"odom and base frame must differ, got {parent!r} twice")
     return parent, child
 
 
@@ -266,9 +272,10 @@ class UrdfTree:
     (``ValueError`` naming the joint or link).
     """
 
-    MOVABLE = ('revolute', 'continuous', 'prismatic')
+    MOVABLE = ("revolute", "continuous", "prismatic")
 
-    def __init__(self, source: str | os.PathLike):
+    # complexity: parses the URDF joints for TF, one branch per rejection reason
+    def __init__(self, source: str | os.PathLike):  # noqa: C901
         import xml.etree.ElementTree as ET
 
         from ..model.urdf import read_urdf_source
@@ -277,60 +284,60 @@ class UrdfTree:
         try:
             robot = ET.fromstring(self.xml)
         except ET.ParseError as exc:
-            raise ValueError(f'robot_description: not valid XML: {exc}') from None
-        if robot.tag != 'robot':
-            raise ValueError(f'robot_description: root element is <{robot.tag}>, not <robot>')
-        self.name = robot.get('name', '')
-        self.links = [lk.get('name') for lk in robot.findall('link')]
+            raise ValueError(f"robot_description: not valid XML: {exc}") from None
+        if robot.tag != "robot":
+            raise ValueError(f"robot_description: root element is <{robot.tag}>, not <robot>")
+        self.name = robot.get("name", "")
+        self.links = [lk.get("name") for lk in robot.findall("link")]
         if not self.links or any(not n for n in self.links):
-            raise ValueError('robot_description: every <link> needs a name, and one is needed')
+            raise ValueError("robot_description: every <link> needs a name, and one is needed")
         known = set(self.links)
         joints = []
-        for el in robot.findall('joint'):
-            name, jtype = el.get('name'), el.get('type')
-            what = f'joint {name!r}'
+        for el in robot.findall("joint"):
+            name, jtype = el.get("name"), el.get("type")
+            what = f"joint {name!r}"
             if not name:
-                raise ValueError('robot_description: a <joint> has no name')
-            if jtype not in self.MOVABLE + ('fixed',):
+                raise ValueError("robot_description: a <joint> has no name")
+            if jtype not in self.MOVABLE + ("fixed",):
                 raise ValueError(f'{what}: type {jtype!r} has no TF from a joint position '
                                  f'(supported: fixed, {", ".join(self.MOVABLE)})')
-            pe, ce = el.find('parent'), el.find('child')
-            parent = pe.get('link') if pe is not None else None
-            child = ce.get('link') if ce is not None else None
-            for role, link in (('parent', parent), ('child', child)):
+            pe, ce = el.find("parent"), el.find("child")
+            parent = pe.get("link") if pe is not None else None
+            child = ce.get("link") if ce is not None else None
+            for role, link in (("parent", parent), ("child", child)):
                 if link not in known:
-                    raise ValueError(f'{what}: {role} link {link!r} is not a <link>')
+                    raise ValueError(f"{what}: {role} link {link!r} is not a <link>")
             axis = np.array([1.0, 0.0, 0.0])
-            ae = el.find('axis')
+            ae = el.find("axis")
             if ae is not None:
                 try:
-                    axis = np.array([float(v) for v in ae.get('xyz', '1 0 0').split()])
+                    axis = np.array([float(v) for v in ae.get("xyz", "1 0 0").split()])
                 except ValueError:
-                    raise ValueError(f'{what}: axis is not numeric') from None
+                    raise ValueError(f"{what}: axis is not numeric") from None
                 if axis.shape != (3,) or not np.all(np.isfinite(axis)):
-                    raise ValueError(f'{what}: axis needs 3 finite values')
+                    raise ValueError(f"{what}: axis needs 3 finite values")
             norm = float(np.linalg.norm(axis))
-            if jtype != 'fixed' and norm == 0.0:
-                raise ValueError(f'{what}: axis is zero')
+            if jtype != "fixed" and norm == 0.0:
+                raise ValueError(f"{what}: axis is zero")
             mimic = None
-            me = el.find('mimic')
-            if me is not None and jtype != 'fixed':
+            me = el.find("mimic")
+            if me is not None and jtype != "fixed":
                 try:
-                    mimic = (me.get('joint'), float(me.get('multiplier', '1')),
-                             float(me.get('offset', '0')))
+                    mimic = (me.get("joint"), float(me.get("multiplier", "1")),
+                             float(me.get("offset", "0")))
                 except ValueError:
-                    raise ValueError(f'{what}: mimic multiplier/offset is not numeric') from None
+                    raise ValueError(f"{what}: mimic multiplier/offset is not numeric") from None
             joints.append(UrdfJoint(name, jtype, parent, child,
-                                    origin_transform(el.find('origin'), what),
+                                    origin_transform(el.find("origin"), what),
                                     axis / norm if norm else axis, mimic))
         children = [j.child for j in joints]
         dup = {c for c in children if children.count(c) > 1}
         if dup:
-            raise ValueError(f'robot_description: link {sorted(dup)[0]!r} has several parent '
-                             f'joints (closed loop)')
+            raise ValueError(f"robot_description: link {sorted(dup)[0]!r} has several parent "
+                             f"joints (closed loop)")
         roots = [lk for lk in self.links if lk not in set(children)]
         if len(roots) != 1:
-            raise ValueError(f'robot_description: expected one root link, found {roots}')
+            raise ValueError(f"robot_description: expected one root link, found {roots}")
         self.root = roots[0]
         # order joints parent-before-child (depth-first from the root); unreached = cycle
         by_parent: dict[str, list[UrdfJoint]] = {}
@@ -344,15 +351,15 @@ class UrdfTree:
                 stack.append(j.child)
         if len(ordered) != len(joints):
             lost = sorted({j.name for j in joints} - {j.name for j in ordered})
-            raise ValueError(f'robot_description: joints {lost} are not connected to the root '
-                             f'link {self.root!r} (cycle)')
+            raise ValueError(f"robot_description: joints {lost} are not connected to the root "
+                             f"link {self.root!r} (cycle)")
         self.joints = ordered
         names = {j.name for j in ordered}
         for j in ordered:
             if j.mimic is not None and j.mimic[0] not in names:
-                raise ValueError(f'joint {j.name!r}: mimics unknown joint {j.mimic[0]!r}')
+                raise ValueError(f"joint {j.name!r}: mimics unknown joint {j.mimic[0]!r}")
         #: joints whose position is an input (movable, not mimic), in URDF document order
-        self.position_joints = [j.name for j in joints if j.type != 'fixed' and j.mimic is None]
+        self.position_joints = [j.name for j in joints if j.type != "fixed" and j.mimic is None]
         # origin translation, quaternion (x, y, z, w) and axis as floats, for the fast path
         self._origin_pq = {j.name: (tuple(float(v) for v in j.origin[:3, 3]),
                                     tuple(float(v) for v in rm.quat_from_matrix(j.origin[:3, :3],
@@ -362,7 +369,7 @@ class UrdfTree:
 
     def static_transforms(self) -> list[tuple[str, str, np.ndarray]]:
         """``(parent, child, 4x4)`` of every fixed joint (``/tf_static``)."""
-        return [(j.parent, j.child, j.origin.copy()) for j in self.joints if j.type == 'fixed']
+        return [(j.parent, j.child, j.origin.copy()) for j in self.joints if j.type == "fixed"]
 
     def moving_transforms(self, positions: Mapping[str, float]) -> list[tuple[str, str,
                                                                                np.ndarray]]:
@@ -370,19 +377,19 @@ class UrdfTree:
         every joint of :attr:`position_joints` must be given."""
         out = []
         for j in self.joints:
-            if j.type == 'fixed':
+            if j.type == "fixed":
                 continue
             if j.mimic is not None:
                 src, mult, off = j.mimic
                 if src not in positions:
-                    raise ValueError(f'joint {src!r} (mimicked by {j.name!r}) has no position')
+                    raise ValueError(f"joint {src!r} (mimicked by {j.name!r}) has no position")
                 x = mult * float(positions[src]) + off
             else:
                 if j.name not in positions:
-                    raise ValueError(f'joint {j.name!r} has no position')
+                    raise ValueError(f"joint {j.name!r} has no position")
                 x = float(positions[j.name])
             m = np.eye(4)
-            if j.type == 'prismatic':
+            if j.type == "prismatic":
                 m[:3, 3] = j.axis * x
             else:
                 m[:3, :3] = _axis_angle(j.axis, x)
@@ -395,19 +402,19 @@ class UrdfTree:
         quaternion): the fast path of the recorder, without matrix checks."""
         out = []
         for j in self.joints:
-            if j.type == 'fixed':
+            if j.type == "fixed":
                 continue
             if j.mimic is not None:
                 src, mult, off = j.mimic
                 if src not in positions:
-                    raise ValueError(f'joint {src!r} (mimicked by {j.name!r}) has no position')
+                    raise ValueError(f"joint {src!r} (mimicked by {j.name!r}) has no position")
                 x = mult * float(positions[src]) + off
             else:
                 if j.name not in positions:
-                    raise ValueError(f'joint {j.name!r} has no position')
+                    raise ValueError(f"joint {j.name!r} has no position")
                 x = float(positions[j.name])
             p, q0, axis_parent = self._origin_pq[j.name]
-            if j.type == 'prismatic':
+            if j.type == "prismatic":
                 p = (p[0] + axis_parent[0] * x, p[1] + axis_parent[1] * x,
                      p[2] + axis_parent[2] * x)
                 q = q0
@@ -436,18 +443,18 @@ class UrdfTree:
 
 # ------------------------------------------------------------------------ writer
 
-STRING = 'std_msgs/msg/String'
+STRING = "std_msgs/msg/String"
 
 
 def _transform_stamped(stamp: Any, parent: str, child: str, p: tuple, q: tuple) -> Any:
     """geometry_msgs/TransformStamped from a translation and a unit quaternion (x, y, z, w)
     computed by :meth:`UrdfTree.moving_transforms_pq` (no checks: the fast path)."""
     T = rm.TYPESTORE.types
-    return T['geometry_msgs/msg/TransformStamped'](
-        header=T['std_msgs/msg/Header'](stamp=stamp, frame_id=parent), child_frame_id=child,
-        transform=T['geometry_msgs/msg/Transform'](
-            translation=T['geometry_msgs/msg/Vector3'](x=p[0], y=p[1], z=p[2]),
-            rotation=T['geometry_msgs/msg/Quaternion'](x=q[0], y=q[1], z=q[2], w=q[3])))
+    return T["geometry_msgs/msg/TransformStamped"](
+        header=T["std_msgs/msg/Header"](stamp=stamp, frame_id=parent), child_frame_id=child,
+        transform=T["geometry_msgs/msg/Transform"](
+            translation=T["geometry_msgs/msg/Vector3"](x=p[0], y=p[1], z=p[2]),
+            rotation=T["geometry_msgs/msg/Quaternion"](x=q[0], y=q[1], z=q[2], w=q[3])))
 
 
 class McapRecorder:
@@ -487,56 +494,56 @@ class McapRecorder:
         from rosbags.rosbag2 import StoragePlugin, Writer
 
         path = Path(path)
-        if path.suffix != '.mcap':
-            raise ValueError(f'output path must end with .mcap, got {path.name!r}')
+        if path.suffix != ".mcap":
+            raise ValueError(f"output path must end with .mcap, got {path.name!r}")
         if path.exists() and not overwrite:
-            raise FileExistsError(f'{path} exists (pass overwrite=True to replace it)')
+            raise FileExistsError(f"{path} exists (pass overwrite=True to replace it)")
         if path.exists() and not path.is_file():
-            raise ValueError(f'output path {str(path)!r} exists and is not a file')
+            raise ValueError(f"output path {str(path)!r} exists and is not a file")
         if rate_hz is not None and not (isinstance(rate_hz, (int, float, np.number))
                                         and math.isfinite(rate_hz) and rate_hz > 0):
-            raise ValueError(f'rate_hz must be a finite positive number, got {rate_hz!r}')
+            raise ValueError(f"rate_hz must be a finite positive number, got {rate_hz!r}")
         self.names = [str(s) for s in joint_names]
         if len(set(self.names)) != len(self.names):
-            raise ValueError(f'joint_names has duplicates: {self.names}')
+            raise ValueError(f"joint_names has duplicates: {self.names}")
         self.tree = None if robot_description is None else UrdfTree(robot_description)
         if frame_ids is None:
-            frame_ids = ('odom', self.tree.root if self.tree else 'base_link')
+            frame_ids = ("odom", self.tree.root if self.tree else "base_link")
         self.odom, self.base = _frame_pair(frame_ids)
         statics: list[tuple[str, str, np.ndarray]] = []
         if self.tree is not None:
             if self.base != self.tree.root:
-                raise ValueError(f'frame_ids: base frame {self.base!r} is not the root link '
-                                 f'{self.tree.root!r} of the robot description')
+                raise ValueError(f"frame_ids: base frame {self.base!r} is not the root link "
+                                 f"{self.tree.root!r} of the robot description")
             missing = [j for j in self.tree.position_joints if j not in self.names]
             unknown = [j for j in self.names if j not in self.tree.position_joints]
             if missing or unknown:
-                raise ValueError(f'joint_names do not match the robot description: '
-                                 f'missing {missing}, not movable joints of the URDF {unknown}')
+                raise ValueError(f"joint_names do not match the robot description: "
+                                 f"missing {missing}, not movable joints of the URDF {unknown}")
             statics += self.tree.static_transforms()
         for k, item in enumerate(static_tf or ()):
             try:
                 parent, child, G = item
             except (TypeError, ValueError) as exc:
-                raise ValueError(f'static_tf[{k}] must be (parent, child, 4x4)') from exc
+                raise ValueError(f"static_tf[{k}] must be (parent, child, 4x4)") from exc
             statics.append((parent, child, rm.check_rigid_transform(
-                np.asarray(G, dtype=float), name=f'static_tf[{k}] {parent}->{child}')))
+                np.asarray(G, dtype=float), name=f"static_tf[{k}] {parent}->{child}")))
         self._static = statics
         self._base_iota = base_iota
         self._iota = None
         self.rate_hz = rate_hz
         self.offset_ns = rm.stamp_to_ns(time_offset_s)
         self.path = path
-        self.counts = {topic: 0 for topic in ('/clock', '/joint_states', '/odom', '/tf')}
+        self.counts = {topic: 0 for topic in ("/clock", "/joint_states", "/odom", "/tf")}
         from array import array
-        self._indices = array('q')
+        self._indices = array("q")
         self._k = -1                 # index of the last sample offered
         self._t_last = None          # time of the last sample offered
         self._t_first = None
         self._slot = None
         self.start_ns = self.end_ns = None
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmpdir = Path(tempfile.mkdtemp(prefix=f'.{path.stem}.', dir=path.parent))
+        self._tmpdir = Path(tempfile.mkdtemp(prefix=f".{path.stem}.", dir=path.parent))
         self._bagdir = self._tmpdir / path.stem
         self._writer = Writer(self._bagdir, version=9, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
@@ -545,11 +552,11 @@ class McapRecorder:
         self._info: RecordingInfo | None = None
         topics = list(self.counts)
         if statics:
-            topics.append('/tf_static')
+            topics.append("/tf_static")
         if self.tree is not None:
-            topics.append('/robot_description')
+            topics.append("/robot_description")
         for topic in topics:
-            if topic == '/robot_description':
+            if topic == "/robot_description":
                 msgtype, depth, latched = STRING, 1, True
             else:
                 msgtype, depth, latched = TOPIC_QOS[topic]
@@ -574,25 +581,25 @@ class McapRecorder:
         velocities (n), optional efforts (n) and extra ``(parent, child, 4x4)`` for ``/tf``.
         Returns True if it was recorded (False if ``rate_hz`` skips it)."""
         if self._closed:
-            raise ValueError('recorder is closed')
+            raise ValueError("recorder is closed")
         t = float(t)
         k = self._k + 1
         if not math.isfinite(t):
-            raise ValueError(f't contains NaN/Inf at sample {k}')
+            raise ValueError(f"t contains NaN/Inf at sample {k}")
         if self._t_last is not None and not t > self._t_last:
-            raise ValueError(f't must be strictly increasing (t[{k}] = {t!r} <= '
-                             f't[{k - 1}] = {self._t_last!r})')
+            raise ValueError(f"t must be strictly increasing (t[{k}] = {t!r} <= "
+                             f"t[{k - 1}] = {self._t_last!r})")
         n = len(self.names)
-        g = rm.check_rigid_transform(_array(g, (4, 4), f'g at sample {k}'), name='g')
-        V = np.atleast_1d(_array(np.zeros(0) if V is None else V, (None,), f'V at sample {k}'))
+        g = rm.check_rigid_transform(_array(g, (4, 4), f"g at sample {k}"), name="g")
+        V = np.atleast_1d(_array(np.zeros(0) if V is None else V, (None,), f"V at sample {k}"))
         if self._iota is None:
             self._iota = base_iota_matrix(self._base_iota, V.shape[0])
         elif V.shape[0] != self._iota.shape[1]:
-            raise ValueError(f'V at sample {k} has {V.shape[0]} entries, earlier samples '
-                             f'{self._iota.shape[1]}')
-        q = _array(np.zeros(0) if q is None and n == 0 else q, (n,), f'q at sample {k}')
-        qd = _array(np.zeros(0) if qd is None and n == 0 else qd, (n,), f'qd at sample {k}')
-        eff = None if effort is None else _array(effort, (n,), f'effort at sample {k}')
+            raise ValueError(f"V at sample {k} has {V.shape[0]} entries, earlier samples "
+                             f"{self._iota.shape[1]}")
+        q = _array(np.zeros(0) if q is None and n == 0 else q, (n,), f"q at sample {k}")
+        qd = _array(np.zeros(0) if qd is None and n == 0 else qd, (n,), f"qd at sample {k}")
+        eff = None if effort is None else _array(effort, (n,), f"effort at sample {k}")
         self._k, self._t_last = k, t
         if self._t_first is None:
             self._t_first = t
@@ -606,18 +613,18 @@ class McapRecorder:
         if self.start_ns is None:
             self.start_ns = ns
             if self.tree is not None:
-                self._put('/robot_description', ns,
+                self._put("/robot_description", ns,
                           rm.TYPESTORE.types[STRING](data=self.tree.xml))
             if self._static:
-                self._put('/tf_static', ns, rm.tf_msg(stamp, self._static))
+                self._put("/tf_static", ns, rm.tf_msg(stamp, self._static))
         tf = rm.tf_msg(stamp, [(self.odom, self.base, g)] + list(extra_tf))
         if self.tree is not None:
             tf.transforms[1:1] = [_transform_stamped(stamp, *item) for item in
                                   self.tree.moving_transforms_pq(dict(zip(self.names, q)))]
-        self._put('/clock', ns, rm.clock_msg(stamp))
-        self._put('/joint_states', ns, rm.joint_state_msg(stamp, self.names, q, qd, eff))
-        self._put('/odom', ns, rm.odometry_msg(stamp, g, self._iota @ V, self.odom, self.base))
-        self._put('/tf', ns, tf)
+        self._put("/clock", ns, rm.clock_msg(stamp))
+        self._put("/joint_states", ns, rm.joint_state_msg(stamp, self.names, q, qd, eff))
+        self._put("/odom", ns, rm.odometry_msg(stamp, g, self._iota @ V, self.odom, self.base))
+        self._put("/tf", ns, tf)
         self._indices.append(k)
         self.end_ns = ns
         return True
@@ -628,15 +635,15 @@ class McapRecorder:
         that got no sample raises ValueError (an empty recording is not written)."""
         if self._closed:
             if self._info is None:
-                raise ValueError('recorder was aborted')
+                raise ValueError("recorder was aborted")
             return self._info
         if self.start_ns is None:
             self.abort()
-            raise ValueError('no sample was recorded; nothing to write')
+            raise ValueError("no sample was recorded; nothing to write")
         self._closed = True
         try:
             self._writer.close()
-            os.replace(self._bagdir / f'{self.path.stem}.mcap', self.path)
+            os.replace(self._bagdir / f"{self.path.stem}.mcap", self.path)
         finally:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
         self._info = RecordingInfo(self.path, np.frombuffer(self._indices, dtype=np.int64)
@@ -649,7 +656,7 @@ class McapRecorder:
             return
         self._closed = True
         try:
-            self._writer.abort() if hasattr(self._writer, 'abort') else self._writer.close()
+            self._writer.abort() if hasattr(self._writer, "abort") else self._writer.close()
         finally:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
@@ -701,30 +708,30 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
         :class:`RecordingInfo` with the recorded sample indices and per-topic counts.
     """
     path = Path(path)
-    if path.suffix != '.mcap':
-        raise ValueError(f'output path must end with .mcap, got {path.name!r}')
+    if path.suffix != ".mcap":
+        raise ValueError(f"output path must end with .mcap, got {path.name!r}")
     if path.exists() and not overwrite:
-        raise FileExistsError(f'{path} exists (pass overwrite=True to replace it)')
+        raise FileExistsError(f"{path} exists (pass overwrite=True to replace it)")
 
-    t = _array(t, (None,), 't')
+    t = _array(t, (None,), "t")
     N = t.shape[0]
     if N == 0:
-        raise ValueError('t is empty; nothing to record')
+        raise ValueError("t is empty; nothing to record")
     if N > 1 and np.any(np.diff(t) <= 0):
         k = int(np.flatnonzero(np.diff(t) <= 0)[0])
-        raise ValueError(f't must be strictly increasing (t[{k + 1}] = {t[k + 1]!r} <= '
-                         f't[{k}] = {t[k]!r})')
-    g = rm.check_rigid_transform(_array(g, (N, 4, 4), 'g'), name='g')
+        raise ValueError(f"t must be strictly increasing (t[{k + 1}] = {t[k + 1]!r} <= "
+                         f"t[{k}] = {t[k]!r})")
+    g = rm.check_rigid_transform(_array(g, (N, 4, 4), "g"), name="g")
     V = np.zeros((N, 0)) if V is None else np.asarray(V, dtype=float)
     if V.ndim == 1 and V.shape[0] == N:
         V = V[:, None]  # b == 1 (e.g. a single-axis base with a 6x1 base_iota)
-    V = _array(V, (N, None), 'V')
+    V = _array(V, (N, None), "V")
     base_iota_matrix(base_iota, V.shape[1])
     names = [str(s) for s in joint_names]
     n = len(names)
-    q = _joint_array(q, N, n, 'q')
-    qd = _joint_array(qd, N, n, 'qd')
-    eff = None if effort is None else _joint_array(effort, N, n, 'effort')
+    q = _joint_array(q, N, n, "q")
+    qd = _joint_array(qd, N, n, "qd")
+    eff = None if effort is None else _joint_array(effort, N, n, "effort")
     if frame_ids is not None:
         _frame_pair(frame_ids)
 
@@ -734,17 +741,17 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
         try:
             parent, child, G = item
         except (TypeError, ValueError) as exc:
-            raise ValueError(f'extra_tf[{k}] must be (parent, child, G)') from exc
+            raise ValueError(f"extra_tf[{k}] must be (parent, child, G)") from exc
         G = np.asarray(G, dtype=float)
         if G.shape == (4, 4):
             static_tf.append((parent, child, rm.check_rigid_transform(
-                G, name=f'extra_tf[{k}] {parent}->{child}')))
+                G, name=f"extra_tf[{k}] {parent}->{child}")))
         elif G.shape == (N, 4, 4):
             dyn_tf.append((parent, child, rm.check_rigid_transform(
-                G, name=f'extra_tf[{k}] {parent}->{child}')))
+                G, name=f"extra_tf[{k}] {parent}->{child}")))
         else:
-            raise ValueError(f'extra_tf[{k}] ({parent}->{child}) must have shape (4, 4) or '
-                             f'({N}, 4, 4), got {G.shape}')
+            raise ValueError(f"extra_tf[{k}] ({parent}->{child}) must have shape (4, 4) or "
+                             f"({N}, 4, 4), got {G.shape}")
 
     idx = select_samples(t, decimate=decimate, rate_hz=rate_hz)
     offset_ns = rm.stamp_to_ns(time_offset_s)
@@ -780,7 +787,7 @@ def to_jsonable(obj: Any) -> Any:
         f = float(obj)
         return f if math.isfinite(f) else None
     if isinstance(obj, (complex, np.complexfloating)):
-        raise TypeError(f'cannot store complex value {obj!r} in JSON')
+        raise TypeError(f"cannot store complex value {obj!r} in JSON")
     if isinstance(obj, np.ndarray):
         return to_jsonable(obj.tolist())
     if isinstance(obj, os.PathLike):
@@ -789,23 +796,23 @@ def to_jsonable(obj: Any) -> Any:
         out = {}
         for k, v in obj.items():
             if not isinstance(k, (str, int, float, bool, np.integer)) and k is not None:
-                raise TypeError(f'JSON object keys must be str/int, got {type(k).__name__}')
+                raise TypeError(f"JSON object keys must be str/int, got {type(k).__name__}")
             out[str(k.item() if isinstance(k, np.generic) else k)] = to_jsonable(v)
         return out
     if isinstance(obj, (list, tuple, set, frozenset)):
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, np.generic):
         return to_jsonable(obj.item())
-    raise TypeError(f'object of type {type(obj).__name__} is not JSON serialisable')
+    raise TypeError(f"object of type {type(obj).__name__} is not JSON serialisable")
 
 
 def write_summary_json(path: str | os.PathLike, data: Mapping[str, Any],
                        indent: int = 2) -> Path:
     """Write ``data`` as strict JSON (NaN/Inf become null); atomic replace. Returns path."""
     path = Path(path)
-    text = json.dumps(to_jsonable(data), indent=indent, allow_nan=False) + '\n'
+    text = json.dumps(to_jsonable(data), indent=indent, allow_nan=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}')
-    tmp.write_text(text, encoding='utf-8')
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path

@@ -54,11 +54,11 @@ from typing import Callable
 import numpy as np
 
 from ..core import lie
-from ..dynamics import lp
 from ..core.errors import SimulationDiverged
-from .integrators import TABLEAUX, IntegrationStats, integrate
 from ..core.state import State
 from ..core.validation import as_pose, as_positive, as_returned_vectors, as_vector
+from ..dynamics import lp
+from .integrators import TABLEAUX, IntegrationStats, integrate
 
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
            "environment_arrays"]

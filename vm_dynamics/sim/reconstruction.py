@@ -34,9 +34,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core import lie
+from ..core.validation import as_pose, as_returned_vectors, as_vector
 from ..dynamics import lp
 from .integrators import METHODS, IntegrationStats, integrate
-from ..core.validation import as_pose, as_returned_vectors, as_vector
 
 __all__ = ["reconstruct_base", "BaseMotion"]
 

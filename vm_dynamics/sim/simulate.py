@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.validation import as_pose, as_vector
 from .engine import FORMULATIONS, SimulationError, Simulator, State
 from .integrators import METHODS, IntegrationStats, integrate
-from ..core.validation import as_pose, as_vector
 
 __all__ = ["simulate", "Trajectory", "State", "FORMULATIONS"]
 
@@ -148,7 +148,8 @@ def _time_grid(t_final, dt) -> np.ndarray:
 _CHUNK = 100      # held inputs: compiled steps per engine call (Ctrl-C, progress, callbacks between)
 
 
-def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",
+# complexity: one branch per documented argument; the stepping itself is sim/engine.py
+def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",  # noqa: C901
              prescribed=None, frame_wrenches=None, rtol=1e-9, atol=1e-12, callback=None,
              progress=False, *, formulation="auto", dynamics="auto", substeps=1,
              environment=None) -> Trajectory:

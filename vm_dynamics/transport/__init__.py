@@ -81,12 +81,12 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 __all__ = [
-    'Transport', 'make_transport', 'TRANSPORT_ENV', 'QosSpec', 'QOS_PROFILES', 'qos_spec',
-    'SERVICE_TYPES', 'SERVICE_DEFINITIONS', 'service_typestore', 'message_typestore',
-    'BaseLogger', 'StreamLogger', 'coerce_scalar', 'shutdown_quietly', 'ignore_interrupts',
+    "Transport", "make_transport", "TRANSPORT_ENV", "QosSpec", "QOS_PROFILES", "qos_spec",
+    "SERVICE_TYPES", "SERVICE_DEFINITIONS", "service_typestore", "message_typestore",
+    "BaseLogger", "StreamLogger", "coerce_scalar", "shutdown_quietly", "ignore_interrupts",
 ]
 
-TRANSPORT_ENV = 'VM_DYNAMICS_TRANSPORT'
+TRANSPORT_ENV = "VM_DYNAMICS_TRANSPORT"
 
 
 # ------------------------------------------------------------------------------ QoS
@@ -101,11 +101,11 @@ class QosSpec(NamedTuple):
 
 
 QOS_PROFILES: dict[str, QosSpec] = {
-    'default': QosSpec(reliable=True, transient_local=False, depth=10),
-    'sensor': QosSpec(reliable=False, transient_local=False, depth=5),
-    'clock': QosSpec(reliable=False, transient_local=False, depth=1),
-    'latched': QosSpec(reliable=True, transient_local=True, depth=1),
-    'services': QosSpec(reliable=True, transient_local=False, depth=10),
+    "default": QosSpec(reliable=True, transient_local=False, depth=10),
+    "sensor": QosSpec(reliable=False, transient_local=False, depth=5),
+    "clock": QosSpec(reliable=False, transient_local=False, depth=1),
+    "latched": QosSpec(reliable=True, transient_local=True, depth=1),
+    "services": QosSpec(reliable=True, transient_local=False, depth=10),
 }
 
 
@@ -116,9 +116,9 @@ def qos_spec(qos: str | QosSpec) -> QosSpec:
     elif isinstance(qos, str) and qos in QOS_PROFILES:
         spec = QOS_PROFILES[qos]
     else:
-        raise ValueError(f'qos must be one of {sorted(QOS_PROFILES)} or a QosSpec, got {qos!r}')
+        raise ValueError(f"qos must be one of {sorted(QOS_PROFILES)} or a QosSpec, got {qos!r}")
     if not isinstance(spec.depth, int) or isinstance(spec.depth, bool) or spec.depth < 1:
-        raise ValueError(f'qos depth must be a positive int, got {spec.depth!r}')
+        raise ValueError(f"qos depth must be a positive int, got {spec.depth!r}")
     return spec
 
 
@@ -129,11 +129,11 @@ def qos_spec(qos: str | QosSpec) -> QosSpec:
 #: they are registered from these texts; the RIHS01 hashes this yields are checked against
 #: the independent ros2_pyterfaces values in the tests.
 SERVICE_DEFINITIONS: dict[str, str] = {
-    'std_srvs/srv/Trigger': '---\nbool success\nstring message\n',
-    'std_srvs/srv/SetBool': 'bool data\n---\nbool success\nstring message\n',
+    "std_srvs/srv/Trigger": "---\nbool success\nstring message\n",
+    "std_srvs/srv/SetBool": "bool data\n---\nbool success\nstring message\n",
 }
 SERVICE_TYPES = tuple(SERVICE_DEFINITIONS)
-_EMPTY_MEMBER = 'structure_needs_at_least_one_member'
+_EMPTY_MEMBER = "structure_needs_at_least_one_member"
 
 
 def message_typestore():
@@ -155,16 +155,16 @@ def service_typestore():
     store = get_typestore(Stores.ROS2_JAZZY)
     typs: dict[str, Any] = {}
     for srv, text in SERVICE_DEFINITIONS.items():
-        pkg, _, name = srv.split('/')
-        req_text, sep, resp_text = text.partition('---\n')
+        pkg, _, name = srv.split("/")
+        req_text, sep, resp_text = text.partition("---\n")
         if not sep:
-            raise ValueError(f'{srv}: definition lacks the --- separator')
-        for part, body in (('Request', req_text), ('Response', resp_text)):
-            parsed = get_types_from_msg(body, f'{pkg}/msg/{name}_{part}')
+            raise ValueError(f"{srv}: definition lacks the --- separator")
+        for part, body in (("Request", req_text), ("Response", resp_text)):
+            parsed = get_types_from_msg(body, f"{pkg}/msg/{name}_{part}")
             (consts, fields), = parsed.values()
             if not fields:
-                fields = [(_EMPTY_MEMBER, (Nodetype.BASE, ('uint8', 0)))]
-            typs[f'{srv}_{part}'] = (consts, fields)
+                fields = [(_EMPTY_MEMBER, (Nodetype.BASE, ("uint8", 0)))]
+            typs[f"{srv}_{part}"] = (consts, fields)
     store.register(typs)
     return store
 
@@ -174,38 +174,38 @@ def fielddefs(msgtype: str) -> tuple[list, list]:
     for store in (message_typestore(), service_typestore()):
         if msgtype in store.fielddefs:
             return store.fielddefs[msgtype]
-    raise ValueError(f'unknown ROS message type {msgtype!r}')
+    raise ValueError(f"unknown ROS message type {msgtype!r}")
 
 
 def message_class(msgtype: str) -> type:
     for store in (message_typestore(), service_typestore()):
         if msgtype in store.types:
             return store.types[msgtype]
-    raise ValueError(f'unknown ROS message type {msgtype!r}')
+    raise ValueError(f"unknown ROS message type {msgtype!r}")
 
 
 def check_service_type(srvtype: str) -> str:
     if srvtype not in SERVICE_DEFINITIONS:
-        raise ValueError(f'unsupported service type {srvtype!r}; supported: {SERVICE_TYPES}')
+        raise ValueError(f"unsupported service type {srvtype!r}; supported: {SERVICE_TYPES}")
     return srvtype
 
 
 def check_message(msg: Any, msgtype: str, what: str) -> None:
-    got = getattr(msg, '__msgtype__', None)
+    got = getattr(msg, "__msgtype__", None)
     if got != msgtype:
-        raise TypeError(f'{what}: expected a {msgtype} message, got '
-                        f'{got or type(msg).__name__}')
+        raise TypeError(f"{what}: expected a {msgtype} message, got "
+                        f"{got or type(msg).__name__}")
 
 
 # ----------------------------------------------------------------- value coercion
 
 _INT_RANGES = {
-    'int8': (-2**7, 2**7 - 1), 'uint8': (0, 2**8 - 1), 'int16': (-2**15, 2**15 - 1),
-    'uint16': (0, 2**16 - 1), 'int32': (-2**31, 2**31 - 1), 'uint32': (0, 2**32 - 1),
-    'int64': (-2**63, 2**63 - 1), 'uint64': (0, 2**64 - 1),
-    'byte': (-128, 255), 'char': (0, 255),
+    "int8": (-2**7, 2**7 - 1), "uint8": (0, 2**8 - 1), "int16": (-2**15, 2**15 - 1),
+    "uint16": (0, 2**16 - 1), "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1),
+    "int64": (-2**63, 2**63 - 1), "uint64": (0, 2**64 - 1),
+    "byte": (-128, 255), "char": (0, 255),
 }
-_FLOAT_MAX = {'float32': 3.402823466e38, 'float64': 1.7976931348623157e308}
+_FLOAT_MAX = {"float32": 3.402823466e38, "float64": 1.7976931348623157e308}
 
 
 def coerce_scalar(base: str, value: Any, where: str) -> Any:
@@ -220,55 +220,55 @@ def coerce_scalar(base: str, value: Any, where: str) -> Any:
     """
     if base in _FLOAT_MAX:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise TypeError(f'{where}: expected a real number for {base}, got '
-                            f'{type(value).__name__}')
+            raise TypeError(f"{where}: expected a real number for {base}, got "
+                            f"{type(value).__name__}")
         v = float(value)
         if math.isfinite(v) and abs(v) > _FLOAT_MAX[base]:
-            raise ValueError(f'{where}: {v!r} is out of the {base} range')
+            raise ValueError(f"{where}: {v!r} is out of the {base} range")
         return v
     if base in _INT_RANGES:
-        if base == 'byte' and isinstance(value, (bytes, bytearray)) and len(value) == 1:
+        if base == "byte" and isinstance(value, (bytes, bytearray)) and len(value) == 1:
             value = value[0]
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            raise TypeError(f'{where}: expected an integer for {base}, got '
-                            f'{type(value).__name__}')
+            raise TypeError(f"{where}: expected an integer for {base}, got "
+                            f"{type(value).__name__}")
         v = int(value)
         lo, hi = _INT_RANGES[base]
         if not lo <= v <= hi:
-            raise ValueError(f'{where}: {v} is out of the {base} range [{lo}, {hi}]')
+            raise ValueError(f"{where}: {v} is out of the {base} range [{lo}, {hi}]")
         return v
-    if base == 'bool':
+    if base == "bool":
         if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f'{where}: expected a bool, got {type(value).__name__}')
+            raise TypeError(f"{where}: expected a bool, got {type(value).__name__}")
         return bool(value)
-    if base == 'string':
+    if base == "string":
         if not isinstance(value, str):
-            raise TypeError(f'{where}: expected a str, got {type(value).__name__}')
+            raise TypeError(f"{where}: expected a str, got {type(value).__name__}")
         return value
-    raise TypeError(f'{where}: unsupported ROS base type {base!r}')
+    raise TypeError(f"{where}: unsupported ROS base type {base!r}")
 
 
 def coerce_elements(base: str, values: Any, where: str) -> list:
     """A sequence/array field -> list of coerced Python scalars (fast path for ndarrays)."""
-    if isinstance(values, (str, bytes)) and base != 'byte' and base != 'uint8':
-        raise TypeError(f'{where}: expected a sequence of {base}, got {type(values).__name__}')
+    if isinstance(values, (str, bytes)) and base != "byte" and base != "uint8":
+        raise TypeError(f"{where}: expected a sequence of {base}, got {type(values).__name__}")
     if isinstance(values, np.ndarray):
         if values.ndim != 1:
-            raise ValueError(f'{where}: expected a 1-D array, got shape {values.shape}')
+            raise ValueError(f"{where}: expected a 1-D array, got shape {values.shape}")
         kind = values.dtype.kind
-        if base in _FLOAT_MAX and kind in 'fiu':
+        if base in _FLOAT_MAX and kind in "fiu":
             out = values.astype(np.float64).tolist()
-            if base == 'float32':
+            if base == "float32":
                 for j, v in enumerate(out):
                     if math.isfinite(v) and abs(v) > _FLOAT_MAX[base]:
-                        raise ValueError(f'{where}[{j}]: {v!r} is out of the float32 range')
+                        raise ValueError(f"{where}[{j}]: {v!r} is out of the float32 range")
             return out
-        if base in _INT_RANGES and kind in 'iu':
+        if base in _INT_RANGES and kind in "iu":
             lo, hi = _INT_RANGES[base]
             if values.size and (int(values.min()) < lo or int(values.max()) > hi):
-                raise ValueError(f'{where}: values out of the {base} range [{lo}, {hi}]')
+                raise ValueError(f"{where}: values out of the {base} range [{lo}, {hi}]")
             return [int(v) for v in values.tolist()]
-        if base == 'bool' and kind == 'b':
+        if base == "bool" and kind == "b":
             return values.tolist()
         values = values.tolist()
     if isinstance(values, (bytes, bytearray)):
@@ -276,14 +276,14 @@ def coerce_elements(base: str, values: Any, where: str) -> list:
     try:
         items = list(values)
     except TypeError:
-        raise TypeError(f'{where}: expected a sequence of {base}, got '
-                        f'{type(values).__name__}') from None
-    return [coerce_scalar(base, v, f'{where}[{j}]') for j, v in enumerate(items)]
+        raise TypeError(f"{where}: expected a sequence of {base}, got "
+                        f"{type(values).__name__}") from None
+    return [coerce_scalar(base, v, f"{where}[{j}]") for j, v in enumerate(items)]
 
 
 # -------------------------------------------------------------------------- logging
 
-_LEVELS = {'DEBUG': 10, 'INFO': 20, 'WARN': 30, 'ERROR': 40, 'FATAL': 50, 'UNSET': 0}
+_LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50, "UNSET": 0}
 
 
 class BaseLogger(abc.ABC):
@@ -297,42 +297,42 @@ class BaseLogger(abc.ABC):
         """Write one message of severity ``level`` (DEBUG/INFO/WARN/ERROR/FATAL)."""
 
     def debug(self, msg: str) -> None:
-        self._emit('DEBUG', str(msg))
+        self._emit("DEBUG", str(msg))
 
     def info(self, msg: str) -> None:
-        self._emit('INFO', str(msg))
+        self._emit("INFO", str(msg))
 
     def warn(self, msg: str) -> None:
-        self._emit('WARN', str(msg))
+        self._emit("WARN", str(msg))
 
     warning = warn
 
     def error(self, msg: str) -> None:
-        self._emit('ERROR', str(msg))
+        self._emit("ERROR", str(msg))
 
     def fatal(self, msg: str) -> None:
-        self._emit('FATAL', str(msg))
+        self._emit("FATAL", str(msg))
 
     def warn_throttled(self, key: Any, period_s: float, msg: str) -> bool:
         """Warn at most once per ``period_s`` seconds for ``key``; True if it was logged."""
         if not (isinstance(period_s, numbers.Real) and period_s >= 0):
-            raise ValueError(f'throttle period must be a number >= 0, got {period_s!r}')
+            raise ValueError(f"throttle period must be a number >= 0, got {period_s!r}")
         now = time.monotonic()
         last = self._throttle.get(key)
         if last is not None and now - last < period_s:
             return False
         self._throttle[key] = now
-        self._emit('WARN', str(msg))
+        self._emit("WARN", str(msg))
         return True
 
 
 class StreamLogger(BaseLogger):
     """rcutils-style console logger: ``[WARN] [1712345678.123456789] [node]: message``."""
 
-    def __init__(self, name: str, level: str = 'INFO', stream: Any = None) -> None:
+    def __init__(self, name: str, level: str = "INFO", stream: Any = None) -> None:
         super().__init__()
         if level not in _LEVELS:
-            raise ValueError(f'log level must be one of {sorted(_LEVELS)}, got {level!r}')
+            raise ValueError(f"log level must be one of {sorted(_LEVELS)}, got {level!r}")
         self.name = name
         self.level = level
         self._stream = stream
@@ -345,7 +345,7 @@ class StreamLogger(BaseLogger):
         del self.records[:-200]
         ns = time.time_ns()
         stream = self._stream or sys.stderr
-        stream.write(f'[{level}] [{ns // 10**9}.{ns % 10**9:09d}] [{self.name}]: {msg}\n')
+        stream.write(f"[{level}] [{ns // 10**9}.{ns % 10**9:09d}] [{self.name}]: {msg}\n")
         stream.flush()
 
 
@@ -364,11 +364,11 @@ class Publisher(abc.ABC):
 class Transport(abc.ABC):
     """A ROS 2 node: parameters, pub/sub, timers, services, clock, logger, executor."""
 
-    kind: str = ''
+    kind: str = ""
 
     def __init__(self) -> None:
-        self.node_name: str = ''
-        self.namespace: str = '/'
+        self.node_name: str = ""
+        self.namespace: str = "/"
         self.params: dict[str, Any] = {}
         self.args: list[str] = []
         self.logger: BaseLogger
@@ -378,12 +378,12 @@ class Transport(abc.ABC):
         return f'{self.namespace.rstrip("/")}/{self.node_name}'
 
     @abc.abstractmethod
-    def publisher(self, topic: str, msgtype: str, qos: str | QosSpec = 'default') -> Publisher:
+    def publisher(self, topic: str, msgtype: str, qos: str | QosSpec = "default") -> Publisher:
         """Create a publisher; see the module docstring."""
 
     @abc.abstractmethod
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: str | QosSpec = 'default', *, max_bytes: int | None = None) -> Any:
+                  qos: str | QosSpec = "default", *, max_bytes: int | None = None) -> Any:
         """Create a subscription; ``callback(msg)`` gets messages of the transport's library
         (rosidl under rclpy, rosbags on DDS).  Samples larger than ``max_bytes`` serialized
         bytes are dropped with a throttled warning before they are deserialised."""
@@ -428,22 +428,22 @@ class Transport(abc.ABC):
     def _check_max_bytes(max_bytes: Any) -> int:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) \
                 or max_bytes < 4:
-            raise ValueError(f'max_bytes must be an int >= 4 (CDR header), got {max_bytes!r}')
+            raise ValueError(f"max_bytes must be an int >= 4 (CDR header), got {max_bytes!r}")
         return int(max_bytes)
 
     def _oversized(self, topic: str, msgtype: str, size: int, limit: int) -> None:
-        self.oversized_dropped = getattr(self, 'oversized_dropped', 0) + 1
-        self.logger.warn_throttled(('oversized', topic), 5.0,
-                                   f'dropped a {size}-byte {msgtype} sample on {topic}: larger '
-                                   f'than the limit of {limit} bytes (not deserialised)')
+        self.oversized_dropped = getattr(self, "oversized_dropped", 0) + 1
+        self.logger.warn_throttled(("oversized", topic), 5.0,
+                                   f"dropped a {size}-byte {msgtype} sample on {topic}: larger "
+                                   f"than the limit of {limit} bytes (not deserialised)")
 
     def _deliver(self, callback: Callable[[Any], None], msg: Any, topic: str) -> bool:
         """Run a subscription callback; ValueError -> throttled warning, False."""
         try:
             callback(msg)
         except ValueError as exc:
-            self.logger.warn_throttled(('rejected', topic), 5.0,
-                                       f'rejected message on {topic}: {exc}')
+            self.logger.warn_throttled(("rejected", topic), 5.0,
+                                       f"rejected message on {topic}: {exc}")
             return False
         return True
 
@@ -461,49 +461,49 @@ class Transport(abc.ABC):
             return False, str(exc)
         if isinstance(result, tuple) and len(result) == 2:
             ok, text = result
-        elif hasattr(result, 'success') and hasattr(result, 'message'):
+        elif hasattr(result, "success") and hasattr(result, "message"):
             ok, text = result.success, result.message
         else:
-            raise TypeError(f'{srvtype} handler must return (success, message) or a '
-                            f'{srvtype}_Response, got {type(result).__name__}')
-        return (coerce_scalar('bool', ok, f'{srvtype} handler success'),
-                coerce_scalar('string', text, f'{srvtype} handler message'))
+            raise TypeError(f"{srvtype} handler must return (success, message) or a "
+                            f"{srvtype}_Response, got {type(result).__name__}")
+        return (coerce_scalar("bool", ok, f"{srvtype} handler success"),
+                coerce_scalar("string", text, f"{srvtype} handler message"))
 
 
 def rclpy_importable() -> bool:
     try:
-        importlib.import_module('rclpy')
+        importlib.import_module("rclpy")
     except ImportError:
         return False
     return True
 
 
-def resolve_kind(kind: str = 'auto', env: Mapping[str, str] | None = None) -> str:
+def resolve_kind(kind: str = "auto", env: Mapping[str, str] | None = None) -> str:
     """Transport kind: explicit ``kind`` > ``$VM_DYNAMICS_TRANSPORT`` > rclpy if importable."""
     env = os.environ if env is None else env
-    if kind not in ('auto', 'rclpy', 'dds'):
+    if kind not in ("auto", "rclpy", "dds"):
         raise ValueError(f"kind must be 'auto', 'rclpy' or 'dds', got {kind!r}")
-    if kind == 'auto':
-        forced = env.get(TRANSPORT_ENV, '').strip().lower()
+    if kind == "auto":
+        forced = env.get(TRANSPORT_ENV, "").strip().lower()
         if forced:
-            if forced not in ('rclpy', 'dds'):
-                raise ValueError(f'{TRANSPORT_ENV}={env[TRANSPORT_ENV]!r}: expected rclpy or dds')
+            if forced not in ("rclpy", "dds"):
+                raise ValueError(f"{TRANSPORT_ENV}={env[TRANSPORT_ENV]!r}: expected rclpy or dds")
             kind = forced
         else:
-            kind = 'rclpy' if rclpy_importable() else 'dds'
-    if kind == 'rclpy' and not rclpy_importable():
-        raise ValueError('transport rclpy requested but rclpy cannot be imported (source a ROS 2 '
-                         f'setup file, or use {TRANSPORT_ENV}=dds)')
+            kind = "rclpy" if rclpy_importable() else "dds"
+    if kind == "rclpy" and not rclpy_importable():
+        raise ValueError("transport rclpy requested but rclpy cannot be imported (source a ROS 2 "
+                         f"setup file, or use {TRANSPORT_ENV}=dds)")
     return kind
 
 
 def make_transport(node_name: str, params_defaults: Mapping[str, Any] | None = None,
-                   argv: Sequence[str] | None = None, *, kind: str = 'auto',
-                   namespace: str = '') -> Transport:
+                   argv: Sequence[str] | None = None, *, kind: str = "auto",
+                   namespace: str = "") -> Transport:
     """Create the node's transport (see the module docstring)."""
     kind = resolve_kind(kind)
     argv = list(sys.argv if argv is None else argv)
-    if kind == 'rclpy':
+    if kind == "rclpy":
         from .rclpy_adapter import RclpyTransport
         return RclpyTransport(node_name, params_defaults, argv, namespace=namespace)
     try:

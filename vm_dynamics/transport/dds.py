@@ -55,8 +55,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from cyclonedds._clayer import ddspy_take
-from cyclonedds.core import (DDSException, GuardCondition, InstanceState, Policy, Qos,
-                             ReadCondition, SampleState, ViewState, WaitSet)
+from cyclonedds.core import (
+    DDSException,
+    GuardCondition,
+    InstanceState,
+    Policy,
+    Qos,
+    ReadCondition,
+    SampleState,
+    ViewState,
+    WaitSet,
+)
 from cyclonedds.domain import Domain, DomainParticipant
 from cyclonedds.idl import make_idl_struct
 from cyclonedds.idl import types as idl_types
@@ -66,35 +75,46 @@ from cyclonedds.topic import Topic
 from rosbags.interfaces import Nodetype
 
 from ..core.signals import is_default_or_deferred
-from . import (Publisher, QosSpec, StreamLogger, Transport, check_message, check_service_type,
-               coerce_elements, coerce_scalar, fielddefs, message_typestore, qos_spec,
-               service_typestore)
+from . import (
+    Publisher,
+    QosSpec,
+    StreamLogger,
+    Transport,
+    check_message,
+    check_service_type,
+    coerce_elements,
+    coerce_scalar,
+    fielddefs,
+    message_typestore,
+    qos_spec,
+    service_typestore,
+)
 from . import ros_args as rargs
 
-__all__ = ['DdsTransport', 'DdsServiceClient', 'dds_type_name', 'dds_topic_name',
-           'idl_struct', 'to_idl', 'user_data', 'dds_qos', 'discovery_config', 'active_domains',
-           'compiled_converter', 'split_request', 'take_raw']
+__all__ = ["DdsTransport", "DdsServiceClient", "dds_type_name", "dds_topic_name",
+           "idl_struct", "to_idl", "user_data", "dds_qos", "discovery_config", "active_domains",
+           "compiled_converter", "split_request", "take_raw"]
 
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 #: Node discovery of rmw_dds_common (rmw_cyclonedds ``rmw_context_impl_s::init``): topic
 #: ``ros_discovery_info`` (no ``rt/`` prefix), reliable, transient local, KEEP_LAST 1.
-DISCOVERY_TOPIC = 'ros_discovery_info'
-DISCOVERY_TYPE = 'rmw_dds_common/msg/ParticipantEntitiesInfo'
+DISCOVERY_TOPIC = "ros_discovery_info"
+DISCOVERY_TYPE = "rmw_dds_common/msg/ParticipantEntitiesInfo"
 DISCOVERY_QOS = QosSpec(reliable=True, transient_local=True, depth=1)
 #: Participant USER_DATA of rmw_cyclonedds for the default (root) security enclave.
-ENCLAVE_USER_DATA = b'enclave=/;'
+ENCLAVE_USER_DATA = b"enclave=/;"
 
-_REQ_FIELDS = ('rmw_request_guid', 'rmw_request_seq')
+_REQ_FIELDS = ("rmw_request_guid", "rmw_request_seq")
 _REPLY_WAIT_S = 0.1
-_OCTET_LIKE = ('byte', 'uint8', 'char')
+_OCTET_LIKE = ("byte", "uint8", "char")
 
 _BASE_IDL = {
-    'bool': bool, 'byte': idl_types.byte, 'char': idl_types.uint8,
-    'int8': idl_types.int8, 'uint8': idl_types.uint8, 'int16': idl_types.int16,
-    'uint16': idl_types.uint16, 'int32': idl_types.int32, 'uint32': idl_types.uint32,
-    'int64': idl_types.int64, 'uint64': idl_types.uint64,
-    'float32': idl_types.float32, 'float64': idl_types.float64, 'string': str,
+    "bool": bool, "byte": idl_types.byte, "char": idl_types.uint8,
+    "int8": idl_types.int8, "uint8": idl_types.uint8, "int16": idl_types.int16,
+    "uint16": idl_types.uint16, "int32": idl_types.int32, "uint32": idl_types.uint32,
+    "int64": idl_types.int64, "uint64": idl_types.uint64,
+    "float32": idl_types.float32, "float64": idl_types.float64, "string": str,
 }
 
 
@@ -103,24 +123,24 @@ _BASE_IDL = {
 
 def dds_type_name(msgtype: str) -> str:
     """``pkg/msg/Type`` -> ``pkg::msg::dds_::Type_`` (rmw_cyclonedds MessageTypeSupport)."""
-    parts = msgtype.split('/')
+    parts = msgtype.split("/")
     if len(parts) != 3 or not all(parts):
-        raise ValueError(f'invalid ROS type name {msgtype!r} (expected pkg/msg/Type)')
+        raise ValueError(f"invalid ROS type name {msgtype!r} (expected pkg/msg/Type)")
     pkg, sub, name = parts
-    return f'{pkg}::{sub}::dds_::{name}_'
+    return f"{pkg}::{sub}::dds_::{name}_"
 
 
-def dds_topic_name(fq_name: str, role: str = 'topic') -> str:
+def dds_topic_name(fq_name: str, role: str = "topic") -> str:
     """Fully qualified ROS name -> DDS topic (``rt``/``rq``..``Request``/``rr``..``Reply``)."""
-    if not fq_name.startswith('/'):
-        raise ValueError(f'name must be fully qualified, got {fq_name!r}')
-    if role == 'topic':
-        return 'rt' + fq_name
-    if role == 'request':
-        return 'rq' + fq_name + 'Request'
-    if role == 'reply':
-        return 'rr' + fq_name + 'Reply'
-    raise ValueError(f'role must be topic, request or reply, got {role!r}')
+    if not fq_name.startswith("/"):
+        raise ValueError(f"name must be fully qualified, got {fq_name!r}")
+    if role == "topic":
+        return "rt" + fq_name
+    if role == "request":
+        return "rq" + fq_name + "Request"
+    if role == "reply":
+        return "rr" + fq_name + "Reply"
+    raise ValueError(f"role must be topic, request or reply, got {role!r}")
 
 
 # -------------------------------------------------------------------- IDL types
@@ -130,10 +150,10 @@ def _field_idl_type(desc: tuple) -> Any:
     node, info = desc
     if node == Nodetype.BASE:
         base, bound = info
-        if base == 'string' and bound:
+        if base == "string" and bound:
             return idl_types.bounded_str[bound]
         if base not in _BASE_IDL:
-            raise ValueError(f'unsupported ROS base type {base!r}')
+            raise ValueError(f"unsupported ROS base type {base!r}")
         return _BASE_IDL[base]
     if node == Nodetype.NAME:
         return idl_struct(info)
@@ -143,7 +163,7 @@ def _field_idl_type(desc: tuple) -> Any:
         if node == Nodetype.ARRAY:
             return idl_types.array[et, size]
         return idl_types.sequence[et, size] if size else idl_types.sequence[et]
-    raise ValueError(f'unsupported field node type {node!r}')
+    raise ValueError(f"unsupported field node type {node!r}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -160,9 +180,9 @@ def idl_struct(msgtype: str, request_header: bool = False) -> type:
         annotations[_REQ_FIELDS[1]] = idl_types.int64
     for name, desc in fields:
         if name in annotations:
-            raise ValueError(f'{msgtype}: field {name!r} clashes with the request header')
+            raise ValueError(f"{msgtype}: field {name!r} clashes with the request header")
         annotations[name] = _field_idl_type(desc)
-    cls_name = msgtype.replace('/', '__') + ('__wrapped' if request_header else '')
+    cls_name = msgtype.replace("/", "__") + ("__wrapped" if request_header else "")
     return make_idl_struct(cls_name, dds_type_name(msgtype), annotations)
 
 
@@ -173,16 +193,16 @@ def _field_converter(desc: tuple, where: str) -> Callable[[Any], Any]:
 
         def conv_base(v: Any, base: str = base, bound: int = bound) -> Any:
             out = coerce_scalar(base, v, where)
-            if base == 'string' and bound and len(out) > bound:
-                raise ValueError(f'{where}: string longer than its bound {bound}')
-            return out & 0xFF if base == 'byte' else out  # IDL octet is unsigned
+            if base == "string" and bound and len(out) > bound:
+                raise ValueError(f"{where}: string longer than its bound {bound}")
+            return out & 0xFF if base == "byte" else out  # IDL octet is unsigned
         return conv_base
     if node == Nodetype.NAME:
         return _nested_converter(info, where)
     elem, size = info
     enode, einfo = elem
     if enode == Nodetype.NAME:
-        sub = _nested_converter(einfo, where + '[]')
+        sub = _nested_converter(einfo, where + "[]")
 
         def conv_items(v: Any) -> list:
             items = list(v)
@@ -194,9 +214,9 @@ def _field_converter(desc: tuple, where: str) -> Callable[[Any], Any]:
     def conv_elems(v: Any, ebase: str = ebase, ebound: int = ebound) -> list:
         items = coerce_elements(ebase, v, where)
         _check_len(len(items), node, size, where)
-        if ebase == 'string' and ebound and any(len(s) > ebound for s in items):
-            raise ValueError(f'{where}: string longer than its bound {ebound}')
-        if ebase == 'byte':
+        if ebase == "string" and ebound and any(len(s) > ebound for s in items):
+            raise ValueError(f"{where}: string longer than its bound {ebound}")
+        if ebase == "byte":
             items = [x & 0xFF for x in items]
         if node == Nodetype.ARRAY and ebase in _OCTET_LIKE:
             return bytes(items)  # cyclonedds encodes uint8/octet arrays from bytes
@@ -206,9 +226,9 @@ def _field_converter(desc: tuple, where: str) -> Callable[[Any], Any]:
 
 def _check_len(n: int, node: int, size: int, where: str) -> None:
     if node == Nodetype.ARRAY and n != size:
-        raise ValueError(f'{where}: fixed array needs exactly {size} elements, got {n}')
+        raise ValueError(f"{where}: fixed array needs exactly {size} elements, got {n}")
     if node == Nodetype.SEQUENCE and size and n > size:
-        raise ValueError(f'{where}: bounded sequence holds at most {size} elements, got {n}')
+        raise ValueError(f"{where}: bounded sequence holds at most {size} elements, got {n}")
 
 
 def _nested_converter(msgtype: str, where: str) -> Callable[[Any], Any]:
@@ -224,10 +244,10 @@ def _nested_converter(msgtype: str, where: str) -> Callable[[Any], Any]:
 def compiled_converter(msgtype: str, request_header: bool = False) -> Callable:
     cls = idl_struct(msgtype, request_header)
     _, fields = fielddefs(msgtype)
-    short = msgtype.rsplit('/', 1)[-1]
-    convs = [(name, _field_converter(desc, f'{short}.{name}')) for name, desc in fields]
+    short = msgtype.rsplit("/", 1)[-1]
+    convs = [(name, _field_converter(desc, f"{short}.{name}")) for name, desc in fields]
 
-    def convert(msg: Any, where: str = '', header: tuple[int, int] | None = None) -> Any:
+    def convert(msg: Any, where: str = "", header: tuple[int, int] | None = None) -> Any:
         kw = {}
         if request_header:
             kw[_REQ_FIELDS[0]], kw[_REQ_FIELDS[1]] = header
@@ -235,7 +255,7 @@ def compiled_converter(msgtype: str, request_header: bool = False) -> Callable:
             try:
                 value = getattr(msg, name)
             except AttributeError:
-                raise TypeError(f'{where or msgtype}: message has no field {name!r}') from None
+                raise TypeError(f"{where or msgtype}: message has no field {name!r}") from None
             kw[name] = conv(value)
         return cls(**kw)
     return convert
@@ -243,17 +263,17 @@ def compiled_converter(msgtype: str, request_header: bool = False) -> Callable:
 
 def to_idl(msg: Any, msgtype: str) -> Any:
     """rosbags message -> ``IdlStruct`` instance (strict field coercion)."""
-    check_message(msg, msgtype, 'to_idl')
+    check_message(msg, msgtype, "to_idl")
     return compiled_converter(msgtype)(msg, msgtype)
 
 
 # ----------------------------------------------------------------------------- QoS
 
 
-def user_data(msgtype: str, extra: str = '') -> bytes:
+def user_data(msgtype: str, extra: str = "") -> bytes:
     """USER_DATA as rmw_cyclonedds: ``<extra>typehash=RIHS01_<64 hex>;``."""
-    store = service_typestore() if '/srv/' in msgtype else message_typestore()
-    return (extra + f'typehash={store.hash_rihs01(msgtype)};').encode()
+    store = service_typestore() if "/srv/" in msgtype else message_typestore()
+    return (extra + f"typehash={store.hash_rihs01(msgtype)};").encode()
 
 
 def dds_qos(spec: QosSpec, udata: bytes, *, writer: bool) -> Qos:
@@ -279,8 +299,8 @@ def _userdata_key(qos: Any, key: str) -> str | None:
     pol = qos[Policy.Userdata] if qos is not None else None
     if pol is None:
         return None
-    for item in bytes(pol.data).decode('utf-8', 'replace').split(';'):
-        k, sep, v = item.partition('=')
+    for item in bytes(pol.data).decode("utf-8", "replace").split(";"):
+        k, sep, v = item.partition("=")
         if sep and k == key:
             return v
     return None
@@ -289,28 +309,28 @@ def _userdata_key(qos: Any, key: str) -> str | None:
 def take_raw(reader: DataReader, n: int = 64) -> list:
     ret = ddspy_take(reader._ref, _ANY, n)
     if isinstance(ret, int):
-        raise DDSException(ret, f'while taking from {reader!r}')
+        raise DDSException(ret, f"while taking from {reader!r}")
     return ret
 
 
 def split_request(data: bytes) -> tuple[int, int, bytes]:
     """Service sample -> (guid, seq, plain CDR of the request/response body)."""
     if len(data) < 20 or data[0] != 0 or data[1] not in (0, 1):
-        raise ValueError(f'service sample too short or bad encapsulation ({len(data)} bytes)')
-    fmt = '<Qq' if data[1] == 1 else '>Qq'
+        raise ValueError(f"service sample too short or bad encapsulation ({len(data)} bytes)")
+    fmt = "<Qq" if data[1] == 1 else ">Qq"
     guid, seq = struct.unpack_from(fmt, data, 4)
     return guid, seq, bytes(data[:4]) + bytes(data[20:])
 
 
 def _csid_string(guid_bytes: bytes, counter: int) -> str:
     """rmw_cyclonedds ``csid_to_string`` of (participant GUID prefix, counter)."""
-    data = guid_bytes[:12] + counter.to_bytes(4, 'big')
-    return f'{data[0]:2x}' + ''.join(f'.{b:x}' for b in data[1:])
+    data = guid_bytes[:12] + counter.to_bytes(4, "big")
+    return f"{data[0]:2x}" + "".join(f".{b:x}" for b in data[1:])
 
 
 # ----------------------------------------------------------------------- discovery
 
-_RANGES = ('SUBNET', 'LOCALHOST', 'OFF', 'SYSTEM_DEFAULT')
+_RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
 
 def discovery_config(env: Mapping[str, str] | None = None) -> str:
@@ -321,35 +341,35 @@ def discovery_config(env: Mapping[str, str] | None = None) -> str:
     (``;``-separated), then the content of ``CYCLONEDDS_URI`` appended after a comma.
     """
     env = os.environ if env is None else env
-    rng = env.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '').strip().upper()
+    rng = env.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "").strip().upper()
     if not rng:
-        rng = 'LOCALHOST' if env.get('ROS_LOCALHOST_ONLY', '').strip() == '1' else 'SUBNET'
+        rng = "LOCALHOST" if env.get("ROS_LOCALHOST_ONLY", "").strip() == "1" else "SUBNET"
     if rng not in _RANGES:
-        raise ValueError(f'ROS_AUTOMATIC_DISCOVERY_RANGE={rng!r}: expected one of {_RANGES}')
-    peers = [p.strip() for p in env.get('ROS_STATIC_PEERS', '').split(';') if p.strip()]
-    localhost_peer = rng == 'LOCALHOST'
-    static_peers = rng in ('SUBNET', 'LOCALHOST')
-    no_multicast = rng in ('LOCALHOST', 'OFF')
-    config = ''
+        raise ValueError(f"ROS_AUTOMATIC_DISCOVERY_RANGE={rng!r}: expected one of {_RANGES}")
+    peers = [p.strip() for p in env.get("ROS_STATIC_PEERS", "").split(";") if p.strip()]
+    localhost_peer = rng == "LOCALHOST"
+    static_peers = rng in ("SUBNET", "LOCALHOST")
+    no_multicast = rng in ("LOCALHOST", "OFF")
+    config = ""
     if localhost_peer or static_peers or no_multicast:
-        config = '<CycloneDDS><Domain>'
+        config = "<CycloneDDS><Domain>"
         if no_multicast:
-            config += '<General><AllowMulticast>false</AllowMulticast></General>'
+            config += "<General><AllowMulticast>false</AllowMulticast></General>"
         if no_multicast and not localhost_peer and not static_peers:  # OFF
-            config += ('<Discovery><ParticipantIndex>none</ParticipantIndex>'
-                       f'<Tag>ros_discovery_off_{os.getpid()}</Tag>')
+            config += ("<Discovery><ParticipantIndex>none</ParticipantIndex>"
+                       f"<Tag>ros_discovery_off_{os.getpid()}</Tag>")
         else:
-            config += ('<Discovery><ParticipantIndex>auto</ParticipantIndex>'
-                       '<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>')
+            config += ("<Discovery><ParticipantIndex>auto</ParticipantIndex>"
+                       "<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>")
         if (static_peers and peers) or localhost_peer:
-            config += '<Peers>'
+            config += "<Peers>"
             if localhost_peer:
                 config += '<Peer address="localhost"/>'
             for p in peers if static_peers else []:
                 config += f'<Peer address="{p}"/>'
-            config += '</Peers>'
-        config += '</Discovery></Domain></CycloneDDS>,'
-    return config + env.get('CYCLONEDDS_URI', '')
+            config += "</Peers>"
+        config += "</Discovery></Domain></CycloneDDS>,"
+    return config + env.get("CYCLONEDDS_URI", "")
 
 
 #: domain id -> [Domain, reference count, config]: one Cyclone domain per id and process,
@@ -361,15 +381,15 @@ def _acquire_domain(domain_id: int, config: str) -> None:
     entry = _DOMAINS.get(domain_id)
     if entry is not None:
         if entry[2] != config:
-            raise ValueError(f'domain {domain_id} already exists in this process with different '
-                             'discovery parameters')
+            raise ValueError(f"domain {domain_id} already exists in this process with different "
+                             "discovery parameters")
         entry[1] += 1
         return
     try:
         domain = Domain(domain_id, config)
     except DDSException as exc:
-        raise ValueError(f'cannot create DDS domain {domain_id} (is a participant on it already '
-                         f'open in this process outside vm_dynamics?): {exc}') from exc
+        raise ValueError(f"cannot create DDS domain {domain_id} (is a participant on it already "
+                         f"open in this process outside vm_dynamics?): {exc}") from exc
     _DOMAINS[domain_id] = [domain, 1, config]
 
 
@@ -399,8 +419,8 @@ class _DdsPublisher(Publisher):
         self._convert = compiled_converter(msgtype)
 
     def publish(self, msg: Any) -> None:
-        check_message(msg, self.msgtype, f'publisher {self.topic}')
-        self._writer.write(self._convert(msg, f'{self.topic} {self.msgtype}'))
+        check_message(msg, self.msgtype, f"publisher {self.topic}")
+        self._writer.write(self._convert(msg, f"{self.topic} {self.msgtype}"))
 
     @property
     def matched_subscriptions(self) -> int:
@@ -431,8 +451,8 @@ class _DdsSubscription:
             msg = ros_msgs.deserialize(data, self.msgtype)
         except ValueError as exc:
             self._transport.logger.warn_throttled(
-                ('malformed', self.topic), 5.0,
-                f'dropped undecodable {self.msgtype} sample on {self.topic}: {exc}')
+                ("malformed", self.topic), 5.0,
+                f"dropped undecodable {self.msgtype} sample on {self.topic}: {exc}")
             return False
         return self._transport._deliver(self._callback, msg, self.topic)
 
@@ -487,12 +507,12 @@ class _DdsService:
         self._transport = transport
         self._handler = handler
         self.service_id = transport._next_csid()
-        extra = f'serviceid={self.service_id};'
-        spec = qos_spec('services')
-        req_t, rep_t = f'{srvtype}_Request', f'{srvtype}_Response'
-        self._reader = transport._reader(dds_topic_name(name, 'request'), req_t, spec,
+        extra = f"serviceid={self.service_id};"
+        spec = qos_spec("services")
+        req_t, rep_t = f"{srvtype}_Request", f"{srvtype}_Response"
+        self._reader = transport._reader(dds_topic_name(name, "request"), req_t, spec,
                                          request_header=True, extra=extra)
-        self._writer = transport._writer(dds_topic_name(name, 'reply'), rep_t, spec,
+        self._writer = transport._writer(dds_topic_name(name, "reply"), rep_t, spec,
                                          request_header=True, extra=extra)
         self._convert = compiled_converter(rep_t, True)
 
@@ -507,35 +527,35 @@ class _DdsService:
 
     def _client_reader_matched(self, writer_handle: int) -> bool:
         wr = self._reader.get_matched_publication_data(writer_handle)
-        clientid = _userdata_key(wr.qos, 'clientid') if wr is not None else None
+        clientid = _userdata_key(wr.qos, "clientid") if wr is not None else None
         if clientid is None:
             return True  # rmw: a client without an id is assumed ready
         for h in self._writer.get_matched_subscriptions():
             rd = self._writer.get_matched_subscription_data(h)
-            if rd is not None and _userdata_key(rd.qos, 'clientid') == clientid:
+            if rd is not None and _userdata_key(rd.qos, "clientid") == clientid:
                 return True
         return False
 
     def _handle(self, data: bytes, info: Any) -> None:
-        rq_t = f'{self.srvtype}_Request'
+        rq_t = f"{self.srvtype}_Request"
         try:
             guid, seq, body = split_request(data)
             request = service_typestore().deserialize_cdr(body, rq_t)
         except Exception as exc:  # rosbags SerdeError, struct.error
             self._transport.logger.warn_throttled(
-                ('malformed', self.name), 5.0, f'dropped undecodable request on {self.name}: '
-                f'{type(exc).__name__}: {exc}')
+                ("malformed", self.name), 5.0, f"dropped undecodable request on {self.name}: "
+                f"{type(exc).__name__}: {exc}")
             return
         ok, text = self._transport._serve(self.srvtype, self._handler, request)
-        response = service_typestore().types[f'{self.srvtype}_Response'](success=ok,
+        response = service_typestore().types[f"{self.srvtype}_Response"](success=ok,
                                                                          message=text)
         deadline = time.monotonic() + _REPLY_WAIT_S
         while not self._client_reader_matched(info.publication_handle):
             if time.monotonic() > deadline:
                 self._transport.logger.warn_throttled(
-                    ('noreply', self.name), 5.0,
-                    f'{self.name}: client reply reader not matched within '
-                    f'{_REPLY_WAIT_S * 1e3:.0f} ms; response dropped (as rmw_cyclonedds)')
+                    ("noreply", self.name), 5.0,
+                    f"{self.name}: client reply reader not matched within "
+                    f"{_REPLY_WAIT_S * 1e3:.0f} ms; response dropped (as rmw_cyclonedds)")
                 return
             time.sleep(0.005)
         self._writer.write(self._convert(response, self.name, (guid, seq)))
@@ -561,13 +581,13 @@ def _sigterm_as_interrupt() -> None:
 class DdsTransport(Transport):
     """Node on a Cyclone DDS participant (domain ``ROS_DOMAIN_ID``); single-threaded executor."""
 
-    kind = 'dds'
+    kind = "dds"
 
     def __init__(self, node_name: str, params_defaults: Any = None,
-                 argv: Sequence[str] | None = None, *, namespace: str = '') -> None:
+                 argv: Sequence[str] | None = None, *, namespace: str = "") -> None:
         super().__init__()
         from vm_dynamics.ros import messages as ros_msgs
-        ros_msgs.use_message_library('rosbags')  # messages on the wire are rosbags CDR
+        ros_msgs.use_message_library("rosbags")  # messages on the wire are rosbags CDR
         _sigterm_as_interrupt()
         argv = list(sys.argv if argv is None else argv)
         self._ros_args = rargs.parse_ros_args(argv)
@@ -577,14 +597,14 @@ class DdsTransport(Transport):
         resolved = rargs.resolve_parameters(params_defaults, self._ros_args,
                                             self.fully_qualified_name)
         self.params = resolved.values
-        logger_name = self.fully_qualified_name.lstrip('/').replace('/', '.')
+        logger_name = self.fully_qualified_name.lstrip("/").replace("/", ".")
         level = dict(self._ros_args.logger_levels).get(
-            logger_name, self._ros_args.log_level or 'INFO')
-        self.logger = StreamLogger(logger_name, 'INFO' if level == 'UNSET' else level)
+            logger_name, self._ros_args.log_level or "INFO")
+        self.logger = StreamLogger(logger_name, "INFO" if level == "UNSET" else level)
         if resolved.ignored:
             self.logger.debug(f'ignoring overrides for undeclared parameters: '
                              f'{", ".join(resolved.ignored)}')
-        if not isinstance(self.params['use_sim_time'], bool):
+        if not isinstance(self.params["use_sim_time"], bool):
             raise ValueError(f'parameter use_sim_time must be a bool, got '
                              f'{self.params["use_sim_time"]!r}')
         self.domain_id = rargs.domain_id_from_env()
@@ -613,13 +633,13 @@ class DdsTransport(Transport):
         self._discovery_writer = self._writer(DISCOVERY_TOPIC, DISCOVERY_TYPE,
                                               DISCOVERY_QOS)
         self._announce()
-        self._sim_time = self.params['use_sim_time']
+        self._sim_time = self.params["use_sim_time"]
         self._clock_ns = 0
         self._clock_seen = False
         self._clock_sub = None
         if self._sim_time:
             from vm_dynamics.ros import messages as ros_msgs
-            self._clock_sub = self.subscribe('/clock', ros_msgs.CLOCK, self._on_clock, 'clock')
+            self._clock_sub = self.subscribe("/clock", ros_msgs.CLOCK, self._on_clock, "clock")
             self._subs.remove(self._clock_sub)
 
     # -- names / entities -------------------------------------------------------------
@@ -635,7 +655,7 @@ class DdsTransport(Transport):
         return self._topics[key]
 
     def _writer(self, dds_name: str, msgtype: str, spec: QosSpec, *,
-                request_header: bool = False, extra: str = '') -> DataWriter:
+                request_header: bool = False, extra: str = "") -> DataWriter:
         self._check_open()
         topic = self._topic(dds_name, msgtype, request_header)
         w = DataWriter(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=True))
@@ -646,7 +666,7 @@ class DdsTransport(Transport):
         return w
 
     def _reader(self, dds_name: str, msgtype: str, spec: QosSpec, *,
-                request_header: bool = False, extra: str = '') -> DataReader:
+                request_header: bool = False, extra: str = "") -> DataReader:
         self._check_open()
         topic = self._topic(dds_name, msgtype, request_header)
         r = DataReader(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=False))
@@ -664,8 +684,8 @@ class DdsTransport(Transport):
         T = message_typestore().types
 
         def gid(guid: bytes) -> Any:
-            return T['rmw_dds_common/msg/Gid'](data=np.frombuffer(guid, dtype=np.uint8).copy())
-        node = T['rmw_dds_common/msg/NodeEntitiesInfo'](
+            return T["rmw_dds_common/msg/Gid"](data=np.frombuffer(guid, dtype=np.uint8).copy())
+        node = T["rmw_dds_common/msg/NodeEntitiesInfo"](
             node_namespace=self.namespace, node_name=self.node_name,
             reader_gid_seq=[gid(g) for g in self._reader_gids],
             writer_gid_seq=[gid(g) for g in self._writer_gids])
@@ -684,23 +704,23 @@ class DdsTransport(Transport):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError(f'transport of node {self.fully_qualified_name} is shut down')
+            raise RuntimeError(f"transport of node {self.fully_qualified_name} is shut down")
 
     # -- interface --------------------------------------------------------------------
 
-    def publisher(self, topic: str, msgtype: str, qos: Any = 'default') -> _DdsPublisher:
+    def publisher(self, topic: str, msgtype: str, qos: Any = "default") -> _DdsPublisher:
         fq = self.resolve_name(topic)
         idl_struct(msgtype)  # validates the type early
         return _DdsPublisher(fq, msgtype,
                              self._writer(dds_topic_name(fq), msgtype, qos_spec(qos)))
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: Any = 'default', *, raw: bool = False,
+                  qos: Any = "default", *, raw: bool = False,
                   max_bytes: int | None = None) -> _DdsSubscription:
         """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes; samples
         over ``max_bytes`` are dropped before decoding."""
         if not callable(callback):
-            raise TypeError('callback must be callable')
+            raise TypeError("callback must be callable")
         limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
         fq = self.resolve_name(topic)
         reader = self._reader(dds_topic_name(fq), msgtype, qos_spec(qos))
@@ -711,10 +731,10 @@ class DdsTransport(Transport):
     def timer(self, period_s: float, callback: Callable[[], None]) -> _DdsTimer:
         self._check_open()
         if not callable(callback):
-            raise TypeError('callback must be callable')
+            raise TypeError("callback must be callable")
         if isinstance(period_s, bool) or not isinstance(period_s, (int, float)) \
-                or not period_s > 0 or period_s == float('inf'):
-            raise ValueError(f'timer period must be a finite number > 0 s, got {period_s!r}')
+                or not period_s > 0 or period_s == float("inf"):
+            raise ValueError(f"timer period must be a finite number > 0 s, got {period_s!r}")
         period_ns = max(1, round(period_s * 1e9))
         start = self._clock_ns if self._sim_time else time.monotonic_ns()
         t = _DdsTimer(period_ns, callback, start, self._sim_time)
@@ -725,7 +745,7 @@ class DdsTransport(Transport):
         self._check_open()
         check_service_type(srvtype)
         if not callable(handler):
-            raise TypeError('handler must be callable')
+            raise TypeError("handler must be callable")
         srv = _DdsService(self, self.resolve_name(name), srvtype, handler)
         self._services.append(srv)
         return srv
@@ -821,17 +841,17 @@ class DdsServiceClient:
         self.srvtype = srvtype
         self.name = transport.resolve_name(name)
         self.client_id = transport._next_csid()
-        extra = f'clientid={self.client_id};'
-        spec = qos_spec('services')
-        self._writer = transport._writer(dds_topic_name(self.name, 'request'),
-                                         f'{srvtype}_Request', spec, request_header=True,
+        extra = f"clientid={self.client_id};"
+        spec = qos_spec("services")
+        self._writer = transport._writer(dds_topic_name(self.name, "request"),
+                                         f"{srvtype}_Request", spec, request_header=True,
                                          extra=extra)
-        self._reader = transport._reader(dds_topic_name(self.name, 'reply'),
-                                         f'{srvtype}_Response', spec, request_header=True,
+        self._reader = transport._reader(dds_topic_name(self.name, "reply"),
+                                         f"{srvtype}_Response", spec, request_header=True,
                                          extra=extra)
         self.guid = self._writer.get_instance_handle() & (2**64 - 1)
         self._seq = 0
-        self._convert = compiled_converter(f'{srvtype}_Request', True)
+        self._convert = compiled_converter(f"{srvtype}_Request", True)
 
     def service_is_ready(self) -> bool:
         """rmw ``check_for_service_reader_writer``: a matched request reader with a serviceid
@@ -839,12 +859,12 @@ class DdsServiceClient:
         ids = set()
         for h in self._writer.get_matched_subscriptions():
             rd = self._writer.get_matched_subscription_data(h)
-            sid = _userdata_key(rd.qos, 'serviceid') if rd is not None else None
+            sid = _userdata_key(rd.qos, "serviceid") if rd is not None else None
             if sid:
                 ids.add(sid)
         for h in self._reader.get_matched_publications():
             wr = self._reader.get_matched_publication_data(h)
-            if wr is not None and _userdata_key(wr.qos, 'serviceid') in ids:
+            if wr is not None and _userdata_key(wr.qos, "serviceid") in ids:
                 return True
         return False
 
@@ -858,7 +878,7 @@ class DdsServiceClient:
 
     def call(self, request: Any, timeout_s: float = 5.0) -> Any:
         """Send ``request`` (rosbags ``<srv>_Request``) and wait for the matching response."""
-        check_message(request, f'{self.srvtype}_Request', f'service client {self.name}')
+        check_message(request, f"{self.srvtype}_Request", f"service client {self.name}")
         self._seq += 1
         seq = self._seq
         self._writer.write(self._convert(request, self.name, (self.guid, seq)))
@@ -869,6 +889,6 @@ class DdsServiceClient:
                     continue
                 guid, rseq, body = split_request(data)
                 if guid == self.guid and rseq == seq:
-                    return service_typestore().deserialize_cdr(body, f'{self.srvtype}_Response')
+                    return service_typestore().deserialize_cdr(body, f"{self.srvtype}_Response")
             time.sleep(0.005)
-        raise TimeoutError(f'no response from service {self.name} within {timeout_s} s')
+        raise TimeoutError(f"no response from service {self.name} within {timeout_s} s")

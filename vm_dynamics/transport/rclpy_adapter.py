@@ -41,23 +41,23 @@ from ..ros import messages as ros_msgs
 from . import BaseLogger, Publisher, Transport, check_service_type, qos_spec
 from . import ros_args as rargs
 
-__all__ = ['RclpyTransport', 'rclpy_class']
+__all__ = ["RclpyTransport", "rclpy_class"]
 
 
 def rclpy_class(rostype: str) -> type:
     """rosidl Python class of ``pkg/msg/T``, ``pkg/srv/S`` or ``pkg/srv/S_Request``."""
-    parts = rostype.split('/')
+    parts = rostype.split("/")
     if len(parts) != 3 or not all(parts):
-        raise ValueError(f'invalid ROS type name {rostype!r} (expected pkg/msg/Type)')
+        raise ValueError(f"invalid ROS type name {rostype!r} (expected pkg/msg/Type)")
     pkg, sub, name = parts
     part = None
-    if sub == 'srv' and name.endswith(('_Request', '_Response')):
-        name, part = name.rsplit('_', 1)
+    if sub == "srv" and name.endswith(("_Request", "_Response")):
+        name, part = name.rsplit("_", 1)
     try:
-        cls = getattr(importlib.import_module(f'{pkg}.{sub}'), name)
+        cls = getattr(importlib.import_module(f"{pkg}.{sub}"), name)
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f'ROS interface {rostype!r} is not available in this ROS installation '
-                         f'({exc})') from exc
+        raise ValueError(f"ROS interface {rostype!r} is not available in this ROS installation "
+                         f"({exc})") from exc
     return getattr(cls, part) if part else cls
 
 
@@ -73,13 +73,13 @@ class RclpyLogger(BaseLogger):
         self._logger = logger
 
     def _emit(self, level: str, msg: str) -> None:
-        if level == 'DEBUG':
+        if level == "DEBUG":
             self._logger.debug(msg)
-        elif level == 'INFO':
+        elif level == "INFO":
             self._logger.info(msg)
-        elif level == 'WARN':
+        elif level == "WARN":
             self._logger.warning(msg)
-        elif level == 'ERROR':
+        elif level == "ERROR":
             self._logger.error(msg)
         else:
             self._logger.fatal(msg)
@@ -97,8 +97,8 @@ class _RclpyPublisher(Publisher):
 
     def publish(self, msg: Any) -> None:
         if not isinstance(msg, self._cls):
-            raise TypeError(f'publisher {self.topic}: expected a rosidl {self.msgtype} message, '
-                            f'got {ros_msgs.msgtype_of(msg)} ({type(msg).__module__})')
+            raise TypeError(f"publisher {self.topic}: expected a rosidl {self.msgtype} message, "
+                            f"got {ros_msgs.msgtype_of(msg)} ({type(msg).__module__})")
         self._pub.publish(msg)
 
 
@@ -111,27 +111,27 @@ def _plain(value: Any) -> Any:
 class RclpyTransport(Transport):
     """Node on rclpy; uses the default context (initialised here if needed)."""
 
-    kind = 'rclpy'
+    kind = "rclpy"
 
     def __init__(self, node_name: str, params_defaults: Any = None,
-                 argv: Sequence[str] | None = None, *, namespace: str = '') -> None:
+                 argv: Sequence[str] | None = None, *, namespace: str = "") -> None:
         super().__init__()
         import rclpy
         from rclpy.node import Node
         from rclpy.utilities import remove_ros_args
 
         self._rclpy = rclpy
-        self._previous_library = ros_msgs.use_message_library('rosidl')
+        self._previous_library = ros_msgs.use_message_library("rosidl")
         argv = list(sys.argv if argv is None else argv)
         flat = rargs.flatten_params(params_defaults)  # validate before touching ROS
         self._owns_context = not rclpy.ok()
         kwargs: dict[str, Any] = {}
         if namespace:
-            kwargs['namespace'] = namespace
+            kwargs["namespace"] = namespace
         if self._owns_context:
             rclpy.init(args=argv)
         else:
-            kwargs['cli_args'] = argv
+            kwargs["cli_args"] = argv
         self.args = list(remove_ros_args(args=argv))
         try:
             self._node = Node(node_name, **kwargs)
@@ -150,10 +150,10 @@ class RclpyTransport(Transport):
 
         values: dict[str, Any] = {}
         for name, default in flat.items():
-            if name == 'use_sim_time':  # declared by every rclpy node, default False
+            if name == "use_sim_time":  # declared by every rclpy node, default False
                 if default is not False:
-                    raise ValueError('parameter use_sim_time: every ROS 2 node declares it with '
-                                     'default False; set it with -p use_sim_time:=true')
+                    raise ValueError("parameter use_sim_time: every ROS 2 node declares it with "
+                                     "default False; set it with -p use_sim_time:=true")
                 continue
             try:
                 if default is None or default == []:
@@ -162,10 +162,10 @@ class RclpyTransport(Transport):
                 else:
                     self._node.declare_parameter(name, default)
             except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
-                raise ValueError(f'parameter {name!r} of node {self.fully_qualified_name}: '
-                                 f'{exc}') from exc
+                raise ValueError(f"parameter {name!r} of node {self.fully_qualified_name}: "
+                                 f"{exc}") from exc
             values[name] = _plain(self._node.get_parameter(name).value)
-        values['use_sim_time'] = self._node.get_parameter('use_sim_time').value
+        values["use_sim_time"] = self._node.get_parameter("use_sim_time").value
         return values
 
     def _qos(self, qos: Any) -> Any:
@@ -178,17 +178,17 @@ class RclpyTransport(Transport):
             durability=(DurabilityPolicy.TRANSIENT_LOCAL if spec.transient_local
                         else DurabilityPolicy.VOLATILE))
 
-    def publisher(self, topic: str, msgtype: str, qos: Any = 'default') -> _RclpyPublisher:
+    def publisher(self, topic: str, msgtype: str, qos: Any = "default") -> _RclpyPublisher:
         cls = rclpy_class(msgtype)
         pub = self._node.create_publisher(cls, topic, self._qos(qos))
         return _RclpyPublisher(pub, pub.topic_name, msgtype, cls)
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: Any = 'default', *, max_bytes: int | None = None) -> Any:
+                  qos: Any = "default", *, max_bytes: int | None = None) -> Any:
         """Subscribe; ``callback`` gets rosidl messages.  With ``max_bytes`` the sample's
         serialized size is checked before it is deserialised (see the module docstring)."""
         if not callable(callback):
-            raise TypeError('callback must be callable')
+            raise TypeError("callback must be callable")
         cls = rclpy_class(msgtype)
         name = [topic]  # replaced by the resolved name once the subscription exists
         if max_bytes is None:
@@ -206,9 +206,9 @@ class RclpyTransport(Transport):
                 try:
                     msg = deserialize_message(data, cls)
                 except Exception as exc:  # rclpy raises its own deserialisation errors
-                    self.logger.warn_throttled(('malformed', name[0]), 5.0,
-                                               f'dropped undecodable {msgtype} on {name[0]}: '
-                                               f'{type(exc).__name__}: {exc}')
+                    self.logger.warn_throttled(("malformed", name[0]), 5.0,
+                                               f"dropped undecodable {msgtype} on {name[0]}: "
+                                               f"{type(exc).__name__}: {exc}")
                     return
                 self._deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_raw, self._qos(qos), raw=True)
@@ -217,16 +217,16 @@ class RclpyTransport(Transport):
 
     def timer(self, period_s: float, callback: Callable[[], None]) -> Any:
         if not callable(callback):
-            raise TypeError('callback must be callable')
+            raise TypeError("callback must be callable")
         if isinstance(period_s, bool) or not isinstance(period_s, (int, float)) \
-                or not 0 < period_s < float('inf'):
-            raise ValueError(f'timer period must be a finite number > 0 s, got {period_s!r}')
+                or not 0 < period_s < float("inf"):
+            raise ValueError(f"timer period must be a finite number > 0 s, got {period_s!r}")
         return self._node.create_timer(float(period_s), callback)
 
     def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> Any:
         check_service_type(srvtype)
         if not callable(handler):
-            raise TypeError('handler must be callable')
+            raise TypeError("handler must be callable")
         def on_request(request: Any, response: Any) -> Any:
             response.success, response.message = self._serve(srvtype, handler, request)
             return response
@@ -251,7 +251,7 @@ class RclpyTransport(Transport):
                 raise
 
     def _release(self) -> None:
-        node = getattr(self, '_node', None)
+        node = getattr(self, "_node", None)
         try:
             if node is not None:
                 self._node = None
@@ -262,7 +262,7 @@ class RclpyTransport(Transport):
             ros_msgs.use_message_library(self._previous_library)
 
     def shutdown(self) -> None:
-        if getattr(self, '_closed', True):
+        if getattr(self, "_closed", True):
             return
         self._closed = True
         self._release()

@@ -61,8 +61,8 @@ def main(argv=None) -> int:
         if not (args.rate > 0 and args.rate != float("inf")):
             raise UsageError(f"--rate must be a finite positive number, got {args.rate:g}")
         try:
-            import viser  # noqa: F401
             import mcap  # noqa: F401
+            import viser  # noqa: F401
         except ImportError as exc:
             from . import missing_extra
             raise UsageError(missing_extra(exc)) from None

@@ -254,7 +254,8 @@ def _mcap_file(path: str | os.PathLike) -> Path:
     return p
 
 
-def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,
+# complexity: one branch per recorded topic and per malformed-recording rejection
+def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  # noqa: C901
                        ee_frame: str | None = None) -> Playback:
     """Read a recording: the robot from ``/robot_description`` (std_msgs/String), the link
     poses from ``/tf_static`` and ``/tf`` (TF messages with the same log time form one

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from .scene import Playback, default_ee_frame, urdf_visuals
 from ..ros.recording import UrdfTree
+from .scene import Playback, default_ee_frame, urdf_visuals
 
 __all__ = ["RobotViewer", "wxyz"]
 

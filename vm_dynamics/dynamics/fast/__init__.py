@@ -55,7 +55,8 @@ leaving the vehicle's articulated inertia ``ι₀ᵀ I^A₀ ι₀ = M₀ − M�
 ``V̇ = (ι₀ᵀI^A₀ι₀)⁻¹ ι₀ᵀ(I^A₀ a_g − p^A₀)``, then ``q̈`` from the root to the leaves.  Both are
 exact, so (V̇, q̈) agree to rounding (``test/oracle/test_fast_path.py`` checks them against
 ``lp.forward_dynamics`` and Pinocchio's ``aba``).  Likewise RNEA gives the inverse dynamics of
-docs/corrections.md, "Inverse dynamics" and the composite-rigid-body algorithm gives M, hence M₀ (65), M₀𝔪 (66), M_𝔪 (67),
+docs/corrections.md, "Inverse dynamics" and the composite-rigid-body algorithm gives M, hence
+M₀ (65), M₀𝔪 (66), M_𝔪 (67),
 𝒜 (69) and M̂ (75) in :func:`lp_blocks`.
 
 Costs: forward and inverse dynamics O(n); mass matrix O(n·depth).  Algorithms: Featherstone,
@@ -578,6 +579,23 @@ class FastModel:
             r0, _ = self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
             Vdot = np.linalg.solve(self.mass_matrix(q)[:b, :b], bw - r0)
         return Vdot, self.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)[1]
+
+    def arm_only(self) -> "FastModel":
+        """The same tree with a massless vehicle (𝔐₀ = 0, no added inertia): its inverse
+        dynamics' base row is the wrench the vehicle must apply to the arm to give it the
+        motion ``(V, V̇, q, q̇, q̈)`` (gravity on the arm included), so minus that row is the
+        wrench the arm exerts on the vehicle (:func:`vm_dynamics.sim.interaction.arm_interaction`)."""
+        import copy
+        if getattr(self, "_arm", None) is not None:
+            return self._arm
+        arm = copy.copy(self)
+        arm.inert = self.inert.copy()
+        arm.inert[0] = 0.0
+        arm.root_extra = np.zeros((6, 6))
+        arm._consts = (arm.parent, arm.jtype, arm.xi, arm.inert, arm.root_extra, arm.axes,
+                       arm.grav)
+        arm._arm = self._arm = arm
+        return arm
 
     def frame_pose(self, q, frame: str) -> np.ndarray:
         """Pose of a frame in the vehicle frame (4×4): ``G_k ḡ_frame`` (13)–(16)."""

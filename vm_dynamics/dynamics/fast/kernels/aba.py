@@ -71,8 +71,10 @@ def aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw
                      aux, acc, K, rhs)
 
 
+# complexity: compiled kernel: the three ABA passes stay in one function (numba keeps the work
+# arrays local)
 @njit(**OPT)
-def aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U, aux,
+def aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U, aux,  # noqa: C901
               acc, K, rhs):
     """ABA passes with the external wrenches ``ext[k]`` (vehicle axes, about the vehicle
     origin) already summed per body; ``vel`` holds the body twists on return."""

@@ -232,8 +232,10 @@ def _stage_velocity(C, form, g_s, h_s, m, q, qd, ws, sc, V):
     return 0
 
 
+# complexity: compiled kernel: one branch per engine feature (gravity, hydrodynamics, wrenches,
+# prescribed joints)
 @njit(**OPT)
-def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, fw_body, fw,
+def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, fw_body, fw,  # noqa: C901
                  ws, sc, dm, qdd, pw):
     """Rates of the stage state after :func:`_stage_velocity`: ``ṁ`` (by ``form``), ``q̈``
     (ABA, or ``qdd_p`` if ``presc``) and the power ``pw = (P, |P|)`` of the applied inputs."""
