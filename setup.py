@@ -48,6 +48,7 @@ setup(
             "vm-sim = vm_dynamics.app.entry:vm_sim",
             "dynamics_node = vm_dynamics.app.entry:dynamics_node",
             "controller_node = vm_dynamics.app.entry:controller_node",
+            "fake_arm_driver = vm_dynamics.app.entry:fake_arm_driver",
             "vm-foxglove = vm_dynamics.app.entry:vm_foxglove",
             "vm-view = vm_dynamics.app.entry:vm_view",
         ],

@@ -17,7 +17,7 @@ missing=0
 for f in share/vm_dynamics/package.xml share/ament_index/resource_index/packages/vm_dynamics \
          share/vm_dynamics/launch/sim.launch.py share/vm_dynamics/config/spacecraft_arm.yaml \
          share/vm_dynamics/urdf/spacecraft_arm.urdf.xacro share/vm_dynamics/rviz/vm_dynamics.rviz \
-         lib/vm_dynamics/dynamics_node lib/vm_dynamics/controller_node lib/vm_dynamics/vm-sim \
+         lib/vm_dynamics/dynamics_node lib/vm_dynamics/controller_node lib/vm_dynamics/fake_arm_driver lib/vm_dynamics/vm-sim \
          lib/vm_dynamics/vm-foxglove; do
   if [ ! -e "$inst/$f" ]; then echo "install tree: missing $f"; missing=1; fi
 done

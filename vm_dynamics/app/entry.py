@@ -13,7 +13,8 @@ import sys
 
 from ..core.signals import deferred_interrupts
 
-__all__ = ["dynamics_node", "controller_node", "vm_sim", "vm_foxglove", "vm_view"]
+__all__ = ["dynamics_node", "controller_node", "fake_arm_driver", "vm_sim", "vm_foxglove",
+           "vm_view"]
 
 
 def _run(module: str, interrupted: int) -> int:
@@ -30,6 +31,10 @@ def dynamics_node() -> int:
 
 def controller_node() -> int:
     return _run("vm_dynamics.nodes.controller_node", 0)
+
+
+def fake_arm_driver() -> int:
+    return _run("vm_dynamics.nodes.fake_arm_driver", 0)
 
 
 def vm_foxglove() -> int:

@@ -22,7 +22,8 @@ Safety, in the order it acts:
 2. **Watchdog**: an input channel that has not been refreshed for ``command_timeout`` seconds of
    simulated time is zeroed (warning; ``watchdog`` = ``tripped`` in the diagnostics) until a
    fresh message arrives.
-3. **Divergence**: a non-finite state, or an energy balance that fails — the residual
+3. **Divergence**: a non-finite state, or (``joint_source: simulated``; with measured or
+   prescribed joints the work of the motion source is unknown) an energy balance that fails — the residual
    ``r = E(t) − E(0) − W(t)`` (``E`` kinetic + gravitational energy, ``W`` the work of all
    applied efforts and wrenches) exceeding ``divergence_threshold`` times the energy scale
    ``K(0) + K(t) + |U(t) − U(0)| + ∫|P| dt`` — pauses the simulation with an error and rolls
@@ -45,12 +46,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ..config.params import flatten, parameter_defaults, unflatten
-from ..config.sections import initial_state
+from ..config.sections import initial_state, prescribed_motion
 from ..core.validation import as_positive
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
 from ..sim.integrators import METHODS
+from ..sim.interaction import arm_interaction
+from ..sim.measured import MeasuredJointMotion
 from .event_log import EventLog, reason_key
+from .joint_source import JOINT_SOURCES, MeasuredJointInput
 from .parameters import DYNAMICS_BACKENDS, DYNAMICS_PARAMETERS
 from .robot import Robot, load_robot
 
@@ -119,10 +123,28 @@ class DynamicsCore:
         init = initial_state(unflatten(p, "initial"), m)
         self.g0, self.V0, self.q0, self.qd0 = init.g, init.V, init.q, init.qd
 
+        # where the joints come from: efforts (simulated), the prescribed section, or a real
+        # arm's joint states (measured: hardware in the loop, nodes/joint_source.py)
+        self.joint_source = p["joint_source"]
+        if self.joint_source not in JOINT_SOURCES:
+            raise ValueError(f"joint_source: unknown {self.joint_source!r}; choose one of "
+                             f"{', '.join(JOINT_SOURCES)}")
+        self.prescribed = self.measured = None
+        if self.joint_source == "prescribed":
+            section = {k: v for k, v in unflatten(p, "prescribed").items()
+                       if v is not None and v != ""}
+            if not section.get("type"):
+                raise ValueError("joint_source prescribed: set prescribed.type (sinusoid or "
+                                 "wheel_loop) and its parameters")
+            self.prescribed = prescribed_motion(section, self.q0)
+        elif self.joint_source == "measured":
+            self.measured = self._measured_input(robot, p)
+        motion = self.prescribed if self.measured is None else self.measured.motion
+
         # the engine (environment inside: hydrodynamic damping and buoyancy at every stage)
         try:
             self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
-                                 environment=robot.hydrodynamics)
+                                 environment=robot.hydrodynamics, prescribed=motion)
         except ValueError as exc:
             raise ValueError(f"dynamics_backend: {exc}") from None
 
@@ -142,6 +164,27 @@ class DynamicsCore:
                     ) -> "DynamicsCore":
         return cls(load_robot(params), params, clock)
 
+    @staticmethod
+    def _measured_input(robot: Robot, p: Mapping[str, Any]) -> MeasuredJointInput:
+        """``measured.joint_names``: the driver's names of the ``joints``, in that order."""
+        m = robot.model
+        if len(robot.joints) != m.n:
+            raise ValueError(f"joint_source measured: joints must list all {m.n} joints of the "
+                             f"model (the real arm drives every joint), got {robot.joints}")
+        names = list(p["measured.joint_names"] or robot.joints)
+        if len(names) != len(robot.joints) or not all(isinstance(x, str) and x for x in names):
+            raise ValueError(f"measured.joint_names: expected {len(robot.joints)} names (the "
+                             f"driver's names of {robot.joints}, in that order), got {names}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"measured.joint_names: duplicate names in {names}")
+        in_model_order = [""] * m.n
+        for k, j in enumerate(robot.joint_index):
+            in_model_order[int(j)] = names[k]
+        motion = MeasuredJointMotion(m.n, velocity_cutoff=p["measured.velocity_cutoff"],
+                                     acceleration_cutoff=p["measured.acceleration_cutoff"])
+        return MeasuredJointInput(in_model_order, motion, p["measured.max_gap"],
+                                  p["measured.timeout"])
+
     def _ee_frame(self, name: str) -> str:
         if name:
             if name not in self.model.frame_body:
@@ -151,7 +194,13 @@ class DynamicsCore:
         return "ee_link" if "ee_link" in self.model.frame_body else ""
 
     def _reset_state(self) -> None:
-        self.sim.reset(self.g0, self.V0, self.q0, self.qd0)
+        if self.measured is not None:          # the arm rests at the initial state until the
+            self.measured.reset()              # first measured sample
+            self.measured.motion.restart(0.0, self.q0, self.qd0)
+        if self.joint_source == "simulated":
+            self.sim.reset(self.g0, self.V0, self.q0, self.qd0)
+        else:
+            self.sim.reset(self.g0, self.V0)
         for ch in (self.effort, self.wrench):
             ch.value[:] = 0.0
             ch.time, ch.stale, ch.fresh = None, False, False
@@ -178,7 +227,7 @@ class DynamicsCore:
     # ---------------------------------------------------------------- state access
     @property
     def t(self) -> float:
-        return self.steps * self.dt
+        return self.sim.t
 
     @property
     def steps(self) -> int:
@@ -255,8 +304,18 @@ class DynamicsCore:
         self._update_inputs()
         return True
 
+    def _efforts_ignored(self) -> bool:
+        if self.joint_source == "simulated":
+            return False
+        self._reject(self.effort, "effort command",
+                     f"joint_source is {self.joint_source}: the joints follow the "
+                     f"{self.joint_source} motion and efforts are not applied")
+        return True
+
     def apply_effort_command(self, msg: Any) -> bool:
         """Float64MultiArray of efforts in the order of ``joints``; False if rejected."""
+        if self._efforts_ignored():
+            return False
         n = len(self.robot.joints)
         try:
             values = rm.parse_float64_multi_array(msg, expected_len=n, reshape=False)
@@ -280,6 +339,8 @@ class DynamicsCore:
 
     def set_effort(self, tau) -> bool:
         """In-process input: efforts in the order of ``joints`` (same checks as a message)."""
+        if self._efforts_ignored():
+            return False
         n = len(self.robot.joints)
         try:
             a = np.asarray(tau, dtype=float).reshape(-1)
@@ -314,6 +375,98 @@ class DynamicsCore:
                                 f"{r.base_frame!r} nor the inertial frame {r.odom_frame!r}")
         self._wrench_inertial = inertial
         return self._accept(self.wrench, "base wrench", w)
+
+    # ---------------------------------------------------------------- measured joints (HIL)
+    def apply_measured_joint_state(self, msg: Any, wall: float | None = None) -> bool:
+        """A real arm's ``sensor_msgs/JointState`` (``joint_source: measured``); ``wall`` is
+        its arrival time (system clock, s).  False if rejected or out of order."""
+        mi = self.measured
+        if mi is None:
+            return False
+        wall = time.time() if wall is None else float(wall)
+        try:
+            stamp, q, qd = mi.parse(msg)
+        except ValueError as exc:
+            mi.rejected += 1
+            mi.last_error = str(exc)
+            self.log.emit("WARN", f"reject-measured-{reason_key(str(exc))}",
+                          f"rejected measured joint state: {exc}; the vehicle holds")
+            return False
+        stamp = wall if stamp is None else stamp
+        motion = mi.motion
+        first = mi.anchor is None
+        t_new = mi.place(stamp, self.t)
+        interval = None if first else t_new - motion.t_latest
+        if interval is not None and interval <= 0:
+            mi.out_of_order += 1
+            self.log.emit("WARN", "measured-out-of-order",
+                          f"dropped a measured joint state stamped {stamp:.6f} s: not after the "
+                          f"newest sample ({interval * 1e3:.3f} ms; late or out of order)")
+            return False
+        if first or interval > mi.max_gap:
+            if not first:
+                mi.gaps += 1
+                mi.anchor = (stamp, self.t)
+                self.log.emit("WARN", "measured-gap",
+                              f"gap of {interval:.3f} s in the measured joint states (longer "
+                              f"than measured.max_gap={mi.max_gap:g} s): the vehicle held its "
+                              f"pose; restarting from the new sample at t={self.t:.3f} s",
+                              throttle=False)
+            motion.restart(self.t, q, qd)
+            self.sim.set_joints()
+            self._rebaseline()
+            interval = None
+        else:
+            motion.add(t_new, q, qd)
+        mi.accepted += 1
+        mi.note_arrival(stamp, wall, interval)
+        if mi.accepted == 50 and mi.intervals and self.dt > 1.5 * float(np.median(mi.intervals)):
+            h = float(np.median(mi.intervals))
+            self.log.emit("WARN", "measured-dt",
+                          f"dt={self.dt:g} s is longer than the measured sample interval "
+                          f"({h:.4g} s): the steps see noise between samples only at their RK "
+                          f"stages and its error accumulates; set dt to {h:.4g} s (one step per "
+                          f"sample) for noisy measurements", throttle=False)
+        if mi.holding:
+            mi.holding = False
+            self.log.emit("INFO", "measured-resumed", f"measured joint states resumed at "
+                          f"t={self.t:.3f} s", throttle=False)
+        return True
+
+    def measured_steps_available(self) -> int:
+        """Steps the simulation can take before it would pass the newest measured sample."""
+        if self.measured is None:
+            return 1 << 30
+        ahead = self.measured.motion.t_latest - self.t
+        return max(0, int(math.floor(ahead / self.dt + 1e-9)))
+
+    def advance_measured(self) -> int:
+        """Run up to the newest measured sample; returns the steps taken."""
+        steps = self.measured_steps_available()
+        return self.run(steps) if steps and not self.paused else 0
+
+    def check_measured_watchdog(self, wall_now: float) -> None:
+        """Warn (once per silence) when the measured joint states stopped: the vehicle holds."""
+        mi = self.measured
+        if mi is None or mi.holding:
+            return
+        age = mi.watchdog(wall_now)
+        if age is not None:
+            mi.holding = True
+            self.log.emit("WARN", "measured-watchdog",
+                          f"watchdog: no measured joint states for {age:.3f} s (measured.timeout "
+                          f"{mi.timeout:g} s) at t={self.t:.3f} s; the vehicle holds",
+                          throttle=False)
+
+    def _rebaseline(self) -> None:
+        """Energy and momentum references restart at the current state (after the joints were
+        replaced by a measured sample: the jump does no work the engine could account for)."""
+        E, K, U = self._energy()
+        self.E0, self.K0, self.U0 = E - self.work, K, U
+        self.momentum0 = self._momentum()
+        self.residual = 0.0
+        self._checked_steps = self.steps
+        self._snapshot = self._take_snapshot()
 
     def _update_inputs(self) -> None:
         tau = np.zeros(self.model.n)
@@ -383,6 +536,10 @@ class DynamicsCore:
             return False
         self.residual = E - self.E0 - self.work
         scale = self.K0 + K + abs(U - self.U0) + self.abs_work + 1e-12 * (1.0 + abs(self.E0))
+        if self.joint_source != "simulated":
+            # the joints follow a motion from outside, whose work the engine does not know:
+            # no balance to check, only a finite state
+            self.residual, scale = 0.0, 1.0
         if not (math.isfinite(E) and math.isfinite(scale) and abs(self.residual)
                 <= float(self.params["divergence_threshold"]) * scale):
             self._diverge(f"energy balance violated (E - E0 - W = {self.residual:.4g} J, "
@@ -443,7 +600,7 @@ class DynamicsCore:
         call; every ``_check_every`` steps the energy balance is checked (and the state
         snapshotted for roll-back)."""
         done = 0
-        steps = int(steps)
+        steps = min(int(steps), self.measured_steps_available())
         while done < steps:
             if self.paused:
                 break
@@ -541,11 +698,36 @@ class DynamicsCore:
         r, m = self.robot, self.model
         t, g, V, q, qd = self.sim.arrays()
         t = self.t
-        return [
-            ("joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, self._tau_model)),
+        hil = self.interaction() if self.joint_source != "simulated" else None
+        tau = self._tau_model if hil is None else hil.tau
+        out = [
+            ("joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)),
             ("odom", rm.odometry_msg(t, g, m.group.embed(V), r.odom_frame, r.base_frame)),
             ("tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, g)])),
         ]
+        if self.joint_source != "simulated":
+            out.append(("vehicle_pose_command", rm.pose_stamped_msg(t, r.odom_frame, g)))
+            if hil is not None:
+                out.append(("base_reaction_wrench", rm.wrench_stamped_msg(
+                    t, m.group.embed(hil.base_reaction), r.base_frame)))
+                out.append(("coupled_joint_efforts", rm.joint_state_msg(
+                    t, m.joint_names, q, qd, hil.tau)))
+        return out
+
+    def interaction(self):
+        """Joint efforts of the coupled system, the vehicle's acceleration and the wrench the arm
+        exerts on the vehicle (:func:`vm_dynamics.sim.interaction.arm_interaction`) at the
+        current state, with the estimated (measured) or prescribed joint acceleration; None if
+        it cannot be computed (logged)."""
+        try:
+            qdd = (self.measured.motion.acceleration() if self.measured is not None
+                   else self.prescribed(self.t)[2])
+            g = self.sim.arrays()[1]
+            return arm_interaction(self.sim, qdd, base_wrench=self._bw_command(g))
+        except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+            self.log.emit("WARN", "interaction", f"base reaction and efforts not computable at "
+                          f"t={self.t:.3f} s: {exc}")
+            return None
 
     def clock_message(self) -> Any:
         return rm.clock_msg(self.t)
@@ -608,13 +790,29 @@ class DynamicsCore:
         wd_text = {"waiting": "no command received yet (inputs zero)",
                    "ok": "commands fresh",
                    "tripped": "command timeout: inputs zeroed"}[wd]
-        return rm.diagnostic_array_msg(self.t, [
+        statuses = [
             dict(name="vm_dynamics: simulation", level=level, message=text,
                  hardware_id=m.name, values=values),
             dict(name="vm_dynamics: command watchdog",
                  level="WARN" if wd == "tripped" else "OK", message=wd_text,
                  hardware_id=m.name, values=wd_values),
-        ])
+        ]
+        if self.measured is not None:
+            mi = self.measured
+            if mi.anchor is None:
+                js_level, js_text = "WARN", "waiting for measured joint states (vehicle holds)"
+            elif mi.holding:
+                js_level, js_text = "WARN", "measured joint states stopped: the vehicle holds"
+            else:
+                js_level, js_text = "OK", "measured joint states drive the vehicle"
+            statuses.append(dict(name="vm_dynamics: joint source", level=js_level,
+                                 message=js_text, hardware_id=m.name,
+                                 values={"joint_source": "measured", **mi.statistics()}))
+        elif self.prescribed is not None:
+            statuses.append(dict(name="vm_dynamics: joint source", level="OK",
+                                 message=f"prescribed motion ({self.prescribed.kind})",
+                                 hardware_id=m.name, values={"joint_source": "prescribed"}))
+        return rm.diagnostic_array_msg(self.t, statuses)
 
     def pop_due(self, wall_now: float, idle_republish: float | None = None) -> list:
         """Messages due now, as ``[(key, msg)]`` with keys ``joint_states``, ``odom``, ``tf``,

@@ -35,6 +35,7 @@ from collections import deque
 
 from ..config.params import parameter_defaults
 from ..ros import messages as rm
+from ..transport import QosSpec
 from ..transport import ros_args as rargs
 from .dynamics_core import DynamicsCore
 from .entry import run_node
@@ -83,6 +84,11 @@ PUBLICATIONS = {
     "clock": ("/clock", rm.CLOCK, "clock"),
     "diagnostics": ("/diagnostics", rm.DIAGNOSTIC_ARRAY, "default"),
     "ee_path": ("ee_path", "nav_msgs/msg/Path", "default"),
+    # joint_source measured or prescribed (hardware in the loop)
+    "vehicle_pose_command": ("hil/vehicle_pose_command", "geometry_msgs/msg/PoseStamped",
+                             "default"),
+    "base_reaction_wrench": ("hil/base_reaction_wrench", rm.WRENCH_STAMPED, "default"),
+    "coupled_joint_efforts": ("hil/joint_efforts", rm.JOINT_STATE, "default"),
 }
 #: topics the node builds itself (not core outputs): key -> (topic, message type, QoS)
 NODE_PUBLICATIONS = {
@@ -91,6 +97,7 @@ NODE_PUBLICATIONS = {
 SUBSCRIPTIONS = {
     "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
     "base_wrench": rm.WRENCH_STAMPED,
+    "measured/joint_states": rm.JOINT_STATE,     # joint_source measured; measured.topic
 }
 SERVICES = {"~/reset": "std_srvs/srv/Trigger", "~/pause": "std_srvs/srv/SetBool"}
 
@@ -101,9 +108,11 @@ class DynamicsNode:
 
     def __init__(self, transport, core: DynamicsCore, wall=time.monotonic):
         self.t, self.core, self.wall = transport, core, wall
+        hil = core.joint_source != "simulated"
         self.pubs = {key: transport.publisher(topic, mtype, qos)
                      for key, (topic, mtype, qos) in {**PUBLICATIONS,
-                                                      **NODE_PUBLICATIONS}.items()}
+                                                      **NODE_PUBLICATIONS}.items()
+                     if hil or not topic.startswith("hil/")}
         params = transport.params
         self.max_bytes = _limit(params, "max_message_bytes")
         self.max_dims = _limit(params, "max_layout_dims")
@@ -116,6 +125,15 @@ class DynamicsNode:
                             self.on_effort, "default", max_bytes=self.max_bytes)
         transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, "default",
                             max_bytes=self.max_bytes)
+        if core.measured is not None:
+            topic = core.params["measured.topic"]
+            if not isinstance(topic, str) or not topic:
+                raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
+            # best effort (matches reliable and best-effort drivers, as sensor data), deep
+            # enough to keep 0.1 s of 1 kHz samples queued while a step or a publish runs
+            transport.subscribe(topic, rm.JOINT_STATE, self.on_measured,
+                                QosSpec(reliable=False, transient_local=False, depth=100),
+                                max_bytes=self.max_bytes)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
             transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
@@ -146,6 +164,17 @@ class DynamicsNode:
             self.advance_lockstep()
         self.core.log.drain_into(self.t.logger)
 
+    def on_measured(self, msg) -> None:
+        """A real arm's joint state: the vehicle integrates up to its time stamp."""
+        if self.core.apply_measured_joint_state(msg, time.time()):
+            while True:
+                done = self.core.run(min(self.core.measured_steps_available(),
+                                         self.core.steps_until_due(self.wall())))
+                self.flush()
+                if not done or not self.core.measured_steps_available():
+                    break
+        self.core.log.drain_into(self.t.logger)
+
     def on_wrench(self, msg) -> None:
         self.core.apply_base_wrench(msg)
         if self.core.lockstep:
@@ -174,6 +203,9 @@ class DynamicsNode:
         core.timing = self.pacer.stats()
         if core.lockstep:
             self.advance_lockstep()
+        elif core.measured is not None:      # stepped by the samples (on_measured)
+            core.check_measured_watchdog(time.time())
+            self.pacer.reset(now, core.steps)
         elif core.paused:
             self.pacer.steps_due(now, core.steps)
             self.pacer.reset(now, core.steps)

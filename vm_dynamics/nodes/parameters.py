@@ -64,6 +64,29 @@ DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
     "path_rate": (2.0, "ee_path/base_path: sent with every 10th state, but at most this many "
                   "times per wall second (paths of hundreds of poses are costly to send)"),
     **{f"initial.{k}": v for k, v in INITIAL_PARAMETERS.items()},
+    # where the joints come from (hardware in the loop: nodes/joint_source.py)
+    "joint_source": ("simulated", "simulated (effort commands drive the arm), measured (a real "
+                     "arm's JointState on measured.topic drives the simulated vehicle) or "
+                     "prescribed (the prescribed section's motion)"),
+    "measured.topic": ("measured/joint_states", "topic of the real arm's sensor_msgs/JointState "
+                       "(joint_source measured)"),
+    "measured.joint_names": ([], "the driver's names of the joints, in the order of the joints "
+                             "parameter; default: the same names"),
+    "measured.velocity_cutoff": (0.0, "low-pass cut-off (Hz) of velocities differenced from "
+                                 "positions when the messages carry none; 0 = unfiltered"),
+    "measured.acceleration_cutoff": (20.0, "low-pass cut-off (Hz) of the acceleration estimate "
+                                     "used for the published efforts and base reaction"),
+    "measured.max_gap": (0.05, "longest gap between samples (s) bridged by interpolation; after "
+                         "a longer one the vehicle has held and restarts from the new sample"),
+    "measured.timeout": (0.2, "wall seconds without a sample before the watchdog warns (the "
+                         "vehicle holds meanwhile)"),
+    "prescribed.type": ("", "prescribed motion (joint_source prescribed): sinusoid or "
+                        "wheel_loop"),
+    "prescribed.joints": (None, "wheel_loop: the two joint indices of the loop"),
+    "prescribed.amplitude": (None, "wheel_loop: loop radius (rad); sinusoid: one per joint"),
+    "prescribed.period": (None, "wheel_loop: seconds per loop"),
+    "prescribed.frequency": (None, "sinusoid: Hz"),
+    "prescribed.phase": (None, "sinusoid: one phase per joint (rad)"),
 }
 
 DYNAMICS_BACKENDS = ("auto", "numba", "lp")

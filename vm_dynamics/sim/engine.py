@@ -501,6 +501,21 @@ class Simulator:
         K, U = self._stages.energy(self._g, self._V, self._q, self._qd)
         return float(K), float(U)
 
+    def set_joints(self, q=None, qd=None) -> None:
+        """Replace the joint state now, keeping the vehicle's pose and velocity, the time, the
+        step count and the work account (the momentum variable follows).  With prescribed motion
+        the joints are taken from ``prescribed(t)`` (``q``/``qd`` must be None): used when a
+        measured motion restarts after a gap it cannot bridge."""
+        self._require_state()
+        n = self.model.n
+        if self._presc:
+            if q is not None or qd is not None:
+                raise ValueError("set_joints: with prescribed motion the joints come from "
+                                 "prescribed(t); pass no q/qd")
+            q, qd, _ = self._prescribed_at(self._t)
+        self._q, self._qd = as_vector(q, n, "q").copy(), as_vector(qd, n, "qd").copy()
+        self._m = self._stages.momentum_variable(self, self._g, self._V, self._q, self._qd)
+
     def snapshot(self):
         """An opaque copy of the state (restore it with :meth:`restore`)."""
         self._require_state()

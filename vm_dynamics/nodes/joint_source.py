@@ -1,0 +1,129 @@
+"""Where the dynamics node's joints come from: simulated (efforts drive the arm), prescribed (the
+``prescribed`` section's motion, e.g. the satellite wheel loop) or measured (a real arm's
+``sensor_msgs/JointState`` drives the simulated vehicle: hardware in the loop).
+
+:class:`MeasuredJointInput` turns the arm driver's samples into the engine's prescribed motion
+(:class:`vm_dynamics.sim.measured.MeasuredJointMotion`, the causal estimator) and keeps the
+statistics a test bench needs in ``/diagnostics``:
+
+* **Time.**  Samples are placed on the simulation's time axis by their header stamps:
+  ``t = t_anchor + (stamp − stamp_anchor)``, anchored at the first sample (and again after a
+  long gap).  A sample without a stamp (zero) takes its arrival time.  The simulation runs up to
+  the newest sample, so it follows the arm's clock, not the node's.
+* **Late or out-of-order samples** (a stamp not after the newest) are dropped and counted.
+* **Gaps.**  A gap up to ``measured.max_gap`` is bridged by the interpolant once the next sample
+  arrives (counted as a drop-out when longer than 1.5 median intervals).  A longer gap cannot be
+  reconstructed: the vehicle holds its pose and velocity, and the motion restarts from the next
+  sample (a warning; the momentum and energy baselines restart there too).
+* **Watchdog.**  No sample for ``measured.timeout`` wall seconds: a warning, diagnostics WARN,
+  the vehicle holds (nothing drives it) until samples resume.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from ..ros import messages as rm
+from ..sim.measured import MeasuredJointMotion
+
+__all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival"]
+
+JOINT_SOURCES = ("simulated", "measured", "prescribed")
+
+
+class Arrival:
+    """What :meth:`MeasuredJointInput.add` decided about one sample."""
+
+    ACCEPTED, REJECTED, OUT_OF_ORDER, RESTARTED = "accepted", "rejected", "out_of_order", \
+        "restarted"
+
+
+class MeasuredJointInput:
+    """The measured joint states of a real arm (module docstring).
+
+    ``names`` are the joint names expected in the messages, in the model's joint order.
+    """
+
+    def __init__(self, names, motion: MeasuredJointMotion, max_gap: float, timeout: float):
+        self.names = list(names)
+        self.motion = motion
+        for key, v in (("measured.max_gap", max_gap), ("measured.timeout", timeout)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                    or v <= 0:
+                raise ValueError(f"{key}: expected a positive number of seconds, got {v!r}")
+        self.max_gap, self.timeout = float(max_gap), float(timeout)
+        self.reset()
+
+    def reset(self) -> None:
+        self.anchor: tuple[float, float] | None = None      # (stamp s, sim time s)
+        self.accepted = self.rejected = self.out_of_order = self.gaps = self.dropouts = 0
+        self.last_error = ""
+        self.last_wall: float | None = None
+        self.holding = False
+        self.intervals: deque = deque(maxlen=1000)          # stamp intervals (s)
+        self.arrival_intervals: deque = deque(maxlen=1000)  # wall intervals (s)
+        self.latencies: deque = deque(maxlen=1000)          # arrival − stamp (s)
+
+    def parse(self, msg: Any):
+        """``(stamp s or None, q, q̇ or None)`` in model order; ``ValueError`` names the problem
+        (missing joint names, lengths, NaN/Inf, huge values)."""
+        js = rm.parse_joint_state(msg, self.names)
+        stamp = js.stamp_ns * 1e-9 if js.stamp_ns else None
+        return stamp, js.position, js.velocity
+
+    def place(self, stamp: float, sim_t: float) -> float:
+        """The simulation time of a sample stamped ``stamp`` (anchoring the first one at
+        ``sim_t``)."""
+        if self.anchor is None:
+            self.anchor = (stamp, sim_t)
+        return self.anchor[1] + (stamp - self.anchor[0])
+
+    def note_arrival(self, stamp: float, wall: float, interval: float | None) -> None:
+        if self.last_wall is not None:
+            self.arrival_intervals.append(wall - self.last_wall)
+        self.last_wall = wall
+        self.latencies.append(wall - stamp)
+        if interval is not None:
+            if len(self.intervals) >= 10 and interval > 1.5 * float(np.median(self.intervals)):
+                self.dropouts += 1
+            self.intervals.append(interval)
+
+    def watchdog(self, wall_now: float) -> float | None:
+        """Seconds since the last sample if that exceeds ``timeout`` (else None)."""
+        if self.last_wall is None:
+            return None
+        age = wall_now - self.last_wall
+        return age if age > self.timeout else None
+
+    def statistics(self) -> dict:
+        """Counts, sample intervals, arrival jitter and latency (ms) for ``/diagnostics``."""
+        def ms(values, fn):
+            return 1e3 * float(fn(np.asarray(values))) if len(values) else 0.0
+        return {
+            "samples_accepted": self.accepted, "samples_rejected": self.rejected,
+            "samples_out_of_order": self.out_of_order, "dropouts_bridged": self.dropouts,
+            "gaps_restarted": self.gaps,
+            "sample_interval_mean_ms": ms(self.intervals, np.mean),
+            "sample_interval_max_ms": ms(self.intervals, np.max),
+            "arrival_jitter_std_ms": ms(self.arrival_intervals, np.std),
+            "arrival_interval_max_ms": ms(self.arrival_intervals, np.max),
+            "latency_mean_ms": ms(self.latencies, np.mean),
+            "latency_max_ms": ms(self.latencies, np.max),
+            "filter_lag_ms": 1e3 * self.filter_lag(),
+            "last_rejection": self.last_error,
+        }
+
+    def filter_lag(self) -> float:
+        """The estimator's lag (s): the simulation trails the newest sample by up to one
+        interval; a differenced velocity lags h/2 and its low-pass 1/(2π f_c)."""
+        h = float(np.median(self.intervals)) if self.intervals else 0.0
+        lag = h
+        latest = self.motion.latest
+        if latest is not None and not latest.velocity_measured:
+            lag += h / 2
+            if self.motion.velocity_cutoff > 0:
+                lag += 1.0 / (2 * math.pi * self.motion.velocity_cutoff)
+        return lag
