@@ -14,8 +14,9 @@ samples joined smoothly (the node must then step once per sample, dt = 1/rate: a
 samples the wiggles between noisy samples at its RK stages only, and that error random-walks;
 the node warns about it); for the satellite, whose wheels leave the locked inertia constant, the
 bus attitude is a function of the path, ``θ ≈ −𝒜 Δq`` to first order, so the error at any time
-is bounded by ``‖𝒜‖ (4σ)`` (four standard deviations of the last sample) plus the second-order
-(curvature) accumulation ``‖𝒜‖² σ L`` along a path of length ``L``.
+is bounded by ``‖𝒜‖ (6σ)`` (six standard deviations of the last sample's 3-vector of noise:
+the chance that one of the ~250 published samples exceeds it is about 2e-5) plus the
+second-order (curvature) accumulation ``‖𝒜‖² σ L`` along a path of length ``L``.
 """
 from __future__ import annotations
 
@@ -186,7 +187,7 @@ def test_dropouts_are_bridged_or_held_with_a_warning_and_the_node_recovers(
 def test_noisy_positions_without_velocities_stay_within_the_derived_bound(
         tmp_path, monkeypatch, wheel_reference):
     """σ = 1e-3 rad position noise, velocities differenced by the node: bus attitude error
-    within ‖𝒜‖·4σ + ‖𝒜‖²·σ·L (module docstring), and not identically zero (the noise is
+    within ‖𝒜‖·6σ + ‖𝒜‖²·σ·L (module docstring), and not identically zero (the noise is
     there)."""
     from vm_dynamics.dynamics.fast import lp_blocks
     scn, ref_t, ref_g = wheel_reference
@@ -199,7 +200,7 @@ def test_noisy_positions_without_velocities_stay_within_the_derived_bound(
     normA = float(np.linalg.norm(A, 2))
     q = np.array([scn.prescribed_motion()(t)[0] for t in np.arange(0, 5.0, 1e-3)])
     L = float(np.sum(np.linalg.norm(np.diff(q, axis=0), axis=1)))
-    bound = normA * 4 * sigma + normA**2 * sigma * L
+    bound = normA * 6 * sigma + normA**2 * sigma * L
     errs = _attitude_errors(_odom_poses(got), ref_t, ref_g)
     assert errs[:, 0].max() > 4.9
     assert 0 < errs[:, 1].max() < bound, (errs[:, 1].max(), bound, normA, L)

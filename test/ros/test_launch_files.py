@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from vm_dynamics.config.params import flatten, parameter_defaults, read_params_file
-from vm_dynamics.nodes import controller_node, dynamics_node
+from vm_dynamics.nodes import controller_node, dynamics_node, fake_arm_driver
 from vm_dynamics.nodes.controller_core import controller_parameter_defaults
 from vm_dynamics.nodes.parameters import DYNAMICS_PARAMETERS
 from vm_dynamics.ros import messages as rm
@@ -322,6 +322,9 @@ def node_interface(node):
             **dynamics_node.PUBLICATIONS, **dynamics_node.NODE_PUBLICATIONS}.values()}
         sub = {"/" + t: mt for t, mt in dynamics_node.SUBSCRIPTIONS.items()}
         return dynamics_node.node_parameter_defaults(), pub, sub
+    if node.package == "vm_dynamics" and node.executable == "fake_arm_driver":
+        params = parameter_defaults(fake_arm_driver.parameter_table())
+        return params, {"/" + params["topic"].lstrip("/"): rm.JOINT_STATE}, {}
     if node.package == "vm_dynamics" and node.executable == "controller_node":
         pub = {"/" + t: mt for t, mt, _ in controller_node.PUBLICATIONS.values()}
         sub = {("/" + t.lstrip("/") if not t.startswith("~") else
@@ -379,7 +382,7 @@ SIM_ONLY = ("scenario", "description", "duration", "input.", "prescribed.",
 # ------------------------------------------------------------------ tests
 def test_console_scripts_resolve_to_callables():
     scripts = console_scripts()
-    for name in ("dynamics_node", "controller_node", "vm-foxglove"):
+    for name in ("dynamics_node", "controller_node", "fake_arm_driver", "vm-foxglove"):
         module, _, func = scripts[name].partition(":")
         assert callable(getattr(importlib.import_module(module), func)), name
 
@@ -412,7 +415,8 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
         or any(isinstance(p, dict) and p.get("ee_path_length") == 3000 for p in dyn.parameters)
 
 
-@pytest.mark.parametrize("launch_file", sorted(p.name for p in LAUNCH.glob("*.launch.py")))
+@pytest.mark.parametrize("launch_file", sorted(p.name for p in LAUNCH.glob("*.launch.py")
+                                                if p.name != "hil.launch.py"))
 @pytest.mark.parametrize("args", [{}, {"rviz": "false", "controller": "pd_gravity",
                                        "lockstep": "true", "real_time_factor": "0.5"},
                                   {"controller": "none", "use_sim_time": "false"}])
@@ -466,9 +470,41 @@ def test_launch_file_names_only_existing_things(launch_file, args):
             continue                                   # references: from the user
         if topic in ("/effort_controller/commands", "/base_wrench") and not expect_ctrl:
             continue                                   # open loop: nobody commands
+        if topic == "/measured/joint_states":
+            continue                                   # joint_source measured (hil.launch.py)
         assert published.get(topic) == mtype, (topic, mtype, published.get(topic))
     for topic, mtype in published.items():
         assert _interface_exists(mtype), mtype
+
+
+@pytest.mark.parametrize("args", [{}, {"scenario": "spacecraft_arm", "fake_driver": "false",
+                                       "measured_topic": "/arm/joint_states", "rate": "500.0",
+                                       "rviz": "false"}])
+def test_hil_launch_wires_the_driver_to_the_measured_node(args):
+    nodes, ctx = run_launch(LAUNCH / "hil.launch.py", args)
+    names = [n.executable for n in nodes]
+    assert names[:2] == ["dynamics_node", "robot_state_publisher"]
+    assert ("fake_arm_driver" in names) == (args.get("fake_driver", "true") == "true")
+    assert ("rviz2" in names) == (args.get("rviz", "true") == "true")
+    topic = args.get("measured_topic", "/measured/joint_states")
+    published = {}
+    for node in nodes:
+        resolved = check_parameters(node, ctx)
+        if node.executable == "dynamics_node":
+            assert resolved.values["joint_source"] == "measured"
+            assert resolved.values["measured.topic"] == topic
+            assert resolved.values["dt"] == pytest.approx(1.0 / float(args.get("rate", 1000.0)))
+        if node.executable == "fake_arm_driver":
+            assert resolved.values["topic"] == topic
+        _, pub, _ = node_interface(node)
+        published.update(pub)
+    if "fake_arm_driver" in names:
+        assert published.get(topic) == rm.JOINT_STATE
+    # the scenario's joints and its prescribed path are what the driver would replay
+    scenario = ctx.configs["scenario"]
+    params = flatten(read_params_file(REPO / "config" / f"{scenario}.yaml"))
+    if "fake_arm_driver" in names:
+        assert params.get("prescribed.type")
 
 
 def test_rviz_config_topics_are_published_and_frames_exist():

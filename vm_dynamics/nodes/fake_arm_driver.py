@@ -31,7 +31,8 @@ from .entry import run_node
 from .parameters import DYNAMICS_PARAMETERS, ROBOT_PARAMETERS
 from .robot import load_robot
 
-__all__ = ["main", "FakeArmDriver", "NODE_NAME", "DRIVER_PARAMETERS", "load_path_file"]
+__all__ = ["main", "FakeArmDriver", "NODE_NAME", "DRIVER_PARAMETERS", "load_path_file",
+           "parameter_table"]
 
 NODE_NAME = "fake_arm_driver"
 
@@ -52,7 +53,8 @@ DRIVER_PARAMETERS = {
 }
 
 
-def _parameter_table() -> dict:
+def parameter_table() -> dict:
+    """Declared parameters: the robot's, the initial state and prescribed motion, the driver's."""
     table = dict(ROBOT_PARAMETERS)
     table.update({k: v for k, v in DYNAMICS_PARAMETERS.items()
                   if k.startswith(("initial.", "prescribed."))})
@@ -186,7 +188,7 @@ def main(argv=None) -> int:
             + (f", drop-outs {drv.drop_len:g} s every {drv.drop_period:g} s"
                if drv.drop_period else ""))
 
-    return run_node(NODE_NAME, lambda: parameter_defaults(_parameter_table()), argv, start)
+    return run_node(NODE_NAME, lambda: parameter_defaults(parameter_table()), argv, start)
 
 
 if __name__ == "__main__":  # pragma: no cover

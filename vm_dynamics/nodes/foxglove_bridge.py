@@ -50,7 +50,8 @@ STRING = "std_msgs/msg/String"
 
 #: topic -> ROS message type of every channel the bridge opens
 CHANNELS = {
-    **{("/" + topic.lstrip("/")): mtype for topic, mtype, _ in PUBLICATIONS.values()},
+    **{("/" + topic.lstrip("/")): mtype for topic, mtype, _ in PUBLICATIONS.values()
+       if not topic.startswith("hil/")},       # the bridge simulates the arm (no HIL)
     "/effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
     "/base_wrench": rm.WRENCH_STAMPED,
     "/robot_description": STRING,
