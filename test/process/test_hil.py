@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import stop_processes
 
 import vm_dynamics as vm
 from vm_dynamics.config.scenario import load_scenario
@@ -84,15 +85,7 @@ def run_hil(tmp_path, monkeypatch, params: str, node_args=(), driver_args=(), ex
         probe.spin_until(lambda: False, extra_s)
         assert procs["node"].poll() is None, (tmp_path / "node.log").read_text()
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-        for f in logs.values():
-            f.close()
+        stop_processes(procs.values(), logs.values())
         probe.shutdown()
     return got, (tmp_path / "node.log").read_text(), (tmp_path / "driver.log").read_text()
 

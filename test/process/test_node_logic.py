@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import stop_processes
 
 from vm_dynamics.config.params import flatten, read_params_file
 from vm_dynamics.control.references import JointSinusoid
@@ -682,15 +683,7 @@ def test_dynamics_and_controller_nodes_over_dds(monkeypatch, tmp_path):
         assert procs["dyn"].poll() is None
         assert "watchdog: no effort command" in (tmp_path / "dyn.log").read_text()
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-        for f in logs.values():
-            f.close()
+        stop_processes(procs.values(), logs.values())
         probe.shutdown()
 
 

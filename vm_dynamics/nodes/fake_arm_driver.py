@@ -27,6 +27,7 @@ import numpy as np
 from ..config.params import parameter_defaults, unflatten
 from ..config.sections import initial_state, prescribed_motion
 from ..ros import messages as rm
+from ..sim.measured import hermite
 from .entry import run_node
 from .parameters import DYNAMICS_PARAMETERS, ROBOT_PARAMETERS
 from .robot import load_robot
@@ -91,14 +92,7 @@ def load_path_file(path: str, n: int):
     def motion(tt):
         tt = min(max(tt, t[0]), t[-1])
         k = int(np.clip(np.searchsorted(t, tt, side="right") - 1, 0, len(t) - 2))
-        h = t[k + 1] - t[k]
-        s = (tt - t[k]) / h
-        s2, s3 = s * s, s * s * s
-        qq = ((2 * s3 - 3 * s2 + 1) * q[k] + (s3 - 2 * s2 + s) * h * qd[k]
-              + (-2 * s3 + 3 * s2) * q[k + 1] + (s3 - s2) * h * qd[k + 1])
-        vv = ((6 * s2 - 6 * s) * (q[k] - q[k + 1]) / h + (3 * s2 - 4 * s + 1) * qd[k]
-              + (3 * s2 - 2 * s) * qd[k + 1])
-        return qq, vv
+        return hermite(tt, t[k], q[k], qd[k], t[k + 1], q[k + 1], qd[k + 1])[:2]
     return motion, float(t[-1] - t[0]), names, float(t[0])
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..core.validation import MAX_MAGNITUDE, as_vector
 
-__all__ = ["MeasuredJointMotion", "MeasuredSample"]
+__all__ = ["MeasuredJointMotion", "MeasuredSample", "hermite"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,21 @@ class MeasuredSample:
     qd: np.ndarray
     qdd: np.ndarray
     velocity_measured: bool
+
+
+def hermite(t: float, ta: float, qa, va, tb: float, qb, vb):
+    """``(q, q̇, q̈)`` at ``t`` of the cubic Hermite interpolant through ``(q, q̇)`` at ``ta`` and
+    ``tb`` (its derivative is exactly the interpolated velocity)."""
+    h = tb - ta
+    s = (t - ta) / h
+    s2, s3 = s * s, s * s * s
+    h00, h10, h01, h11 = 2 * s3 - 3 * s2 + 1, s3 - 2 * s2 + s, -2 * s3 + 3 * s2, s3 - s2
+    d00, d10, d01, d11 = 6 * s2 - 6 * s, 3 * s2 - 4 * s + 1, -6 * s2 + 6 * s, 3 * s2 - 2 * s
+    e00, e10, e01, e11 = 12 * s - 6, 6 * s - 4, 6 - 12 * s, 6 * s - 2
+    q = h00 * qa + h10 * h * va + h01 * qb + h11 * h * vb
+    qd = (d00 * qa + d01 * qb) / h + d10 * va + d11 * vb
+    qdd = (e00 * qa + e01 * qb) / (h * h) + (e10 * va + e11 * vb) / h
+    return q, qd, qdd
 
 
 def _lowpass(previous: np.ndarray, x: np.ndarray, cutoff: float, h: float) -> np.ndarray:
@@ -152,16 +167,7 @@ class MeasuredJointMotion:
         a, b, t = self._bracket(float(t))
         if b is None:
             return a.q.copy(), a.qd.copy(), np.zeros(self.n)
-        h = b.t - a.t
-        s = (t - a.t) / h
-        s2, s3 = s * s, s * s * s
-        h00, h10, h01, h11 = 2 * s3 - 3 * s2 + 1, s3 - 2 * s2 + s, -2 * s3 + 3 * s2, s3 - s2
-        d00, d10, d01, d11 = 6 * s2 - 6 * s, 3 * s2 - 4 * s + 1, -6 * s2 + 6 * s, 3 * s2 - 2 * s
-        e00, e10, e01, e11 = 12 * s - 6, 6 * s - 4, 6 - 12 * s, 6 * s - 2
-        q = h00 * a.q + h10 * h * a.qd + h01 * b.q + h11 * h * b.qd
-        qd = (d00 * a.q + d01 * b.q) / h + d10 * a.qd + d11 * b.qd
-        qdd = (e00 * a.q + e01 * b.q) / (h * h) + (e10 * a.qd + e11 * b.qd) / h
-        return q, qd, qdd
+        return hermite(t, a.t, a.q, a.qd, b.t, b.q, b.qd)
 
     def acceleration(self) -> np.ndarray:
         """The filtered acceleration estimate at the newest sample (for published efforts)."""
