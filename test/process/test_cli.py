@@ -66,7 +66,7 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     for png in ("joints.png", "base.png", "conservation.png"):
         assert (out / png).stat().st_size > 10_000
     counts, schemas, first = _read_mcap(out / "trajectory.mcap")
-    from vm_dynamics.ros.recording import UrdfTree
+    from vm_dynamics.ros.urdf_tf import UrdfTree
     latched = {"/robot_description": "std_msgs/msg/String"}   # complete recordings (issue 12)
     if UrdfTree(str(scn.urdf_path)).static_transforms():
         latched["/tf_static"] = "tf2_msgs/msg/TFMessage"

@@ -69,7 +69,7 @@ def spacecraft_recording(path, n=21, duration=2.0):
 # ----------------------------------------------------------------------------- scene
 
 def test_urdf_visuals_of_the_scenarios():
-    from vm_dynamics.ros.recording import UrdfTree
+    from vm_dynamics.ros.urdf_tf import UrdfTree
     from vm_dynamics.viewer.scene import urdf_visuals
     scn = load_scenario("spacecraft_arm")
     vis, warnings = urdf_visuals(UrdfTree(str(scn.urdf_path)).xml)

@@ -9,8 +9,10 @@ import pytest
 from mcap import reader as mcap_reader
 from mcap_ros2 import decoder as mcap_ros2_decoder
 
+from vm_dynamics.app.summary import write_summary_json
 from vm_dynamics.ros import messages as rm
 from vm_dynamics.ros import recording as rec
+from vm_dynamics.ros.urdf_tf import UrdfTree
 
 
 def rot(axis, angle):
@@ -220,7 +222,7 @@ def test_write_summary_json(tmp_path):
     data = {"energy_rel_drift": np.float64(np.nan), "max_err": np.inf, "n": np.int64(3),
             "series": np.array([1.0, np.nan, -np.inf]), "ok": np.bool_(True),
             "path": tmp_path / "x", "nested": {"t": (1, 2.5)}}
-    p = rec.write_summary_json(tmp_path / "summary.json", data)
+    p = write_summary_json(tmp_path / "summary.json", data)
 
     def reject(token):
         raise AssertionError(f"non-standard JSON constant {token}")
@@ -229,7 +231,7 @@ def test_write_summary_json(tmp_path):
                     "series": [1.0, None, None], "ok": True, "path": str(tmp_path / "x"),
                     "nested": {"t": [1, 2.5]}}
     with pytest.raises(TypeError):
-        rec.write_summary_json(tmp_path / "bad.json", {"x": object()})
+        write_summary_json(tmp_path / "bad.json", {"x": object()})
 
 
 # ------------------------------------------------ complete recordings (robot description)
@@ -317,7 +319,7 @@ def test_complete_recording_of_a_scenario_read_back_independently(tmp_path):
 
 
 def test_urdf_tree_mimic_prismatic_and_closed_form_match(tmp_path):
-    tree = rec.UrdfTree(MIMIC_URDF)
+    tree = UrdfTree(MIMIC_URDF)
     assert tree.root == "base" and tree.position_joints == ["ja", "jb"]
     assert [p[:2] for p in tree.static_transforms()] == [("c", "tool")]
     pos = {"ja": 0.7, "jb": -0.3}
@@ -348,7 +350,7 @@ def test_urdf_tree_mimic_prismatic_and_closed_form_match(tmp_path):
 ])
 def test_urdf_tree_rejects(urdf, match):
     with pytest.raises(ValueError, match=match):
-        rec.UrdfTree(urdf)
+        UrdfTree(urdf)
 
 
 def test_recorder_errors_name_the_culprit(tmp_path):

@@ -497,7 +497,7 @@ def _base_summary(run, traj, wall, diverged, interrupted):
 
 def _write_summary(out: Path, summary: dict) -> None:
     from ..analysis.plotting import write_bytes_nofollow
-    from ..ros.recording import to_jsonable
+    from .summary import to_jsonable
     text = json.dumps(to_jsonable(summary), indent=2, allow_nan=False) + "\n"
     write_bytes_nofollow(out / "summary.json", text.encode())
 

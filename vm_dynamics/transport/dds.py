@@ -75,21 +75,19 @@ from cyclonedds.topic import Topic
 from rosbags.interfaces import Nodetype
 
 from ..core.signals import is_default_or_deferred
-from . import (
-    Publisher,
-    QosSpec,
-    StreamLogger,
-    Transport,
+from . import ros_args as rargs
+from .base import Publisher, Transport
+from .logger import StreamLogger
+from .qos import QosSpec, qos_spec
+from .types import (
     check_message,
     check_service_type,
     coerce_elements,
     coerce_scalar,
     fielddefs,
     message_typestore,
-    qos_spec,
     service_typestore,
 )
-from . import ros_args as rargs
 
 __all__ = ["DdsTransport", "DdsServiceClient", "dds_type_name", "dds_topic_name",
            "idl_struct", "to_idl", "user_data", "dds_qos", "discovery_config", "active_domains",

@@ -38,8 +38,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ros import messages as ros_msgs
-from . import BaseLogger, Publisher, Transport, check_service_type, qos_spec
 from . import ros_args as rargs
+from .base import Publisher, Transport
+from .logger import BaseLogger
+from .qos import qos_spec
+from .types import check_service_type
 
 __all__ = ["RclpyTransport", "rclpy_class"]
 

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..model.urdf import origin_transform
-from ..ros.recording import UrdfTree
+from ..ros.urdf_tf import UrdfTree
 
 __all__ = ["Visual", "urdf_visuals", "Playback", "PlaybackBuilder", "playback_from_mcap",
            "default_ee_frame"]

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ..ros.recording import UrdfTree
+from ..ros.urdf_tf import UrdfTree
 from .scene import Playback, default_ee_frame, urdf_visuals
 
 __all__ = ["RobotViewer", "wxyz"]

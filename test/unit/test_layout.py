@@ -1,0 +1,112 @@
+"""The package's layout rules, checked on the source: no private name is used outside the folder
+that defines it (tests included), and the package faces (``__init__.py``) are thin."""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "vm_dynamics"
+
+
+def _py_files(*dirs: Path) -> list[Path]:
+    return sorted(p for d in dirs for p in d.rglob("*.py") if ".venv" not in p.parts)
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _module_path(name: str) -> Path | None:
+    """File of module ``name`` (a vm_dynamics module), or None if it is not a module."""
+    base = ROOT.joinpath(*name.split("."))
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    pkg = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        pkg = pkg[:-1]
+    pkg = pkg[:len(pkg) - node.level + 1]
+    return ".".join(pkg + ([node.module] if node.module else []))
+
+
+def private_uses(path: Path) -> list[str]:
+    """Private names of vm_dynamics modules that ``path`` uses from outside their folder."""
+    tree = ast.parse(path.read_text(), str(path))
+    here = path.parent
+    aliases: dict[str, Path] = {}     # local name -> folder of the vm_dynamics module it names
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("vm_dynamics") and a.asname and _module_path(a.name):
+                    aliases[a.asname] = _module_path(a.name).parent
+        elif isinstance(node, ast.ImportFrom):
+            mod = _absolute(path, node)
+            if not mod.startswith("vm_dynamics"):
+                continue
+            for a in node.names:
+                sub = _module_path(f"{mod}.{a.name}")
+                owner = (sub if sub else _module_path(mod))
+                if owner is None:
+                    continue
+                folder = owner.parent if sub is None or sub.name != "__init__.py" \
+                    else owner.parent.parent
+                if _private(a.name) and folder != here:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {mod} import "
+                                 f"{a.name}")
+                if sub is not None:
+                    aliases[a.asname or a.name] = sub.parent
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in aliases and _private(node.attr) \
+                and aliases[node.value.id] != here:
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_private_name_is_used_outside_its_folder():
+    files = _py_files(PKG, ROOT / "test", ROOT / "bench", ROOT / "scripts", ROOT / "launch")
+    found = [hit for f in files for hit in private_uses(f)]
+    assert not found, "private names used across folders:\n" + "\n".join(found)
+
+
+def test_the_checker_sees_a_private_import(tmp_path, monkeypatch):
+    """The rule above can fail: a test file importing a private name is reported."""
+    probe = ROOT / "test" / "unit" / f"_probe_{os.getpid()}.py"
+    probe.write_text("from vm_dynamics.dynamics.fast import _numpy_kernels as k\n"
+                     "import vm_dynamics.core.lie as lie\nlie._sinc_coeffs\n")
+    try:
+        hits = private_uses(probe)
+    finally:
+        probe.unlink()
+    assert len(hits) == 2, hits
+
+
+@pytest.mark.parametrize("face", sorted(str(p.relative_to(ROOT)) for p in PKG.rglob("__init__.py")),
+                         ids=lambda s: s)
+def test_package_faces_are_thin(face):
+    """A package's ``__init__.py`` re-exports; the code lives in named modules."""
+    tree = ast.parse((ROOT / face).read_text())
+    defs = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    allowed = {"vm_dynamics/__init__.py": {"__getattr__", "__dir__"},
+               "vm_dynamics/viewer/__init__.py": {"missing_extra"}}
+    assert set(defs) <= allowed.get(face, set()), (face, defs)
