@@ -403,3 +403,67 @@ def test_callback_stop_and_keyboard_interrupt(free):
 def test_progress_bar(free, capsys):
     tr = vm.simulate(free, G0, V0, Q0, QD0, 0.02, 0.01, progress=True)
     assert "simulate[rkmk4]" in capsys.readouterr().err and len(tr) == 3
+
+
+# ------------------------------------------------------ bounded memory: record_every, on_sample
+@pytest.mark.parametrize("every", [1, 7, 50])
+def test_record_every_keeps_the_same_samples_and_streams_all(free, every):
+    """Keeping every k-th sample changes nothing computed: the kept rows equal those of the full
+    run (and the last sample is kept), ``on_sample`` sees every sample once and in order with
+    the inputs the full run records, and ``callback`` still sees every sample."""
+    m = free
+    rng = np.random.default_rng(3)
+    q0 = rng.uniform(-1, 1, m.n)
+    tau = lambda t, s: 0.3 * np.sin(5 * t + np.arange(m.n))     # noqa: E731
+    full = vm.simulate(m, np.eye(4), np.zeros(m.b), q0, np.zeros(m.n), 0.123, 1e-3, tau=tau)
+    seen, streamed = [], []
+    kept = vm.simulate(m, np.eye(4), np.zeros(m.b), q0, np.zeros(m.n), 0.123, 1e-3, tau=tau,
+                       record_every=every, callback=lambda s: seen.append(s.t),
+                       on_sample=lambda t, g, V, q, qd, tau_k, bw: streamed.append(
+                           (t, q.copy(), tau_k.copy())))
+    idx = list(range(0, len(full), every))
+    if idx[-1] != len(full) - 1:
+        idx.append(len(full) - 1)
+    assert len(kept) == len(idx)
+    for key in ("t", "g", "V", "q", "qd", "tau", "base_wrench", "work", "abs_work"):
+        np.testing.assert_array_equal(getattr(kept, key), getattr(full, key)[idx], err_msg=key)
+    np.testing.assert_array_equal(seen, full.t)
+    np.testing.assert_array_equal([s[0] for s in streamed], full.t)
+    np.testing.assert_array_equal(np.array([s[1] for s in streamed]), full.q)
+    np.testing.assert_array_equal(np.array([s[2] for s in streamed]), full.tau)
+
+
+def test_record_every_keeps_the_last_sample_of_a_stopped_run(free):
+    m = free
+    stop_at = 0.0305
+    tr = vm.simulate(m, np.eye(4), np.zeros(m.b), np.zeros(m.n), np.zeros(m.n), 0.1, 1e-3,
+                     tau=np.ones(m.n), record_every=10, callback=lambda s: s.t >= stop_at)
+    assert tr.stopped and tr.t[-1] == pytest.approx(0.031) and tr.t[-2] == pytest.approx(0.03)
+
+
+def test_engine_work_matches_the_independent_quadrature_of_the_input_power():
+    """``traj.work`` (the engine's account, RK stages) against the trapezoid of the input power
+    computed from the samples (metrics.input_power: efforts, vehicle wrench incl. the water's
+    damping and buoyancy): they agree to the trapezoid's O(dt²) error."""
+    from vm_dynamics.analysis import metrics
+    from vm_dynamics.config.scenario import load_scenario
+    s = load_scenario("uvms")
+    m = s.model
+    tr = vm.simulate(m, s.g0, s.V0, s.q0, s.qd0, 1.0, s.dt, tau=s.open_loop_torque,
+                     environment=s.hydrodynamics, method=s.integrator)
+    fw = (lambda t, st: s.environment_wrenches(t, st)[1]) \
+        if s.hydrodynamics.link_buoyancy else None
+    W = metrics.cumulative_work(tr.t, metrics.input_power(m, tr, fw))
+    scale = float(np.max(np.abs(W)))
+    assert scale > 1.0
+    assert np.max(np.abs(W - (tr.work - tr.work[0]))) < 1e-8 * scale
+
+
+def test_record_every_and_on_sample_are_checked(free):
+    m = free
+    args = (m, np.eye(4), np.zeros(m.b), np.zeros(m.n), np.zeros(m.n), 0.01, 1e-3)
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="record_every"):
+            vm.simulate(*args, record_every=bad)
+    with pytest.raises(ValueError, match="on_sample"):
+        vm.simulate(*args, on_sample=3)

@@ -222,9 +222,12 @@ def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
     :func:`input_power`."""
     E, K = energy_series(model, traj)
     P = input_power(model, traj, frame_wrenches)
-    W = cumulative_work(traj.t, P)
+    if getattr(traj, "work", None) is not None and getattr(traj, "abs_work", None) is not None:
+        # the engine's account, integrated with the integrator's own stages
+        W, absW = traj.work - traj.work[0], traj.abs_work - traj.abs_work[0]
+    else:
+        W, absW = cumulative_work(traj.t, P), cumulative_work(traj.t, np.abs(P))
     U = E - K
-    absW = cumulative_work(traj.t, np.abs(P))
     scale = max(abs(E[0]), float(np.max(K)), float(np.max(np.abs(U - U[0]))),
                 float(absW[-1]), 1e-300)
     reasons = {}

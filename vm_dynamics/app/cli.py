@@ -48,6 +48,10 @@ EXIT_OK, EXIT_USAGE, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 2, 3, 130
 #: A sample beyond these limits (or with a NaN/Inf) stops the run as diverged (SI units: m/s and
 #: rad/s for velocities, m and rad for positions).
 DIVERGENCE_LIMITS = {"velocity": 1e6, "position": 1e9}
+#: The most samples a run keeps in memory for its summary and plots: a longer run keeps every
+#: k-th sample (k = ceil(steps / MAX_KEPT_SAMPLES)), while trajectory.mcap gets every sample
+#: (at --record-rate) streamed to disk during the run, so memory stays flat with the duration.
+MAX_KEPT_SAMPLES = 50_000
 
 #: Names allowed for the default output directory ``out/<scenario>``.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -201,6 +205,8 @@ class _Run:
     progress: bool
     notes: list = field(default_factory=list)
     hooks: list = field(default_factory=list)      # per-sample hooks (--view, --video)
+    recorder: object = None                         # trajectory.mcap, streamed during the run
+    record_every: int = 1                           # samples kept in memory: every k-th
 
 
 def _output_dir(scn, out_arg) -> Path:
@@ -402,6 +408,13 @@ def _simulate(run: _Run, log):
         for hook in run.hooks:
             hook(state)
         return stop
+    recorder = run.recorder
+
+    def on_sample(t, g, V, q, qd, tau, bw):
+        # a non-finite sample is the divergence the monitor reports; it is not recorded
+        if recorder is not None and np.isfinite(g).all() and np.isfinite(V).all() \
+                and np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all():
+            recorder.add(t, g, V, q, qd, effort=tau)
     t0 = time.perf_counter()
     diverged = None
     traj = None
@@ -411,7 +424,8 @@ def _simulate(run: _Run, log):
             traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
                             tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
                             prescribed=prescribed, progress=run.progress, callback=callback,
-                            environment=scn.hydrodynamics,
+                            environment=scn.hydrodynamics, record_every=run.record_every,
+                            on_sample=on_sample,
                             **({"frame_wrenches": frame_fn} if frame_fn else {}))
     except SimulationDiverged as exc:
         diverged = {"t": exc.t, "reason": exc.reason}
@@ -450,7 +464,16 @@ def execute_run(run: _Run, log):
     log(f"vm-sim: {scn.name}: {model!r}, {scn.integrator}, dt={scn.dt:g} s, "
         f"duration={scn.duration:g} s, controller={run.ctrl_name or 'none'}"
         + (", prescribed joint motion" if scn.prescribed else ""))
-    traj, wall, diverged = _simulate(run, log)
+    try:
+        run.recorder = _open_recorder(run)
+        if run.record_every > 1:
+            log(f"vm-sim: {run.scn.duration / run.scn.dt:.0f} steps: the summary and plots use "
+                f"one sample in {run.record_every}; trajectory.mcap gets every sample")
+        traj, wall, diverged = _simulate(run, log)
+    except BaseException:
+        if run.recorder is not None:
+            run.recorder.abort()
+        raise
     interrupted = bool(getattr(traj, "interrupted", False))
     if diverged is not None:
         log(f"vm-sim: diverged at t = {diverged['t']:.6g} s ({diverged['reason']}); "
@@ -458,6 +481,20 @@ def execute_run(run: _Run, log):
     with _DeferredInterrupt(log) as stop:
         summary = _write_outputs(run, traj, wall, diverged, interrupted, stop, log)
     return summary
+
+
+def _open_recorder(run):
+    """The streaming MCAP recorder of ``trajectory.mcap`` (written under a temporary name in
+    the output directory until it is closed), and the in-memory sampling of the run."""
+    from ..ros.recording import McapRecorder
+    scn, model = run.scn, run.scn.model
+    steps = math.ceil(scn.duration / scn.dt - 1e-9)
+    # the Euler-angle comparison integrates on the kept samples' grid: keep them all
+    if not scn.params.get("compare_euler_model"):
+        run.record_every = max(1, math.ceil(steps / MAX_KEPT_SAMPLES))
+    return McapRecorder(run.out / "trajectory.mcap", model.joint_names,
+                        robot_description=str(scn.urdf_path), base_iota=model.group.iota,
+                        rate_hz=run.record_rate if run.record_rate > 0 else None)
 
 
 def _base_summary(run, traj, wall, diverged, interrupted):
@@ -474,7 +511,8 @@ def _base_summary(run, traj, wall, diverged, interrupted):
         "dt": scn.dt,
         "duration": scn.duration,
         "simulated_time": sim_time,
-        "steps": int(len(traj.t) - 1) if traj is not None else 0,
+        "steps": int(round(sim_time / scn.dt)) if traj is not None else 0,
+        "samples_kept_every": run.record_every,
         "wall_time_s": wall,
         "real_time_factor": sim_time / wall if wall > 0 else None,
         "interrupted": interrupted,
@@ -504,12 +542,13 @@ def _write_summary(out: Path, summary: dict) -> None:
 
 def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
     from ..analysis import metrics as analysis
-    from ..ros import recording
     scn, model, out = run.scn, run.scn.model, run.out
     summary = _base_summary(run, traj, wall, diverged, interrupted)
     summary["files"] = ["summary.json"]
     _write_summary(out, summary)              # first, so that nothing can lose it
     if traj is None:
+        if run.recorder is not None:
+            run.recorder.abort()
         log(f"vm-sim: no samples to write; wrote summary.json to {out}/")
         return summary
 
@@ -543,19 +582,8 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
             f"{_fmt(euler['euler_energy_drift_rel'])} vs LP {_fmt(euler['lp_energy_drift_rel'])}")
     _write_summary(out, summary)
 
-    with _phase(log, "writing trajectory.mcap"):
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".trajectory.", suffix=".mcap")
-        os.close(fd)
-        try:
-            info = recording.write_mcap(tmp, traj.t, traj.g, traj.V, traj.q, traj.qd,
-                                        model.joint_names, effort=getattr(traj, "tau", None),
-                                        base_iota=model.group.iota,
-                                        robot_description=str(scn.urdf_path),
-                                        rate_hz=run.record_rate if run.record_rate > 0 else None)
-            os.replace(tmp, out / "trajectory.mcap")
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+    with _phase(log, "closing trajectory.mcap"):
+        info = run.recorder.close()
     summary["recording"] = {"file": "trajectory.mcap",
                             "messages": getattr(info, "message_counts", None)}
     summary["files"] = ["trajectory.mcap", "summary.json"]

@@ -429,6 +429,7 @@ class Simulator:
                         else _CompiledStages(self))
         self._t = 0.0
         self.steps = 0
+        self.run_work = np.empty((0, 2))     # [work, abs_work] after each step of the last run()
         self._g = None
 
     # ------------------------------------------------------------------ state
@@ -605,7 +606,7 @@ class Simulator:
         otherwise one :meth:`step` at a time).  Returns the trajectory ``(t, g, V, q, qd)`` of
         the new states (``steps`` rows).  On failure raises :class:`SimulationError` whose
         ``partial`` attribute holds the rows completed; the simulator is left at the last good
-        state."""
+        state.  :attr:`run_work` holds ``[work, abs_work]`` after each completed step."""
         self._require_state()
         steps = int(steps)
         if steps < 0:
@@ -617,14 +618,16 @@ class Simulator:
         G, VV = np.empty((steps, 4, 4)), np.empty((steps, b))
         Q, QD = np.empty((steps, n)), np.empty((steps, n))
         if self.tab.adaptive or self.python_stages:
+            WW = self.run_work = np.empty((steps, 2))
             for k in range(steps):
                 try:
                     self.step(inputs=inputs)
                 except SimulationError as exc:
+                    self.run_work = WW[:k]
                     exc.partial = (t0 + self.dt * np.arange(1, k + 1), G[:k], VV[:k], Q[:k],
                                    QD[:k])
                     raise
-                G[k], VV[k], Q[k], QD[k] = self._g, self._V, self._q, self._qd
+                G[k], VV[k], Q[k], QD[k], WW[k] = self._g, self._V, self._q, self._qd, self._W
             return t0 + self.dt * np.arange(1, steps + 1), G, VV, Q, QD
         tau, bw, bwi, fwb, fw, _ = inputs
         M, WW = np.empty((steps, b)), np.empty((steps, 2))
@@ -652,6 +655,7 @@ class Simulator:
             self._t = self._t0 + self.steps * self.dt
             self.evaluations += done * self.tab.stages
         times = t0 + self.dt * np.arange(1, done + 1)
+        self.run_work = WW[:done]
         if st:
             try:
                 self._fail(st)

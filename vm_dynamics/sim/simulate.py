@@ -44,7 +44,10 @@ class Trajectory:
     (for prescribed motion: the efforts that realise it).  ``steps`` counts integrator steps,
     ``evaluations`` right-hand-side evaluations, ``rejected_steps`` rejected adaptive steps.
     ``interrupted`` is True if a KeyboardInterrupt cut the run short, ``stopped`` if the callback
-    asked to stop; the arrays then hold only the samples that were completed.
+    asked to stop; the arrays then hold only the samples that were completed.  ``work`` and
+    ``abs_work`` are the engine's account of the work of every applied effort and wrench, and
+    of ``∫|power| dt``, since ``t = 0`` (fixed-step methods without prescribed motion; else
+    None).
     """
 
     t: np.ndarray
@@ -55,6 +58,8 @@ class Trajectory:
     tau: np.ndarray
     base_wrench: np.ndarray
     method: str
+    work: np.ndarray | None = None
+    abs_work: np.ndarray | None = None
     formulation: str = "spatial_momentum"
     steps: int = 0
     evaluations: int = 0
@@ -81,6 +86,8 @@ class Trajectory:
                             "use traj.state(k) for one sample")
         arrays = {k: getattr(self, k)[index] for k in
                   ("t", "g", "V", "q", "qd", "tau", "base_wrench")}
+        arrays.update({k: None if getattr(self, k) is None else getattr(self, k)[index]
+                       for k in ("work", "abs_work")})
         return Trajectory(**arrays, method=self.method, formulation=self.formulation,
                           steps=self.steps, evaluations=self.evaluations,
                           rejected_steps=self.rejected_steps, wall_time=self.wall_time,
@@ -152,7 +159,7 @@ _CHUNK = 100      # held inputs: compiled steps per engine call (Ctrl-C, progres
 def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",  # noqa: C901
              prescribed=None, frame_wrenches=None, rtol=1e-9, atol=1e-12, callback=None,
              progress=False, *, formulation="auto", dynamics="auto", substeps=1,
-             environment=None) -> Trajectory:
+             environment=None, record_every=1, on_sample=None) -> Trajectory:
     """Simulate the vehicle-manipulator from ``(g0, V0, q0, qd0)`` for ``t_final`` seconds.
 
     Parameters
@@ -181,6 +188,16 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy of the
         vehicle and the arm links, evaluated at every stage); its added mass must be in the
         model already.
+    record_every : keep every ``record_every``-th sample in the returned trajectory (and the
+        last one); ``callback`` still sees every sample.  Memory then grows ``record_every``
+        times slower with the duration (``vm-sim`` bounds it this way and streams every sample
+        to its MCAP recording through ``on_sample``).  ``traj.work``/``traj.abs_work`` hold the
+        engine's work account at the kept samples (fixed-step methods without prescribed
+        motion), so the energy balance does not depend on the sampling.
+    on_sample : ``on_sample(t, g, V, q, qd, tau, base_wrench)`` once per sample, in order, as
+        soon as the sample's inputs are known (what ``traj.tau``/``traj.base_wrench`` record):
+        for writers that stream every sample to disk (``vm-sim``'s MCAP recording).  The arrays
+        are only valid during the call.
 
     A KeyboardInterrupt returns the samples computed so far with ``traj.interrupted = True``.
     A failed step (non-finite or overflowing state) raises
@@ -208,6 +225,12 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     else:
         raise ValueError(f"dynamics={dynamics!r}: expected 'auto', 'numba', 'fast', 'lp' or a "
                          f"callable like Model.forward_dynamics")
+    if isinstance(record_every, bool) or not isinstance(record_every, (int, np.integer)) \
+            or record_every < 1:
+        raise ValueError(f"record_every: expected a positive integer, got {record_every!r}")
+    record_every = int(record_every)
+    if on_sample is not None and not callable(on_sample):
+        raise ValueError("on_sample: expected a callable (t, g, V, q, qd, tau, base_wrench)")
     if callback is not None and not callable(callback):
         raise ValueError("callback: expected a callable state -> bool")
     t_grid = _time_grid(t_final, dt)
@@ -236,10 +259,20 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                                       None, {name: fn.constant for name, fn in fw_fns}
                                       if fw_fns else None)
     N = len(t_grid) - 1
-    rec = dict(t=np.empty(N + 1), g=np.empty((N + 1, 4, 4)), V=np.empty((N + 1, b)),
-               q=np.empty((N + 1, n)), qd=np.empty((N + 1, n)), tau=np.empty((N + 1, n)),
-               base_wrench=np.empty((N + 1, b)))
+    r = record_every
+    kept = N // r + 1 + (1 if N % r else 0)     # samples 0, r, 2r, ... and N
+    S = kept + 1                                # + one scratch row for the samples not kept
+    rec = dict(t=np.empty(S), g=np.empty((S, 4, 4)), V=np.empty((S, b)),
+               q=np.empty((S, n)), qd=np.empty((S, n)), tau=np.empty((S, n)),
+               base_wrench=np.empty((S, b)), work=np.full((S, 2), np.nan))
+
+    def slot(k):
+        """Row of sample k: its own if it is kept, else the scratch row."""
+        if k % r == 0:
+            return k // r
+        return kept - 1 if k == N else kept
     count = [0]
+    last = [-1]                 # the last sample recorded
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -248,6 +281,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     def set_inputs(k, t, g, V, q, qd, inputs=None):
         """The inputs applied at sample k: from the engine's first stage there (``inputs``, the
         validated tuple of Simulator.held_inputs) or evaluated at the sample."""
+        k = slot(k)
         if inputs is not None:
             tau_k, bw_k = inputs[0], inputs[1]
         else:
@@ -262,32 +296,59 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
             fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
             rec["tau"][k] = sim.prescribed_effort(           # (adds the environment itself)
                 fws, np.array(bw_k, dtype=float) if bw_fn is not None else None, state=st)
+        if on_sample is not None:
+            on_sample(t, g, V, q, qd, _ro(rec["tau"][k]), _ro(rec["base_wrench"][k]))
 
-    def record(k, t, g, V, q, qd, defer=False):
-        """Store sample k (its inputs now, or later by set_inputs if ``defer``); returns True
-        if the callback asks to stop."""
-        rec["t"][k] = t
-        rec["g"][k] = g
-        rec["V"][k] = V
-        rec["q"][k] = q
-        rec["qd"][k] = qd
+    def record(k, t, g, V, q, qd, defer=False, work=None):
+        """Store sample k (its inputs now, or later by set_inputs if ``defer``; ``work`` the
+        engine's ``[work, abs_work]`` there, default its current account); returns True if the
+        callback asks to stop."""
+        if pending[0] is not None and pending[0] != k:   # before its row can be reused
+            inputs_of(pending[0], None)
+        j = slot(k)
+        rec["t"][j] = t
+        rec["g"][j] = g
+        rec["V"][j] = V
+        rec["q"][j] = q
+        rec["qd"][j] = qd
+        if method != "dopri5":          # dense-output samples lie between the engine's steps
+            rec["work"][j] = (sim.work, sim.abs_work) if work is None else work
         if defer:
             pending[0] = k
         else:
             set_inputs(k, t, g, V, q, qd)
-        count[0] = k + 1
+        count[0] = j + 1 if j < kept else count[0]
+        last[0] = k
         if bar is not None and k:
             bar.update(1)
         if callback is not None:
-            return bool(callback(State(t, _ro(rec["g"][k]), _ro(rec["V"][k]), _ro(rec["q"][k]),
-                                       _ro(rec["qd"][k]))))
+            rows = [rec[a][j] for a in ("g", "V", "q", "qd")]
+            if j == kept:                       # the scratch row is overwritten next sample
+                rows = [a.copy() for a in rows]
+            return bool(callback(State(t, *(_ro(a) for a in rows))))
         return False
 
     pending = [None]
 
     def inputs_of(k, inputs):
         pending[0] = None
-        set_inputs(k, rec["t"][k], rec["g"][k], rec["V"][k], rec["q"][k], rec["qd"][k], inputs)
+        j = slot(k)
+        set_inputs(k, rec["t"][j], rec["g"][j], rec["V"][j], rec["q"][j], rec["qd"][j], inputs)
+
+    def rows():
+        """The kept rows, and the last sample if it was not kept (a run cut short)."""
+        K = count[0]
+        idx = list(range(K))
+        if last[0] >= 0 and slot(last[0]) == kept:
+            idx.append(kept)
+        arrays = {key: v[idx] for key, v in rec.items()}
+        work = arrays.pop("work")
+        # the engine's account covers applied efforts and wrenches, not the efforts that
+        # realise prescribed motion; dense-output samples lie between its steps
+        good = method != "dopri5" and prescribed is None and len(idx) \
+            and np.all(np.isfinite(work))
+        return dict(arrays, work=work[:, 0].copy() if good else None,
+                    abs_work=work[:, 1].copy() if good else None)
 
     stats = IntegrationStats()
     interrupted = stopped = False
@@ -303,8 +364,9 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     except KeyboardInterrupt:
         interrupted = True
     except SimulationError as exc:          # keep what was computed: the samples before
-        K = count[0]
-        exc.trajectory = Trajectory(**{k: v[:K].copy() for k, v in rec.items()},
+        if pending[0] is not None:
+            inputs_of(pending[0], None)
+        exc.trajectory = Trajectory(**rows(),
                                     method=method, formulation=sim.formulation,
                                     steps=sim.steps, evaluations=sim.evaluations,
                                     wall_time=time.perf_counter() - start, stopped=True,
@@ -317,15 +379,14 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         if pending[0] is not None:           # the last sample's inputs were not yet evaluated
             inputs_of(pending[0], None)
     wall = time.perf_counter() - start
-    K = count[0]
     if method != "dopri5":
         stats.steps, stats.evals = sim.steps, sim.evaluations
-    return Trajectory(**{k: v[:K].copy() if K <= N else v for k, v in rec.items()},
+    return Trajectory(**rows(),
                       method=method, formulation=sim.formulation, steps=stats.steps,
                       evaluations=stats.evals, rejected_steps=stats.rejected, wall_time=wall,
                       interrupted=interrupted, stopped=stopped,
                       meta=dict(dt=float(dt), t_final=float(t_grid[-1]), rtol=rtol, atol=atol,
-                                substeps=substeps, prescribed=prescribed is not None,
+                                substeps=substeps, record_every=r, prescribed=prescribed is not None,
                                 backend=sim.backend, setup_time=start - setup_start))
 
 
@@ -350,10 +411,12 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
             except SimulationError as exc:
                 times, G, VV, Q, QD = exc.partial
                 for i in range(len(times)):
-                    record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i])
+                    record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i],
+                           work=sim.run_work[i])
                 raise
             for i in range(steps):       # a callback may stop the run at any sample
-                if record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i]):
+                if record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i],
+                          work=sim.run_work[i]):
                     return k + 1 + i < N
             k += steps
             continue
