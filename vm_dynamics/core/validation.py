@@ -10,12 +10,16 @@ import math
 
 import numpy as np
 
-__all__ = ["MAX_MAGNITUDE", "as_array", "as_vector", "as_pose", "as_positive", "as_returned_vectors"]
+__all__ = ["MAX_MAGNITUDE", "MAX_COORDINATE", "as_array", "as_vector", "as_pose", "as_positive", "as_returned_vectors"]
 
 #: Largest magnitude accepted where a function multiplies entries (the Lie-group functions,
 #: scenario and node parameters).  Up to it every function of :mod:`vm_dynamics.core.lie`
 #: returns finite values (the worst product, ``J⁻¹ Q J⁻¹`` in ``dexp_inv``, stays below 2e306).
 MAX_MAGNITUDE = 1e100
+#: Largest joint coordinate (rad or m) the model accepts: a joint twist times the coordinate
+#: (``ξ q`` in the product of exponentials (13)) then stays far below MAX_MAGNITUDE, and the
+#: mass matrix (quadratic in a prismatic coordinate) finite.
+MAX_COORDINATE = 1e50
 _F64 = np.dtype(np.float64)
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core import lie
 from ..core.groups import get_group
-from ..core.validation import as_pose, as_vector
+from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_vector
 from ..dynamics import lp
 from .urdf import KinematicTree, parse_urdf
 
@@ -268,11 +268,15 @@ class Model:
         return (f"they are coaxial and the link between them ('{link}') {what}; "
                 f"the motion")
 
+    # joint velocities, efforts and twists beyond MAX_MAGNITUDE, coordinates beyond
+    # MAX_COORDINATE are rejected: up to them the kinematics and the quadratic energies stay
+    # finite for any physical inertia
     def _q(self, q, name="q"):
-        return as_vector(q, self.n, name)
+        return as_vector(q, self.n, name,
+                         limit=MAX_COORDINATE if name == "q" else MAX_MAGNITUDE)
 
     def _V(self, V, name="V"):
-        return as_vector(V, self.b, name)
+        return as_vector(V, self.b, name, limit=MAX_MAGNITUDE)
 
     def _frame_wrenches(self, frame_wrenches):
         if frame_wrenches is None:
@@ -284,7 +288,7 @@ class Model:
             if name not in self.frame_body:
                 raise ValueError(f"frame_wrenches: unknown frame {name!r}; frames are "
                                  f"{', '.join(self.frame_names)}")
-            out[name] = as_vector(w, 6, f"frame_wrenches[{name!r}]")
+            out[name] = as_vector(w, 6, f"frame_wrenches[{name!r}]", limit=MAX_MAGNITUDE)
         return out
 
     # ------------------------------------------------------------------ public API

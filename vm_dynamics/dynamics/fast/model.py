@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...core import lie
+from ...core.validation import MAX_MAGNITUDE
 from . import _numpy_kernels as _npk
 from .backend import bind_compiled, compile_notice, numba_kernels
 
@@ -184,6 +185,15 @@ class FastModel:
             for name, x in inputs.items():
                 if x is not None and not np.all(np.isfinite(x)):
                     raise ValueError(f"{where}{name}: contains NaN or Inf")
+            # a finite input so large that the result overflowed: name the largest beyond
+            # the accepted magnitude (checked only on failure, off the fast path)
+            big = [(float(np.max(np.abs(x))), name) for name, x in inputs.items()
+                   if x is not None and np.size(x)]
+            big = [(v, name) for v, name in big if v > MAX_MAGNITUDE]
+            if big:
+                v, name = max(big)
+                raise ValueError(f"{where}{name}: entries must not exceed {MAX_MAGNITUDE:g} in "
+                                 f"magnitude (the result overflows a float), got {v:.3g}")
         raise ValueError(where + msg)
 
     # ------------------------------------------------------------------ mimic coupling
