@@ -20,9 +20,11 @@ Input bounds (node parameters, :data:`NODE_PARAMETERS`): a command sample larger
 ``max_message_bytes`` serialized bytes is dropped before it is deserialised, and an effort
 command whose ``layout.dim`` has more than ``max_layout_dims`` entries is rejected before its
 layout is read; both with a throttled warning of their own (one throttle key per reason).
-A rejected sample costs microseconds, so a flood of invalid samples on a topic cannot keep the
-single-threaded node from reading the valid ones (depth-10 reliable readers, as rclpy's
-default profile).
+A rejected sample costs microseconds, and the command readers keep ``command_queue_depth``
+(100) samples, so a flood of invalid samples between two reads does not push the valid ones out
+of the queue: measured over DDS with 20 000 invalid efforts/s beside valid ones at ~80/s, 95 %
+of the valid ones were applied with a depth of 1000 (the default), 83 % with 100, 62 % with rclpy's default depth of 10
+(``test/process/test_soak.py`` checks it).
 
 Ctrl-C / SIGINT (also the second one ``ros2 launch`` sends) and SIGTERM end the node with
 exit code 0 and no traceback.
@@ -60,6 +62,9 @@ NODE_PARAMETERS = {
     "max_message_bytes": (65536, "drop command samples larger than this (serialized bytes) "
                           "before deserialising them"),
     "max_layout_dims": (8, "reject effort commands whose layout.dim has more entries"),
+    "command_queue_depth": (1000, "reader history (KEEP_LAST, reliable) of the command topics: "
+                            "deep enough that a flood of invalid samples between two reads "
+                            "does not push out the valid ones"),
 }
 
 
@@ -116,14 +121,16 @@ class DynamicsNode:
         params = transport.params
         self.max_bytes = _limit(params, "max_message_bytes")
         self.max_dims = _limit(params, "max_layout_dims")
+        commands = QosSpec(reliable=True, transient_local=False,
+                           depth=_limit(params, "command_queue_depth"))
         self.oversized = 0
         # base_path: the vehicle's trajectory (base_frame in odom_frame) from the published
         # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
         transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
-                            self.on_effort, "default", max_bytes=self.max_bytes)
-        transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, "default",
+                            self.on_effort, commands, max_bytes=self.max_bytes)
+        transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, commands,
                             max_bytes=self.max_bytes)
         if core.measured is not None:
             topic = core.params["measured.topic"]

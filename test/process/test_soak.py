@@ -1,0 +1,166 @@
+"""Both nodes over DDS under hostile input (loopback only, bounded time).
+
+* A flood of invalid effort commands does not starve the valid ones (reader depth
+  ``command_queue_depth``).
+* A soak: a mixed stream of invalid, extreme and oversized messages to both nodes, the controller
+  killed (SIGKILL) and restarted mid-run.  The dynamics node stays alive and keeps publishing
+  ``/joint_states`` (also while paused after a divergence), neither node's memory grows, and
+  ``~/reset`` brings the simulation back.  ``VM_SOAK_SECONDS`` sets the hostile phase (default 30).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from processes import stop_processes
+
+from vm_dynamics.ros import messages as rm
+
+REPO = Path(__file__).resolve().parents[2]
+FLOODER = REPO / "test" / "support" / "flooder.py"
+PARAMS = str(REPO / "config" / "planar_rover.yaml")
+
+
+def _env(domain: int) -> dict:
+    env = dict(os.environ)
+    env.update(CYCLONEDDS_URI=(REPO / "test" / "cyclonedds-loopback.xml").as_uri(),
+               ROS_DOMAIN_ID=str(domain), VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1",
+               PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def _node(module: str, env: dict, log, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", module, "--ros-args", "--params-file", PARAMS,
+                             *extra], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    domain = 30 + os.getpid() % 60
+    env = _env(domain)
+    for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
+        monkeypatch.setenv(k, env[k])
+    from vm_dynamics.transport.dds import DdsTransport
+    t = DdsTransport("probe", {}, ["probe"])
+    yield t, env
+    t.shutdown()
+
+
+def _effort_counts(diags):
+    for msg in reversed(diags):
+        for s in rm.parse_diagnostic_array(msg):
+            if "effort_accepted" in s["values"]:
+                return int(s["values"]["effort_accepted"]), int(s["values"]["effort_rejected"])
+    return None
+
+
+def test_a_flood_of_invalid_efforts_does_not_starve_valid_ones(probe, tmp_path):
+    t, env = probe
+    logs = {k: open(tmp_path / f"{k}.log", "w") for k in ("dyn", "flood")}
+    procs = {"dyn": _node("vm_dynamics.nodes.dynamics_node", env, logs["dyn"],
+                          "-p", "command_timeout:=5.0")}
+    diags = []
+    t.subscribe("/diagnostics", rm.DIAGNOSTIC_ARRAY, diags.append, "default")
+    pub = t.publisher("/effort_controller/commands", rm.FLOAT64_MULTI_ARRAY)
+    try:
+        assert t.spin_until(lambda: _effort_counts(diags) is not None, 60.0), \
+            (tmp_path / "dyn.log").read_text()
+        procs["flood"] = subprocess.Popen([sys.executable, str(FLOODER), "invalid-efforts",
+                                           "8"], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                                          stderr=logs["flood"], text=True)
+        t.spin_until(lambda: False, 2.5)           # discovery and the flood under way
+        before = _effort_counts(diags)
+        good = rm.float64_multi_array_msg([0.1, 0.2])
+        sent, end = 0, time.monotonic() + 4.0
+        while time.monotonic() < end:
+            pub.publish(good)
+            sent += 1
+            t.spin_until(lambda: False, 0.01)
+        t.spin_until(lambda: False, 2.0)
+        after = _effort_counts(diags)
+        out, _ = procs["flood"].communicate(timeout=30)
+        flooded = int(out.split()[-1])
+        accepted, rejected = after[0] - before[0], after[1] - before[1]
+        assert procs["dyn"].poll() is None
+        assert flooded > 10 * sent and rejected > 5 * sent, (flooded, rejected, sent)
+        assert accepted >= 0.9 * sent, (accepted, sent, rejected, flooded)
+    finally:
+        stop_processes(procs.values(), logs.values())
+
+
+def test_soak_both_nodes_under_hostile_input(probe, tmp_path):
+    t, env = probe
+    seconds = float(os.environ.get("VM_SOAK_SECONDS", "30"))
+    logs = {k: open(tmp_path / f"{k}.log", "w") for k in ("dyn", "ctl", "ctl2", "flood")}
+    procs = {"dyn": _node("vm_dynamics.nodes.dynamics_node", env, logs["dyn"]),
+             "ctl": _node("vm_dynamics.nodes.controller_node", env, logs["ctl"])}
+    states, diags = [], []
+    t.subscribe("/joint_states", rm.JOINT_STATE,
+                lambda m: states.append((time.monotonic(), rm.parse_joint_state(m).stamp_ns)),
+                "sensor")
+    t.subscribe("/diagnostics", rm.DIAGNOSTIC_ARRAY, diags.append, "default")
+    from vm_dynamics.transport.dds import DdsServiceClient
+    from vm_dynamics.transport.types import service_typestore
+    reset = DdsServiceClient(t, "/dynamics_node/reset", "std_srvs/srv/Trigger")
+    try:
+        assert t.spin_until(lambda: len(states) > 100, 60.0), (tmp_path / "dyn.log").read_text()
+        t.spin_until(lambda: False, 3.0)                          # warm
+        rss0 = {k: _rss_mb(p.pid) for k, p in procs.items()}
+        start = time.monotonic()
+        procs["flood"] = subprocess.Popen([sys.executable, str(FLOODER), "mixed", str(seconds)],
+                                          env=env, cwd=REPO, stdout=subprocess.PIPE,
+                                          stderr=logs["flood"], text=True)
+        t.spin_until(lambda: False, seconds / 3)
+        procs["ctl"].send_signal(signal.SIGKILL)                   # the controller dies ...
+        procs["ctl"].wait(10)
+        t.spin_until(lambda: False, 2.0)
+        procs["ctl2"] = _node("vm_dynamics.nodes.controller_node", env, logs["ctl2"])  # ... and returns
+        t.spin_until(lambda: procs["flood"].poll() is not None, seconds + 30)
+        flooded = int(procs["flood"].stdout.read().split()[-1])
+        end = time.monotonic()
+        rss1 = {k: _rss_mb(procs[k].pid) for k in ("dyn",)}
+        # alive, and /joint_states every 2 s window at >= 60 % of the 50 Hz publish rate
+        assert procs["dyn"].poll() is None and procs["ctl2"].poll() is None
+        wall = np.array([w for w, _ in states])
+        for a in np.arange(start, end - 2.0, 2.0):
+            n = np.count_nonzero((wall >= a) & (wall < a + 2.0))
+            assert n >= 0.6 * 50 * 2.0, (a - start, n)
+        assert flooded > 50 * seconds, flooded
+        assert rss1["dyn"] - rss0["dyn"] < 25.0, (rss0, rss1)
+        # the restarted controller's memory is flat too (after its own warm-up)
+        rss_c0 = _rss_mb(procs["ctl2"].pid)
+        t.spin_until(lambda: False, 5.0)
+        assert _rss_mb(procs["ctl2"].pid) - rss_c0 < 10.0
+        # ~/reset brings the simulation back: simulated time runs again from 0
+        assert reset.wait_for_service(10.0)
+        import threading
+        req = service_typestore().types["std_srvs/srv/Trigger_Request"](
+            structure_needs_at_least_one_member=0)
+        box = {}
+        th = threading.Thread(target=lambda: box.setdefault("r", reset.call(req, 10.0)))
+        th.start()
+        t.spin_until(lambda: not th.is_alive(), 15.0)
+        th.join()
+        assert box["r"].success, box["r"].message
+        n0 = len(states)
+        assert t.spin_until(lambda: len(states) > n0 + 100, 20.0)
+        stamps = np.array([s for _, s in states[n0 + 5:]])
+        assert np.all(np.diff(stamps) > 0) and stamps[0] < 5e9    # running, from t ~ 0
+        dyn_log = (tmp_path / "dyn.log").read_text()
+        assert "Traceback" not in dyn_log, dyn_log[-3000:]
+        assert "rejected effort command" in dyn_log
+    finally:
+        stop_processes(procs.values(), logs.values())
