@@ -433,6 +433,24 @@ def test_record_every_keeps_the_same_samples_and_streams_all(free, every):
     np.testing.assert_array_equal(np.array([s[2] for s in streamed]), full.tau)
 
 
+@pytest.mark.parametrize("every", [1, 7])
+def test_held_inputs_store_the_same_samples_in_blocks_as_one_by_one(free, every):
+    """Held inputs run in compiled blocks; without a per-sample consumer the samples are stored
+    as slices: the same arrays as when a callback forces one call per sample."""
+    m = free
+    rng = np.random.default_rng(4)
+    args = (m, np.eye(4), rng.normal(size=m.b) * 0.1, rng.uniform(-1, 1, m.n),
+            np.zeros(m.n), 0.2345, 1e-3)
+    kw = dict(tau=0.2 * np.ones(m.n), base_wrench=np.r_[1.0, 0, 0, 0, 0.5, 0],
+              record_every=every)
+    fast = vm.simulate(*args, **kw)
+    slow = vm.simulate(*args, callback=lambda s: False, **kw)
+    for key in ("t", "g", "V", "q", "qd", "tau", "base_wrench", "work", "abs_work"):
+        np.testing.assert_array_equal(getattr(fast, key), getattr(slow, key), err_msg=key)
+    stopped = vm.simulate(*args, callback=lambda s: s.t >= 0.1505, **kw)
+    assert stopped.stopped and stopped.t[-1] == pytest.approx(0.151)
+
+
 def test_record_every_keeps_the_last_sample_of_a_stopped_run(free):
     m = free
     stop_at = 0.0305

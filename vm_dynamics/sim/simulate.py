@@ -330,6 +330,38 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
     pending = [None]
 
+    def record_block(k0, G, VV, Q, QD, WW):
+        """Samples ``k0 + 1 .. k0 + m`` of a compiled run with held inputs; the sample at which the
+        callback asked to stop, or None.  Without a per-sample consumer (callback, on_sample, environment) they
+        are stored as whole slices, not one Python call per sample."""
+        m = len(G)
+        if callback is not None or on_sample is not None or environment is not None:
+            for i in range(m):
+                if record(k0 + 1 + i, float(t_grid[k0 + 1 + i]), G[i], VV[i], Q[i], QD[i],
+                          work=WW[i]):
+                    return k0 + 1 + i
+            return None
+        ks = np.arange(k0 + 1, k0 + m + 1)
+        keep = (ks % r == 0) | (ks == N)
+        sel = np.flatnonzero(keep)
+        js = np.where(ks[sel] % r == 0, ks[sel] // r, kept - 1)
+        if not keep[-1]:                        # the newest sample also goes to the scratch row
+            sel, js = np.append(sel, m - 1), np.append(js, kept)
+        rec["t"][js] = t_grid[ks[sel]]
+        for key, a in (("g", G), ("V", VV), ("q", Q), ("qd", QD)):
+            rec[key][js] = a[sel]
+        rec["tau"][js] = held_inputs[0]
+        rec["base_wrench"][js] = held_inputs[1]
+        if method != "dopri5":
+            rec["work"][js] = WW[sel]
+        stored = js[js < kept]
+        if stored.size:
+            count[0] = int(stored[-1]) + 1
+        last[0] = int(ks[-1])
+        if bar is not None:
+            bar.update(m)
+        return None
+
     def inputs_of(k, inputs):
         pending[0] = None
         j = slot(k)
@@ -360,7 +392,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                                       rtol, atol)
             else:
                 stopped = _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record,
-                                     inputs_of, prescribed is not None)
+                                     inputs_of, prescribed is not None, record_block)
     except KeyboardInterrupt:
         interrupted = True
     except SimulationError as exc:          # keep what was computed: the samples before
@@ -391,7 +423,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
 
 def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_of,
-               per_sample):
+               per_sample, record_block):
     """Fixed-step methods: held inputs → compiled multi-step runs; callables → per stage (the
     inputs recorded at a sample are those of the next step's first stage, evaluated there)."""
     N = len(t_grid) - 1
@@ -414,10 +446,9 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
                     record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i],
                            work=sim.run_work[i])
                 raise
-            for i in range(steps):       # a callback may stop the run at any sample
-                if record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i],
-                          work=sim.run_work[i]):
-                    return k + 1 + i < N
+            stop_k = record_block(k, G, VV, Q, QD, sim.run_work)
+            if stop_k is not None:       # a callback may stop the run at any sample
+                return stop_k < N
             k += steps
             continue
         sim.dt = (float(t_grid[k + 1]) - float(t_grid[k])) / substeps
