@@ -152,9 +152,9 @@ def scenario_path(name_or_path) -> Path:
     return path
 
 
-#: Most integration steps (``duration / dt``) one scenario run may take: ``vm-sim`` keeps the
-#: whole trajectory in memory (about 2 kB per step with its copies: 1.2 GB for 600 s at
-#: dt = 1 ms), so 2·10⁶ steps stay within a few GB.
+#: Most integration steps (``duration / dt``) one scenario run may take: a guard against a
+#: mistyped ``dt`` (2·10⁶ steps are 2 000 s at 1 ms).  Memory does not limit it: ``vm-sim``
+#: streams the recording and keeps a bounded number of samples (``cli.MAX_KEPT_SAMPLES``).
 MAX_STEPS = 2_000_000
 
 
