@@ -545,10 +545,11 @@ _ROSDEP_OF_MODULE = {"numpy": "python3-numpy", "yaml": "python3-yaml", "xacro": 
                      "scipy": "python3-scipy", "matplotlib": "python3-matplotlib",
                      "mpl_toolkits": "python3-matplotlib", "tqdm": "python3-tqdm",
                      "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces", "launch": "launch",
-                     "launch_ros": "launch_ros", "ament_index_python": "ament_index_python"}
+                     "launch_ros": "launch_ros", "ament_index_python": "ament_index_python",
+                     "numba": "python3-numba"}     # rosdistro rosdep/python.yaml has the key
 #: imported only by features outside the ROS nodes, from pip extras with a one-line hint:
-#: DDS transport/recording ([dds]), numba ([fast]), Foxglove bridge and browser viewer ([viz])
-_PIP_ONLY = {"rosbags", "cyclonedds", "numba", "foxglove", "viser", "trimesh", "mcap",
+#: DDS transport/recording ([dds]), Foxglove bridge and browser viewer ([viz])
+_PIP_ONLY = {"rosbags", "cyclonedds", "foxglove", "viser", "trimesh", "mcap",
              "imageio_ffmpeg", "PIL"}
 #: executables/tools the launch files need, beyond their imports
 _LAUNCH_RUNS = {"robot_state_publisher", "rviz2", "ros2launch"}
