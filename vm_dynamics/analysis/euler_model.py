@@ -327,8 +327,8 @@ def simulate_euler(emodel: EulerAngleModel, x0, xd0, duration: float, dt: float,
             except (OverflowError, FloatingPointError) as err:
                 status = f"state overflowed at t = {t:.6g}: {err}"
                 break
-            except ValueError as err:      # non-finite stage values rejected by input checks
-                status = f"non-finite state at t = {t:.6g}: {err}"
+            except ValueError as err:      # non-finite or out-of-range stage values rejected
+                status = f"state rejected at t = {t:.6g}: {err}"
                 break
             x_new = x + dt / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
             xd_new = xd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
