@@ -207,6 +207,7 @@ class _Run:
     hooks: list = field(default_factory=list)      # per-sample hooks (--view, --video)
     recorder: object = None                         # trajectory.mcap, streamed during the run
     record_every: int = 1                           # samples kept in memory: every k-th
+    recording_time: float = 0.0                     # wall s spent streaming trajectory.mcap
 
 
 def _output_dir(scn, out_arg) -> Path:
@@ -409,12 +410,15 @@ def _simulate(run: _Run, log):
             hook(state)
         return stop
     recorder = run.recorder
+    recording_time = [0.0]
 
     def on_sample(t, g, V, q, qd, tau, bw):
         # a non-finite sample is the divergence the monitor reports; it is not recorded
         if recorder is not None and np.isfinite(g).all() and np.isfinite(V).all() \
                 and np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all():
+            start = time.perf_counter()
             recorder.add(t, g, V, q, qd, effort=tau)
+            recording_time[0] += time.perf_counter() - start
     t0 = time.perf_counter()
     diverged = None
     traj = None
@@ -436,7 +440,10 @@ def _simulate(run: _Run, log):
         t_fail = getattr(exc, "t", None)      # e.g. engine.SimulationError carries the time
         diverged = {"t": float(t_fail) if isinstance(t_fail, (int, float)) else monitor.last_good_t,
                     "reason": f"{type(exc).__name__}: {first}" if first else type(exc).__name__}
-    wall = time.perf_counter() - t0
+    # the integration's wall time; writing the recording (streamed during the run, formerly
+    # after it) is timed on its own
+    run.recording_time = recording_time[0]
+    wall = time.perf_counter() - t0 - recording_time[0]
     if monitor.t is not None and diverged is None:
         diverged = {"t": monitor.t, "reason": monitor.reason}
         traj = traj[:len(traj) - 1] if traj is not None else None   # drop the flagged sample
@@ -515,6 +522,7 @@ def _base_summary(run, traj, wall, diverged, interrupted):
         "samples_kept_every": run.record_every,
         "wall_time_s": wall,
         "real_time_factor": sim_time / wall if wall > 0 else None,
+        "recording_time_s": run.recording_time,
         "interrupted": interrupted,
         "diverged": diverged is not None,
     }
