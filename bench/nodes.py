@@ -170,7 +170,8 @@ def vm_sim_rows() -> tuple[list, dict]:
 
 def startup_rows() -> list:
     """Cold (kernels compiled) and warm (loaded from the disk cache) start-up of a short run."""
-    cache = REPO / "vm_dynamics" / "fast" / "__pycache__"
+    from vm_dynamics.dynamics.fast import kernels  # numba caches beside the kernel sources
+    cache = Path(kernels.__file__).parent / "__pycache__"
     env = dict(os.environ, MPLBACKEND="Agg")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
