@@ -48,7 +48,8 @@ def _env(domain: int) -> dict:
 
 def run_hil(tmp_path, monkeypatch, params: str, node_args=(), driver_args=(), extra_s=1.0):
     """Start the dynamics node and the fake driver; record /odom, /joint_states, /diagnostics
-    and the HIL topics until the driver has exited; return (messages, node log, driver log)."""
+    and the HIL topics until the driver has exited and the node's simulated time has stopped
+    advancing; return (messages, node log, driver log)."""
     import cyclonedds  # noqa: F401
     domain = 140 + os.getpid() % 90
     env = _env(domain)
@@ -82,7 +83,16 @@ def run_hil(tmp_path, monkeypatch, params: str, node_args=(), driver_args=(), ex
         while procs["driver"].poll() is None and time.monotonic() < deadline:
             probe.spin_once(0.05)
         assert procs["driver"].returncode == 0, (tmp_path / "driver.log").read_text()
-        probe.spin_until(lambda: False, extra_s)
+        # the node may still be working through queued samples (a loaded machine): collect
+        # until its simulated time has stopped advancing for extra_s (at most 30 s)
+        def latest():
+            return max((rm.parse_odometry(m).stamp_ns for m in got["/odom"][-20:]), default=0)
+        last, quiet_since, cap = latest(), time.monotonic(), time.monotonic() + 30.0
+        while time.monotonic() - quiet_since < extra_s and time.monotonic() < cap:
+            probe.spin_once(0.05)
+            now = latest()
+            if now > last:
+                last, quiet_since = now, time.monotonic()
         assert procs["node"].poll() is None, (tmp_path / "node.log").read_text()
     finally:
         stop_processes(procs.values(), logs.values())
