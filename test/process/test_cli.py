@@ -47,8 +47,9 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     scn = load_scenario(name)
     for key in ("scenario", "integrator", "dt", "steps", "wall_time_s", "real_time_factor",
-                "energy_drift_rel", "momentum_drift_rel"):
+                "energy_drift_rel", "momentum_drift_rel", "setup_time_s", "recording_time_s"):
         assert key in summary, key
+    assert summary["setup_time_s"] >= 0 and summary["recording_time_s"] > 0
     assert summary["scenario"] == name
     assert summary["integrator"] == scn.integrator
     assert summary["dt"] == scn.dt

@@ -208,6 +208,7 @@ class _Run:
     recorder: object = None                         # trajectory.mcap, streamed during the run
     record_every: int = 1                           # samples kept in memory: every k-th
     recording_time: float = 0.0                     # wall s spent streaming trajectory.mcap
+    setup_time: float | None = None                 # wall s of the engine's set-up (kernels)
 
 
 def _output_dir(scn, out_arg) -> Path:
@@ -440,10 +441,14 @@ def _simulate(run: _Run, log):
         t_fail = getattr(exc, "t", None)      # e.g. engine.SimulationError carries the time
         diverged = {"t": float(t_fail) if isinstance(t_fail, (int, float)) else monitor.last_good_t,
                     "reason": f"{type(exc).__name__}: {first}" if first else type(exc).__name__}
-    # the integration's wall time; writing the recording (streamed during the run, formerly
-    # after it) is timed on its own
+    # the integration's wall time: without the engine's set-up (loading, or on a machine's
+    # first run compiling, the kernels: setup_time_s) and without writing the recording
+    # (streamed during the run, formerly after it: recording_time_s)
     run.recording_time = recording_time[0]
-    wall = time.perf_counter() - t0 - recording_time[0]
+    total = time.perf_counter() - t0
+    sim_wall = getattr(traj, "wall_time", 0.0) if traj is not None else 0.0
+    run.setup_time = (traj.meta.get("setup_time") if traj is not None else None)
+    wall = (sim_wall if sim_wall > 0 else total) - recording_time[0]
     if monitor.t is not None and diverged is None:
         diverged = {"t": monitor.t, "reason": monitor.reason}
         traj = traj[:len(traj) - 1] if traj is not None else None   # drop the flagged sample
@@ -523,6 +528,7 @@ def _base_summary(run, traj, wall, diverged, interrupted):
         "wall_time_s": wall,
         "real_time_factor": sim_time / wall if wall > 0 else None,
         "recording_time_s": run.recording_time,
+        "setup_time_s": run.setup_time,
         "interrupted": interrupted,
         "diverged": diverged is not None,
     }
