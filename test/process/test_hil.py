@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from processes import stop_processes
+from processes import dds_env, stop_processes
 
 import vm_dynamics as vm
 from vm_dynamics.config.scenario import load_scenario
@@ -39,20 +39,13 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
-def _env(domain: int) -> dict:
-    env = dict(os.environ)
-    env.update(CYCLONEDDS_URI=(REPO / "test" / "cyclonedds-loopback.xml").as_uri(),
-               ROS_DOMAIN_ID=str(domain), VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
-    return env
-
-
 def run_hil(tmp_path, monkeypatch, params: str, node_args=(), driver_args=(), extra_s=1.0):
     """Start the dynamics node and the fake driver; record /odom, /joint_states, /diagnostics
     and the HIL topics until the driver has exited and the node's simulated time has stopped
     advancing; return (messages, node log, driver log)."""
     import cyclonedds  # noqa: F401
     domain = 140 + os.getpid() % 90
-    env = _env(domain)
+    env = dds_env(domain)
     for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
         monkeypatch.setenv(k, env[k])
     from vm_dynamics.transport.dds import DdsTransport

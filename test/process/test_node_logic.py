@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from processes import stop_processes
+from processes import dds_env, stop_processes
 
 from vm_dynamics.config.params import flatten, read_params_file
 from vm_dynamics.control.references import JointSinusoid
@@ -583,17 +583,10 @@ def test_nodes_wired_on_strict_rclpy(fake_ros):
 
 
 # ------------------------------------------------------------------ two processes over DDS
-def _dds_env(domain):
-    env = dict(os.environ)
-    env.update(CYCLONEDDS_URI=(REPO / "test" / "cyclonedds-loopback.xml").as_uri(),
-               ROS_DOMAIN_ID=str(domain), VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
-    return env
-
-
 def test_dynamics_and_controller_nodes_over_dds(monkeypatch, tmp_path):
     import cyclonedds  # noqa: F401
     domain = 120 + os.getpid() % 100
-    env = _dds_env(domain)
+    env = dds_env(domain)
     for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
         monkeypatch.setenv(k, env[k])
     from vm_dynamics.transport.dds import DdsTransport

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from processes import stop_processes
+from processes import dds_env, stop_processes
 
 from vm_dynamics.ros import messages as rm
 
@@ -28,10 +28,9 @@ PARAMS = str(REPO / "config" / "planar_rover.yaml")
 
 
 def _env(domain: int) -> dict:
-    env = dict(os.environ)
-    env.update(CYCLONEDDS_URI=(REPO / "test" / "cyclonedds-loopback.xml").as_uri(),
-               ROS_DOMAIN_ID=str(domain), VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1",
-               PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]))
+    """dds_env, with the repository importable by test/support/flooder.py."""
+    env = dds_env(domain)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     return env
 
 

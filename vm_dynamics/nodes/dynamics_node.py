@@ -137,9 +137,10 @@ class DynamicsNode:
             if not isinstance(topic, str) or not topic:
                 raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
             # best effort (matches reliable and best-effort drivers, as sensor data), deep
-            # enough to keep 0.1 s of 1 kHz samples queued while a step or a publish runs
+            # enough to keep 1 s of 1 kHz samples queued: a node that falls behind on a
+            # loaded machine catches up instead of dropping samples
             transport.subscribe(topic, rm.JOINT_STATE, self.on_measured,
-                                QosSpec(reliable=False, transient_local=False, depth=100),
+                                QosSpec(reliable=False, transient_local=False, depth=1000),
                                 max_bytes=self.max_bytes)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)

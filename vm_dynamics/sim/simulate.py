@@ -341,23 +341,20 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                           work=WW[i]):
                     return k0 + 1 + i
             return None
-        ks = np.arange(k0 + 1, k0 + m + 1)
-        keep = (ks % r == 0) | (ks == N)
-        sel = np.flatnonzero(keep)
-        js = np.where(ks[sel] % r == 0, ks[sel] // r, kept - 1)
-        if not keep[-1]:                        # the newest sample also goes to the scratch row
-            sel, js = np.append(sel, m - 1), np.append(js, kept)
-        rec["t"][js] = t_grid[ks[sel]]
-        for key, a in (("g", G), ("V", VV), ("q", Q), ("qd", QD)):
+        rows_of = np.fromiter((slot(k) for k in range(k0 + 1, k0 + m + 1)), np.int64, m)
+        sel = np.flatnonzero(rows_of < kept)
+        if rows_of[-1] == kept:                 # the newest sample also goes to the scratch row
+            sel = np.append(sel, m - 1)
+        js = rows_of[sel]
+        rec["t"][js] = t_grid[k0 + 1 + sel]
+        for key, a in (("g", G), ("V", VV), ("q", Q), ("qd", QD), ("work", WW)):
             rec[key][js] = a[sel]
         rec["tau"][js] = held_inputs[0]
         rec["base_wrench"][js] = held_inputs[1]
-        if method != "dopri5":
-            rec["work"][js] = WW[sel]
         stored = js[js < kept]
         if stored.size:
             count[0] = int(stored[-1]) + 1
-        last[0] = int(ks[-1])
+        last[0] = k0 + m
         if bar is not None:
             bar.update(m)
         return None
