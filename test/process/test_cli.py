@@ -375,7 +375,7 @@ def test_ctrl_c_writes_partial_results_and_exits_130(tmp_path):
                              "--duration", "60", "--out", str(tmp_path), "--no-plots"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:                 # wait until the simulation runs
-        if "controller=computed_torque" in line:
+        if "vm-sim: integrating" in line:
             break
     time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
@@ -398,8 +398,8 @@ def test_second_ctrl_c_while_writing_keeps_the_summary(tmp_path):
     seen = []
     for line in proc.stdout:
         seen.append(line)
-        if "controller=none" in line:
-            time.sleep(2.0)
+        if "vm-sim: integrating" in line:
+            time.sleep(1.0)
             proc.send_signal(signal.SIGINT)          # stop the integration
         if "energy and momentum balance ..." in line:
             proc.send_signal(signal.SIGINT)          # while the outputs are being written
@@ -429,6 +429,23 @@ def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+def test_interrupt_before_the_first_sample_is_an_interruption(monkeypatch, tmp_path):
+    """A Ctrl-C in the engine's set-up (no sample yet) is exit 130 with an interrupted
+    summary, not a successful run with no samples (it used to exit 0)."""
+    from vm_dynamics.sim import simulate as simulate_module
+
+    def interrupted(*a, **k):
+        return simulate_module.Trajectory(t=np.zeros(0), g=np.zeros((0, 4, 4)),
+                                          V=np.zeros((0, 6)), q=np.zeros((0, 2)),
+                                          qd=np.zeros((0, 2)), tau=np.zeros((0, 2)),
+                                          base_wrench=np.zeros((0, 6)), method="rkmk4",
+                                          interrupted=True)
+    monkeypatch.setattr(simulate_module, "simulate", interrupted)
+    assert cli.main(["tumbling", "--out", str(tmp_path), "--quiet", "--no-plots"]) == 130
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["interrupted"] is True and s["steps"] == 0
 
 
 def test_keyboard_interrupt_while_loading_is_caught(monkeypatch, capsys):

@@ -340,10 +340,13 @@ def _phase(log, what: str):
 
 class _DeferredInterrupt:
     """While active, SIGINT sets :attr:`requested` (the work continues: the summary is always
-    written); restores the previous handler on exit."""
+    written).  On exit the previous handler comes back, except after an interrupted run
+    (``exiting``, or a Ctrl-C inside): the process is then on its way out with 130, and a
+    further Ctrl-C is ignored so that it cannot turn that exit into a death by SIGINT."""
 
-    def __init__(self, log):
+    def __init__(self, log, exiting: bool = False):
         self.requested = False
+        self._exiting = exiting
         self._log = log
         self._previous = None
 
@@ -377,12 +380,14 @@ class _DeferredInterrupt:
 
     def __exit__(self, *exc):
         if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self._exiting or self.requested
+                          else self._previous)
         return False
 
 
 def _simulate(run: _Run, log):
-    """Integrate; returns ``(traj or None, wall, diverged dict or None)``."""
+    """Integrate; returns ``(traj or None, wall, diverged dict or None, interrupted)``
+    (a Ctrl-C before the first sample gives no trajectory but is still an interruption)."""
     import numpy as np
 
     from ..core.errors import SimulationDiverged
@@ -405,7 +410,13 @@ def _simulate(run: _Run, log):
         tau_fn = None  # the joints follow the motion; simulate returns the efforts in traj.tau
     monitor = _DivergenceMonitor()
 
+    started = []
+
     def callback(state):
+        if not started:             # the first sample: the engine's set-up is over
+            started.append(True)
+            log(f"vm-sim: integrating {scn.duration:g} s (Ctrl-C stops and writes what was "
+                f"computed) ...")
         stop = monitor(state)
         for hook in run.hooks:
             hook(state)
@@ -452,9 +463,10 @@ def _simulate(run: _Run, log):
     if monitor.t is not None and diverged is None:
         diverged = {"t": monitor.t, "reason": monitor.reason}
         traj = traj[:len(traj) - 1] if traj is not None else None   # drop the flagged sample
+    interrupted = bool(getattr(traj, "interrupted", False))
     if traj is not None and len(traj) == 0:
         traj = None
-    return traj, wall, diverged
+    return traj, wall, diverged, interrupted
 
 
 def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_rate=100.0,
@@ -481,16 +493,15 @@ def execute_run(run: _Run, log):
         if run.record_every > 1:
             log(f"vm-sim: {run.scn.duration / run.scn.dt:.0f} steps: the summary and plots use "
                 f"one sample in {run.record_every}; trajectory.mcap gets every sample")
-        traj, wall, diverged = _simulate(run, log)
+        traj, wall, diverged, interrupted = _simulate(run, log)
     except BaseException:
         if run.recorder is not None:
             run.recorder.abort()
         raise
-    interrupted = bool(getattr(traj, "interrupted", False))
     if diverged is not None:
         log(f"vm-sim: diverged at t = {diverged['t']:.6g} s ({diverged['reason']}); "
             f"reduce dt or the gains")
-    with _DeferredInterrupt(log) as stop:
+    with _DeferredInterrupt(log, exiting=interrupted) as stop:
         summary = _write_outputs(run, traj, wall, diverged, interrupted, stop, log)
     return summary
 
