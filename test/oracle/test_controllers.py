@@ -36,7 +36,7 @@ from vm_dynamics.control.computed_torque import (
 from vm_dynamics.control.references import minimum_jerk
 from vm_dynamics.control.task_space import damped_pinv, jacobian_dot_z
 from vm_dynamics.core import lie
-from vm_dynamics.dynamics import lp
+from vm_dynamics.dynamics import fast, lp
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASES = ["SE3", "SE2", "SO3", "fixed"]
@@ -618,3 +618,69 @@ def test_fast_and_lp_computed_torque_laws_agree(base, mode):
         out[dyn] = c.compute(0.3, st, ref)
     for a, b in zip(out["lp"], out["fast"]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(a).max(initial=0)))
+
+
+# ---------------------------------------------------------------------------- compiled law
+def _python_path(tau, bw):
+    """The same controller through plain callables (no ``stage_law``): compute() per stage."""
+    return (lambda t, s: tau(t, s)), (lambda t, s: bw(t, s))
+
+
+@pytest.mark.skipif(not fast.numba_available(), reason="the compiled law needs numba")
+def test_compiled_free_floating_law_gives_the_analytic_error_and_equals_compute():
+    """Free-floating computed torque with a waypoint reference runs inside the compiled step
+    (traj.meta['compiled_law']): the joint error is the analytic critically damped one, the
+    total momentum is conserved, and the trajectory and recorded efforts equal those of the
+    same controller called from Python at every stage (compute())."""
+    m = spacecraft()
+    ref = Reference(joint=JointWaypoints([0.0, 0.4, 0.9], [Q0, Q0 + 0.3, Q0 - 0.2]))
+    V0 = np.array([0.01, -0.02, 0.03, 0.02, 0.01, -0.01])
+    q0 = Q0 + np.array([0.05, -0.04, 0.03, 0.05, -0.05, 0.02, 0.04])
+    qd0 = np.full(7, 0.1)
+    ctrl = get_controller("computed_torque", {"mode": "free_floating"})
+    traj = run(m, ctrl, ref, np.eye(4), V0, q0, qd0, 1.2, 0.002)
+    assert traj.meta["compiled_law"] == "free_floating_computed_torque"
+    e, ed = joint_errors(traj, ref.joint)
+    check_critically_damped(traj.t, e, ed[0], W_JOINT, tol=1e-8)
+    mom = traj.momentum(m)
+    assert np.abs(mom - mom[0]).max() <= 1e-9 * np.abs(mom[0]).max()
+    tau, bw = ctrl.inputs(ref)
+    py = vm.simulate(m, np.eye(4), V0, q0, qd0, 1.2, 0.002, *(), tau=_python_path(tau, bw)[0],
+                     base_wrench=_python_path(tau, bw)[1])
+    assert py.meta["compiled_law"] is None
+    for key in ("g", "V", "q", "qd", "tau", "base_wrench", "work"):
+        a, b = getattr(traj, key), getattr(py, key)
+        assert np.abs(a - b).max() <= 1e-10 * max(1.0, np.abs(b).max()), key
+    # per-sample consumers and kept samples take the other recording branch: same rows
+    seen = []
+    thin = vm.simulate(m, np.eye(4), V0, q0, qd0, 1.2, 0.002, tau=tau, base_wrench=bw,
+                       record_every=7, callback=lambda s: seen.append(s.t) and False)
+    assert thin.meta["compiled_law"] == "free_floating_computed_torque"
+    assert len(seen) == len(traj)
+    rows = np.searchsorted(traj.t, thin.t)
+    assert np.abs(traj.t[rows] - thin.t).max() < 1e-12
+    for key in ("q", "tau", "V"):
+        assert np.abs(getattr(traj, key)[rows] - getattr(thin, key)).max() <= 1e-12 * max(
+            1.0, np.abs(getattr(traj, key)).max()), key
+
+
+@pytest.mark.parametrize("case", ["actuated_base", "sinusoid", "external", "lp", "user_fn"])
+def test_compiled_law_only_where_it_is_the_same_law(case):
+    """Everything the compiled law does not cover keeps the Python stage path."""
+    m = spacecraft()
+    params = {"mode": "actuated_base" if case == "actuated_base" else "free_floating"}
+    if case == "lp":
+        params["dynamics"] = "lp"
+    ctrl = get_controller("computed_torque", params)
+    ref = (Reference(joint=JointSinusoid(Q0, 0.1, 0.5)) if case == "sinusoid"
+           else Reference(joint=JointSetpoint(Q0 + 0.1)))
+    ctrl.reset(m, vm.State(0.0, np.eye(4), np.zeros(6), Q0, np.zeros(7)),
+               external=(lambda t, s: (None, None)) if case == "external" else None)
+    tau, bw = ctrl.inputs(ref)
+    if case == "user_fn":
+        tau, bw = _python_path(tau, bw)
+    else:
+        assert ctrl.compiled_law(ref) is None
+    traj = vm.simulate(m, np.eye(4), np.zeros(6), Q0, np.zeros(7), 0.01, 0.002, tau=tau,
+                       base_wrench=bw)
+    assert traj.meta["compiled_law"] is None

@@ -115,9 +115,20 @@ class Controller:
             raise RuntimeError(f"{self.name}: call reset(model, state) before compute()")
         return self.model
 
+    def compiled_law(self, reference):
+        """The law as data the engine evaluates in compiled code at every stage
+        (:class:`vm_dynamics.control.compiled.CompiledLaw`), or None (the default: the engine
+        calls :meth:`compute`).  Called after :meth:`reset`; the efforts must equal
+        :meth:`compute`'s."""
+        return None
+
     def inputs(self, reference):
         """``(tau_fn, base_wrench_fn)``, callables ``(t, state) -> array`` for
-        :func:`vm_dynamics.sim.simulate`; :meth:`compute` runs once per distinct ``(t, state)``."""
+        :func:`vm_dynamics.sim.simulate`; :meth:`compute` runs once per distinct ``(t, state)``.
+
+        Both carry ``stage_law``, a callable returning :meth:`compiled_law` of the controller's
+        state when simulate starts; given both (or the efforts alone, when the law commands no
+        base wrench), simulate evaluates that law inside the compiled engine step."""
         cache = {"key": None, "state": None, "out": None}
 
         def _both(t, state):
@@ -132,7 +143,16 @@ class Controller:
                 cache["state"] = state
             return cache["out"]
 
-        return (lambda t, s: _both(t, s)[0]), (lambda t, s: _both(t, s)[1])
+        def tau_fn(t, s):
+            return _both(t, s)[0]
+
+        def base_wrench_fn(t, s):
+            return _both(t, s)[1]
+
+        def stage_law():
+            return self.compiled_law(reference)
+        tau_fn.stage_law = base_wrench_fn.stage_law = stage_law
+        return tau_fn, base_wrench_fn
 
     def __repr__(self):
         changed = {k: v for k, v in self.params.items() if self.PARAMS.get(k) is not v}

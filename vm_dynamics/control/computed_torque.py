@@ -171,6 +171,24 @@ class ComputedTorqueController(Controller):
         else:
             self.g_hold, _, self.q_hold, _ = (a.copy() for a in read_state(model, state))
 
+    def compiled_law(self, reference):
+        """Free-floating (or fixed-base) computed torque on the numba kernels, with a joint
+        reference of waypoints, a set-point or none, and no known external wrench model:
+        :class:`~vm_dynamics.control.compiled.CompiledLaw`; otherwise None."""
+        from ..dynamics import fast
+        from .compiled import CompiledLaw, joint_reference_arrays
+        model = self._require_reset()
+        if not (self.params["mode"] == "free_floating" or model.b == 0) \
+                or self.fast is None or self.external is not None \
+                or getattr(self.fast, "coupled", False) \
+                or fast.resolve_backend("auto") != "numba":
+            return None
+        ref = joint_reference_arrays(as_reference(reference).joint, model.n, self.q_hold)
+        if ref is None:
+            return None
+        return CompiledLaw("free_floating_computed_torque", *ref,
+                           np.ascontiguousarray(self.kp), np.ascontiguousarray(self.kd))
+
     def joint_command(self, t, q, qd, reference):
         """``q̈_cmd = q̈_d + K_d ė + K_p e`` with ``e = q_d − q``."""
         q_d, qd_d, qdd_d = joint_reference(reference.joint, t, self.model.n, self.q_hold)

@@ -101,6 +101,13 @@ class JointWaypoints:
                       for k in range(self.times.size - 1)]
         self._tlist = [float(x) for x in self.times]
 
+    @property
+    def coefficients(self) -> np.ndarray:
+        """``(K − 1, 6, n)``: segment k is ``Σ_i coefficients[k, i] (t − times[k])^i``."""
+        if not self._coef:
+            return np.zeros((0, 6, self.n))
+        return np.stack(self._coef)
+
     def __call__(self, t):
         T = self._tlist
         t = float(t)

@@ -151,6 +151,7 @@ class _CompiledStages:
         self.k_step, self.k_rollout = ek.engine_step, ek.engine_rollout
         self.k_stage, self.k_stage_state = ek.engine_stage, ek.engine_stage_state
         self.k_begin, self.k_end, self.k_finish = ek.stage_begin, ek.stage_end, ek.stage_finish
+        self.k_law = None
         if sim.backend == "numba":
             self._warm_up(sim)
 
@@ -190,6 +191,23 @@ class _CompiledStages:
                 self.buf))
             ek.momentum_variable(self.C, 1, g, g, zb, z, z, np.empty(b), self.buf)
             ek.energy(self.C, g, zb, z, z, self.buf)
+
+    def rollout_law(self, sim, law, TS, G, M, Q, QD, VV, WW, TAU):
+        """:func:`engine_rollout_law` (bound on first use; compiled on a machine's first run,
+        with the notice); returns (status, steps completed)."""
+        args = (self.C, sim.env, sim._tab_a, sim._tab_b, sim._tab_c, sim._form, sim._gri,
+                sim.dt, TS, sim._g, sim._m, sim._q, sim._qd, sim._W, *law.arrays(), G, M, Q,
+                QD, VV, WW, TAU, self.buf)
+        if self.k_law is None:
+            from ..dynamics.fast import bind_compiled, compile_notice
+            kernel = self.ek.engine_rollout_law
+            if sim.backend != "numba":
+                self.k_law = kernel
+            else:
+                with compile_notice(kernel, printed=[]):
+                    self.k_law = bind_compiled(kernel, args)
+                    return self.k_law(*args)
+        return self.k_law(*args)
 
     def _theta6(self, Theta):
         self.Theta6[:] = 0.0
@@ -424,6 +442,7 @@ class Simulator:
         s = self.tab.stages
         self._tab_a = np.ascontiguousarray(self.tab.a, dtype=float)
         self._tab_b = np.ascontiguousarray(self.tab.b, dtype=float)
+        self._tab_c = np.ascontiguousarray(self.tab.c, dtype=float)
         self._pdummy = np.zeros((s + 1, n))
         self._stages = (_ReferenceStages(self) if self.python_stages
                         else _CompiledStages(self))
@@ -646,6 +665,10 @@ class Simulator:
                 st_.C, self.env, self._tab_a, self._tab_b, self._form, self._presc, self._gri,
                 self.dt, self._g, self._m, self._q, self._qd, self._W, tau, bw, bwi, fwb, fw,
                 PQ, PQD, PQDD, G, M, Q, QD, VV, WW, st_.buf)
+        return self._rolled(st, done, t0, G, M, Q, QD, VV, WW)
+
+    def _rolled(self, st, done, t0, G, M, Q, QD, VV, WW):
+        """Commit the last of ``done`` compiled steps; raise on a failed status."""
         if done:
             k = done - 1
             self._g, self._m, self._q, self._qd = G[k].copy(), M[k].copy(), Q[k].copy(), \
@@ -663,6 +686,39 @@ class Simulator:
                 exc.partial = (times, G[:done], VV[:done], Q[:done], QD[:done])
                 raise
         return times, G, VV, Q, QD
+
+    def supports_law(self, law) -> bool:
+        """True if :meth:`run_law` can evaluate ``law`` (a
+        :class:`~vm_dynamics.control.compiled.CompiledLaw`): compiled stages of a fixed-step
+        method, no prescribed motion."""
+        return (law is not None and law.kind == "free_floating_computed_torque"
+                and not self.tab.adaptive and not self.python_stages and not self._presc)
+
+    def run_law(self, steps: int, law, start_times=None):
+        """``steps`` steps whose joint efforts come from the compiled ``law`` evaluated at
+        every stage (no Python per stage or step; see :meth:`supports_law`).  ``start_times``
+        (``steps`` values) are the times the steps start at (default ``t, t + dt, …``).
+        Returns ``(t, g, V, q, qd)`` like :meth:`run` and sets :attr:`run_efforts`, the
+        efforts at the state each step starts from (the law at its first stage)."""
+        self._require_state()
+        if not self.supports_law(law):
+            raise ValueError(f"run_law: {getattr(law, 'kind', law)!r} cannot run on this "
+                             f"simulator ({self.method}, backend {self.backend}"
+                             f"{', prescribed motion' if self._presc else ''})")
+        steps = int(steps)
+        b, n = self.model.b, self.model.n
+        t0 = self._t
+        TS = (t0 + self.dt * np.arange(steps) if start_times is None
+              else np.ascontiguousarray(start_times, dtype=float))
+        if TS.shape != (steps,):
+            raise ValueError(f"start_times: expected {steps} values, got shape {TS.shape}")
+        G, VV = np.empty((steps, 4, 4)), np.empty((steps, b))
+        Q, QD, TAU = np.empty((steps, n)), np.empty((steps, n)), np.empty((steps, n))
+        M, WW = np.empty((steps, b)), np.empty((steps, 2))
+        with np.errstate(all="ignore"):
+            st, done = self._stages.rollout_law(self, law, TS, G, M, Q, QD, VV, WW, TAU)
+        self.run_efforts = TAU[:done]
+        return self._rolled(st, done, t0, G, M, Q, QD, VV, WW)
 
     def _fail(self, st, where=""):
         raise SimulationError(self._t, f"the step from t = {self._t:.9g} s failed{where}: "

@@ -253,6 +253,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                 bw_fn(t, state) if bw_fn is not None else None,
                 {name: fn(t, state) for name, fn in fw_fns} if fw_fns else None)
 
+    law = _stage_law(tau, base_wrench, frame_wrenches, sim)
     held_inputs = None
     if held:
         held_inputs = sim.held_inputs(*(None if f is None else f.constant for f in (tau_fn, bw_fn)),
@@ -330,16 +331,30 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
     pending = [None]
 
-    def record_block(k0, G, VV, Q, QD, WW):
-        """Samples ``k0 + 1 .. k0 + m`` of a compiled run with held inputs; the sample at which the
-        callback asked to stop, or None.  Without a per-sample consumer (callback, on_sample, environment) they
-        are stored as whole slices, not one Python call per sample."""
+    def record_block(k0, G, VV, Q, QD, WW, efforts=None):
+        """Samples ``k0 + 1 .. k0 + m`` of a compiled run with held inputs, or with a compiled
+        law (``efforts[i]``: the efforts at sample ``k0 + i``, where step i started; the last
+        sample's wait for the next block); the sample at which the callback asked to stop, or
+        None.  Without a per-sample consumer (callback, on_sample, environment) they are stored
+        as whole slices, not one Python call per sample."""
         m = len(G)
+        if m == 0:
+            return None
+        law_run = efforts is not None
+        if law_run:
+            zero_b = np.zeros(b)
+            if pending[0] == k0:
+                inputs_of(k0, (efforts[0], zero_b))
         if callback is not None or on_sample is not None or environment is not None:
             for i in range(m):
-                if record(k0 + 1 + i, float(t_grid[k0 + 1 + i]), G[i], VV[i], Q[i], QD[i],
-                          work=WW[i]):
-                    return k0 + 1 + i
+                k = k0 + 1 + i
+                if record(k, float(t_grid[k]), G[i], VV[i], Q[i], QD[i], work=WW[i],
+                          defer=law_run):
+                    if law_run:
+                        inputs_of(k, (efforts[i + 1], zero_b) if i + 1 < m else None)
+                    return k
+                if law_run and i + 1 < m:
+                    inputs_of(k, (efforts[i + 1], zero_b))
             return None
         rows_of = np.fromiter((slot(k) for k in range(k0 + 1, k0 + m + 1)), np.int64, m)
         sel = np.flatnonzero(rows_of < kept)
@@ -349,8 +364,14 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         rec["t"][js] = t_grid[k0 + 1 + sel]
         for key, a in (("g", G), ("V", VV), ("q", Q), ("qd", QD), ("work", WW)):
             rec[key][js] = a[sel]
-        rec["tau"][js] = held_inputs[0]
-        rec["base_wrench"][js] = held_inputs[1]
+        if law_run:                 # sample k0 + 1 + i: the efforts of step i + 1
+            nxt = sel[sel < m - 1]
+            rec["tau"][rows_of[nxt]] = efforts[nxt + 1]
+            rec["base_wrench"][js] = 0.0
+            pending[0] = k0 + m     # its efforts start the next block (or are evaluated)
+        else:
+            rec["tau"][js] = held_inputs[0]
+            rec["base_wrench"][js] = held_inputs[1]
         stored = js[js < kept]
         if stored.size:
             count[0] = int(stored[-1]) + 1
@@ -389,7 +410,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                                       rtol, atol)
             else:
                 stopped = _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record,
-                                     inputs_of, prescribed is not None, record_block)
+                                     inputs_of, prescribed is not None, record_block, law)
     except KeyboardInterrupt:
         interrupted = True
     except SimulationError as exc:          # keep what was computed: the samples before
@@ -416,12 +437,14 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                       interrupted=interrupted, stopped=stopped,
                       meta=dict(dt=float(dt), t_final=float(t_grid[-1]), rtol=rtol, atol=atol,
                                 substeps=substeps, record_every=r, prescribed=prescribed is not None,
-                                backend=sim.backend, setup_time=start - setup_start))
+                                backend=sim.backend, setup_time=start - setup_start,
+                                compiled_law=law.kind if law is not None else None))
 
 
 def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_of,
-               per_sample, record_block):
-    """Fixed-step methods: held inputs → compiled multi-step runs; callables → per stage (the
+               per_sample, record_block, law=None):
+    """Fixed-step methods: held inputs → compiled multi-step runs; a controller's compiled law
+    → compiled multi-step runs evaluating it at every stage; other callables → per stage (the
     inputs recorded at a sample are those of the next step's first stage, evaluated there)."""
     N = len(t_grid) - 1
     t, g, V, q, qd = sim.arrays()
@@ -432,6 +455,18 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
         return True
     uniform = np.allclose(np.diff(t_grid), t_grid[1] - t_grid[0], rtol=0, atol=1e-12)
     k = 0
+    while k < N and law is not None and uniform and substeps == 1:
+        steps = min(_CHUNK, N - k)
+        try:
+            times, G, VV, Q, QD = sim.run_law(steps, law, t_grid[k:k + steps])
+        except SimulationError as exc:
+            times, G, VV, Q, QD = exc.partial
+            record_block(k, G, VV, Q, QD, sim.run_work, sim.run_efforts)
+            raise
+        stop_k = record_block(k, G, VV, Q, QD, sim.run_work, sim.run_efforts)
+        if stop_k is not None:
+            return stop_k < N
+        k += steps
     while k < N:
         if not staged and uniform and substeps == 1 and not per_sample:
             steps = min(_CHUNK, N - k)
@@ -464,6 +499,19 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
                 inputs_of(k, None)
             return k < N
     return False
+
+
+def _stage_law(tau, base_wrench, frame_wrenches, sim):
+    """The compiled law of a controller's ``inputs()`` (their ``stage_law``) if the engine can
+    run it: ``tau`` carries it, ``base_wrench`` is its sibling or absent (the law commands no
+    base wrench), no frame wrenches.  None otherwise (the Python stage path)."""
+    factory = getattr(tau, "stage_law", None) if callable(tau) else None
+    if factory is None or frame_wrenches is not None:
+        return None
+    if base_wrench is not None and getattr(base_wrench, "stage_law", None) is not factory:
+        return None
+    law = factory()
+    return law if sim.supports_law(law) else None
 
 
 def _run_dopri5(sim, t_grid, stage_inputs, held_inputs, record, stats, rtol, atol):

@@ -38,6 +38,7 @@ from .aba import aba_core
 from .algebra import coad, cross, dexp_inv_apply, se3_exp
 from .jit import OPT, njit
 from .kinematics import add_external, kinematics, velocities
+from .laws import free_floating_computed_torque
 from .momentum import momentum_terms, velocity_from_momentum
 
 _S = 4   # stage slots in the scratch (lie_euler 1, rkmk4 4; dopri5 uses the Python driver)
@@ -581,6 +582,50 @@ def engine_rollout(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau
             st = _engine_step(C, E, tab_a, tab_b, form, presc, gri, dt, G[k - 1], M[k - 1],
                              Q[k - 1], QD[k - 1], WW[k - 1], tau, bw, bwi, fw_body, fw, PQ[kp],
                              PQD[kp], PQDD[kp], G[k], M[k], Q[k], QD[k], VV[k], WW[k], ws, sc)
+        if st != 0:
+            return st, k
+    return 0, G.shape[0]
+
+
+@njit(**OPT)
+def engine_rollout_law(C, E, tab_a, tab_b, tab_c, form, gri, dt, TS, g, m, q, qd, W, times,
+                       coef, first, last, kp, kd, G, M, Q, QD, VV, WW, TAU, buf):
+    """``len(G)`` RKMK steps whose joint efforts come from the compiled free-floating
+    computed-torque law (:func:`.laws.free_floating_computed_torque`) evaluated at every stage
+    state, at ``TS[k] + tab_c[i] dt`` (no base wrench is commanded).  Step k writes row k of
+    the trajectory arrays and ``TAU[k]``, the efforts of its first stage (= the law at the
+    state the step starts from).  Returns (status, number of steps completed)."""
+    ws, sc = _views(C, buf)
+    b = C[5].shape[0]
+    n = q.shape[0]
+    zb, z6 = np.zeros(b), np.zeros(6)
+    fwb, fw = np.zeros(0, dtype=np.int64), np.zeros((0, 6))
+    tau = np.empty(n)
+    work = np.empty(4 * n + b)
+    nop = np.zeros((1, n))
+    for k in range(G.shape[0]):
+        if k == 0:
+            gk, mk, qk, qdk, Wk = g, m, q, qd, W
+        else:
+            gk, mk, qk, qdk, Wk = G[k - 1], M[k - 1], Q[k - 1], QD[k - 1], WW[k - 1]
+        for i in range(tab_b.shape[0]):
+            st = _stage_begin(C, form, False, gri, tab_a, dt, i, gk, mk, qk, qdk, nop, nop, ws,
+                              sc)
+            if st != 0:
+                return st, k
+            st = free_floating_computed_torque(C, times, coef, first, last, kp, kd,
+                                               TS[k] + tab_c[i] * dt, sc[4], sc[20], sc[17],
+                                               sc[18], tau, work)
+            if st != 0:
+                return st, k
+            if i == 0:
+                for j in range(n):
+                    TAU[k, j] = tau[j]
+            st = _stage_end(C, E, form, False, i, nop[0], tau, zb, z6, fwb, fw, ws, sc)
+            if st != 0:
+                return st, k
+        st = _stage_finish(C, form, False, gri, tab_b, dt, gk, mk, qk, qdk, Wk, nop, nop, G[k],
+                           M[k], Q[k], QD[k], VV[k], WW[k], ws, sc)
         if st != 0:
             return st, k
     return 0, G.shape[0]
