@@ -626,11 +626,21 @@ def _python_path(tau, bw):
     return (lambda t, s: tau(t, s)), (lambda t, s: bw(t, s))
 
 
-@pytest.mark.skipif(not fast.numba_available(), reason="the compiled law needs numba")
+def _same(a, b, tol=1e-10):
+    for key in ("g", "V", "q", "qd", "tau", "base_wrench", "work"):
+        x, y = getattr(a, key), getattr(b, key)
+        assert x.shape == y.shape, key
+        assert np.abs(x - y).max() <= tol * max(1.0, np.abs(y).max()), key
+
+
+needs_numba = pytest.mark.skipif(not fast.numba_available(), reason="the compiled law needs numba")
+
+
+@needs_numba
 def test_compiled_free_floating_law_gives_the_analytic_error_and_equals_compute():
     """Free-floating computed torque with a waypoint reference runs inside the compiled step
     (traj.meta['compiled_law']): the joint error is the analytic critically damped one, the
-    total momentum is conserved, and the trajectory and recorded efforts equal those of the
+    total momentum is conserved, and the trajectory and recorded inputs equal those of the
     same controller called from Python at every stage (compute())."""
     m = spacecraft()
     ref = Reference(joint=JointWaypoints([0.0, 0.4, 0.9], [Q0, Q0 + 0.3, Q0 - 0.2]))
@@ -639,23 +649,21 @@ def test_compiled_free_floating_law_gives_the_analytic_error_and_equals_compute(
     qd0 = np.full(7, 0.1)
     ctrl = get_controller("computed_torque", {"mode": "free_floating"})
     traj = run(m, ctrl, ref, np.eye(4), V0, q0, qd0, 1.2, 0.002)
-    assert traj.meta["compiled_law"] == "free_floating_computed_torque"
+    assert traj.meta["compiled_law"] == "computed_torque"
     e, ed = joint_errors(traj, ref.joint)
     check_critically_damped(traj.t, e, ed[0], W_JOINT, tol=1e-8)
     mom = traj.momentum(m)
     assert np.abs(mom - mom[0]).max() <= 1e-9 * np.abs(mom[0]).max()
     tau, bw = ctrl.inputs(ref)
-    py = vm.simulate(m, np.eye(4), V0, q0, qd0, 1.2, 0.002, *(), tau=_python_path(tau, bw)[0],
-                     base_wrench=_python_path(tau, bw)[1])
+    py_tau, py_bw = _python_path(tau, bw)
+    py = vm.simulate(m, np.eye(4), V0, q0, qd0, 1.2, 0.002, tau=py_tau, base_wrench=py_bw)
     assert py.meta["compiled_law"] is None
-    for key in ("g", "V", "q", "qd", "tau", "base_wrench", "work"):
-        a, b = getattr(traj, key), getattr(py, key)
-        assert np.abs(a - b).max() <= 1e-10 * max(1.0, np.abs(b).max()), key
+    _same(traj, py)
     # per-sample consumers and kept samples take the other recording branch: same rows
     seen = []
     thin = vm.simulate(m, np.eye(4), V0, q0, qd0, 1.2, 0.002, tau=tau, base_wrench=bw,
                        record_every=7, callback=lambda s: seen.append(s.t) and False)
-    assert thin.meta["compiled_law"] == "free_floating_computed_torque"
+    assert thin.meta["compiled_law"] == "computed_torque"
     assert len(seen) == len(traj)
     rows = np.searchsorted(traj.t, thin.t)
     assert np.abs(traj.t[rows] - thin.t).max() < 1e-12
@@ -664,18 +672,64 @@ def test_compiled_free_floating_law_gives_the_analytic_error_and_equals_compute(
             1.0, np.abs(getattr(traj, key)).max()), key
 
 
-@pytest.mark.parametrize("case", ["actuated_base", "sinusoid", "external", "lp", "user_fn"])
+@needs_numba
+@pytest.mark.parametrize("base_law", ["exponential", "pd"])
+def test_compiled_actuated_base_law_equals_compute_and_holds_the_pose(base_law):
+    """Actuated vehicle with a pose set-point and a sinusoidal joint reference: the compiled
+    law equals compute() per stage, and the vehicle's pose error decays as designed."""
+    m = spacecraft()
+    g_d = lie.se3_exp([0.2, -0.1, 0.05, 0.3, -0.2, 0.4])
+    ref = Reference(joint=JointSinusoid(Q0, 0.2, 0.5, np.arange(7) * 0.3),
+                    base=PoseSetpoint(g_d))
+    V0 = np.array([0.01, -0.02, 0.03, 0.02, 0.01, -0.01])
+    ctrl = get_controller("computed_torque", {"mode": "actuated_base", "base_law": base_law})
+    traj = run(m, ctrl, ref, np.eye(4), V0, Q0, np.zeros(7), 1.0, 0.002)
+    assert traj.meta["compiled_law"] == "computed_torque"
+    tau, bw = ctrl.inputs(ref)
+    py = vm.simulate(m, np.eye(4), V0, Q0, np.zeros(7), 1.0, 0.002,
+                     *(), **dict(zip(("tau", "base_wrench"), _python_path(tau, bw))))
+    assert py.meta["compiled_law"] is None
+    _same(traj, py)
+    assert np.abs(traj.base_wrench).max() > 1.0               # the vehicle is driven
+    X0 = lie.se3_log(lie.se3_inv(g_d) @ traj.g[0])
+    X1 = lie.se3_log(lie.se3_inv(g_d) @ traj.g[-1])
+    assert np.linalg.norm(X1) < 0.2 * np.linalg.norm(X0)
+
+
+@needs_numba
+def test_compiled_law_with_the_uvms_environment_equals_compute(tmp_path):
+    """The UVMS scenario as vm-sim sets it up (hydrodynamics, buoyancy of vehicle and links,
+    actuated base): the controller that compensates the environment runs compiled with the
+    engine's environment and equals the Python controller called at every stage."""
+    from vm_dynamics.app.cli import prepare_run
+    from vm_dynamics.config.scenario import load_scenario
+    scn = load_scenario("uvms")
+    run_ = prepare_run(scn, None, tmp_path, 0.0, False, False, ())
+    tau, bw = run_.ctrl.inputs(run_.reference)
+    kw = dict(environment=scn.hydrodynamics)
+    traj = vm.simulate(scn.model, scn.g0, scn.V0, scn.q0, scn.qd0, 0.5, scn.dt, tau=tau,
+                       base_wrench=bw, **kw)
+    assert traj.meta["compiled_law"] == "computed_torque"
+    py_tau, py_bw = _python_path(tau, bw)
+    py = vm.simulate(scn.model, scn.g0, scn.V0, scn.q0, scn.qd0, 0.5, scn.dt, tau=py_tau,
+                     base_wrench=py_bw, **kw)
+    _same(traj, py)
+
+
+@pytest.mark.parametrize("case", ["other_external", "lp", "moving_base_ref", "user_fn"])
 def test_compiled_law_only_where_it_is_the_same_law(case):
     """Everything the compiled law does not cover keeps the Python stage path."""
     m = spacecraft()
-    params = {"mode": "actuated_base" if case == "actuated_base" else "free_floating"}
+    params = {"mode": "actuated_base" if case == "moving_base_ref" else "free_floating"}
     if case == "lp":
         params["dynamics"] = "lp"
     ctrl = get_controller("computed_torque", params)
-    ref = (Reference(joint=JointSinusoid(Q0, 0.1, 0.5)) if case == "sinusoid"
-           else Reference(joint=JointSetpoint(Q0 + 0.1)))
+    ref = Reference(joint=JointSetpoint(Q0 + 0.1))
+    if case == "moving_base_ref":
+        ref = Reference(joint=ref.joint, base=PoseWaypoints(
+            [0.0, 1.0], [np.eye(4), lie.se3_exp([0.1, 0, 0, 0, 0, 0.1])]))
     ctrl.reset(m, vm.State(0.0, np.eye(4), np.zeros(6), Q0, np.zeros(7)),
-               external=(lambda t, s: (None, None)) if case == "external" else None)
+               external=(lambda t, s: (None, None)) if case == "other_external" else None)
     tau, bw = ctrl.inputs(ref)
     if case == "user_fn":
         tau, bw = _python_path(tau, bw)
@@ -684,3 +738,22 @@ def test_compiled_law_only_where_it_is_the_same_law(case):
     traj = vm.simulate(m, np.eye(4), np.zeros(6), Q0, np.zeros(7), 0.01, 0.002, tau=tau,
                        base_wrench=bw)
     assert traj.meta["compiled_law"] is None
+
+
+@needs_numba
+def test_compiled_law_runs_on_the_controllers_own_model():
+    """A controller on a mismatched model (masses off by 8-10 %) keeps its model inside the
+    compiled step: the same trajectory as compute() per stage, not the plant's dynamics."""
+    plant, ctrl_model = spacecraft(), spacecraft(mismatch=True)
+    ref = Reference(joint=JointWaypoints([0.0, 0.5], [Q0, Q0 + 0.3]))
+    ctrl = get_controller("computed_torque", {"mode": "free_floating"})
+    traj = run(plant, ctrl, ref, np.eye(4), np.zeros(6), Q0, np.zeros(7), 0.6, 0.004,
+               ctrl_model=ctrl_model)
+    assert traj.meta["compiled_law"] == "computed_torque"
+    tau, bw = ctrl.inputs(ref)
+    py_tau, py_bw = _python_path(tau, bw)
+    py = vm.simulate(plant, np.eye(4), np.zeros(6), Q0, np.zeros(7), 0.6, 0.004, tau=py_tau,
+                     base_wrench=py_bw)
+    _same(traj, py)
+    e, _ = joint_errors(traj, ref.joint)
+    assert np.abs(e).max() > 1e-4                    # the mismatch shows (a perfect model: 0)

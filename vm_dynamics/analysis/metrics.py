@@ -221,8 +221,19 @@ def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
     acted on the system (see the module docstring); ``frame_wrenches`` as in
     :func:`input_power`."""
     E, K = energy_series(model, traj)
-    P = input_power(model, traj, frame_wrenches)
-    if getattr(traj, "work", None) is not None and getattr(traj, "abs_work", None) is not None:
+    frames_act = False
+    if frame_wrenches is not None:      # stops at the first sample with a non-zero wrench
+        frames_act = any(np.any(np.asarray(w) != 0.0)
+                         for k in range(len(traj.t))
+                         for w in (frame_wrenches(float(traj.t[k]), traj.state(k)) or {}).values())
+    engine_work = getattr(traj, "work", None) is not None \
+        and getattr(traj, "abs_work", None) is not None
+    P = input_power(model, traj)        # efforts and vehicle wrench
+    if frames_act and not (engine_work and np.any(P != 0.0)):
+        # the frames' power (a Jacobian per sample and frame) is needed for the work, or to
+        # tell whether the inputs do any work at all
+        P = input_power(model, traj, frame_wrenches)
+    if engine_work:
         # the engine's account, integrated with the integrator's own stages
         W, absW = traj.work - traj.work[0], traj.abs_work - traj.abs_work[0]
     else:
@@ -234,11 +245,6 @@ def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
     energy_conserved = not np.any(P != 0.0)
     if not energy_conserved:
         reasons["energy"] = "not conserved: inputs do work"
-    frames_act = False
-    if frame_wrenches is not None:
-        frames_act = any(np.any(np.asarray(w) != 0.0)
-                         for k in range(len(traj.t))
-                         for w in (frame_wrenches(float(traj.t[k]), traj.state(k)) or {}).values())
     why = []
     if model.b == 0:
         why.append("fixed base")

@@ -293,9 +293,12 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
 
 
 def _external(scn):
+    """The controller's model of the known external wrenches: the scenario's environment
+    (``environment`` names it, so that a compiled law may use the engine's own)."""
     def external(t, state):
         bw, frames = scn.environment_wrenches(t, state)
         return bw, frames or None
+    external.environment = scn.hydrodynamics
     return external
 
 

@@ -127,8 +127,8 @@ class Controller:
         :func:`vm_dynamics.sim.simulate`; :meth:`compute` runs once per distinct ``(t, state)``.
 
         Both carry ``stage_law``, a callable returning :meth:`compiled_law` of the controller's
-        state when simulate starts; given both (or the efforts alone, when the law commands no
-        base wrench), simulate evaluates that law inside the compiled engine step."""
+        state when simulate starts; given both, simulate evaluates that law inside the
+        compiled engine step."""
         cache = {"key": None, "state": None, "out": None}
 
         def _both(t, state):

@@ -3,53 +3,90 @@
 A controller whose law is a fixed formula over the O(n) recursions can describe it as a
 :class:`CompiledLaw` (:meth:`vm_dynamics.control.Controller.compiled_law`).  ``vm.simulate``
 given the ``inputs()`` of such a controller then runs the law inside the engine's compiled
-step (:func:`vm_dynamics.dynamics.fast.kernels.engine.engine_rollout_law`) instead of calling
-:meth:`~vm_dynamics.control.Controller.compute` from Python four times per RKMK4 step; the
-efforts are the same (the tests compare both paths).  Everything else keeps the Python path.
+step (:func:`vm_dynamics.dynamics.fast.kernels.engine.engine_rollout_law`, the law in
+:mod:`vm_dynamics.dynamics.fast.kernels.laws`) instead of calling
+:meth:`~vm_dynamics.control.Controller.compute` from Python at every stage; the inputs are the
+same (the tests compare both paths).  Everything else keeps the Python path.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .references import JointSetpoint, JointWaypoints
+from .references import JointSetpoint, JointSinusoid, JointWaypoints, PoseWaypoints
 
-__all__ = ["CompiledLaw", "joint_reference_arrays"]
+__all__ = ["CompiledLaw", "joint_reference_arrays", "constant_pose"]
+
+MODES = {"free_floating": 0, "actuated_base": 1}
+BASE_LAWS = {"exponential": 0, "pd": 1}
+
+
+def _c(a, dtype=float) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=dtype)
 
 
 @dataclass(frozen=True)
 class CompiledLaw:
-    """Free-floating joint-space computed torque (``kind = "free_floating_computed_torque"``):
-    ``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)``, ``τ`` by the free-floating inverse
-    dynamics, no base wrench.  The reference is piecewise quintic: ``times (K,)``,
-    ``coef (max(K−1, 1), 6, n)``, held at ``first`` before and ``last`` after."""
+    """Computed torque (``kind = "computed_torque"``, see :mod:`.computed_torque`) as the
+    arrays of :func:`vm_dynamics.dynamics.fast.kernels.laws.computed_torque`: ``li = [mode,
+    joint_kind, base_law, use_env]``; the joint reference ``times, coef, first, last, osc``
+    (:func:`joint_reference_arrays`); joint gains ``kp, kd``; the constant vehicle pose
+    reference ``gd`` and its gains ``kp6, kd6`` (actuated base).  ``environment`` is the
+    known environment model the law compensates (the engine's, or None); ``model`` the
+    controller's model and ``consts`` its kernel constants (the law runs on them, not on the
+    plant's)."""
 
     kind: str
+    li: np.ndarray
     times: np.ndarray
     coef: np.ndarray
     first: np.ndarray
     last: np.ndarray
+    osc: np.ndarray
     kp: np.ndarray
     kd: np.ndarray
+    gd: np.ndarray
+    kp6: np.ndarray
+    kd6: np.ndarray
+    environment: Any = None
+    model: Any = None
+    consts: tuple = ()
 
     def arrays(self) -> tuple:
-        """The kernel's arguments ``(times, coef, first, last, kp, kd)``."""
-        return self.times, self.coef, self.first, self.last, self.kp, self.kd
+        """The kernel's arguments, in its order."""
+        return (self.consts, self.li, self.times, self.coef, self.first, self.last, self.osc, self.kp,
+                self.kd, self.gd, self.kp6, self.kd6)
 
 
 def joint_reference_arrays(traj, n: int, hold) -> tuple | None:
-    """``(times, coef, first, last)`` of a joint reference the kernels evaluate: none (hold
-    ``hold``), :class:`JointSetpoint` or :class:`JointWaypoints` with ``n`` joints; None for
-    any other reference (sinusoids, user callables: the Python path)."""
-    def c(a):
-        return np.ascontiguousarray(a, dtype=float)
+    """``(kind, times, coef, first, last, osc)`` of a joint reference the kernels evaluate:
+    none (hold ``hold``), :class:`JointSetpoint`, :class:`JointWaypoints` (kind 0) or
+    :class:`JointSinusoid` (kind 1) with ``n`` joints; None for any other reference (user
+    callables: the Python path)."""
+    none = (_c([0.0]), np.zeros((1, 6, n)))
+    osc0 = np.zeros((3, n))
     if traj is None or type(traj) is JointSetpoint:
         q = np.asarray(hold if traj is None else traj.q, dtype=float).reshape(-1)
         if q.shape != (n,):
             return None
-        return c([0.0]), np.zeros((1, 6, n)), c(q), c(q)
+        return (0, *none, _c(q), _c(q), osc0)
     if type(traj) is JointWaypoints and traj.n == n:
         coef = traj.coefficients if traj.times.size > 1 else np.zeros((1, 6, n))
-        return c(traj.times), c(coef), c(traj.positions[0]), c(traj.positions[-1])
+        return (0, _c(traj.times), _c(coef), _c(traj.positions[0]), _c(traj.positions[-1]),
+                osc0)
+    if type(traj) is JointSinusoid and traj.n == n:
+        return (1, *none, _c(traj.q0), _c(traj.q0),
+                _c([traj.amplitude, traj.frequency, traj.phase]))
+    return None
+
+
+def constant_pose(traj, hold) -> np.ndarray | None:
+    """The pose of a constant vehicle reference (none: ``hold``; a one-pose
+    :class:`PoseWaypoints` or PoseSetpoint), or None if the reference moves."""
+    if traj is None:
+        return _c(hold)
+    if isinstance(traj, PoseWaypoints) and traj.times.size == 1:
+        return _c(traj.poses[0])
     return None

@@ -172,22 +172,37 @@ class ComputedTorqueController(Controller):
             self.g_hold, _, self.q_hold, _ = (a.copy() for a in read_state(model, state))
 
     def compiled_law(self, reference):
-        """Free-floating (or fixed-base) computed torque on the numba kernels, with a joint
-        reference of waypoints, a set-point or none, and no known external wrench model:
-        :class:`~vm_dynamics.control.compiled.CompiledLaw`; otherwise None."""
+        """This law on the numba kernels (:class:`~vm_dynamics.control.compiled.CompiledLaw`)
+        when it can be: free-floating (or a fixed base), or an actuated base with a constant
+        pose reference; a joint reference of waypoints, a set-point, a sinusoid or none; no
+        known external wrenches, or only those of the engine's environment
+        (``external.environment``).  Otherwise None."""
         from ..dynamics import fast
-        from .compiled import CompiledLaw, joint_reference_arrays
+        from .compiled import BASE_LAWS, MODES, CompiledLaw, constant_pose, joint_reference_arrays
         model = self._require_reset()
-        if not (self.params["mode"] == "free_floating" or model.b == 0) \
-                or self.fast is None or self.external is not None \
-                or getattr(self.fast, "coupled", False) \
+        if self.fast is None or getattr(self.fast, "coupled", False) \
                 or fast.resolve_backend("auto") != "numba":
             return None
-        ref = joint_reference_arrays(as_reference(reference).joint, model.n, self.q_hold)
-        if ref is None:
+        environment = None
+        if self.external is not None:
+            environment = getattr(self.external, "environment", None)
+            if environment is None:
+                return None
+        ref = as_reference(reference)
+        joint = joint_reference_arrays(ref.joint, model.n, self.q_hold)
+        mode = MODES[self.params["mode"]] if model.b else 0
+        gd = constant_pose(ref.base, self.g_hold) if mode == 1 else np.eye(4)
+        if joint is None or gd is None:
             return None
-        return CompiledLaw("free_floating_computed_torque", *ref,
-                           np.ascontiguousarray(self.kp), np.ascontiguousarray(self.kd))
+        kind, times, coef, first, last, osc = joint
+        li = np.array([mode, kind, BASE_LAWS[self.params["base_law"]],
+                       environment is not None], dtype=np.int64)
+        return CompiledLaw("computed_torque", li, times, coef, first, last, osc,
+                           np.ascontiguousarray(self.kp), np.ascontiguousarray(self.kd),
+                           np.ascontiguousarray(gd, dtype=float),
+                           np.ascontiguousarray(self.kp_base, dtype=float),
+                           np.ascontiguousarray(self.kd_base, dtype=float), environment,
+                           model, self.fast.kernel_constants)
 
     def joint_command(self, t, q, qd, reference):
         """``q̈_cmd = q̈_d + K_d ė + K_p e`` with ``e = q_d − q``."""

@@ -93,9 +93,13 @@ class Hydrodynamics:
         and the link buoyancy as frame wrenches ``{link: [f; n]}``.  The one place where the
         hydrodynamic environment becomes wrenches (engine, simulate, vm-sim, controller node).
         """
+        return self.vehicle_wrench_of(model, g, V), self.link_wrenches(model, g, q)
+
+    def vehicle_wrench_of(self, model, g: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """The first part of :meth:`environment_wrenches` alone: the vehicle wrench as a
+        b-vector of the model's subgroup (body frame)."""
         grp = model.group
-        return (grp.project(self.vehicle_wrench(g, grp.embed(V), model.gravity)),
-                self.link_wrenches(model, g, q))
+        return grp.project(self.vehicle_wrench(g, grp.embed(V), model.gravity))
 
 
 def _up(gravity):

@@ -137,7 +137,7 @@ class _CompiledStages:
         self.ek = ek
         fm = fast_model(sim.model, "numba" if sim.backend == "numba" else "numpy")
         self.fm = fm
-        self.C = fm._consts
+        self.C = fm.kernel_constants
         self.b, self.n = sim.model.b, sim.model.n
         n_tree = len(fm.xi)                 # joints of the tree (the workspace's size)
         self.buf = np.zeros(ek.buffer_size(self.b, n_tree))
@@ -192,12 +192,12 @@ class _CompiledStages:
             ek.momentum_variable(self.C, 1, g, g, zb, z, z, np.empty(b), self.buf)
             ek.energy(self.C, g, zb, z, z, self.buf)
 
-    def rollout_law(self, sim, law, TS, G, M, Q, QD, VV, WW, TAU):
+    def rollout_law(self, sim, law, TS, G, M, Q, QD, VV, WW, TAU, BW):
         """:func:`engine_rollout_law` (bound on first use; compiled on a machine's first run,
         with the notice); returns (status, steps completed)."""
         args = (self.C, sim.env, sim._tab_a, sim._tab_b, sim._tab_c, sim._form, sim._gri,
                 sim.dt, TS, sim._g, sim._m, sim._q, sim._qd, sim._W, *law.arrays(), G, M, Q,
-                QD, VV, WW, TAU, self.buf)
+                QD, VV, WW, TAU, BW, self.buf)
         if self.k_law is None:
             from ..dynamics.fast import bind_compiled, compile_notice
             kernel = self.ek.engine_rollout_law
@@ -691,15 +691,25 @@ class Simulator:
         """True if :meth:`run_law` can evaluate ``law`` (a
         :class:`~vm_dynamics.control.compiled.CompiledLaw`): compiled stages of a fixed-step
         method, no prescribed motion."""
-        return (law is not None and law.kind == "free_floating_computed_torque"
-                and not self.tab.adaptive and not self.python_stages and not self._presc)
+        if law is None or law.kind != "computed_torque" or self.tab.adaptive \
+                or self.python_stages or self._presc:
+            return False
+        m = law.model
+        if m is None or (m.n, m.b, m.group.name) != (self.model.n, self.model.b,
+                                                      self.model.group.name):
+            return False
+        # the engine's environment arrays index the plant's bodies: the law may use them
+        # only on the plant's own model
+        return law.environment is None or (law.environment is self.hydrodynamics
+                                           and m is self.model)
 
     def run_law(self, steps: int, law, start_times=None):
         """``steps`` steps whose joint efforts come from the compiled ``law`` evaluated at
         every stage (no Python per stage or step; see :meth:`supports_law`).  ``start_times``
         (``steps`` values) are the times the steps start at (default ``t, t + dt, …``).
-        Returns ``(t, g, V, q, qd)`` like :meth:`run` and sets :attr:`run_efforts`, the
-        efforts at the state each step starts from (the law at its first stage)."""
+        Returns ``(t, g, V, q, qd)`` like :meth:`run` and sets :attr:`run_efforts` and
+        :attr:`run_base_wrenches`, the inputs at the state each step starts from (the law at its
+        first stage)."""
         self._require_state()
         if not self.supports_law(law):
             raise ValueError(f"run_law: {getattr(law, 'kind', law)!r} cannot run on this "
@@ -714,10 +724,10 @@ class Simulator:
             raise ValueError(f"start_times: expected {steps} values, got shape {TS.shape}")
         G, VV = np.empty((steps, 4, 4)), np.empty((steps, b))
         Q, QD, TAU = np.empty((steps, n)), np.empty((steps, n)), np.empty((steps, n))
-        M, WW = np.empty((steps, b)), np.empty((steps, 2))
+        M, WW, BW = np.empty((steps, b)), np.empty((steps, 2)), np.empty((steps, b))
         with np.errstate(all="ignore"):
-            st, done = self._stages.rollout_law(self, law, TS, G, M, Q, QD, VV, WW, TAU)
-        self.run_efforts = TAU[:done]
+            st, done = self._stages.rollout_law(self, law, TS, G, M, Q, QD, VV, WW, TAU, BW)
+        self.run_efforts, self.run_base_wrenches = TAU[:done], BW[:done]
         return self._rolled(st, done, t0, G, M, Q, QD, VV, WW)
 
     def _fail(self, st, where=""):

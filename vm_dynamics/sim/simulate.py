@@ -291,7 +291,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         rec["tau"][k] = tau_k
         rec["base_wrench"][k] = bw_k
         if environment is not None and b:     # the applied vehicle wrench includes the water's
-            rec["base_wrench"][k] += environment.environment_wrenches(model, g, V, q)[0]
+            rec["base_wrench"][k] += environment.vehicle_wrench_of(model, g, V)
         if prescribed is not None:          # at the sample's own state (not the engine's)
             st = State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
             fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
@@ -331,30 +331,31 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
     pending = [None]
 
-    def record_block(k0, G, VV, Q, QD, WW, efforts=None):
+    def record_block(k0, G, VV, Q, QD, WW, law_inputs=None):
         """Samples ``k0 + 1 .. k0 + m`` of a compiled run with held inputs, or with a compiled
-        law (``efforts[i]``: the efforts at sample ``k0 + i``, where step i started; the last
-        sample's wait for the next block); the sample at which the callback asked to stop, or
-        None.  Without a per-sample consumer (callback, on_sample, environment) they are stored
-        as whole slices, not one Python call per sample."""
+        law (``law_inputs = (efforts, base wrenches)``, row i: the inputs at sample ``k0 + i``,
+        where step i started; the last sample's wait for the next block); the sample at which
+        the callback asked to stop, or None.  Without a per-sample consumer (callback,
+        on_sample, environment) they are stored as whole slices, not one Python call per
+        sample."""
         m = len(G)
         if m == 0:
             return None
-        law_run = efforts is not None
+        law_run = law_inputs is not None
         if law_run:
-            zero_b = np.zeros(b)
+            efforts, wrenches = law_inputs
             if pending[0] == k0:
-                inputs_of(k0, (efforts[0], zero_b))
+                inputs_of(k0, (efforts[0], wrenches[0]))
         if callback is not None or on_sample is not None or environment is not None:
             for i in range(m):
                 k = k0 + 1 + i
                 if record(k, float(t_grid[k]), G[i], VV[i], Q[i], QD[i], work=WW[i],
                           defer=law_run):
                     if law_run:
-                        inputs_of(k, (efforts[i + 1], zero_b) if i + 1 < m else None)
+                        inputs_of(k, (efforts[i + 1], wrenches[i + 1]) if i + 1 < m else None)
                     return k
                 if law_run and i + 1 < m:
-                    inputs_of(k, (efforts[i + 1], zero_b))
+                    inputs_of(k, (efforts[i + 1], wrenches[i + 1]))
             return None
         rows_of = np.fromiter((slot(k) for k in range(k0 + 1, k0 + m + 1)), np.int64, m)
         sel = np.flatnonzero(rows_of < kept)
@@ -367,7 +368,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         if law_run:                 # sample k0 + 1 + i: the efforts of step i + 1
             nxt = sel[sel < m - 1]
             rec["tau"][rows_of[nxt]] = efforts[nxt + 1]
-            rec["base_wrench"][js] = 0.0
+            rec["base_wrench"][rows_of[nxt]] = wrenches[nxt + 1]
             pending[0] = k0 + m     # its efforts start the next block (or are evaluated)
         else:
             rec["tau"][js] = held_inputs[0]
@@ -461,9 +462,11 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
             times, G, VV, Q, QD = sim.run_law(steps, law, t_grid[k:k + steps])
         except SimulationError as exc:
             times, G, VV, Q, QD = exc.partial
-            record_block(k, G, VV, Q, QD, sim.run_work, sim.run_efforts)
+            record_block(k, G, VV, Q, QD, sim.run_work, (sim.run_efforts,
+                                                         sim.run_base_wrenches))
             raise
-        stop_k = record_block(k, G, VV, Q, QD, sim.run_work, sim.run_efforts)
+        stop_k = record_block(k, G, VV, Q, QD, sim.run_work, (sim.run_efforts,
+                                                              sim.run_base_wrenches))
         if stop_k is not None:
             return stop_k < N
         k += steps
@@ -503,12 +506,11 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
 
 def _stage_law(tau, base_wrench, frame_wrenches, sim):
     """The compiled law of a controller's ``inputs()`` (their ``stage_law``) if the engine can
-    run it: ``tau`` carries it, ``base_wrench`` is its sibling or absent (the law commands no
-    base wrench), no frame wrenches.  None otherwise (the Python stage path)."""
+    run it: ``tau`` and ``base_wrench`` both carry it, no frame wrenches.  None otherwise (the
+    Python stage path)."""
     factory = getattr(tau, "stage_law", None) if callable(tau) else None
-    if factory is None or frame_wrenches is not None:
-        return None
-    if base_wrench is not None and getattr(base_wrench, "stage_law", None) is not factory:
+    if factory is None or frame_wrenches is not None \
+            or getattr(base_wrench, "stage_law", None) is not factory:
         return None
     law = factory()
     return law if sim.supports_law(law) else None

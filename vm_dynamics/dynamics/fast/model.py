@@ -196,6 +196,12 @@ class FastModel:
                                  f"magnitude (the result overflows a float), got {v:.3g}")
         raise ValueError(where + msg)
 
+    @property
+    def kernel_constants(self) -> tuple:
+        """``C = (parent, jtype, xi, inert, rootx, axes, grav)``: the model as the compiled
+        kernels take it (:mod:`vm_dynamics.dynamics.fast.kernels`)."""
+        return self._consts
+
     # ------------------------------------------------------------------ mimic coupling
     def _tree(self, q, qd=None, qdd=None):
         """Tree coordinates of the model's: ``G q + c``, ``G q̇``, ``G q̈`` (mimic joints)."""

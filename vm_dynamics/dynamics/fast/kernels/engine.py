@@ -36,9 +36,10 @@ import numpy as np
 
 from .aba import aba_core
 from .algebra import coad, cross, dexp_inv_apply, se3_exp
+from .environment import environment_wrenches
 from .jit import OPT, njit
 from .kinematics import add_external, kinematics, velocities
-from .laws import free_floating_computed_torque
+from .laws import computed_torque
 from .momentum import momentum_terms, velocity_from_momentum
 
 _S = 4   # stage slots in the scratch (lie_euler 1, rkmk4 4; dopri5 uses the Python driver)
@@ -161,49 +162,6 @@ def _orthonormalize(g):
 
 
 @njit(**OPT)
-def _environment(E, axes, R, V, Rw, Pw, ext, w6):
-    """Add the environment's wrenches at a stage to ``ext`` (vehicle frame, about its origin):
-    hydrodynamic damping and buoyancy of the vehicle, buoyancy of the arm links."""
-    hydro, lin, quad, buoy, cob, cur, up = E[0], E[1], E[2], E[3], E[4], E[5], E[6]
-    lb_body, lb_point, lb_force = E[7], E[8], E[9]
-    # up in vehicle axes
-    u0 = R[0, 0] * up[0] + R[1, 0] * up[1] + R[2, 0] * up[2]
-    u1 = R[0, 1] * up[0] + R[1, 1] * up[1] + R[2, 1] * up[2]
-    u2 = R[0, 2] * up[0] + R[1, 2] * up[1] + R[2, 2] * up[2]
-    if hydro:
-        for r in range(6):
-            w6[r] = 0.0
-        for i in range(axes.shape[0]):
-            w6[axes[i]] = V[i]
-        for r in range(3):
-            w6[r] -= R[0, r] * cur[0] + R[1, r] * cur[1] + R[2, r] * cur[2]
-        for r in range(6):
-            ext[0, r] -= (lin[r] + quad[r] * abs(w6[r])) * w6[r]
-        f0, f1, f2 = buoy * u0, buoy * u1, buoy * u2
-        x0, x1, x2 = cross(cob[0], cob[1], cob[2], f0, f1, f2)
-        ext[0, 0] += f0
-        ext[0, 1] += f1
-        ext[0, 2] += f2
-        ext[0, 3] += x0
-        ext[0, 4] += x1
-        ext[0, 5] += x2
-    for i in range(lb_body.shape[0]):
-        k = lb_body[i]
-        c = lb_point[i]
-        p0 = Rw[k, 0, 0] * c[0] + Rw[k, 0, 1] * c[1] + Rw[k, 0, 2] * c[2] + Pw[k, 0]
-        p1 = Rw[k, 1, 0] * c[0] + Rw[k, 1, 1] * c[1] + Rw[k, 1, 2] * c[2] + Pw[k, 1]
-        p2 = Rw[k, 2, 0] * c[0] + Rw[k, 2, 1] * c[1] + Rw[k, 2, 2] * c[2] + Pw[k, 2]
-        F = lb_force[i]
-        x0, x1, x2 = cross(p0, p1, p2, F * u0, F * u1, F * u2)
-        ext[k, 0] += F * u0
-        ext[k, 1] += F * u1
-        ext[k, 2] += F * u2
-        ext[k, 3] += x0
-        ext[k, 4] += x1
-        ext[k, 5] += x2
-
-
-@njit(**OPT)
 def _stage_velocity(C, form, g_s, h_s, m, q, qd, ws, sc, V):
     """Kinematics at ``q`` and the vehicle velocity V of the stage state (LP-3)."""
     parent, jtype, xi, inert, rootx, axes, grav = C
@@ -254,7 +212,7 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
     for r in range(3):                         # inertial-frame vehicle wrench → vehicle axes
         ext[0, r] += g_s[0, r] * bwi[0] + g_s[1, r] * bwi[1] + g_s[2, r] * bwi[2]
         ext[0, 3 + r] += g_s[0, r] * bwi[3] + g_s[1, r] * bwi[4] + g_s[2, r] * bwi[5]
-    _environment(E, axes, g_s, V, Rw, Pw, ext, w6)
+    environment_wrenches(E, axes, g_s, V, Rw, Pw, ext, w6)
     # F_η (6-vector): gravity on the composite rigid body + all external wrenches
     if form != 0:
         for r in range(6):
@@ -588,20 +546,21 @@ def engine_rollout(C, E, tab_a, tab_b, form, presc, gri, dt, g, m, q, qd, W, tau
 
 
 @njit(**OPT)
-def engine_rollout_law(C, E, tab_a, tab_b, tab_c, form, gri, dt, TS, g, m, q, qd, W, times,
-                       coef, first, last, kp, kd, G, M, Q, QD, VV, WW, TAU, buf):
-    """``len(G)`` RKMK steps whose joint efforts come from the compiled free-floating
-    computed-torque law (:func:`.laws.free_floating_computed_torque`) evaluated at every stage
-    state, at ``TS[k] + tab_c[i] dt`` (no base wrench is commanded).  Step k writes row k of
-    the trajectory arrays and ``TAU[k]``, the efforts of its first stage (= the law at the
-    state the step starts from).  Returns (status, number of steps completed)."""
+def engine_rollout_law(C, E, tab_a, tab_b, tab_c, form, gri, dt, TS, g, m, q, qd, W, CL, li,
+                       times, coef, first, last, osc, kp, kd, gd, kp6, kd6, G, M, Q, QD, VV, WW,
+                       TAU, BW, buf):
+    """``len(G)`` RKMK steps whose joint efforts and base wrench come from the compiled
+    computed-torque law (:func:`.laws.computed_torque`) on the controller's model ``CL``
+    (the constants of its own, possibly mismatched, model) evaluated at every stage state, at
+    ``TS[k] + tab_c[i] dt``.  Step k writes row k of the trajectory arrays and ``TAU[k]``,
+    ``BW[k]``, the inputs of its first stage (= the law at the state the step starts from).
+    Returns (status, number of steps completed)."""
     ws, sc = _views(C, buf)
     b = C[5].shape[0]
     n = q.shape[0]
-    zb, z6 = np.zeros(b), np.zeros(6)
+    z6 = np.zeros(6)
     fwb, fw = np.zeros(0, dtype=np.int64), np.zeros((0, 6))
-    tau = np.empty(n)
-    work = np.empty(4 * n + b)
+    tau, bw = np.empty(n), np.empty(b)
     nop = np.zeros((1, n))
     for k in range(G.shape[0]):
         if k == 0:
@@ -613,15 +572,16 @@ def engine_rollout_law(C, E, tab_a, tab_b, tab_c, form, gri, dt, TS, g, m, q, qd
                               sc)
             if st != 0:
                 return st, k
-            st = free_floating_computed_torque(C, times, coef, first, last, kp, kd,
-                                               TS[k] + tab_c[i] * dt, sc[4], sc[20], sc[17],
-                                               sc[18], tau, work)
+            st = computed_torque(CL, E, li, times, coef, first, last, osc, kp, kd, gd, kp6, kd6,
+                                 TS[k] + tab_c[i] * dt, sc[4], sc[20], sc[17], sc[18], tau, bw)
             if st != 0:
                 return st, k
             if i == 0:
                 for j in range(n):
                     TAU[k, j] = tau[j]
-            st = _stage_end(C, E, form, False, i, nop[0], tau, zb, z6, fwb, fw, ws, sc)
+                for r in range(b):
+                    BW[k, r] = bw[r]
+            st = _stage_end(C, E, form, False, i, nop[0], tau, bw, z6, fwb, fw, ws, sc)
             if st != 0:
                 return st, k
         st = _stage_finish(C, form, False, gri, tab_b, dt, gk, mk, qk, qdk, Wk, nop, nop, G[k],
