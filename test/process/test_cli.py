@@ -13,16 +13,13 @@ from vm_dynamics.app import cli
 from vm_dynamics.config.scenario import list_scenarios, load_scenario
 
 SCENARIOS = ["spacecraft_arm", "uvms", "planar_rover", "satellite_wheels", "tumbling",
-             "prismatic_link"]
+             "prismatic_link", "panda_on_bus"]
 SHORT = {"spacecraft_arm": 0.2, "uvms": 0.1, "planar_rover": 0.3, "satellite_wheels": 1.0,
-         "tumbling": 0.5, "prismatic_link": 0.5}
-# mimic joints: simulated on the LP path in test_bring_your_own_robot.py until the O(n) path
-# carries the mimic coupling (vm-sim uses the O(n) path)
-LP_ONLY_SCENARIOS = ["panda_on_bus"]
+         "tumbling": 0.5, "prismatic_link": 0.5, "panda_on_bus": 0.3}
 
 
 def test_all_scenarios_are_listed():
-    assert sorted(n for n, _ in list_scenarios()) == sorted(SCENARIOS + LP_ONLY_SCENARIOS)
+    assert sorted(n for n, _ in list_scenarios()) == sorted(SCENARIOS)
 
 
 def _read_mcap(path):
@@ -70,7 +67,7 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     counts, schemas, first = _read_mcap(out / "trajectory.mcap")
     from vm_dynamics.ros.urdf_tf import UrdfTree
     latched = {"/robot_description": "std_msgs/msg/String"}   # complete recordings (issue 12)
-    if UrdfTree(str(scn.urdf_path)).static_transforms():
+    if UrdfTree(scn.robot_description).static_transforms():
         latched["/tf_static"] = "tf2_msgs/msg/TFMessage"
     assert schemas == {"/joint_states": "sensor_msgs/msg/JointState",
                        "/odom": "nav_msgs/msg/Odometry", "/tf": "tf2_msgs/msg/TFMessage",
@@ -82,7 +79,9 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     assert list(js.name) == scn.model.joint_names
     np.testing.assert_allclose(js.position, scn.q0, atol=1e-12)
     odom = first["/odom"]
-    assert odom.header.frame_id == "odom" and odom.child_frame_id == "base_link"
+    # the vehicle's own link: base_link, or the vehicle a scenario mounts the arm on
+    vehicle = scn.params.get("vehicle", {}).get("name", "base_link")
+    assert odom.header.frame_id == "odom" and odom.child_frame_id == vehicle
     np.testing.assert_allclose([odom.pose.pose.position.x, odom.pose.pose.position.y,
                                 odom.pose.pose.position.z], scn.g0[:3, 3], atol=1e-12)
 

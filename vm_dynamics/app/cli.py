@@ -519,7 +519,7 @@ def _open_recorder(run):
     if not scn.params.get("compare_euler_model"):
         run.record_every = max(1, math.ceil(steps / MAX_KEPT_SAMPLES))
     return McapRecorder(run.out / "trajectory.mcap", model.joint_names,
-                        robot_description=str(scn.urdf_path), base_iota=model.group.iota,
+                        robot_description=scn.robot_description, base_iota=model.group.iota,
                         rate_hz=run.record_rate if run.record_rate > 0 else None)
 
 
@@ -821,12 +821,12 @@ def _view_hooks(scn, args):
                 import imageio_ffmpeg  # noqa: F401
             from ..viewer.video import VIDEO_DEFAULTS
             fps = VIDEO_DEFAULTS[_P(args.video).suffix.lower()][0]
-            frames = _live.FrameCollector(str(scn.urdf_path), scn.model.joint_names, fps=fps)
+            frames = _live.FrameCollector(scn.robot_description, scn.model.joint_names, fps=fps)
             hooks.append(frames)
         if args.view:
             from ..viewer.server import RobotViewer
-            viewer = RobotViewer(str(scn.urdf_path), host=args.host, port=args.port,
-                                 title=f"vm-sim {scn.name}")
+            viewer = RobotViewer(scn.robot_description, host=args.host, port=args.port,
+                                 title=f"vm-sim {scn.name}", base_dir=scn.urdf_path.parent)
             live = _live.LiveView(viewer, scn.model.joint_names)
             hooks.append(live)
             print(f"vm-sim: live view at {viewer.url}  (open it in a browser)", flush=True)

@@ -110,6 +110,18 @@ class Scenario:
     q0 = property(lambda self: self.initial.q)
     qd0 = property(lambda self: self.initial.qd)
 
+    @property
+    def robot_description(self) -> str:
+        """The URDF of :attr:`model` for viewers and recordings: the file's path, or, with a
+        ``vehicle`` or ``locked_joints``, the URDF text with the vehicle link and its mount
+        spliced in and the locked joints fixed (:func:`~vm_dynamics.model.mounting.effective_urdf`)."""
+        opts = model_options(self.params)
+        if not (opts["locked_joints"] or opts["vehicle"]):
+            return str(self.urdf_path)
+        from ..model.mounting import effective_urdf
+        from ..model.urdf import read_urdf_source
+        return effective_urdf(read_urdf_source(str(self.urdf_path))[0], **opts)
+
     def environment_wrenches(self, t, state) -> tuple[np.ndarray, dict]:
         """The water's wrenches at ``state``: ``(vehicle b-vector, {link: [f; n]})`` (zero and
         empty without hydrodynamics); see :meth:`Hydrodynamics.environment_wrenches`."""

@@ -110,8 +110,9 @@ def _follow(args) -> int:
     from .server import RobotViewer
     try:
         scn = load_scenario(args.ros)
-        viewer = RobotViewer(str(scn.urdf_path), host=args.host, port=args.port,
-                             ee_frame=args.ee, title=f"vm-view --ros {scn.name}")
+        viewer = RobotViewer(scn.robot_description, host=args.host, port=args.port,
+                             ee_frame=args.ee, title=f"vm-view --ros {scn.name}",
+                             base_dir=scn.urdf_path.parent)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
     try:
