@@ -757,3 +757,23 @@ def test_compiled_law_runs_on_the_controllers_own_model():
     _same(traj, py)
     e, _ = joint_errors(traj, ref.joint)
     assert np.abs(e).max() > 1e-4                    # the mismatch shows (a perfect model: 0)
+
+
+@needs_numba
+def test_compiled_law_with_mimic_joints_equals_compute(tmp_path):
+    """panda_on_bus as vm-sim runs it (mimic finger, free-floating computed torque): the law
+    runs compiled on the tree's coordinates (efforts Gᵀτ_tree on the masters) and equals the
+    Python controller called at every stage."""
+    from vm_dynamics.app.cli import prepare_run
+    from vm_dynamics.config.scenario import load_scenario
+    scn = load_scenario("panda_on_bus")
+    run_ = prepare_run(scn, None, tmp_path, 0.0, False, False, ())
+    tau, bw = run_.ctrl.inputs(run_.reference)
+    traj = vm.simulate(scn.model, scn.g0, scn.V0, scn.q0, scn.qd0, 0.4, scn.dt, tau=tau,
+                       base_wrench=bw)
+    assert traj.meta["compiled_law"] == "computed_torque"
+    py_tau, py_bw = _python_path(tau, bw)
+    py = vm.simulate(scn.model, scn.g0, scn.V0, scn.q0, scn.qd0, 0.4, scn.dt, tau=py_tau,
+                     base_wrench=py_bw)
+    _same(traj, py)
+    assert np.abs(traj.tau).max() > 1e-3

@@ -180,7 +180,7 @@ class ComputedTorqueController(Controller):
         from ..dynamics import fast
         from .compiled import BASE_LAWS, MODES, CompiledLaw, constant_pose, joint_reference_arrays
         model = self._require_reset()
-        if self.fast is None or getattr(self.fast, "coupled", False) \
+        if self.fast is None \
                 or fast.resolve_backend("auto") != "numba":
             return None
         environment = None

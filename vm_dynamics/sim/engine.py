@@ -104,13 +104,20 @@ def choose_formulation(model, g0, formulation: str = "auto") -> str:
 def environment_arrays(model, hydrodynamics=None) -> tuple:
     """The environment tuple ``E`` of the compiled kernels (see
     :mod:`vm_dynamics.dynamics.fast.kernels.engine`) for a :class:`~vm_dynamics.model.hydrodynamics.
-    Hydrodynamics` (or none)."""
+    Hydrodynamics` (or none), ending with the model's mimic coupling ``G`` and its independent
+    joints (empty if none)."""
     z6 = np.zeros(6)
     gn = float(np.linalg.norm(model.gravity))
     up = -np.asarray(model.gravity, dtype=float) / gn if gn > 0 else np.zeros(3)
+    cp = getattr(model, "coupling", None)
+    if cp is None or cp.trivial:
+        G, indep = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+    else:
+        G = np.ascontiguousarray(cp.G, dtype=float)
+        indep = np.ascontiguousarray(cp.independent, dtype=np.int64)
     if hydrodynamics is None:
         return (0, z6, z6.copy(), 0.0, np.zeros(3), np.zeros(3), up,
-                np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0))
+                np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), G, indep)
     h = hydrodynamics
     bodies, points, forces = [], [], []
     for link, (force, cob) in h.link_buoyancy.items():
@@ -124,7 +131,8 @@ def environment_arrays(model, hydrodynamics=None) -> tuple:
     return (1, np.array(h.linear_damping, dtype=float), np.array(h.quadratic_damping, dtype=float),
             float(h.buoyancy_force), np.array(h.center_of_buoyancy, dtype=float),
             np.array(h.current, dtype=float), up, np.array(bodies, dtype=np.int64),
-            np.array(points, dtype=float).reshape(-1, 3), np.array(forces, dtype=float))
+            np.array(points, dtype=float).reshape(-1, 3), np.array(forces, dtype=float), G,
+            indep)
 
 
 # ------------------------------------------------------------------------------ stage evaluators
@@ -138,7 +146,7 @@ class _CompiledStages:
         fm = fast_model(sim.model, "numba" if sim.backend == "numba" else "numpy")
         self.fm = fm
         self.C = fm.kernel_constants
-        self.b, self.n = sim.model.b, sim.model.n
+        self.b, self.n = sim.model.b, sim._nq          # joints of the integrated state
         n_tree = len(fm.xi)                 # joints of the tree (the workspace's size)
         self.buf = np.zeros(ek.buffer_size(self.b, n_tree))
         self.ws, self.sc = ek.buffer_views(self.buf, self.b, n_tree)   # views into buf
@@ -243,14 +251,14 @@ class _CompiledStages:
             if st:
                 return st, None
             ti = t0 + tab.c[i] * dt
-            state = State(ti, _ro(sc[4].copy()), _ro(sc[20].copy()), _ro(sc[17].copy()),
-                          _ro(sc[18].copy()))
+            state = State(ti, _ro(sc[4].copy()), _ro(sc[20].copy()),
+                          _ro(np.array(sim._model_q(sc[17]))), _ro(np.array(sim._model_q(sc[18]))))
             inputs = sim._call_inputs(fn, ti, state)
             if i == 0:
                 sim.last_stage_inputs = inputs
             tau, bw, bwi, fwb, fw, _ = inputs
-            st = self.k_end(C, sim.env, sim._form, sim._presc, i, pqdd[i], tau, bw, bwi, fwb,
-                            fw, buf)
+            st = self.k_end(C, sim.env, sim._form, sim._presc, i, pqdd[i],
+                            sim._kernel_tau(tau), bw, bwi, fwb, fw, buf)
             if st:
                 return st, None
         outs = sim._out
@@ -409,11 +417,22 @@ class Simulator:
         self.backend = "lp" if forward_dynamics is not None else \
             resolve_backend(backend, engine=True)
         cp = getattr(model, "coupling", None)
-        if forward_dynamics is None and self.backend != "lp" and cp is not None \
-                and not cp.trivial:
-            # mimic joints: the compiled step runs articulated-body recursions on independent
-            # joints only, so the stages take q̈ from the coupled O(n) forward dynamics and the
-            # momentum variable from the LP blocks (the Python driver; slower, exact)
+        coupled = forward_dynamics is None and self.backend != "lp" and cp is not None \
+            and not cp.trivial
+        #: mimic joints on the compiled step: the joint state is kept in the coordinates of the
+        #: tree (``q_tree = G q + c``, which the Runge–Kutta stages preserve exactly: the
+        #: accelerations are ``G q̈``), the efforts act on the masters; :attr:`state`,
+        #: :meth:`arrays` and :meth:`run` give the model's coordinates
+        self._tree = coupled and prescribed is None and not self.tab.adaptive
+        if self._tree:
+            self._indep = np.asarray(cp.independent, dtype=np.int64)
+            self._G = np.ascontiguousarray(cp.G, dtype=float)
+            self._c = np.ascontiguousarray(cp.c, dtype=float)
+            self._kt_cache = (None, None)
+        elif coupled:
+            # mimic joints with prescribed motion or dopri5: the stages take q̈ from the coupled
+            # O(n) forward dynamics and the momentum variable from the LP blocks (the Python
+            # driver; slower, exact)
             from ..dynamics.fast import fast_model
             self._coupled_fast = fast_model(model, "numba" if self.backend == "numba"
                                             else "numpy")
@@ -437,6 +456,7 @@ class Simulator:
         self.hydrodynamics = environment
         self.env = environment_arrays(model, environment)
         b, n = model.b, model.n
+        self._nq = len(self._c) if self._tree else n      # joints of the integrated state
         self._zero_tau, self._zero_b, self._zero6 = np.zeros(n), np.zeros(b), np.zeros(6)
         self._no_fw = (np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
         s = self.tab.stages
@@ -473,6 +493,7 @@ class Simulator:
             q, qd = pq, pqd
         else:
             q, qd = as_vector(q, model.n, "q0").copy(), as_vector(qd, model.n, "qd0").copy()
+            q, qd = self._to_tree(q, qd)
         self.formulation = choose_formulation(model, g, self._formulation_arg)
         self._form = _FORM[self.formulation]
         self._gri = lie.se3_inv(g)
@@ -486,9 +507,32 @@ class Simulator:
         return self
 
     def _ensure_buffers(self):
-        b, n = self.model.b, self.model.n
+        b, n = self.model.b, self._nq
         self._out = (np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n), np.empty(b),
                      np.empty(2))
+
+    # ------------------------------------------------------------------ mimic coupling
+    def _to_tree(self, q, qd):
+        """The integrated joint state of the model's ``(q, q̇)`` (the tree's with mimics)."""
+        if not self._tree:
+            return q, qd
+        return (np.ascontiguousarray(self._G @ q + self._c),
+                np.ascontiguousarray(self._G @ qd))
+
+    def _model_q(self, x):
+        """The model's coordinates of integrated joint values (rows of them): the masters'."""
+        return x[..., self._indep] if self._tree else x
+
+    def _kernel_tau(self, tau):
+        """Efforts as the kernels take them: with mimic joints on the masters of the tree."""
+        if not self._tree:
+            return tau
+        src, out = self._kt_cache
+        if src is not tau:
+            out = np.zeros(len(self._c))
+            out[self._indep] = tau
+            self._kt_cache = (tau, out)
+        return out
 
     def _require_state(self):
         if self._g is None:
@@ -502,8 +546,8 @@ class Simulator:
     def state(self) -> State:
         """The current state as a :class:`State` of read-only copies."""
         self._require_state()
-        return State(self._t, _ro(self._g.copy()), _ro(self._V.copy()), _ro(self._q.copy()),
-                     _ro(self._qd.copy()))
+        return State(self._t, _ro(self._g.copy()), _ro(self._V.copy()),
+                     _ro(np.array(self._model_q(self._q))), _ro(np.array(self._model_q(self._qd))))
 
     @property
     def work(self) -> float:
@@ -533,7 +577,8 @@ class Simulator:
                 raise ValueError("set_joints: with prescribed motion the joints come from "
                                  "prescribed(t); pass no q/qd")
             q, qd, _ = self._prescribed_at(self._t)
-        self._q, self._qd = as_vector(q, n, "q").copy(), as_vector(qd, n, "qd").copy()
+        self._q, self._qd = self._to_tree(as_vector(q, n, "q").copy(),
+                                          as_vector(qd, n, "qd").copy())
         self._m = self._stages.momentum_variable(self, self._g, self._V, self._q, self._qd)
 
     def snapshot(self):
@@ -617,6 +662,8 @@ class Simulator:
     def arrays(self):
         """The current ``(t, g, V, q, qd)`` as the simulator's own arrays (no copies: valid
         until the next step, which may reuse them)."""
+        if self._tree:
+            return self._t, self._g, self._V, self._model_q(self._q), self._model_q(self._qd)
         return self._t, self._g, self._V, self._q, self._qd
 
     def run(self, steps: int, tau=None, base_wrench=None, base_wrench_inertial=None,
@@ -649,6 +696,9 @@ class Simulator:
                 G[k], VV[k], Q[k], QD[k], WW[k] = self._g, self._V, self._q, self._qd, self._W
             return t0 + self.dt * np.arange(1, steps + 1), G, VV, Q, QD
         tau, bw, bwi, fwb, fw, _ = inputs
+        tau = self._kernel_tau(tau)
+        if self._tree:
+            Q, QD = np.empty((steps, self._nq)), np.empty((steps, self._nq))
         M, WW = np.empty((steps, b)), np.empty((steps, 2))
         if self._presc:
             rows = []
@@ -679,6 +729,7 @@ class Simulator:
             self.evaluations += done * self.tab.stages
         times = t0 + self.dt * np.arange(1, done + 1)
         self.run_work = WW[:done]
+        Q, QD = self._model_q(Q), self._model_q(QD)
         if st:
             try:
                 self._fail(st)
@@ -697,6 +748,9 @@ class Simulator:
         m = law.model
         if m is None or (m.n, m.b, m.group.name) != (self.model.n, self.model.b,
                                                       self.model.group.name):
+            return False
+        if self._tree and not (m is self.model or np.array_equal(
+                getattr(m.coupling, "G", None), self._G)):
             return False
         # the engine's environment arrays index the plant's bodies: the law may use them
         # only on the plant's own model
@@ -723,7 +777,7 @@ class Simulator:
         if TS.shape != (steps,):
             raise ValueError(f"start_times: expected {steps} values, got shape {TS.shape}")
         G, VV = np.empty((steps, 4, 4)), np.empty((steps, b))
-        Q, QD, TAU = np.empty((steps, n)), np.empty((steps, n)), np.empty((steps, n))
+        Q, QD, TAU = np.empty((steps, self._nq)), np.empty((steps, self._nq)), np.empty((steps, n))
         M, WW, BW = np.empty((steps, b)), np.empty((steps, 2)), np.empty((steps, b))
         with np.errstate(all="ignore"):
             st, done = self._stages.rollout_law(self, law, TS, G, M, Q, QD, VV, WW, TAU, BW)
@@ -736,6 +790,7 @@ class Simulator:
 
     def _step_compiled(self, inputs):
         tau, bw, bwi, fwb, fw, _ = inputs
+        tau = self._kernel_tau(tau)
         st_ = self._stages
         if self._presc:
             pq, pqd, pqdd = self._prescribed_rows()

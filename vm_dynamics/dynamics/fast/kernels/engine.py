@@ -10,8 +10,11 @@ Constants (tuples built once per model by :mod:`vm_dynamics.sim.engine`):
 
 * ``C = (parent, jtype, xi, inert, rootx, axes, grav)`` — the arrays of
   :class:`~vm_dynamics.dynamics.fast.FastModel`;
-* ``E = (hydro, lin, quad, buoy, cob, current, up, lb_body, lb_point, lb_force)`` — the
-  environment: ``hydro`` 1 if the vehicle has Fossen damping/buoyancy (paper 004 §3.3:
+* ``E = (hydro, lin, quad, buoy, cob, current, up, lb_body, lb_point, lb_force, G, indep)``
+  — the environment, then the mimic coupling ``q_tree = G q + c`` and its independent joints
+  (empty without mimic joints; with them the simulator keeps the tree's coordinates, whose
+  accelerations :func:`_couple` projects onto the coupling).
+  The environment: ``hydro`` 1 if the vehicle has Fossen damping/buoyancy (paper 004 §3.3:
   ``−(D_lin + D_quad|ν|)ν`` with ``ν = V − [Rᵀc; 0]`` for a current ``c``, and the buoyancy
   ``B Rᵀ up`` at ``cob``), and per arm link ``i`` a buoyancy force ``lb_force[i]`` along ``up`` at
   the point ``lb_point[i]`` (vehicle frame, home configuration) of body ``lb_body[i]``.
@@ -36,6 +39,7 @@ import numpy as np
 
 from .aba import aba_core
 from .algebra import coad, cross, dexp_inv_apply, se3_exp
+from .crba import mass_matrix
 from .environment import environment_wrenches
 from .jit import OPT, njit
 from .kinematics import add_external, kinematics, velocities
@@ -229,6 +233,10 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
                        aux, acc, K, rhs)
         if st != 0:
             return st
+        if E[10].shape[0] > 0:                 # mimic joints: project onto the coupling
+            st = _couple(C, E[10], q, out)
+            if st != 0:
+                return st
         for j in range(n):
             qdd[j] = out[b + j]
     # ṁ
@@ -274,6 +282,102 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
     for j in range(n):
         if not np.isfinite(qdd[j]):
             return 2
+    return 0
+
+
+@njit(**OPT)
+def _cholesky_solve(L, x):
+    """Solve ``A z = x`` in place for a symmetric positive-definite ``A`` given in ``L`` (its
+    lower triangle is overwritten by the Cholesky factor).  False if ``A`` is not positive."""
+    R = x.shape[0]
+    for j in range(R):
+        d = L[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, R):
+            s = L[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    for i in range(R):                          # L y = x
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(R - 1, -1, -1):              # Lᵀ z = y
+        s = x[i]
+        for k in range(i + 1, R):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+    return True
+
+
+@njit(**OPT)
+def _reduce_by_coupling(M, a, Gc, b, A, x):
+    """``A = TᵀMT`` and ``x = TᵀM a`` for ``T = diag(I_b, G)``."""
+    nt, nr = Gc.shape[0], Gc.shape[1]
+    N, R = b + nt, b + nr
+    MT = np.zeros((N, R))                       # M T
+    Ma = np.zeros(N)                            # M a
+    for i in range(N):
+        s = 0.0
+        for k in range(N):
+            s += M[i, k] * a[k]
+        Ma[i] = s
+        for j in range(b):
+            MT[i, j] = M[i, j]
+        for j in range(nr):
+            s = 0.0
+            for k in range(nt):
+                s += M[i, b + k] * Gc[k, j]
+            MT[i, b + j] = s
+    for i in range(R):
+        if i < b:
+            x[i] = Ma[i]
+            for j in range(R):
+                A[i, j] = MT[i, j]
+            continue
+        s = 0.0
+        for k in range(nt):
+            s += Gc[k, i - b] * Ma[b + k]
+        x[i] = s
+        for j in range(R):
+            s = 0.0
+            for k in range(nt):
+                s += Gc[k, i - b] * MT[b + k, j]
+            A[i, j] = s
+
+
+@njit(**OPT)
+def _couple(C, Gc, q, a):
+    """Mimic joints (``q_tree = G q + c``): the unconstrained tree accelerations ``a`` of the
+    articulated-body algorithm satisfy ``M a = f − h``, so the coupled ones are ``T x`` with
+    ``TᵀMT x = TᵀM a`` (``T = diag(I_b, G)``: the equations of the coordinates q, the efforts
+    on the masters); ``a`` is overwritten with ``[V̇; G q̈]``.  Returns a status code (3: the
+    reduced mass matrix is not positive)."""
+    parent, jtype, xi, inert, rootx, axes, grav = C
+    b = axes.shape[0]
+    nt, nr = Gc.shape[0], Gc.shape[1]
+    M = np.empty((b + nt, b + nt))
+    st = mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M)
+    if st != 0:
+        return st
+    A = np.empty((b + nr, b + nr))
+    x = np.empty(b + nr)
+    _reduce_by_coupling(M, a, Gc, b, A, x)
+    if not _cholesky_solve(A, x):
+        return 3
+    for i in range(b):
+        a[i] = x[i]
+    for k in range(nt):
+        s = 0.0
+        for j in range(nr):
+            s += Gc[k, j] * x[b + j]
+        a[b + k] = s
     return 0
 
 
@@ -557,10 +661,12 @@ def engine_rollout_law(C, E, tab_a, tab_b, tab_c, form, gri, dt, TS, g, m, q, qd
     Returns (status, number of steps completed)."""
     ws, sc = _views(C, buf)
     b = C[5].shape[0]
-    n = q.shape[0]
+    n = q.shape[0]                      # joints of the integrated state (the tree's)
+    nr = first.shape[0]                 # the model's coordinates (the masters with mimics)
+    indep = E[11]
     z6 = np.zeros(6)
     fwb, fw = np.zeros(0, dtype=np.int64), np.zeros((0, 6))
-    tau, bw = np.empty(n), np.empty(b)
+    tau, tau_r, bw = np.zeros(n), np.empty(nr), np.empty(b)
     nop = np.zeros((1, n))
     for k in range(G.shape[0]):
         if k == 0:
@@ -573,12 +679,19 @@ def engine_rollout_law(C, E, tab_a, tab_b, tab_c, form, gri, dt, TS, g, m, q, qd
             if st != 0:
                 return st, k
             st = computed_torque(CL, E, li, times, coef, first, last, osc, kp, kd, gd, kp6, kd6,
-                                 TS[k] + tab_c[i] * dt, sc[4], sc[20], sc[17], sc[18], tau, bw)
+                                 TS[k] + tab_c[i] * dt, sc[4], sc[20], sc[17][:n],
+                                 sc[18][:n], tau_r, bw)
             if st != 0:
                 return st, k
-            if i == 0:
+            if indep.shape[0] > 0:          # efforts on the masters of the tree
+                for j in range(nr):
+                    tau[indep[j]] = tau_r[j]
+            else:
                 for j in range(n):
-                    TAU[k, j] = tau[j]
+                    tau[j] = tau_r[j]
+            if i == 0:
+                for j in range(nr):
+                    TAU[k, j] = tau_r[j]
                 for r in range(b):
                     BW[k, r] = bw[r]
             st = _stage_end(C, E, form, False, i, nop[0], tau, bw, z6, fwb, fw, ws, sc)

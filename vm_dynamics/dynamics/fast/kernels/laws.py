@@ -287,18 +287,33 @@ def _environment_as_frame_wrenches(C, E, g, V, q, fb, fw):
 def computed_torque(C, E, li, times, coef, first, last, osc, kp, kd, gd, kp6, kd6, t, g, V, q,
                     qd, tau, bw):
     """Efforts ``tau`` and base wrench ``bw`` of computed torque at the state
-    ``(g, V, q, q̇)`` and time ``t`` (see the module docstring).  Returns a status code."""
+    ``(g, V, q, q̇)`` and time ``t`` (see the module docstring).  With mimic joints
+    (``E[10] = G``, ``E[11]`` the masters) ``q, q̇`` are the tree's, ``tau`` the model's
+    (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).  Returns a status code."""
     parent, jtype, xi, inert, rootx, axes, grav = C
-    n = q.shape[0]
+    Gc, indep = E[10], E[11]
+    coupled = Gc.shape[0] > 0
+    nt = q.shape[0]
+    n = first.shape[0]
     b = axes.shape[0]
     q_d, qd_d, qdd_cmd = np.empty(n), np.empty(n), np.empty(n)
     joint_reference(li[1], times, coef, first, last, osc, t, q_d, qd_d, qdd_cmd)
     for j in range(n):
-        qdd_cmd[j] = qdd_cmd[j] + kd[j] * (qd_d[j] - qd[j]) + kp[j] * (q_d[j] - q[j])
-    out = np.empty(b + n)
+        jj = indep[j] if coupled else j
+        qdd_cmd[j] = qdd_cmd[j] + kd[j] * (qd_d[j] - qd[jj]) + kp[j] * (q_d[j] - q[jj])
+    if coupled:
+        qdd_tree = np.zeros(nt)
+        for r in range(nt):
+            s = 0.0
+            for j in range(n):
+                s += Gc[r, j] * qdd_cmd[j]
+            qdd_tree[r] = s
+    else:
+        qdd_tree = qdd_cmd
+    out = np.empty(b + nt)
     if li[3]:
-        fb = np.empty(n + 1, dtype=np.int64)
-        fw = np.empty((n + 1, 6))
+        fb = np.empty(nt + 1, dtype=np.int64)
+        fw = np.empty((nt + 1, 6))
         _environment_as_frame_wrenches(C, E, g, V, q, fb, fw)
     else:
         fb = np.zeros(0, dtype=np.int64)
@@ -306,7 +321,7 @@ def computed_torque(C, E, li, times, coef, first, last, osc, kp, kd, gd, kp6, kd
     if li[0] == 0 or b == 0:
         zero_b = np.zeros(b)
         st = free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V,
-                                            q, qd, qdd_cmd, zero_b, fb, fw, out)
+                                            q, qd, qdd_tree, zero_b, fb, fw, out)
         for r in range(b):
             bw[r] = 0.0
     else:
@@ -320,13 +335,19 @@ def computed_torque(C, E, li, times, coef, first, last, osc, kp, kd, gd, kp6, kd
         for r in range(b):
             Vdot[r] = a6[axes[r]]
         st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot,
-                              qdd_cmd, fb, fw, out)
+                              qdd_tree, fb, fw, out)
         for r in range(b):
             bw[r] = out[r]
     if st != 0:
         return st
     for j in range(n):
-        tau[j] = out[b + j]
+        if coupled:
+            s = 0.0
+            for r in range(nt):
+                s += Gc[r, j] * out[b + r]
+            tau[j] = s
+        else:
+            tau[j] = out[b + j]
         if not np.isfinite(tau[j]):
             return 2
     for r in range(b):
