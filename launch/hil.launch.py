@@ -21,11 +21,12 @@ import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import Command, LaunchConfiguration
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
+from vm_dynamics.nodes.robot import robot_descriptions
 
 PACKAGE = "vm_dynamics"
 
@@ -39,10 +40,11 @@ def _nodes(context):
         raise RuntimeError(f"scenario {scenario!r}: file {path!r} not found")
     with open(path, encoding="utf-8") as fh:
         params = yaml.safe_load(fh)["/**"]["ros__parameters"]
-    urdf = params["robot_description_file"]
-    if not os.path.isabs(urdf):
-        urdf = os.path.join(share, "urdf", urdf)
-    robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
+    try:      # the URDF the nodes take, and the URDF of their model (vehicle spliced in)
+        node_urdf, model_urdf = robot_descriptions(params)
+    except ValueError as exc:
+        raise RuntimeError(f"scenario: {exc}") from None
+    robot_description = ParameterValue(node_urdf, value_type=str)
     topic = LaunchConfiguration("measured_topic").perform(context)
     try:
         rate = float(LaunchConfiguration("rate").perform(context))
@@ -59,7 +61,8 @@ def _nodes(context):
                                 "dt": 1.0 / rate}]),
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              name="robot_state_publisher", output="screen",
-             parameters=[{"robot_description": robot_description, "use_sim_time": False}]),
+             parameters=[{"robot_description": ParameterValue(model_urdf, value_type=str),
+                          "use_sim_time": False}]),
         Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
              arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz")],
              parameters=[{"use_sim_time": False}],

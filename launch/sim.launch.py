@@ -11,9 +11,10 @@ clock source), ``real_time_factor`` and ``lockstep`` (empty = the scenario's val
 ``path_length`` (poses kept in the ``ee_path``/``base_path`` trails RViz draws; default 3000
 = 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible).
 
-The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names is
-expanded with xacro once and given as ``robot_description`` to robot_state_publisher and to
-both nodes, so all three use the same robot.
+The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names (a file
+in urdf/ or a package:// URI) is expanded with xacro once and given as ``robot_description``
+to both nodes, and the URDF of the model they build from it (with the scenario's vehicle
+spliced in and locked joints fixed) to robot_state_publisher, so all three use the same robot.
 """
 import os
 
@@ -21,11 +22,12 @@ import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import Command, LaunchConfiguration
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
+from vm_dynamics.nodes.robot import robot_descriptions
 
 PACKAGE = "vm_dynamics"
 
@@ -51,10 +53,13 @@ def _bool(text, name):
 def _nodes(context):
     share = get_package_share_directory(PACKAGE)
     path, params = _scenario(share, LaunchConfiguration("scenario").perform(context))
-    urdf = params["robot_description_file"]
-    if not os.path.isabs(urdf):
-        urdf = os.path.join(share, "urdf", urdf)
-    robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
+    # the URDF the nodes take (with the scenario's vehicle/locked_joints parameters) and the
+    # URDF of the model they build, for robot_state_publisher and RViz
+    try:
+        node_urdf, model_urdf = robot_descriptions(params)
+    except ValueError as exc:
+        raise RuntimeError(f"scenario: {exc}") from None
+    robot_description = ParameterValue(node_urdf, value_type=str)
     use_sim_time = _bool(LaunchConfiguration("use_sim_time").perform(context), "use_sim_time")
 
     overrides = {"robot_description": robot_description}
@@ -77,7 +82,7 @@ def _nodes(context):
              output="screen", parameters=[path, dyn_overrides]),
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              name="robot_state_publisher", output="screen",
-             parameters=[{"robot_description": robot_description,
+             parameters=[{"robot_description": ParameterValue(model_urdf, value_type=str),
                           "use_sim_time": use_sim_time}]),
         Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
              arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz")],

@@ -421,6 +421,16 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
                                        "lockstep": "true", "real_time_factor": "0.5"},
                                   {"controller": "none", "use_sim_time": "false"}])
 def test_launch_file_names_only_existing_things(launch_file, args):
+    _check_launch(launch_file, args)
+
+
+def test_sim_launch_of_an_arm_mounted_on_a_vehicle():
+    """panda_on_bus: a package:// URDF with a vehicle spliced in by the scenario; the nodes
+    get the Panda's URDF and robot_state_publisher the URDF with the bus (odom → bus → arm)."""
+    _check_launch("sim.launch.py", {"scenario": "panda_on_bus"})
+
+
+def _check_launch(launch_file, args):
     nodes, ctx = run_launch(LAUNCH / launch_file, args)
     scripts, depends = console_scripts(), exec_depends()
     published, subscribed = {}, {}
@@ -459,11 +469,22 @@ def test_launch_file_names_only_existing_things(launch_file, args):
                                                              f"{scenario}.yaml"))
     expect_ctrl = args.get("controller") != "none" and (has_ctrl or bool(args.get("controller")))
     assert ("controller_node" in names) == expect_ctrl
-    # the URDF given to robot_state_publisher is the scenario's, and it loads
-    (cmd,) = {tuple(c) for c in ctx.commands}
-    assert Path(cmd[1]).is_file()
-    urdf_file = read_params_file(REPO / "config" / f"{scenario}.yaml")["robot_description_file"]
-    assert Path(cmd[1]) == REPO / "urdf" / urdf_file
+    # the nodes get the scenario's URDF (they mount its vehicle themselves); robot_state_publisher
+    # gets the URDF of the model they build, which loads into the same joints and mass
+    from vm_dynamics.config.scenario import load_scenario
+    from vm_dynamics.nodes.robot import robot_descriptions
+    params = read_params_file(REPO / "config" / f"{scenario}.yaml")
+    node_urdf, model_urdf = robot_descriptions(params)
+    by_exe = {n.executable: n for n in nodes}
+    assert check_parameters(by_exe["dynamics_node"], ctx).values["robot_description"] == node_urdf
+    rsp = resolved_parameters(by_exe["robot_state_publisher"], ctx)
+    rsp_urdf = rargs.parameter_overrides_for(rsp, "/robot_state_publisher")["robot_description"]
+    assert rsp_urdf == model_urdf
+    scn = load_scenario(scenario)
+    from vm_dynamics import load_model
+    rsp_model = load_model(rsp_urdf, base=scn.model.base_type, gravity=scn.model.gravity)
+    assert rsp_model.joint_names == scn.model.joint_names
+    assert abs(rsp_model.total_mass - scn.model.total_mass) <= 1e-9 * scn.model.total_mass
     # topics: everything subscribed is published by a launched node with the same type
     for topic, mtype in subscribed.items():
         if topic.startswith("/controller_node/"):

@@ -17,7 +17,7 @@ from ..model.mounting import effective_urdf, model_options
 from ..model.urdf import read_urdf_source, resolve_package_path
 from .parameters import ROBOT_PARAMETERS
 
-__all__ = ["Robot", "load_robot"]
+__all__ = ["Robot", "load_robot", "robot_descriptions"]
 
 
 @dataclass
@@ -41,6 +41,25 @@ def _share_file(path: str, sub: str, what: str) -> Path:
     if not p.is_file():
         raise ValueError(f"{what}: file not found: {str(p)!r}")
     return p
+
+
+def robot_descriptions(params: Mapping[str, Any]) -> tuple[str, str]:
+    """``(for the nodes, for robot_state_publisher)`` from scenario or node parameters with a
+    ``robot_description_file`` (a ``package://`` URI, or relative to the package's ``urdf/``):
+    the xacro-expanded URDF the nodes take together with the ``vehicle``/``locked_joints``
+    parameters, and the URDF of the model they build (vehicle spliced in, locked joints fixed;
+    :func:`~vm_dynamics.model.mounting.effective_urdf`), which robot_state_publisher and RViz
+    need.  The launch files use it, so that all three agree on the robot."""
+    p = flatten(params)
+    rdf = p.get("robot_description_file")
+    if not isinstance(rdf, str) or not rdf:
+        raise ValueError("robot_description_file: expected a file name or package:// URI")
+    path = rdf if rdf.startswith("package://") else str(_share_file(
+        rdf, "urdf", "robot_description_file"))
+    xml, _ = read_urdf_source(path, xacro=p.get("robot_description_xacro", "full"))
+    opts = model_options(p)
+    effective = effective_urdf(xml, **opts) if opts["locked_joints"] or opts["vehicle"] else xml
+    return xml, effective
 
 
 def load_robot(params: Mapping[str, Any]) -> Robot:
