@@ -757,6 +757,11 @@ class Simulator:
         return law.environment is None or (law.environment is self.hydrodynamics
                                            and m is self.model)
 
+    def prepare_law(self, law) -> None:
+        """Compile (on a machine's first run, with the notice) or load the kernel of
+        :meth:`run_law` now, so that a timed run does not include it."""
+        self.run_law(0, law)
+
     def run_law(self, steps: int, law, start_times=None):
         """``steps`` steps whose joint efforts come from the compiled ``law`` evaluated at
         every stage (no Python per stage or step; see :meth:`supports_law`).  ``start_times``

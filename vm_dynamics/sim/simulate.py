@@ -254,6 +254,8 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
                 {name: fn(t, state) for name, fn in fw_fns} if fw_fns else None)
 
     law = _stage_law(tau, base_wrench, frame_wrenches, sim)
+    if law is not None:
+        sim.prepare_law(law)        # part of the set-up, not of the timed integration
     held_inputs = None
     if held:
         held_inputs = sim.held_inputs(*(None if f is None else f.constant for f in (tau_fn, bw_fn)),
