@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aba import aba_core
+from .aba import aba_core, solve_spd
 from .algebra import coad, cross, dexp_inv_apply, se3_exp
 from .crba import mass_matrix
 from .environment import environment_wrenches
@@ -286,37 +286,6 @@ def _stage_rates(C, E, form, presc, g_s, h_s, m, q, qd, qdd_p, V, tau, bw, bwi, 
 
 
 @njit(**OPT)
-def _cholesky_solve(L, x):
-    """Solve ``A z = x`` in place for a symmetric positive-definite ``A`` given in ``L`` (its
-    lower triangle is overwritten by the Cholesky factor).  False if ``A`` is not positive."""
-    R = x.shape[0]
-    for j in range(R):
-        d = L[j, j]
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        if not d > 0.0:
-            return False
-        d = np.sqrt(d)
-        L[j, j] = d
-        for i in range(j + 1, R):
-            s = L[i, j]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            L[i, j] = s / d
-    for i in range(R):                          # L y = x
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
-    for i in range(R - 1, -1, -1):              # Lᵀ z = y
-        s = x[i]
-        for k in range(i + 1, R):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
-    return True
-
-
-@njit(**OPT)
 def _reduce_by_coupling(M, a, Gc, b, A, x):
     """``A = TᵀMT`` and ``x = TᵀM a`` for ``T = diag(I_b, G)``."""
     nt, nr = Gc.shape[0], Gc.shape[1]
@@ -369,7 +338,7 @@ def _couple(C, Gc, q, a):
     A = np.empty((b + nr, b + nr))
     x = np.empty(b + nr)
     _reduce_by_coupling(M, a, Gc, b, A, x)
-    if not _cholesky_solve(A, x):
+    if not solve_spd(A, x, b + nr):
         return 3
     for i in range(b):
         a[i] = x[i]
