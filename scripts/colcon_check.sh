@@ -31,7 +31,8 @@ set +u
 . "$ws/install/setup.sh"
 set -u
 # the installed executables run from the install tree (share dir found through the prefix)
-(cd /tmp && "$inst/lib/vm_dynamics/vm-sim" --list | grep -q spacecraft_arm) \
+listed=$(cd /tmp && "$inst/lib/vm_dynamics/vm-sim" --list)
+grep -q spacecraft_arm <<<"$listed" \
   || { echo "installed vm-sim cannot find its scenarios"; exit 1; }
 # colcon test runs pytest on the package like ament_python does (a fast subset here: the full
 # suite has just run under plain pytest)

@@ -3,6 +3,7 @@ read back with an independent reader (mcap + mcap_ros2), and bad arguments exit 
 import dataclasses
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -129,6 +130,18 @@ def test_console_script_list_and_exit_code():
     r = subprocess.run(exe + ["tumbling", "--dt", "-1"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.strip() == ("vm-sim: error: --dt must be positive and "
                                                       "finite, got -1")
+
+
+def test_a_reader_that_closes_the_pipe_ends_vm_sim_quietly():
+    """`vm-sim --list | grep -q NAME`: a closed pipe is SIGPIPE's exit 141, not a traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before vm-sim writes its first line
+    try:
+        r = subprocess.run([sys.executable, "-m", "vm_dynamics.app.entry", "--list"],
+                           stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert r.returncode == 141 and r.stderr == "", r.stderr
 
 
 def _run_cli(args, **kw):

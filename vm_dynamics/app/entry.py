@@ -5,10 +5,15 @@ that window must not print a traceback.  Each entry point imports its ``main`` w
 deferred (:func:`vm_dynamics.core.signals.deferred_interrupts`) and exits at once, without
 a word, if one arrived: with 0 for the ROS nodes (as ``ros2 launch`` expects) and 130 for
 ``vm-sim`` (the shell's convention for SIGINT).
+
+A reader that closes the pipe early (``vm-sim --list | head -1``, ``grep -q``) ends the program
+quietly with 141, the shell's code for SIGPIPE, as a C tool would, instead of a
+``BrokenPipeError`` traceback.
 """
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from ..core.signals import deferred_interrupts
@@ -22,7 +27,24 @@ def _run(module: str, interrupted: int) -> int:
         main = importlib.import_module(module).main
     if stop:
         return interrupted
-    return main()
+    try:
+        return main()
+    except BrokenPipeError:
+        _silence_stdout()
+        return _BROKEN_PIPE
+
+
+_BROKEN_PIPE = 141  # 128 + SIGPIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout already closed or not a file
+        pass
 
 
 def dynamics_node() -> int:
