@@ -110,6 +110,26 @@ def test_closed_loop_tracking_converges_from_an_initial_error():
     assert abs(dyn.residual) < 1e-6 * (dyn.K0 + dyn.abs_work)   # energy balance holds
 
 
+@pytest.mark.parametrize("name", ["spacecraft_arm", "uvms", "planar_rover"])
+def test_every_message_the_nodes_publish_takes_the_exact_cdr_fast_path(name):
+    """The DDS publisher writes messages in exact wire form without the strict converter
+    (vm_dynamics.transport.exact_cdr); every message both node cores build must be one, or
+    the nodes silently fall back to the slow path."""
+    from vm_dynamics.transport.exact_cdr import is_exact
+    p = scenario(name, dynamics_backend="auto", ee_path_length=5)
+    dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
+    seen = set()
+    for k in range(12):
+        feed_state(dyn, ctrl)
+        msgs = feed_commands(dyn, ctrl, dyn.t) + dyn.pop_due(float(k))
+        dyn.run(dyn.steps_per_period)
+        for key, msg in msgs:
+            assert is_exact(msg, msg.__msgtype__), (key, msg)
+            seen.add(key)
+    assert {"joint_states", "odom", "tf", "clock", "diagnostics", "effort_commands",
+            "base_wrench"} <= seen, seen
+
+
 def test_joint_trajectory_message_moves_one_joint_others_keep_scenario_reference():
     p = scenario("planar_rover", dt=0.005)
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)

@@ -418,6 +418,73 @@ def test_idl_cdr_identical_to_rosbags_for_every_jazzy_type():
     assert dds.split_request(wrapped) == (2**64 - 3, -5, body)
 
 
+def test_exact_cdr_fast_path_writes_the_strict_paths_bytes_for_every_jazzy_type():
+    """The publisher's fast path (rosbags CDR of a message in exact wire form) and its strict
+    path (coerced IdlStruct serialised by cyclonedds) write identical samples."""
+    from vm_dynamics.transport import dds
+    from vm_dynamics.transport.exact_cdr import exact_serializer
+    rng = np.random.default_rng(11)
+    checked = 0
+    for msgtype in sorted(rm.TYPESTORE.fielddefs):
+        for _ in range(2):
+            msg = _random_msg(msgtype, rng)
+            fast = exact_serializer(msgtype)(msg)
+            assert fast is not None, msgtype
+            assert fast == dds.to_idl(msg, msgtype).serialize(use_version_2=False), msgtype
+            checked += 1
+    assert checked >= 2 * 150
+
+
+def test_exact_cdr_declines_what_rosbags_would_write_wrong_or_refuse():
+    """Not in exact wire form -> None (the strict path converts it or names the bad field)."""
+    from vm_dynamics.transport import dds
+    from vm_dynamics.transport.exact_cdr import exact_serializer, is_exact
+    st = rm.TYPESTORE.types
+    g = np.eye(4)
+
+    def odom(**edit):
+        m = rm.odometry_msg(1.0, g, np.arange(6.0), "odom", "base_link")
+        for path, value in edit.items():
+            obj = m
+            *parents, leaf = path.split("__")
+            for p in parents:
+                obj = getattr(obj, p)
+            setattr(obj, leaf, value)
+        return m
+
+    assert is_exact(odom(), rm.ODOMETRY)
+    declined = {
+        "bool into float64": odom(pose__pose__position__x=True),
+        "int into float64": odom(pose__pose__position__x=1),
+        "int64 array into float64[36]": odom(pose__covariance=np.zeros(36, dtype=np.int64)),
+        "35 covariance entries": odom(pose__covariance=np.zeros(35)),
+        "2-D covariance": odom(pose__covariance=np.zeros((6, 6))),
+        "list covariance": odom(pose__covariance=[0.0] * 36),
+        "Vector3 where a Point belongs": odom(pose__pose__position=st[
+            "geometry_msgs/msg/Vector3"](x=0.0, y=0.0, z=0.0)),
+        "bytes frame_id": odom(header__frame_id=b"odom"),
+        "numpy int32 stamp": odom(header__stamp__sec=np.int32(1)),
+        "int32 out of range": odom(header__stamp__sec=2**31),
+        "negative uint32": odom(header__stamp__nanosec=-1),
+    }
+    for what, msg in declined.items():
+        assert exact_serializer(rm.ODOMETRY)(msg) is None, what
+    # the strict path still publishes what is convertible, with the same bytes as exact input
+    convertible = odom(pose__pose__position__x=1, pose__covariance=np.zeros(36, dtype=int))
+    assert dds.to_idl(convertible, rm.ODOMETRY).serialize() == \
+        exact_serializer(rm.ODOMETRY)(odom(pose__pose__position__x=1.0))
+    with pytest.raises(ValueError, match="exactly 36"):
+        dds.to_idl(declined["35 covariance entries"], rm.ODOMETRY)
+    js = rm.joint_state_msg(1.0, ["a", "b"], [1.0, 2.0])
+    js.name = ["a", 7]
+    assert exact_serializer(rm.JOINT_STATE)(js) is None
+    js = rm.joint_state_msg(1.0, ["a", "b"], [1.0, 2.0])
+    js.position = np.array([1.0, 2.0, 3.0, 4.0])[::2]           # not contiguous
+    assert exact_serializer(rm.JOINT_STATE)(js) is None
+    assert dds.to_idl(js, rm.JOINT_STATE).serialize() == exact_serializer(rm.JOINT_STATE)(
+        rm.joint_state_msg(1.0, ["a", "b"], [1.0, 3.0]))
+
+
 def test_to_idl_rejects_bad_fields_naming_them():
     from vm_dynamics.transport import dds
     js = rm.joint_state_msg(1.0, ["a"], [1.0])
