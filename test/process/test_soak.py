@@ -24,6 +24,7 @@ from vm_dynamics.ros import messages as rm
 
 REPO = Path(__file__).resolve().parents[2]
 FLOODER = REPO / "test" / "support" / "flooder.py"
+FLOOD_RATE = 20_000
 PARAMS = str(REPO / "config" / "planar_rover.yaml")
 
 
@@ -77,9 +78,12 @@ def test_a_flood_of_invalid_efforts_does_not_starve_valid_ones(probe, tmp_path):
     try:
         assert t.spin_until(lambda: _effort_counts(diags) is not None, 60.0), \
             (tmp_path / "dyn.log").read_text()
+        # 20 000 invalid samples/s, the flood the node's docstring claims to survive (an
+        # unbounded flood from a faster publisher on the same 2 cores outruns any reader)
         procs["flood"] = subprocess.Popen([sys.executable, str(FLOODER), "invalid-efforts",
-                                           "8"], env=env, cwd=REPO, stdout=subprocess.PIPE,
-                                          stderr=logs["flood"], text=True)
+                                           "8", str(FLOOD_RATE)], env=env, cwd=REPO,
+                                          stdout=subprocess.PIPE, stderr=logs["flood"],
+                                          text=True)
         t.spin_until(lambda: False, 2.5)           # discovery and the flood under way
         before = _effort_counts(diags)
         good = rm.float64_multi_array_msg([0.1, 0.2])
@@ -94,7 +98,7 @@ def test_a_flood_of_invalid_efforts_does_not_starve_valid_ones(probe, tmp_path):
         flooded = int(out.split()[-1])
         accepted, rejected = after[0] - before[0], after[1] - before[1]
         assert procs["dyn"].poll() is None
-        assert flooded > 10 * sent and rejected > 5 * sent, (flooded, rejected, sent)
+        assert flooded > 0.5 * FLOOD_RATE * 8 and rejected > 5 * sent, (flooded, rejected, sent)
         assert accepted >= 0.9 * sent, (accepted, sent, rejected, flooded)
     finally:
         stop_processes(procs.values(), logs.values())

@@ -1,8 +1,10 @@
-"""A hostile publisher for the soak and flood tests: ``python flooder.py MODE SECONDS``.
+"""A hostile publisher for the soak and flood tests: ``python flooder.py MODE SECONDS [RATE]``.
 
 Modes (DDS transport; CYCLONEDDS_URI and ROS_DOMAIN_ID from the environment):
 
-* ``invalid-efforts``: wrong-length effort commands to the dynamics node, as fast as possible;
+* ``invalid-efforts``: wrong-length effort commands to the dynamics node, ``RATE`` per second
+  (default: as fast as possible; no receiver can keep up with an unbounded flood on the same
+  machine, so the tests give the rate they claim to survive);
 * ``mixed``: a cycle of invalid, extreme and oversized messages to both nodes (efforts of the
   wrong length, NaN, 1e9 N·m, 100 layout dims, 160 kB; wrenches in an unknown frame and NaN;
   joint trajectories of 2 000 points, unknown joints, NaN; a base pose with NaN; a spoofed
@@ -71,7 +73,7 @@ def mixed_messages(joints):
     ]
 
 
-def main(mode: str, seconds: float) -> int:
+def main(mode: str, seconds: float, rate: float = 0.0) -> int:
     t = DdsTransport("flooder", {}, ["flooder"])
     joints = ["joint1", "joint2"]
     if mode == "invalid-efforts":
@@ -85,9 +87,13 @@ def main(mode: str, seconds: float) -> int:
         raise SystemExit(f"unknown mode {mode!r}")
     pubs = {(topic, mtype): t.publisher(topic, mtype) for topic, mtype, _ in plan}
     time.sleep(1.0)                      # discovery
-    sent, end = 0, time.monotonic() + seconds
+    start = time.monotonic()
+    sent, end = 0, start + seconds
     try:
         while time.monotonic() < end:
+            if rate and sent >= rate * (time.monotonic() - start):
+                time.sleep(0.001)        # ahead of the rate: let it catch up
+                continue
             topic, mtype, msg = plan[sent % len(plan)]
             pubs[(topic, mtype)].publish(msg)
             sent += 1
@@ -100,4 +106,4 @@ def main(mode: str, seconds: float) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], float(sys.argv[2])))
+    sys.exit(main(sys.argv[1], *map(float, sys.argv[2:4])))
