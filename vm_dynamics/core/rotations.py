@@ -33,18 +33,21 @@ QUAT_NORM_TOL = 1e-2
 
 def _check_rotation_one(R: np.ndarray, tol: float, name: str) -> list:
     """Validate one 3x3 rotation (same rules and messages as the batched checks); returns
-    its entries as Python floats (row major)."""
+    its entries as Python floats (row major).  Unrolled scalar arithmetic: a single pose is
+    checked in about a microsecond (the nodes check several per published state)."""
     r = R.ravel().tolist()
-    if not all(math.isfinite(x) for x in r):
-        raise ValueError(f"{name} contains NaN/Inf")
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
-    cols = ((r00, r10, r20), (r01, r11, r21), (r02, r12, r22))
-    err = 0.0
-    for i in range(3):
-        for j in range(i, 3):
-            d = sum(cols[i][k] * cols[j][k] for k in range(3)) - (1.0 if i == j else 0.0)
-            err = max(err, abs(d))
-    if err > tol:
+    if not math.isfinite(r00 + r01 + r02 + r10 + r11 + r12 + r20 + r21 + r22) \
+            and not all(map(math.isfinite, r)):
+        raise ValueError(f"{name} contains NaN/Inf")
+    # max |R^T R - I| over the six distinct entries (column dot products)
+    err = max(abs(r00 * r00 + r10 * r10 + r20 * r20 - 1.0),
+              abs(r01 * r01 + r11 * r11 + r21 * r21 - 1.0),
+              abs(r02 * r02 + r12 * r12 + r22 * r22 - 1.0),
+              abs(r00 * r01 + r10 * r11 + r20 * r21),
+              abs(r00 * r02 + r10 * r12 + r20 * r22),
+              abs(r01 * r02 + r11 * r12 + r21 * r22))
+    if not err <= tol:                                 # also NaN from overflowing products
         raise ValueError(f"{name} is not orthonormal: max |R^T R - I| = {err:.3e} > tol {tol:g}")
     det = (r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20)
            + r02 * (r10 * r21 - r11 * r20))
@@ -53,10 +56,11 @@ def _check_rotation_one(R: np.ndarray, tol: float, name: str) -> list:
     return r
 
 
-def _quat_from_matrix_one(R: np.ndarray, tol: float) -> np.ndarray:
+def _quat_from_matrix_one(R: np.ndarray, tol: float, name: str = "rotation matrix"
+                          ) -> np.ndarray:
     """:func:`quat_from_matrix` of one 3x3 matrix with Python floats (the same Shepperd
     branches; ~20x faster than the batched form for a single message)."""
-    r00, r01, r02, r10, r11, r12, r20, r21, r22 = _check_rotation_one(R, tol, "rotation matrix")
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = _check_rotation_one(R, tol, name)
     tr = r00 + r11 + r22
     k = max(range(4), key=(tr, r00, r11, r22).__getitem__)
     if k == 0:
@@ -71,9 +75,11 @@ def _quat_from_matrix_one(R: np.ndarray, tol: float) -> np.ndarray:
     else:
         s = 2.0 * math.sqrt(max(1.0 - r00 - r11 + r22, 0.0))
         q = [(r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s]
-    nrm = math.sqrt(sum(x * x for x in q))
-    sign = -1.0 if q[3] < 0.0 else 1.0
-    return np.array([sign * x / nrm for x in q])
+    x, y, z, w = q
+    nrm = math.sqrt(x * x + y * y + z * z + w * w)
+    if w < 0.0:
+        nrm = -nrm
+    return np.array((x / nrm, y / nrm, z / nrm, w / nrm))
 
 
 def quat_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
@@ -181,14 +187,22 @@ def rotvec_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
     return rotvec_from_quat(quat_from_matrix(R, tol=tol))
 
 
+def _check_translation_row(g: np.ndarray, tol: float, name: str) -> None:
+    """The translation and last row of one 4x4 transform: finite, last row [0, 0, 0, 1]."""
+    a, b, c, d = g[3].tolist()
+    x, y, z = g[:3, 3].tolist()
+    if not math.isfinite(a + b + c + d + x + y + z) and not all(
+            map(math.isfinite, (a, b, c, d, x, y, z))):
+        raise ValueError(f"{name} contains NaN/Inf")
+    if not max(abs(a), abs(b), abs(c), abs(d - 1.0)) <= tol:
+        raise ValueError(f"{name}: last row must be [0, 0, 0, 1]")
+
+
 def check_rigid_transform(g: Any, *, tol: float = ROTATION_TOL, name: str = "g") -> np.ndarray:
     """Validate a 4x4 homogeneous transform (or a stack (..., 4, 4)); return it as float."""
     g = np.asarray(g, dtype=float)
     if g.shape == (4, 4):                      # one transform: scalar checks (fast path)
-        if not all(math.isfinite(x) for x in g[3].tolist() + g[:3, 3].tolist()):
-            raise ValueError(f"{name} contains NaN/Inf")
-        if max(abs(a - b) for a, b in zip(g[3].tolist(), (0.0, 0.0, 0.0, 1.0))) > tol:
-            raise ValueError(f"{name}: last row must be [0, 0, 0, 1]")
+        _check_translation_row(g, tol, name)
         _check_rotation_one(g[:3, :3], tol, f"{name}: rotation block")
         return g
     if g.ndim < 2 or g.shape[-2:] != (4, 4):
@@ -209,10 +223,39 @@ def check_rigid_transform(g: Any, *, tol: float = ROTATION_TOL, name: str = "g")
     return g
 
 
-def pose_from_matrix(g: Any, *, tol: float = ROTATION_TOL) -> tuple[np.ndarray, np.ndarray]:
-    """4x4 transform -> (position (3,), quaternion (4,) x, y, z, w)."""
-    g = check_rigid_transform(g, tol=tol)
+def pose_from_matrix(g: Any, *, tol: float = ROTATION_TOL, name: str = "g"
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """4x4 transform (or a stack) -> (position (3,), quaternion (4,) x, y, z, w); checked
+    rigid (:func:`check_rigid_transform`, errors name ``name``)."""
+    g = np.asarray(g, dtype=float)
+    if g.shape == (4, 4):                      # one transform: each check done once
+        _check_translation_row(g, tol, name)
+        return g[:3, 3].copy(), _quat_from_matrix_one(g[:3, :3], tol, f"{name}: rotation block")
+    g = check_rigid_transform(g, tol=tol, name=name)
     return g[..., :3, 3].copy(), quat_from_matrix(g[..., :3, :3], tol=tol)
+
+
+def _matrix_from_pose_one(p: list, q: list) -> np.ndarray:
+    """:func:`matrix_from_pose` of one pose with Python floats (same formula and checks as
+    :func:`matrix_from_quat`)."""
+    x, y, z, w = q
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if not math.isfinite(n) and not all(map(math.isfinite, q)):
+        raise ValueError("quaternion contains NaN/Inf")
+    if not n >= 1e-12:
+        raise ValueError("quaternion has zero norm; cannot convert to a rotation")
+    if not math.isfinite(n):                    # |q| overflows: scale first
+        m = max(map(abs, q))
+        x, y, z, w = x / m, y / m, z / m, w / m
+        n = math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    return np.array(((1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy), p[0]),
+                     (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx), p[1]),
+                     (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy), p[2]),
+                     (0.0, 0.0, 0.0, 1.0)))
 
 
 def matrix_from_pose(p: Any, q: Any) -> np.ndarray:
@@ -222,6 +265,9 @@ def matrix_from_pose(p: Any, q: Any) -> np.ndarray:
         raise ValueError(f"position must have shape (..., 3), got {p.shape}")
     if not np.all(np.isfinite(p)):
         raise ValueError("position contains NaN/Inf")
+    q = np.asarray(q, dtype=float)
+    if p.shape == (3,) and q.shape == (4,):      # one pose: scalar arithmetic (fast path)
+        return _matrix_from_pose_one(p.tolist(), q.tolist())
     R = matrix_from_quat(q)
     g = np.zeros(np.broadcast_shapes(p.shape[:-1], R.shape[:-2]) + (4, 4))
     g[..., :3, :3] = R
@@ -245,7 +291,8 @@ def check_unit_quaternion(q: Any, name: str = "quaternion") -> np.ndarray:
     :data:`QUAT_NORM_TOL`; returned normalised.  ``ValueError`` naming ``name`` otherwise."""
     from .validation import as_array
     a = as_array(q, (4,), name)
-    n = math.sqrt(sum(x * x for x in a.tolist()))
+    x, y, z, w = a.tolist()
+    n = math.sqrt(x * x + y * y + z * z + w * w)
     if abs(n - 1.0) > QUAT_NORM_TOL:
         raise ValueError(f"{name}: not a unit quaternion [x, y, z, w] (norm {n:.6g}; unit norm "
                          f"within {QUAT_NORM_TOL:g} required)")

@@ -244,8 +244,16 @@ def stamp_to_ns(stamp_s: Any) -> int:
         raise TypeError(f"time stamp must be a number of seconds, got bool {stamp_s!r}")
     if isinstance(stamp_s, np.generic):
         stamp_s = stamp_s.item()
-    if isinstance(stamp_s, float) and not math.isfinite(stamp_s):
-        raise ValueError(f"time stamp must be finite, got {stamp_s!r}")
+    if isinstance(stamp_s, float):
+        if not math.isfinite(stamp_s):
+            raise ValueError(f"time stamp must be finite, got {stamp_s!r}")
+        # exact in integers: num/den with den a power of two; round half to even, as
+        # round(Fraction) does (the Fraction path below is ~10x slower)
+        num, den = stamp_s.as_integer_ratio()
+        ns, rem = divmod(num * _NS_PER_S, den)
+        if 2 * rem > den or (2 * rem == den and ns & 1):
+            ns += 1
+        return ns
     try:
         frac = Fraction(stamp_s)
     except (TypeError, ValueError) as exc:
@@ -331,7 +339,8 @@ def _vector(x: Any, n: int | None, what: str) -> np.ndarray:
 
 
 def _vec3(v: Sequence[float]) -> Any:
-    return _T["geometry_msgs/msg/Vector3"](x=float(v[0]), y=float(v[1]), z=float(v[2]))
+    x, y, z = v.tolist() if isinstance(v, np.ndarray) else v
+    return _T["geometry_msgs/msg/Vector3"](x=float(x), y=float(y), z=float(z))
 
 
 def _covariance(c: Any, what: str) -> np.ndarray:
@@ -372,13 +381,15 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
                            position=f64(p), velocity=f64(v), effort=f64(e))
 
 
-def pose_msg(g: Any) -> Any:
-    """geometry_msgs/Pose of a 4x4 transform (checked rigid; quaternion x, y, z, w)."""
-    p, q = pose_from_matrix(g)
+def pose_msg(g: Any, name: str = "g") -> Any:
+    """geometry_msgs/Pose of a 4x4 transform (checked rigid, errors naming ``name``;
+    quaternion x, y, z, w)."""
+    p, q = pose_from_matrix(g, name=name)
+    px, py, pz = p.tolist()
+    qx, qy, qz, qw = q.tolist()
     return _T["geometry_msgs/msg/Pose"](
-        position=_T["geometry_msgs/msg/Point"](x=float(p[0]), y=float(p[1]), z=float(p[2])),
-        orientation=_T["geometry_msgs/msg/Quaternion"](
-            x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])))
+        position=_T["geometry_msgs/msg/Point"](x=px, y=py, z=pz),
+        orientation=_T["geometry_msgs/msg/Quaternion"](x=qx, y=qy, z=qz, w=qw))
 
 
 def odometry_msg(stamp_s: Any, g: Any, V_body6: Any, frame_id: str = "odom",
@@ -397,7 +408,7 @@ def odometry_msg(stamp_s: Any, g: Any, V_body6: Any, frame_id: str = "odom",
         header=header_msg(stamp_s, frame_id),
         child_frame_id=child_frame_id,
         pose=_T["geometry_msgs/msg/PoseWithCovariance"](
-            pose=pose_msg(check_rigid_transform(g, name="Odometry pose g")),
+            pose=pose_msg(g, name="Odometry pose g"),
             covariance=_covariance(pose_covariance, "Odometry pose covariance")),
         twist=_T["geometry_msgs/msg/TwistWithCovariance"](
             twist=_T["geometry_msgs/msg/Twist"](linear=_vec3(V[:3]), angular=_vec3(V[3:])),
@@ -410,13 +421,13 @@ def transform_stamped_msg(stamp_s: Any, parent: str, child: str, g: Any) -> Any:
     _check_frame_id(child, "TransformStamped child_frame_id")
     if parent == child:
         raise ValueError(f"TransformStamped: parent and child frame are both {parent!r}")
-    p, q = pose_from_matrix(check_rigid_transform(g, name=f"transform {parent}->{child}"))
+    p, q = pose_from_matrix(g, name=f"transform {parent}->{child}")
+    qx, qy, qz, qw = q.tolist()
     return _T["geometry_msgs/msg/TransformStamped"](
         header=header_msg(stamp_s, parent), child_frame_id=child,
         transform=_T["geometry_msgs/msg/Transform"](
-            translation=_vec3(p),
-            rotation=_T["geometry_msgs/msg/Quaternion"](
-                x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))))
+            translation=_vec3(p.tolist()),
+            rotation=_T["geometry_msgs/msg/Quaternion"](x=qx, y=qy, z=qz, w=qw)))
 
 
 def pose_stamped_msg(stamp_s: Any, frame_id: str, g: Any) -> Any:
@@ -424,7 +435,7 @@ def pose_stamped_msg(stamp_s: Any, frame_id: str, g: Any) -> Any:
     _check_frame_id(frame_id, "PoseStamped.header.frame_id")
     return _T["geometry_msgs/msg/PoseStamped"](
         header=header_msg(stamp_s, frame_id),
-        pose=pose_msg(check_rigid_transform(g, name="PoseStamped pose g")))
+        pose=pose_msg(g, name="PoseStamped pose g"))
 
 
 def pose_stamped_from_odometry(msg: Any) -> Any:
