@@ -616,6 +616,8 @@ def _expect(msg: Any, msgtype: str) -> None:
 
 def _finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np.ndarray:
     a = np.asarray(arr, dtype=np.float64).reshape(-1)
+    if math.isfinite(a.sum()):               # fast path; an overflowing sum is checked below
+        return a
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:
         i = int(bad[0])
