@@ -41,7 +41,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -694,25 +694,28 @@ class DynamicsCore:
     def state_messages(self) -> list:
         """``[('joint_states', JointState), ('odom', Odometry), ('tf', TFMessage)]`` of the
         current (energy-checked) state."""
+        return list(self.iter_state_messages())
+
+    def iter_state_messages(self) -> Iterator[tuple[str, Any]]:
+        """:meth:`state_messages`, each message built when it is consumed: a node publishes
+        ``joint_states`` and ``odom`` (what a controller waits for) before ``tf`` and the
+        hardware-in-the-loop outputs are built.  The energy check runs first."""
         self.check_energy()
         r, m = self.robot, self.model
         t, g, V, q, qd = self.sim.arrays()
         t = self.t
         hil = self.interaction() if self.joint_source != "simulated" else None
         tau = self._tau_model if hil is None else hil.tau
-        out = [
-            ("joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)),
-            ("odom", rm.odometry_msg(t, g, m.group.embed(V), r.odom_frame, r.base_frame)),
-            ("tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, g)])),
-        ]
+        yield "joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)
+        yield "odom", rm.odometry_msg(t, g, m.group.embed(V), r.odom_frame, r.base_frame)
+        yield "tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, g)])
         if self.joint_source != "simulated":
-            out.append(("vehicle_pose_command", rm.pose_stamped_msg(t, r.odom_frame, g)))
+            yield "vehicle_pose_command", rm.pose_stamped_msg(t, r.odom_frame, g)
             if hil is not None:
-                out.append(("base_reaction_wrench", rm.wrench_stamped_msg(
-                    t, m.group.embed(hil.base_reaction), r.base_frame)))
-                out.append(("coupled_joint_efforts", rm.joint_state_msg(
-                    t, m.joint_names, q, qd, hil.tau)))
-        return out
+                yield "base_reaction_wrench", rm.wrench_stamped_msg(
+                    t, m.group.embed(hil.base_reaction), r.base_frame)
+                yield "coupled_joint_efforts", rm.joint_state_msg(
+                    t, m.joint_names, q, qd, hil.tau)
 
     def interaction(self):
         """Joint efforts of the coupled system, the vehicle's acceleration and the wrench the arm
@@ -824,9 +827,18 @@ class DynamicsCore:
         heartbeat every ``idle_republish`` wall seconds (default ``1 / publish_rate``), so RViz,
         TF and controllers see a paused robot, not a dead one.
         """
+        return list(self.iter_due(wall_now, idle_republish))
+
+    def iter_due(self, wall_now: float, idle_republish: float | None = None
+                 ) -> Iterator[tuple[str, Any]]:
+        """:meth:`pop_due` as a generator that builds each message when it is consumed, in
+        the order ``joint_states``, ``odom``, ``tf``, (``ee_path``), ``clock``,
+        ``diagnostics``: a node that publishes while iterating sends what a lockstep
+        controller waits for first and builds the rest while the controller computes.  The
+        bookkeeping of what is due is done before the first message is yielded, so a consumer
+        that stops early (a failed publish) does not leave it half updated."""
         if idle_republish is None:
             idle_republish = 1.0 / float(self.params["publish_rate"])
-        out = []
         s = self.steps
         state_due = self._state_pending or (not self.lockstep and s >= self._next_state
                                             and self._state_allowed(wall_now))
@@ -838,24 +850,26 @@ class DynamicsCore:
             state_due = True              # not advancing: heartbeat
         clock_due = state_due or (s >= self._next_clock and self._clock_allowed(wall_now))
         if state_due:
-            msgs = self.state_messages()       # energy check first: may roll back
+            self.check_energy()                # first: may roll back
             s = self.steps
-            out.extend(msgs)
             self._state_pending = False
             self._last_publish_wall = wall_now
             self._last_publish_steps = s
             self._next_state = (s // self._state_every + 1) * self._state_every
+        if clock_due:
+            self._last_clock_wall = wall_now
+            self._next_clock = (s // self._clock_every + 1) * self._clock_every
+        diag_due = self._next_diag_wall is None or wall_now >= self._next_diag_wall
+        if diag_due:
+            self._next_diag_wall = wall_now + 1.0 / float(self.params["diagnostics_rate"])
+        if state_due:
+            yield from self.iter_state_messages()
             if self.ee_frame:
                 self._record_ee_pose()
                 self._path_counter += 1
                 if self._path_counter % 10 == 1 and self.path_due(wall_now, "ee_path"):
-                    out.append(("ee_path", self.ee_path_message()))
+                    yield "ee_path", self.ee_path_message()
         if clock_due:
-            self._last_clock_wall = wall_now
-            out.append(("clock", self.clock_message()))
-            self._next_clock = (s // self._clock_every + 1) * self._clock_every
-        period = 1.0 / float(self.params["diagnostics_rate"])
-        if self._next_diag_wall is None or wall_now >= self._next_diag_wall:
-            out.append(("diagnostics", self.diagnostics_message()))
-            self._next_diag_wall = wall_now + period
-        return out
+            yield "clock", self.clock_message()
+        if diag_due:
+            yield "diagnostics", self.diagnostics_message()

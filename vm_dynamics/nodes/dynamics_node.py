@@ -236,7 +236,8 @@ class DynamicsNode:
     def flush(self, now: float | None = None) -> None:
         """Publish what is due and forward the core's log records."""
         core = self.core
-        for key, msg in core.pop_due(self.wall() if now is None else now):
+        # published as built: joint_states and odom go out before the rest is built
+        for key, msg in core.iter_due(self.wall() if now is None else now):
             self.pubs[key].publish(msg)
             if key == "odom":
                 self._record_base_pose(msg)
