@@ -616,7 +616,9 @@ def _expect(msg: Any, msgtype: str) -> None:
 
 def _finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np.ndarray:
     a = np.asarray(arr, dtype=np.float64).reshape(-1)
-    if math.isfinite(a.sum()):               # fast path; an overflowing sum is checked below
+    # fast path: a finite sum (Python floats: overflow gives inf, no warning) or, for long
+    # fields, one vectorised test; otherwise the exact search below names the bad index
+    if math.isfinite(sum(a.tolist())) if a.size <= 32 else bool(np.isfinite(a).all()):
         return a
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:
