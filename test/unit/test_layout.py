@@ -92,7 +92,7 @@ def test_no_private_name_is_used_outside_its_folder():
 def test_the_checker_sees_a_private_import(tmp_path, monkeypatch):
     """The rule above can fail: a test file importing a private name is reported."""
     probe = ROOT / "test" / "unit" / f"_probe_{os.getpid()}.py"
-    probe.write_text("from vm_dynamics.dynamics.fast import _numpy_kernels as k\n"
+    probe.write_text("from vm_dynamics.core.lie import _sinc_coeffs as k\n"
                      "import vm_dynamics.core.lie as lie\nlie._sinc_coeffs\n")
     try:
         hits = private_uses(probe)

@@ -21,7 +21,7 @@ numpy or the LP reference.
 ``model`` is a :class:`~vm_dynamics.Model` or a :class:`FastModel` built from one (the constant
 arrays are extracted once per model and remembered).  Every function takes
 ``backend="auto" | "numba" | "numpy"``; ``"auto"`` uses numba if it can be imported, else the
-pure-numpy implementation of the same recursions (:mod:`._numpy_kernels`, slower, same results).
+pure-numpy implementation of the same recursions (:mod:`.numpy_kernels`, slower, same results).
 Numba is imported on first use, never by ``import vm_dynamics``.  Its kernels are compiled with
 ``cache=True``: the first call on a machine compiles them (about a minute for all of them), later
 processes load the cache.

@@ -97,7 +97,7 @@ def resolve_backend(backend: str = "auto", engine: bool = False) -> str:
 
     ``"auto"`` → ``"numba"`` if numba can be imported, else the numba-free fallback: for the
     algorithms (forward/inverse dynamics, mass matrix, LP blocks) that is ``"numpy"`` (the same
-    recursions vectorised with numpy, :mod:`._numpy_kernels`); for the simulation engine
+    recursions vectorised with numpy, :mod:`.numpy_kernels`); for the simulation engine
     (``engine=True``) it is ``"python"`` (the engine's kernels run as plain Python; much slower,
     install numba).  ``"lp"`` — the closed-form LP reference of :mod:`vm_dynamics.dynamics.lp` — is only
     ever used when asked for by name.  ``"numba"`` without numba raises ValueError.

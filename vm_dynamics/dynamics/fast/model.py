@@ -9,7 +9,7 @@ import numpy as np
 
 from ...core import lie
 from ...core.validation import MAX_MAGNITUDE
-from . import _numpy_kernels as _npk
+from . import numpy_kernels as _npk
 from .backend import bind_compiled, compile_notice, numba_kernels
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "forward_dynamics", "forward_dynamics_batch",
