@@ -355,6 +355,61 @@ def _lockstep_run(seed):
     return states
 
 
+class _MemoryTransport:
+    """Just what DynamicsNode calls: publishers that keep what they send, no wire."""
+
+    def __init__(self, params):
+        import io
+
+        from vm_dynamics.transport.logger import StreamLogger
+        self.params, self.sent = params, []
+        self.logger = StreamLogger("memory", stream=io.StringIO())
+
+    def publisher(self, topic, msgtype, qos="default"):
+        sent = self.sent
+
+        class _Pub:
+            def publish(self, msg):
+                sent.append((topic, msg))
+        return _Pub()
+
+    def subscribe(self, *args, **kwargs):
+        pass
+
+    def service(self, *args, **kwargs):
+        pass
+
+    def timer(self, period, callback):
+        return None
+
+
+def test_lockstep_at_1khz_paths_keep_one_pose_per_state_period():
+    """In lockstep a state goes out every control period (1 ms here), but ee_path and
+    base_path keep one pose per 1/publish_rate (20 ms) of simulated time, as at the default
+    rate: ee_path_length poses span the same time whatever the control rate (and the node
+    does not compute an end-effector pose per millisecond that nobody draws)."""
+    from vm_dynamics.nodes.dynamics_node import DynamicsNode
+    p = scenario("spacecraft_arm", dynamics_backend="auto", dt=0.001, lockstep=True,
+                 control_rate=1000.0, ee_path_length=500)
+    dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
+    assert dyn.path_sample_period == pytest.approx(0.02)
+    tr = _MemoryTransport(p)
+    wall = FakeClock()
+    node = DynamicsNode(tr, dyn, wall=wall)
+    for k in range(200):
+        feed_state(dyn, ctrl)
+        feed_commands(dyn, ctrl, dyn.t)
+        wall.now = 0.001 * (k + 1)
+        node.advance_lockstep()
+    assert dyn.steps == 200
+    states = [m for topic, m in tr.sent if topic == "joint_states"]
+    assert len(states) == 201                          # every lockstep state is published
+    ee_steps = [s for s, _ in dyn.ee_path]
+    assert ee_steps == list(range(0, 201, 20)), ee_steps
+    base = [stamp for stamp, _ in node.base_path]
+    assert base == [20_000_000 * k for k in range(11)], base
+
+
 def test_lockstep_is_deterministic_bit_identical():
     a, b = _lockstep_run(1), _lockstep_run(2)
     assert len(a) == len(b) == 40

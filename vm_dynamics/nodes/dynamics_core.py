@@ -215,6 +215,7 @@ class DynamicsCore:
         self._next_state = 0
         self._next_clock = 0
         self._path_counter = 0
+        self._next_path_sample = 0
         self._path_wall: dict = {}
         self._state_pending = True   # publish the initial state at once
         self._last_publish_wall = None
@@ -634,6 +635,13 @@ class DynamicsCore:
         return (self._last_publish_wall is None
                 or wall_now - self._last_publish_wall >= 1.0 / cap - 1e-9)
 
+    @property
+    def path_sample_period(self) -> float:
+        """Simulated time between two poses of ``ee_path`` and ``base_path`` (s): the state
+        period ``1/publish_rate``, also in lockstep, whose states may come far more often
+        (``ee_path_length`` poses then span the same time as at the default rate)."""
+        return self._state_every * self.dt
+
     def path_due(self, wall_now: float, key: str) -> bool:
         """True (and noted) if the path ``key`` may be sent now: at most ``path_rate`` per wall
         second."""
@@ -865,7 +873,9 @@ class DynamicsCore:
         if state_due:
             yield from self.iter_state_messages()
             if self.ee_frame:
-                self._record_ee_pose()
+                if s >= self._next_path_sample:     # one pose per path_sample_period
+                    self._record_ee_pose()
+                    self._next_path_sample = (s // self._state_every + 1) * self._state_every
                 self._path_counter += 1
                 if self._path_counter % 10 == 1 and self.path_due(wall_now, "ee_path"):
                     yield "ee_path", self.ee_path_message()

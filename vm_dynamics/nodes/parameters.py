@@ -56,7 +56,8 @@ DYNAMICS_PARAMETERS: dict[str, tuple[Any, str]] = {
     "divergence_threshold": (0.25, "pause when the energy-balance residual exceeds this "
                              "fraction of the energy scale"),
     "ee_frame": ("", "frame whose path is published on ee_path; default ee_link if present"),
-    "ee_path_length": (200, "number of poses kept in ee_path"),
+    "ee_path_length": (200, "number of poses kept in ee_path and base_path, one per "
+                       "1/publish_rate of simulated time (also in lockstep)"),
     "max_wall_publish_rate": (100.0, "when real_time_factor x publish_rate exceeds it (or "
                               "real_time_factor is 0), send the state (joint_states, odom, tf) "
                               "at most this many times per wall second; 0 = always every "
