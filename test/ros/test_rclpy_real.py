@@ -145,3 +145,32 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
             f.close()
         node.destroy_node()
         rclpy.shutdown()
+
+
+@pytest.mark.parametrize("module", ["vm_dynamics.nodes.dynamics_node",
+                                    "vm_dynamics.nodes.controller_node"])
+def test_sigterm_ends_a_node_on_rclpy_with_exit_0(module, ros_env, tmp_path):
+    """SIGTERM (a process supervisor, or ``ros2 launch`` escalating) ends a spinning node on
+    rclpy like Ctrl-C: exit code 0, no traceback (it was killed by the default action, -15,
+    because the start-up left SIGTERM without a handler)."""
+    import signal
+    params = str(REPO / "config" / "planar_rover.yaml")
+    log = tmp_path / "node.log"
+    code = ("import sys, importlib; sys.modules['rosbags'] = None; "
+            f"sys.exit(importlib.import_module({module!r}).main(sys.argv))")
+    with open(log, "w") as fh:
+        p = subprocess.Popen([sys.executable, "-c", code, "--ros-args", "--params-file", params],
+                             env=ros_env, cwd=REPO, stdout=fh, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 120
+            while "INFO" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert "INFO" in log.read_text(), log.read_text()
+            time.sleep(1.0)                         # spinning
+            p.send_signal(signal.SIGTERM)
+            rc = p.wait(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    text = log.read_text()
+    assert rc == 0 and "Traceback" not in text and "KeyboardInterrupt" not in text, (rc, text)

@@ -13,7 +13,7 @@ import contextlib
 import signal
 import threading
 
-__all__ = ["Deferred", "deferred_interrupts", "is_default_or_deferred"]
+__all__ = ["Deferred", "deferred_interrupts", "is_default_or_deferred", "sigterm_as_interrupt"]
 
 
 class Deferred:
@@ -61,3 +61,20 @@ def is_default_or_deferred(handler) -> bool:
     """True if ``handler`` is the default action or the stand-in of :func:`deferred_interrupts`
     (what the previous handler was then is the block's business)."""
     return handler is signal.SIG_DFL or getattr(handler, "deferred", False)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def sigterm_as_interrupt() -> None:
+    """From now on SIGTERM raises ``KeyboardInterrupt`` in the main thread, like Ctrl-C, so a
+    node's spin ends cleanly with exit code 0 (what rclpy's own handlers do for rclpy nodes,
+    and what ``ros2 launch`` and process supervisors expect); only if nobody else handles
+    SIGTERM (the default action, or the stand-in of :func:`deferred_interrupts`).  Outside
+    the main thread: nothing."""
+    try:
+        if is_default_or_deferred(signal.getsignal(signal.SIGTERM)):
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread
+        pass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
-from ..core.signals import deferred_interrupts
+from ..core.signals import deferred_interrupts, sigterm_as_interrupt
 from ..transport import make_transport, shutdown_quietly
 
 __all__ = ["run_node"]
@@ -37,6 +37,9 @@ def run_node(name: str, parameter_defaults: Callable[[], dict], argv: list,
                 return 2
         if stop:
             return 0
+        # SIGTERM ends spin like Ctrl-C on both transports (the rclpy transport's start-up
+        # leaves SIGTERM at its default action, which would kill the node mid-callback)
+        sigterm_as_interrupt()
         transport.spin()
     except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
         pass

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
 import struct
 import sys
 import time
@@ -76,7 +75,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from rosbags.interfaces import Nodetype
 
-from ..core.signals import is_default_or_deferred
+from ..core.signals import sigterm_as_interrupt
 from . import ros_args as rargs
 from .base import Publisher, Transport
 from .exact_cdr import exact_serializer
@@ -575,20 +574,6 @@ class _DdsService:
 # ---------------------------------------------------------------------- transport
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _sigterm_as_interrupt() -> None:
-    """SIGTERM ends :meth:`DdsTransport.spin` like Ctrl-C (a clean exit with code 0), as
-    rclpy's signal handlers do for rclpy nodes; only if nobody else handles SIGTERM."""
-    try:
-        if is_default_or_deferred(signal.getsignal(signal.SIGTERM)):
-            signal.signal(signal.SIGTERM, _raise_interrupt)
-    except ValueError:  # not the main thread
-        pass
-
-
 class DdsTransport(Transport):
     """Node on a Cyclone DDS participant (domain ``ROS_DOMAIN_ID``); single-threaded executor."""
 
@@ -599,7 +584,7 @@ class DdsTransport(Transport):
         super().__init__()
         from vm_dynamics.ros import messages as ros_msgs
         ros_msgs.use_message_library("rosbags")  # messages on the wire are rosbags CDR
-        _sigterm_as_interrupt()
+        sigterm_as_interrupt()        # SIGTERM ends spin() like Ctrl-C
         argv = list(sys.argv if argv is None else argv)
         self._ros_args = rargs.parse_ros_args(argv)
         self.args = list(self._ros_args.non_ros_args)
