@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -429,7 +430,16 @@ def test_second_ctrl_c_while_writing_keeps_the_summary(tmp_path):
     assert "skipping the remaining plots" in out
 
 
-def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path):
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+                                   1.2])
+def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path, delay):
+    """A Ctrl-C at any moment from loading to the integration: exit 130, no traceback.  It
+    used to die by SIGINT (-2) in about 1 run in 8: a KeyboardInterrupt raised inside an
+    ``exec()`` (dataclasses while importing rosbags' message classes) makes CPython 3.11 kill
+    itself with SIGINT at exit even though the exception was caught; inside llvmlite's C
+    callbacks it was swallowed and the run went on (exit 0).  Start-up now records the signal
+    and stops once the phase is over.  The delays cover loading, opening the recording, the
+    engine's set-up and the first steps."""
     import signal
     proc = subprocess.Popen([sys.executable, "-m", "vm_dynamics.app.cli", "uvms",
                              "--duration", "30", "--out", str(tmp_path), "--no-plots"],
@@ -437,6 +447,7 @@ def test_ctrl_c_during_start_up_is_exit_130_without_traceback(tmp_path):
     for line in proc.stdout:
         if line.startswith("vm-sim: loading uvms"):
             break
+    time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

@@ -394,12 +394,17 @@ def _simulate(run: _Run, log):
     import numpy as np
 
     from ..core.errors import SimulationDiverged
-    from ..sim.simulate import simulate
+    from ..core.signals import deferred_interrupts
+    with deferred_interrupts() as stop:      # imports and the controller's set-up (see _main)
+        from ..sim.simulate import simulate
+        ctrl_inputs = run.ctrl.inputs(run.reference) if run.ctrl is not None else None
+    if stop:
+        raise KeyboardInterrupt
     scn, ctrl, model = run.scn, run.ctrl, run.scn.model
     prescribed = scn.prescribed_motion()
     open_loop = scn.effort_input.active
     if ctrl is not None:
-        ctrl_tau, ctrl_bw = ctrl.inputs(run.reference)
+        ctrl_tau, ctrl_bw = ctrl_inputs
         tau_fn = ((lambda t, s: ctrl_tau(t, s) + scn.open_loop_torque(t, s)) if open_loop
                   else ctrl_tau)
         bw_fn = ctrl_bw
@@ -492,7 +497,14 @@ def execute_run(run: _Run, log):
         f"duration={scn.duration:g} s, controller={run.ctrl_name or 'none'}"
         + (", prescribed joint motion" if scn.prescribed else ""))
     try:
-        run.recorder = _open_recorder(run)
+        # imports (rosbags' message classes) and files: a Ctrl-C is taken after them (see
+        # _main: an interrupt inside an exec() of a dataclass would make the process die by
+        # SIGINT at exit instead of exiting with 130)
+        from ..core.signals import deferred_interrupts
+        with deferred_interrupts() as stop:
+            run.recorder = _open_recorder(run)
+        if stop:
+            raise KeyboardInterrupt
         if run.record_every > 1:
             log(f"vm-sim: {run.scn.duration / run.scn.dt:.0f} steps: the summary and plots use "
                 f"one sample in {run.record_every}; trajectory.mcap gets every sample")
@@ -746,6 +758,7 @@ def _main(argv) -> int:
     try:
         args = _parser().parse_args(argv)
         from ..config.scenario import list_scenarios, load_scenario
+        from ..core.signals import deferred_interrupts
         if args.list:
             for name, desc in list_scenarios():
                 print(f"{name:18s} {desc}")
@@ -760,12 +773,19 @@ def _main(argv) -> int:
                              f"{overrides['controller.name']!r}; give one")
         explicit.discard("name")
         print(f"vm-sim: loading {args.scenario} ...", flush=True)
-        try:
-            scn = load_scenario(args.scenario, overrides)
-            run = prepare_run(scn, args.controller, args.out, args.record_rate,
-                           not args.no_plots, not args.quiet and sys.stderr.isatty(), explicit)
-        except ValueError as exc:
-            raise UsageError(str(exc).splitlines()[0]) from None
+        # loading may load compiled kernels (numba/llvmlite call back into Python from C,
+        # where a KeyboardInterrupt is swallowed or makes the interpreter die by SIGINT at
+        # exit): a Ctrl-C is recorded and ends vm-sim (130) once loading is over
+        with deferred_interrupts() as stop:
+            try:
+                scn = load_scenario(args.scenario, overrides)
+                run = prepare_run(scn, args.controller, args.out, args.record_rate,
+                                  not args.no_plots, not args.quiet and sys.stderr.isatty(),
+                                  explicit)
+            except ValueError as exc:
+                raise UsageError(str(exc).splitlines()[0]) from None
+        if stop:
+            raise KeyboardInterrupt
     except UsageError as exc:
         print(f"vm-sim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.signals import deferred_interrupts
 from ..core.validation import as_pose, as_vector
 from .engine import FORMULATIONS, SimulationError, Simulator, State
 from .integrators import METHODS, IntegrationStats, integrate
@@ -238,9 +239,14 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         raise ValueError("tau: cannot be given together with prescribed joint motion "
                          "(the efforts are computed and returned in traj.tau)")
     setup_start = time.perf_counter()
-    sim = Simulator(model, float(dt) / substeps, "rkmk4" if method == "dopri5" else method,
-                    formulation=formulation, backend=backend, environment=environment,
-                    prescribed=prescribed, rtol=rtol, atol=atol, forward_dynamics=user_fd)
+    # the engine's set-up loads (or compiles) the kernels in numba/llvmlite, whose C code calls
+    # back into Python: a KeyboardInterrupt raised inside such a callback is swallowed or
+    # leaves the interpreter to die by SIGINT at exit.  A Ctrl-C there is recorded instead and
+    # ends the run once the set-up is over, before the first step (no samples, interrupted).
+    with deferred_interrupts() as setup_interrupted:
+        sim = Simulator(model, float(dt) / substeps, "rkmk4" if method == "dopri5" else method,
+                        formulation=formulation, backend=backend, environment=environment,
+                        prescribed=prescribed, rtol=rtol, atol=atol, forward_dynamics=user_fd)
     sim.reset(g0, V0, q0, qd0)
     tau_fn = _input_fn(tau, n, "tau")
     bw_fn = _input_fn(base_wrench, b, "base_wrench")
@@ -255,7 +261,9 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
     law = _stage_law(tau, base_wrench, frame_wrenches, sim)
     if law is not None:
-        sim.prepare_law(law)        # part of the set-up, not of the timed integration
+        with deferred_interrupts() as law_interrupted:   # compiles/loads the law's kernel
+            sim.prepare_law(law)    # part of the set-up, not of the timed integration
+        setup_interrupted.received = setup_interrupted.received or law_interrupted.received
     held_inputs = None
     if held:
         held_inputs = sim.held_inputs(*(None if f is None else f.constant for f in (tau_fn, bw_fn)),
@@ -407,6 +415,8 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     interrupted = stopped = False
     start = time.perf_counter()          # after the engine's set-up (kernel loading)
     try:
+        if setup_interrupted:
+            raise KeyboardInterrupt     # Ctrl-C during the set-up: no step taken
         with np.errstate(all="ignore"):
             if method == "dopri5":
                 stopped = _run_dopri5(sim, t_grid, stage_inputs, held_inputs, record, stats,
