@@ -216,6 +216,7 @@ class DynamicsCore:
         self._next_clock = 0
         self._path_counter = 0
         self._next_path_sample = 0
+        self.path_sample = False     # the state last popped is a path sample (see iter_due)
         self._path_wall: dict = {}
         self._state_pending = True   # publish the initial state at once
         self._last_publish_wall = None
@@ -864,6 +865,10 @@ class DynamicsCore:
             self._last_publish_wall = wall_now
             self._last_publish_steps = s
             self._next_state = (s // self._state_every + 1) * self._state_every
+            # ee_path and the node's base_path take one pose per path_sample_period
+            self.path_sample = s >= self._next_path_sample
+            if self.path_sample:
+                self._next_path_sample = (s // self._state_every + 1) * self._state_every
         if clock_due:
             self._last_clock_wall = wall_now
             self._next_clock = (s // self._clock_every + 1) * self._clock_every
@@ -873,9 +878,8 @@ class DynamicsCore:
         if state_due:
             yield from self.iter_state_messages()
             if self.ee_frame:
-                if s >= self._next_path_sample:     # one pose per path_sample_period
+                if self.path_sample:
                     self._record_ee_pose()
-                    self._next_path_sample = (s // self._state_every + 1) * self._state_every
                 self._path_counter += 1
                 if self._path_counter % 10 == 1 and self.path_due(wall_now, "ee_path"):
                     yield "ee_path", self.ee_path_message()

@@ -127,9 +127,6 @@ class DynamicsNode:
         # base_path: the vehicle's trajectory (base_frame in odom_frame) from the published
         # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
-        # one pose per path_sample_period of simulated time (half a step of slack for the
-        # rounding of stamps to nanoseconds)
-        self._base_sample_ns = max(1, rm.stamp_to_ns(core.path_sample_period - 0.5 * core.dt))
         self._base_path_count = 0
         transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
                             self.on_effort, commands, max_bytes=self.max_bytes)
@@ -242,7 +239,7 @@ class DynamicsNode:
         # published as built: joint_states and odom go out before the rest is built
         for key, msg in core.iter_due(self.wall() if now is None else now):
             self.pubs[key].publish(msg)
-            if key == "odom":
+            if key == "odom" and core.path_sample:   # one pose per path_sample_period
                 self._record_base_pose(msg)
         core.log.drain_into(self.t.logger)
 
@@ -250,8 +247,8 @@ class DynamicsNode:
         stamp = rm.time_msg_to_ns(odom.header.stamp)
         if self.base_path and stamp < self.base_path[-1][0]:
             self.base_path.clear()                       # reset: time went back
-        if self.base_path and stamp - self.base_path[-1][0] < self._base_sample_ns:
-            return              # re-sent state (paused), or sooner than path_sample_period
+        if self.base_path and stamp == self.base_path[-1][0]:
+            return                                       # re-sent state (paused)
         self.base_path.append((stamp, rm.pose_stamped_from_odometry(odom)))
         self._base_path_count += 1
         if self._base_path_count % 10 == 1 and self.core.path_due(self.wall(), "base_path"):
