@@ -395,11 +395,9 @@ def _simulate(run: _Run, log):
 
     from ..core.errors import SimulationDiverged
     from ..core.signals import deferred_interrupts
-    with deferred_interrupts() as stop:      # imports and the controller's set-up (see _main)
+    with deferred_interrupts(raise_after=True):   # imports, the controller's set-up (_main)
         from ..sim.simulate import simulate
         ctrl_inputs = run.ctrl.inputs(run.reference) if run.ctrl is not None else None
-    if stop:
-        raise KeyboardInterrupt
     scn, ctrl, model = run.scn, run.ctrl, run.scn.model
     prescribed = scn.prescribed_motion()
     open_loop = scn.effort_input.active
@@ -501,10 +499,8 @@ def execute_run(run: _Run, log):
         # _main: an interrupt inside an exec() of a dataclass would make the process die by
         # SIGINT at exit instead of exiting with 130)
         from ..core.signals import deferred_interrupts
-        with deferred_interrupts() as stop:
+        with deferred_interrupts(raise_after=True):
             run.recorder = _open_recorder(run)
-        if stop:
-            raise KeyboardInterrupt
         if run.record_every > 1:
             log(f"vm-sim: {run.scn.duration / run.scn.dt:.0f} steps: the summary and plots use "
                 f"one sample in {run.record_every}; trajectory.mcap gets every sample")
@@ -776,7 +772,7 @@ def _main(argv) -> int:
         # loading may load compiled kernels (numba/llvmlite call back into Python from C,
         # where a KeyboardInterrupt is swallowed or makes the interpreter die by SIGINT at
         # exit): a Ctrl-C is recorded and ends vm-sim (130) once loading is over
-        with deferred_interrupts() as stop:
+        with deferred_interrupts(raise_after=True):
             try:
                 scn = load_scenario(args.scenario, overrides)
                 run = prepare_run(scn, args.controller, args.out, args.record_rate,
@@ -784,8 +780,6 @@ def _main(argv) -> int:
                                   explicit)
             except ValueError as exc:
                 raise UsageError(str(exc).splitlines()[0]) from None
-        if stop:
-            raise KeyboardInterrupt
     except UsageError as exc:
         print(f"vm-sim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

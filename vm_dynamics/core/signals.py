@@ -27,10 +27,11 @@ class Deferred:
 
 
 @contextlib.contextmanager
-def deferred_interrupts():
+def deferred_interrupts(raise_after: bool = False):
     """Record SIGINT and SIGTERM instead of raising, for the duration of the block (main
     thread only; elsewhere the block runs unchanged).  The previous handlers come back after
-    the block."""
+    the block; with ``raise_after`` a signal recorded in it then raises ``KeyboardInterrupt``
+    (when the block itself ended normally)."""
     state = Deferred()
     if threading.current_thread() is not threading.main_thread():
         yield state
@@ -55,6 +56,8 @@ def deferred_interrupts():
                     signal.signal(sig, handler)
             except (ValueError, OSError):
                 pass
+    if raise_after and state:
+        raise KeyboardInterrupt
 
 
 def is_default_or_deferred(handler) -> bool:

@@ -247,23 +247,21 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         sim = Simulator(model, float(dt) / substeps, "rkmk4" if method == "dopri5" else method,
                         formulation=formulation, backend=backend, environment=environment,
                         prescribed=prescribed, rtol=rtol, atol=atol, forward_dynamics=user_fd)
-    sim.reset(g0, V0, q0, qd0)
-    tau_fn = _input_fn(tau, n, "tau")
-    bw_fn = _input_fn(base_wrench, b, "base_wrench")
-    fw_fns = _frame_inputs(model, frame_wrenches)
-    held = all(f is None or getattr(f, "constant", None) is not None
-               for f in [tau_fn, bw_fn] + [fn for _, fn in fw_fns or []])
+        sim.reset(g0, V0, q0, qd0)
+        tau_fn = _input_fn(tau, n, "tau")
+        bw_fn = _input_fn(base_wrench, b, "base_wrench")
+        fw_fns = _frame_inputs(model, frame_wrenches)
+        held = all(f is None or getattr(f, "constant", None) is not None
+                   for f in [tau_fn, bw_fn] + [fn for _, fn in fw_fns or []])
 
-    def stage_inputs(t, state):
-        return (tau_fn(t, state) if tau_fn is not None else None,
-                bw_fn(t, state) if bw_fn is not None else None,
-                {name: fn(t, state) for name, fn in fw_fns} if fw_fns else None)
+        def stage_inputs(t, state):
+            return (tau_fn(t, state) if tau_fn is not None else None,
+                    bw_fn(t, state) if bw_fn is not None else None,
+                    {name: fn(t, state) for name, fn in fw_fns} if fw_fns else None)
 
-    law = _stage_law(tau, base_wrench, frame_wrenches, sim)
-    if law is not None:
-        with deferred_interrupts() as law_interrupted:   # compiles/loads the law's kernel
-            sim.prepare_law(law)    # part of the set-up, not of the timed integration
-        setup_interrupted.received = setup_interrupted.received or law_interrupted.received
+        law = _stage_law(tau, base_wrench, frame_wrenches, sim)
+        if law is not None:
+            sim.prepare_law(law)        # part of the set-up, not of the timed integration
     held_inputs = None
     if held:
         held_inputs = sim.held_inputs(*(None if f is None else f.constant for f in (tau_fn, bw_fn)),
