@@ -1023,37 +1023,18 @@ def test_nodes_exit_0_without_traceback_on_sigint_and_second_sigint(module, when
     has started) and while spinning.  (A SIGINT while Python is still importing the package,
     before ``main`` runs, is outside the node's code: see the README's ROS 2 section.)"""
     import signal
+
+    from processes import signal_when_logged
     env = dict(os.environ, VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
     params = os.path.join(os.path.dirname(HERE), "config", "planar_rover.yaml")
-    log = tmp_path / "node.log"
     code = (f"import sys, importlib; m = importlib.import_module({module!r}); "
             f"print('imported', flush=True); "
             f"sys.exit(m.main(['node', '--ros-args', '--params-file', {params!r}]))")
-    with open(log, "w") as fh:
-        p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=fh,
-                             stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60
-            while "imported" not in log.read_text() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if when == "startup":
-                time.sleep(0.05)    # creating the transport / loading the model
-            else:
-                deadline = time.monotonic() + 60
-                while "INFO" not in log.read_text() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert "INFO" in log.read_text(), log.read_text()
-                time.sleep(0.5)
-            sig = signal.SIGTERM if when == "sigterm" else signal.SIGINT
-            p.send_signal(sig)
-            time.sleep(0.02)
-            if p.poll() is None:
-                p.send_signal(sig)
-            rc = p.wait(timeout=30)
-        finally:
-            if p.poll() is None:
-                p.kill()
-    text = log.read_text()
+    # start-up: creating the transport / loading the model; otherwise spinning
+    marker, after = ("imported", 0.05) if when == "startup" else ("INFO", 0.5)
+    rc, text = signal_when_logged(
+        [sys.executable, "-c", code], env, tmp_path / "node.log", marker,
+        signal.SIGTERM if when == "sigterm" else signal.SIGINT, after=after, again_after=0.02)
     assert rc == 0 and "Traceback" not in text and "KeyboardInterrupt" not in text, (rc, text)
 
 

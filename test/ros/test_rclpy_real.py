@@ -154,23 +154,12 @@ def test_sigterm_ends_a_node_on_rclpy_with_exit_0(module, ros_env, tmp_path):
     rclpy like Ctrl-C: exit code 0, no traceback (it was killed by the default action, -15,
     because the start-up left SIGTERM without a handler)."""
     import signal
+
+    from processes import signal_when_logged
     params = str(REPO / "config" / "planar_rover.yaml")
-    log = tmp_path / "node.log"
     code = ("import sys, importlib; sys.modules['rosbags'] = None; "
             f"sys.exit(importlib.import_module({module!r}).main(sys.argv))")
-    with open(log, "w") as fh:
-        p = subprocess.Popen([sys.executable, "-c", code, "--ros-args", "--params-file", params],
-                             env=ros_env, cwd=REPO, stdout=fh, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 120
-            while "INFO" not in log.read_text() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert "INFO" in log.read_text(), log.read_text()
-            time.sleep(1.0)                         # spinning
-            p.send_signal(signal.SIGTERM)
-            rc = p.wait(timeout=30)
-        finally:
-            if p.poll() is None:
-                p.kill()
-    text = log.read_text()
+    rc, text = signal_when_logged(
+        [sys.executable, "-c", code, "--ros-args", "--params-file", params], ros_env,
+        tmp_path / "node.log", "INFO", signal.SIGTERM, after=1.0, cwd=REPO, timeout=120.0)
     assert rc == 0 and "Traceback" not in text and "KeyboardInterrupt" not in text, (rc, text)
