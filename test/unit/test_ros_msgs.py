@@ -132,6 +132,29 @@ def test_quat_random_against_scipy_vectorised():
     np.testing.assert_allclose(phi, rots.as_rotvec(), atol=1e-12)
 
 
+def test_single_pose_scalar_paths_agree_with_the_batched_forms():
+    """pose_from_matrix / matrix_from_pose / quat_from_matrix of one pose run in scalar Python
+    arithmetic (the nodes' per-message path); the stacked calls run the vectorised numpy
+    forms.  Both must give the same poses (and scipy's)."""
+    from scipy.spatial.transform import Rotation
+    rng = np.random.default_rng(3)
+    rots = Rotation.random(300, random_state=3)
+    g = np.tile(np.eye(4), (300, 1, 1))
+    g[:, :3, :3] = rots.as_matrix()
+    g[:, :3, 3] = rng.normal(scale=5.0, size=(300, 3))
+    p_all, q_all = rm.pose_from_matrix(g)
+    g_all = rm.matrix_from_pose(p_all, q_all)
+    for k in range(300):
+        p, q = rm.pose_from_matrix(g[k])
+        np.testing.assert_array_equal(p, p_all[k])
+        np.testing.assert_allclose(q, q_all[k], rtol=0, atol=4e-16)
+        np.testing.assert_allclose(rm.quat_from_matrix(g[k, :3, :3]), q, rtol=0, atol=0)
+        np.testing.assert_allclose(rm.matrix_from_pose(p, q), g_all[k], rtol=0, atol=4e-16)
+    ref = rots.as_quat()
+    np.testing.assert_allclose(q_all, np.where(ref[:, 3:] < 0, -ref, ref), atol=1e-14)
+    np.testing.assert_allclose(g_all, g, atol=1e-14)
+
+
 def test_rotvec_near_pi_and_zero():
     for angle in [np.pi - 1e-12, np.pi - 1e-7, 1e-12, 0.0]:
         phi = rm.rotvec_from_matrix(rot([0.2, 0.5, -1], angle))
