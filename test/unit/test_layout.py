@@ -110,3 +110,13 @@ def test_package_faces_are_thin(face):
     allowed = {"vm_dynamics/__init__.py": {"__getattr__", "__dir__"},
                "vm_dynamics/viewer/__init__.py": {"missing_extra"}}
     assert set(defs) <= allowed.get(face, set()), (face, defs)
+
+
+def test_test_file_names_are_unique_across_the_test_folders():
+    """pytest imports test modules by their basename (the folders are not packages): two
+    files of one name in different folders stop the collection ('import file mismatch')."""
+    names = {}
+    for f in sorted((ROOT / "test").rglob("test_*.py")):
+        names.setdefault(f.name, []).append(str(f.relative_to(ROOT)))
+    clashes = {n: fs for n, fs in names.items() if len(fs) > 1}
+    assert not clashes, clashes
