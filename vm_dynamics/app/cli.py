@@ -347,15 +347,17 @@ class _DeferredInterrupt:
     (``exiting``, or a Ctrl-C inside): the process is then on its way out with 130, and a
     further Ctrl-C is ignored so that it cannot turn that exit into a death by SIGINT."""
 
-    def __init__(self, log, exiting: bool = False):
+    def __init__(self, log, exiting: bool = False,
+                 message: str = "skipping the remaining plots; writing the summary"):
         self.requested = False
         self._exiting = exiting
         self._log = log
+        self._message = message
         self._previous = None
 
     def _handler(self, signum, frame):
         if not self.requested:
-            self._log("vm-sim: Ctrl-C: skipping the remaining plots; writing the summary")
+            self._log(f"vm-sim: Ctrl-C: {self._message}")
         self.requested = True
 
     @contextlib.contextmanager
@@ -426,7 +428,7 @@ def _simulate(run: _Run, log):
         stop = monitor(state)
         for hook in run.hooks:
             hook(state)
-        return stop
+        return stop or ctrl_c.requested
     recorder = run.recorder
     recording_time = [0.0]
 
@@ -440,8 +442,13 @@ def _simulate(run: _Run, log):
     t0 = time.perf_counter()
     diverged = None
     traj = None
+    # Ctrl-C during the integration stops it at the next sample (the callback asks simulate
+    # to stop): no KeyboardInterrupt is raised inside the recording's writer, which could
+    # leave a sample half written (or the trajectory ahead of the recording)
+    ctrl_c = _DeferredInterrupt(log, message="stopping the integration; writing what was "
+                                             "computed")
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
+        with warnings.catch_warnings(), np.errstate(all="ignore"), ctrl_c:
             warnings.simplefilter("ignore", RuntimeWarning)   # divergence is reported once
             traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
                             tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
@@ -469,7 +476,7 @@ def _simulate(run: _Run, log):
     if monitor.t is not None and diverged is None:
         diverged = {"t": monitor.t, "reason": monitor.reason}
         traj = traj[:len(traj) - 1] if traj is not None else None   # drop the flagged sample
-    interrupted = bool(getattr(traj, "interrupted", False))
+    interrupted = bool(getattr(traj, "interrupted", False)) or ctrl_c.requested
     if traj is not None and len(traj) == 0:
         traj = None
     return traj, wall, diverged, interrupted
