@@ -7,7 +7,10 @@
 Arguments: ``scenario`` (name of a file in config/, or a path to a scenario YAML),
 ``controller`` (plug-in name; empty = the scenario's, ``none`` = no controller node), ``rviz``,
 ``use_sim_time`` (for the controller, robot_state_publisher and RViz; the dynamics node is the
-clock source), ``real_time_factor`` and ``lockstep`` (empty = the scenario's values),
+clock source), ``real_time_factor`` (empty = the scenario's), ``lockstep`` (empty = the
+scenario's, else **true whenever the controller node is started**: the closed loop is then the
+same on any machine, paced to ``real_time_factor``; see
+:func:`vm_dynamics.nodes.launching.launch_lockstep`),
 ``path_length`` (poses kept in the ``ee_path``/``base_path`` trails RViz draws; default 3000
 = 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible).
 
@@ -27,6 +30,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
+from vm_dynamics.nodes.launching import launch_lockstep, parse_bool_argument
 from vm_dynamics.nodes.robot import robot_descriptions
 
 PACKAGE = "vm_dynamics"
@@ -44,10 +48,10 @@ def _scenario(share, scenario):
 
 
 def _bool(text, name):
-    value = text.strip().lower()
-    if value not in ("true", "false"):
-        raise RuntimeError(f"{name}:={text!r}: expected true or false")
-    return value == "true"
+    try:
+        return parse_bool_argument(text, name)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
 
 
 def _nodes(context):
@@ -66,9 +70,14 @@ def _nodes(context):
     rtf = LaunchConfiguration("real_time_factor").perform(context)
     if rtf:
         overrides["real_time_factor"] = float(rtf)
-    lockstep = LaunchConfiguration("lockstep").perform(context)
-    if lockstep:
-        overrides["lockstep"] = _bool(lockstep, "lockstep")
+    controller = LaunchConfiguration("controller").perform(context)
+    has_controller = bool((params.get("controller") or {}).get("name"))
+    start_controller = controller != "none" and bool(controller or has_controller)
+    try:
+        overrides["lockstep"] = launch_lockstep(LaunchConfiguration("lockstep").perform(context),
+                                                params, start_controller)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
 
     dyn_overrides = dict(overrides)
     path_length = LaunchConfiguration("path_length").perform(context)
@@ -89,9 +98,7 @@ def _nodes(context):
              parameters=[{"use_sim_time": use_sim_time}],
              condition=IfCondition(LaunchConfiguration("rviz"))),
     ]
-    controller = LaunchConfiguration("controller").perform(context)
-    has_controller = bool((params.get("controller") or {}).get("name"))
-    if controller != "none" and (controller or has_controller):
+    if start_controller:
         ctrl_overrides = dict(overrides, use_sim_time=use_sim_time)
         ctrl_overrides.pop("real_time_factor", None)
         if controller:
@@ -118,8 +125,10 @@ def generate_launch_description():
                               description="simulated s per wall s (0: as fast as possible); "
                                           "empty: the scenario's"),
         DeclareLaunchArgument("lockstep", default_value="",
-                              description="true: advance one control period per command; "
-                                          "empty: the scenario's"),
+                              description="true: advance one control period per command "
+                                          "(paced to real_time_factor); empty: the "
+                                          "scenario's, else true when the controller node "
+                                          "runs"),
         DeclareLaunchArgument("path_length", default_value="3000",
                               description="poses kept in the ee_path and base_path trails; "
                                           "empty: the scenario's ee_path_length"),

@@ -83,6 +83,43 @@ def signal_handlers_restored():
             signal.signal(sig, handler)
 
 
+#: Packages outside package.xml's rosdep keys that some test modules need: on a ROS install
+#: with the rosdep keys only (``colcon test``), a module that cannot import one of them is
+#: reported as skipped with this reason instead of stopping the collection.  Where every extra
+#: is installed (``bash .ci/run``; ``CI`` set, or ``VM_DYNAMICS_STRICT_TESTS=1``) nothing is
+#: skipped: a missing package is a failure there.
+OPTIONAL_TEST_PACKAGES = {
+    "rosbags": "rosbags (messages without ROS; pip install rosbags, the sim extra)",
+    "mcap": "mcap (recordings; the sim extra)",
+    "cyclonedds": "cyclonedds (the DDS transport; the dds extra)",
+    "pinocchio": "Pinocchio (the oracle; pip install pin, the test extra)",
+    "mujoco": "MuJoCo (the peer; the test extra)",
+    "hypothesis": "hypothesis (property tests; the test extra)",
+    "selenium": "selenium (browser tests; the test extra)",
+    "viser": "viser (the viewer; the viz extra)",
+    "sympy": "sympy (symbolic oracles; the test extra)",
+    "matplotlib": "matplotlib (plots; the sim extra)",
+}
+
+
+def _strict() -> bool:
+    return bool(os.environ.get("CI")) or os.environ.get("VM_DYNAMICS_STRICT_TESTS") == "1"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    report = yield
+    if report.failed and isinstance(collector, pytest.Module) and not _strict():
+        text = str(report.longrepr)
+        for name, what in OPTIONAL_TEST_PACKAGES.items():
+            if f"No module named '{name}'" in text:
+                report.outcome = "skipped"
+                report.longrepr = (str(collector.path), 0,
+                                   f"Skipped: needs {what}, not installed here")
+                break
+    return report
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         kind = os.path.basename(os.path.dirname(str(item.fspath)))

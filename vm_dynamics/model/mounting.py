@@ -46,7 +46,7 @@ from .urdf import (
 )
 
 __all__ = ["mount_on_vehicle", "pose_from_spec", "model_options", "effective_urdf",
-           "VEHICLE_KEYS", "ROBOT_MODEL_PARAMETERS"]
+           "kinematic_urdf", "VEHICLE_KEYS", "ROBOT_MODEL_PARAMETERS"]
 
 VEHICLE_KEYS = ("mass", "com", "inertia", "mount", "name")
 
@@ -253,4 +253,25 @@ def effective_urdf(xml: str, locked_joints=None, vehicle=None) -> str:
         ET.SubElement(joint, "origin", _origin_xml(mount))
         root.insert(0, joint)
         root.insert(0, link)
+    return ET.tostring(root, encoding="unicode")
+
+
+def kinematic_urdf(xml: str) -> str:
+    """``xml`` without the ``<inertial>`` of its root link, for consumers that only need the
+    kinematics (robot_state_publisher, RViz).  KDL cannot represent an inertia on the root
+    segment and robot_state_publisher warns about it at every start ("The root link … has an
+    inertia specified in the URDF, but KDL does not support a root link with an inertia");
+    the TF tree is unchanged, and the dynamics keep the full URDF."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(xml)
+    links = {ln.get("name"): ln for ln in root.findall("link")}
+    children = {j.find("child").get("link") for j in root.findall("joint")
+                if j.find("child") is not None}
+    roots = [name for name in links if name not in children]
+    if len(roots) != 1:
+        return xml                    # not a single tree: left to the URDF's own checks
+    inertial = links[roots[0]].find("inertial")
+    if inertial is None:
+        return xml
+    links[roots[0]].remove(inertial)
     return ET.tostring(root, encoding="unicode")

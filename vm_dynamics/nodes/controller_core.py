@@ -59,8 +59,8 @@ CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
     "controller": ("", "controller plug-in name; overrides controller.name (the file's "
                    "controller.* gains are then not used)"),
     "controller.name": ("", "controller plug-in name (scenario files: controller: {name: ...})"),
-    "state_timeout": (0.5, "do not command when the latest state is older than this (ROS "
-                      "time, s); 0 disables"),
+    "state_timeout": (0.1, "do not command when the latest state is older than this (ROS "
+                      "time, s; a longer delay destabilises the default gains); 0 disables"),
     "base_pose_duration": (2.0, "duration of the motion to a ~/base_pose target whose stamp "
                            "is not in the future, s"),
     "reference_start": ("zero", "zero: reference times are ROS times; first_state: they start "
@@ -468,18 +468,25 @@ class ControllerCore:
         return PoseWaypoints([now, end], [self._base_desired(now), g_new], group)
 
     # ---------------------------------------------------------------- control
-    def compute(self, t: float | None = None):
-        """``(tau (n, URDF order), base_wrench (b, body))`` at ROS time ``t`` (default: the
-        state's stamp), or None if no fresh valid state / non-finite output."""
+    def compute(self, now: float | None = None):
+        """``(tau (n, URDF order), base_wrench (b, body))`` for the latest state, or None if
+        there is no valid state, it is stale, or the output is not finite.
+
+        The law is evaluated at the **state's own stamp** (the reference too), never at
+        ``now``: pairing a delayed state with the current reference time adds the delay to
+        the error the gains act on.  ``now`` (ROS time, default: the state's stamp) only
+        decides staleness: a state older than ``state_timeout`` is not answered, since a
+        computed-torque law closing the loop over a long delay is unstable."""
         s = self.state()
         if s is None:
             return None
-        t = s.t if t is None else float(t)
+        now = s.t if now is None else float(now)
         timeout = float(self.params["state_timeout"])
-        if timeout > 0 and t - s.t > timeout:
-            self.log.emit("WARN", "stale", f"latest state is {t - s.t:.3f} s old (> "
+        if timeout > 0 and now - s.t > timeout:
+            self.log.emit("WARN", "stale", f"latest state is {now - s.t:.3f} s old (> "
                           f"state_timeout {timeout:g} s): not commanding")
             return None
+        t = s.t
         try:
             # everything that runs plug-in or model code: a node never dies from it
             # (OverflowError for huge angles, LinAlgError, ZeroDivisionError, FloatingPointError
@@ -509,9 +516,10 @@ class ControllerCore:
         self.last_t = t
         return tau, bw
 
-    def command_messages(self, t: float | None = None) -> list:
-        """``[('effort_commands', Float64MultiArray), ('base_wrench', WrenchStamped)]`` or []."""
-        out = self.compute(t)
+    def command_messages(self, now: float | None = None) -> list:
+        """``[('effort_commands', Float64MultiArray), ('base_wrench', WrenchStamped)]`` or [];
+        the wrench is stamped with the state it answers (see :meth:`compute`)."""
+        out = self.compute(now)
         if out is None:
             return []
         tau, bw = out

@@ -771,7 +771,7 @@ class DynamicsCore:
         rtf = self.timing.get("real_time_factor")
         target = float(self.params["real_time_factor"])
         if level == "OK" and rtf is not None and target > 0 and not self.paused \
-                and not self.lockstep and rtf < 0.9 * target:
+                and rtf < 0.9 * target:
             level, text = "WARN", f"real-time factor {rtf:.2f} below target {target:g}"
         scale = abs(self.E0) + self.K0 + self.abs_work
         momentum = self._momentum() if not self.diverged else self.momentum0

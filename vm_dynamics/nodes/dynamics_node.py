@@ -149,6 +149,7 @@ class DynamicsNode:
             transport.logger.warn(f"services ~/reset and ~/pause unavailable: {exc}")
         rtf = float(core.params["real_time_factor"])
         tick = 0.001 if rtf == 0 or core.lockstep else min(0.01, max(0.001, core.dt / rtf))
+        # lockstep: the tick applies a command that arrived before its period was due
         self.pacer = Pacer(core.dt, rtf, tick)
         self.pacer.reset(wall(), core.steps)
         self.timer = transport.timer(tick, self.tick)
@@ -203,13 +204,21 @@ class DynamicsNode:
 
     # ---------------------------------------------------------------- stepping
     def advance_lockstep(self) -> None:
-        while self.core.advance_lockstep():
+        """Advance one control period per fresh command, paced: never ahead of
+        ``real_time_factor`` × wall time (0: as fast as the loop runs).  A command that arrives
+        early is applied at the timer tick that makes the period due."""
+        core = self.core
+        while core.lockstep_ready() and self.pacer.may_advance(self.wall(), core.steps,
+                                                                core.steps_per_period):
+            if not core.advance_lockstep():
+                break
             self.flush()
 
     def tick(self) -> None:
         core, now = self.core, self.wall()
         core.timing = self.pacer.stats()
         if core.lockstep:
+            self.pacer.note_tick(now, core.steps)
             self.advance_lockstep()
         elif core.measured is not None:      # stepped by the samples (on_measured)
             core.check_measured_watchdog(time.time())

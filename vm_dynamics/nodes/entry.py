@@ -1,12 +1,15 @@
 """The life cycle every node executable shares: create the transport, build the node, spin, and
 end cleanly.
 
-Exit codes: 0 after spinning (also on Ctrl-C / SIGTERM, as ``ros2 launch`` expects), 2 for a
-configuration error (one line on stderr, or a FATAL log line once the transport exists).
+Exit codes: 0 after spinning (also on Ctrl-C / SIGTERM at any moment, start-up included, as
+``ros2 launch`` expects), 2 for a configuration error (one line on stderr, or a FATAL log line
+once the transport exists).
 """
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from typing import Callable
 
 from ..core.signals import deferred_interrupts, sigterm_as_interrupt
@@ -15,27 +18,88 @@ from ..transport import make_transport, shutdown_quietly
 __all__ = ["run_node"]
 
 
+#: How often the main thread looks for a stop signal while the node is being built (s).
+START_POLL_S = 0.05
+
+
+def _start_in_worker(start: Callable, transport, stopped: Callable[[], bool]):
+    """Run ``start(transport)`` in a worker thread while this (main) thread waits for it or
+    for a stop signal.  Returns ``("done", None)``, ``("error", exc)`` or ``("stopped", None)``
+    — the last as soon as ``stopped()`` is true or a handler raised ``KeyboardInterrupt``,
+    with the worker still running.  (The wait is on an event of our own: an interrupted
+    ``Thread.join`` marks a running thread as stopped in CPython 3.11.)"""
+    outcome: dict = {}
+    finished = threading.Event()
+
+    def work():
+        try:
+            start(transport)
+            outcome["done"] = None
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            outcome["error"] = exc
+        finally:
+            finished.set()
+    threading.Thread(target=work, name=f"{transport.node_name or 'node'}-start",
+                     daemon=True).start()
+    try:
+        while not finished.wait(START_POLL_S):
+            if stopped():
+                return "stopped", None
+    except KeyboardInterrupt:    # a handler that raises (the DDS transport's for SIGTERM)
+        if not finished.is_set():
+            return "stopped", None
+        raise
+    return next(iter(outcome.items()))
+
+
+def _exit_now(transport, name: str) -> None:
+    """End the process at once, exit code 0, from the main thread while the node's set-up
+    (e.g. the first compilation of the kernels, minutes) still runs in its worker thread: it
+    holds nothing worth saving, and waiting for it is what makes ``ros2 launch`` escalate to
+    SIGTERM and SIGKILL.  numba writes its disk cache atomically, so a half-compiled kernel
+    leaves no broken cache entry."""
+    try:
+        transport.logger.info("stopped during start-up; exiting")
+    except Exception:  # noqa: BLE001 - the middleware may already be shut down
+        print(f"[{name}] stopped during start-up; exiting", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def run_node(name: str, parameter_defaults: Callable[[], dict], argv: list,
              start: Callable) -> int:
     """Run a node: ``transport = make_transport(name, parameter_defaults(), argv)``, then
     ``start(transport)`` (builds the core and wires the node; a ``ValueError`` is a
-    configuration error), then ``transport.spin()`` until shutdown."""
+    configuration error), then ``transport.spin()`` until shutdown.
+
+    A Ctrl-C or SIGTERM at any moment of start-up ends the node with exit code 0 within
+    about :data:`START_POLL_S`: the transport's creation is never interrupted half-way (the
+    signal is recorded and acted on after it), and ``start`` — model loading and, on a fresh
+    install, minutes of kernel compilation — runs in a worker thread that the main thread
+    abandons when a signal arrives."""
     transport = None
     try:
-        # start-up (imports of DDS/rclpy, model loading) is never interrupted half-way: a
-        # Ctrl-C or SIGTERM in it is recorded and ends the process once start-up is done
+        # imports of DDS/rclpy and the transport's creation are never interrupted half-way: a
+        # Ctrl-C or SIGTERM in them is recorded and ends the process after them
         with deferred_interrupts() as stop:
             try:
                 transport = make_transport(name, parameter_defaults(), argv)
             except ValueError as exc:
                 print(f"{name}: error: {exc}", file=sys.stderr)
                 return 2
-            try:
-                start(transport)
-            except ValueError as exc:
+            if stop:
+                return 0
+            state, exc = _start_in_worker(
+                start, transport, lambda: bool(stop) or transport.shutdown_requested())
+        if state == "stopped":
+            _exit_now(transport, name)
+        if state == "error":
+            if isinstance(exc, ValueError):
                 transport.logger.fatal(f"invalid configuration: {exc}")
                 return 2
-        if stop:
+            raise exc
+        if stop or transport.shutdown_requested():
             return 0
         # SIGTERM ends spin like Ctrl-C on both transports (the rclpy transport's start-up
         # leaves SIGTERM at its default action, which would kill the node mid-callback)

@@ -40,14 +40,33 @@ class Pacer:
         self._step_time = 0.9 * self._step_time + 0.1 * max(seconds, 1e-7)
 
     def steps_due(self, wall_now: float, steps: int) -> int:
+        """Steps to take now (free-running): see the class docstring.  Also records the tick
+        for :meth:`stats`."""
+        self.note_tick(wall_now, steps)
+        if self.rtf == 0.0:
+            return max(1, int(self.budget / self._step_time))
+        return self._paced_due(wall_now, steps)
+
+    def may_advance(self, wall_now: float, steps: int, count: int) -> bool:
+        """Lockstep pacing: True if ``count`` more steps keep simulated time at or behind
+        ``real_time_factor`` × wall time (always with ``real_time_factor == 0``).  A lockstep
+        simulation that falls behind is re-anchored like a free-running one (``overruns``), so
+        it never bursts to catch up; one that is ahead waits for the wall clock."""
+        self._hist.append((wall_now, steps))
+        while len(self._hist) > 2 and wall_now - self._hist[0][0] > 2.0:
+            self._hist.popleft()
+        return self.rtf == 0.0 or self._paced_due(wall_now, steps) >= count
+
+    def note_tick(self, wall_now: float, steps: int) -> None:
+        """Record a timer tick (for the jitter and real-time factor of :meth:`stats`)."""
         if self._last_tick is not None:
             self._intervals.append(wall_now - self._last_tick)
         self._last_tick = wall_now
         self._hist.append((wall_now, steps))
         while len(self._hist) > 2 and wall_now - self._hist[0][0] > 2.0:
             self._hist.popleft()
-        if self.rtf == 0.0:
-            return max(1, int(self.budget / self._step_time))
+
+    def _paced_due(self, wall_now: float, steps: int) -> int:
         if self._anchor is None:
             self.reset(wall_now, steps)
         w0, s0 = self._anchor

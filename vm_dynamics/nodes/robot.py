@@ -13,7 +13,7 @@ from ..config.scenario import share_dir
 from ..core.validation import MAX_MAGNITUDE, as_vector
 from ..model.hydrodynamics import load_hydrodynamics
 from ..model.model import load_model
-from ..model.mounting import effective_urdf, model_options
+from ..model.mounting import effective_urdf, kinematic_urdf, model_options
 from ..model.urdf import read_urdf_source, resolve_package_path
 from .parameters import ROBOT_PARAMETERS
 
@@ -49,7 +49,9 @@ def robot_descriptions(params: Mapping[str, Any]) -> tuple[str, str]:
     the xacro-expanded URDF the nodes take together with the ``vehicle``/``locked_joints``
     parameters, and the URDF of the model they build (vehicle spliced in, locked joints fixed;
     :func:`~vm_dynamics.model.mounting.effective_urdf`), which robot_state_publisher and RViz
-    need.  The launch files use it, so that all three agree on the robot."""
+    need, without the root link's inertia that KDL rejects
+    (:func:`~vm_dynamics.model.mounting.kinematic_urdf`).  The launch files use it, so that all
+    three agree on the robot."""
     p = flatten(params)
     rdf = p.get("robot_description_file")
     if not isinstance(rdf, str) or not rdf:
@@ -59,7 +61,7 @@ def robot_descriptions(params: Mapping[str, Any]) -> tuple[str, str]:
     xml, _ = read_urdf_source(path, xacro=p.get("robot_description_xacro", "full"))
     opts = model_options(p)
     effective = effective_urdf(xml, **opts) if opts["locked_joints"] or opts["vehicle"] else xml
-    return xml, effective
+    return xml, kinematic_urdf(effective)
 
 
 def load_robot(params: Mapping[str, Any]) -> Robot:

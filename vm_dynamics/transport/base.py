@@ -77,6 +77,11 @@ class Transport(abc.ABC):
     def shutdown(self) -> None:
         """Destroy the node and release the middleware (idempotent)."""
 
+    def shutdown_requested(self) -> bool:
+        """True once the middleware itself took a shutdown signal (rclpy's own SIGINT/SIGTERM
+        handlers invalidate its context); a transport whose signals reach Python: False."""
+        return False
+
     def __enter__(self) -> 'Transport':
         return self
 

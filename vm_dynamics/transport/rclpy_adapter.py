@@ -253,6 +253,9 @@ class RclpyTransport(Transport):
             if self._rclpy.ok():
                 raise
 
+    def shutdown_requested(self) -> bool:
+        return self._owns_context and not self._rclpy.ok()
+
     def _release(self) -> None:
         node = getattr(self, "_node", None)
         try:
