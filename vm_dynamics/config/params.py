@@ -18,16 +18,54 @@ import yaml
 
 from ..core.paramtree import flatten, unflatten
 
-__all__ = ["MAX_PARAMS_FILE_BYTES", "read_params_file", "flatten", "unflatten",
-           "parameter_defaults", "apply_overrides", "unflatten_reference", "number", "mapping",
-           "short"]
+__all__ = ["MAX_PARAMS_FILE_BYTES", "MAX_PARAMS_DEPTH", "MAX_PARAMS_NODES", "ParamsLoader",
+           "read_params_file", "flatten", "unflatten", "parameter_defaults", "apply_overrides",
+           "unflatten_reference", "number", "mapping", "short"]
 
 
 #: Largest parameter file read (bytes): the shipped scenarios are ~2 kB.
 MAX_PARAMS_FILE_BYTES = 4 * 1024 * 1024
+#: Deepest nesting of mappings and lists in a parameter file (the scenarios use 4).  The YAML
+#: parser's work per level grows with the depth, so a deeply nested file would take minutes.
+MAX_PARAMS_DEPTH = 32
+#: Most YAML nodes (values, lists, mappings) in a parameter file or value: parsing costs
+#: ~30 µs per node, so a file is read in a second or two at most.
+MAX_PARAMS_NODES = 50_000
 
 
-class _NoAliasLoader(yaml.SafeLoader):
+class ParamsLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that stops at :data:`MAX_PARAMS_DEPTH` levels of nesting and
+    :data:`MAX_PARAMS_NODES` nodes, with a YAML error pointing at the place.
+
+    The check runs as the events are read (``yaml.parse`` and ``yaml.load`` both take them
+    from :meth:`get_event`), so a hostile file costs only the events up to the bound."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.depth = 0
+        self.nodes = 0
+
+    def get_event(self):
+        event = super().get_event()
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            self.depth += 1
+            self.nodes += 1
+            if self.depth > MAX_PARAMS_DEPTH:
+                raise yaml.MarkedYAMLError(
+                    problem=f"nested deeper than {MAX_PARAMS_DEPTH} levels (the limit of a "
+                    f"parameter file)", problem_mark=event.start_mark)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            self.depth -= 1
+        elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+            self.nodes += 1
+        if self.nodes > MAX_PARAMS_NODES:
+            raise yaml.MarkedYAMLError(
+                problem=f"more than {MAX_PARAMS_NODES} values (the limit of a parameter file)",
+                problem_mark=event.start_mark)
+        return event
+
+
+class _NoAliasLoader(ParamsLoader):
     """``yaml.SafeLoader`` that rejects aliases (``*name``), as rcl's parameter parser does.
 
     An alias bomb (anchors referring to anchors) would otherwise expand to gigabytes."""
@@ -45,7 +83,8 @@ def read_params_file(path) -> dict:
     """Return the ``ros__parameters`` of the ``/**`` (or first) node in a ROS 2 params file.
 
     YAML aliases are rejected (as by rcl) and the file may be at most
-    :data:`MAX_PARAMS_FILE_BYTES` long; every problem is a ``ValueError`` naming the file."""
+    :data:`MAX_PARAMS_FILE_BYTES` long, :data:`MAX_PARAMS_DEPTH` levels deep and hold
+    :data:`MAX_PARAMS_NODES` values; every problem is a ``ValueError`` naming the file."""
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read(MAX_PARAMS_FILE_BYTES + 1)
