@@ -291,6 +291,24 @@ def test_ctrl_c_while_a_node_reads_its_parameter_file_is_a_clean_exit(tmp_path, 
     assert p.returncode in (0, 2), (p.returncode, out)   # 2: the file's parameter x is unknown
 
 
+def test_hydrodynamics_file_is_read_within_the_same_bounds(tmp_path):
+    """Item 9: the hydrodynamics YAML (a model file a scenario names) was read unbounded:
+    a nested file ended in RecursionError, an alias bomb in gigabytes."""
+    from vm_dynamics.model.hydrodynamics import load_hydrodynamics
+    nested = tmp_path / "nested_hydro.yaml"
+    nested.write_text("water_density: " + "[" * 3000 + "]" * 3000 + "\n")
+    with pytest.raises(ValueError, match=rf"hydrodynamics file: {nested}: invalid YAML: nested "
+                                         rf"deeper than {MAX_PARAMS_DEPTH} levels"):
+        load_hydrodynamics(nested)
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{k + 1}: &a{k + 1} [*a{k}, *a{k}, *a{k}, *a{k}, *a{k}, *a{k}, *a{k}, *a{k}, *a{k}]\n"
+        for k in range(9)))
+    with pytest.raises(ValueError, match=r"bomb.yaml: invalid YAML: aliases \('\*a0'\) are not "
+                                         r"supported"):
+        load_hydrodynamics(bomb)
+
+
 def test_a_urdf_with_10000_links_is_refused_naming_the_file_and_the_limit(tmp_path):
     """Item 9: a 10 000-link URDF loaded for minutes, then MemoryError on a (10000, 6, 10000)
     array."""

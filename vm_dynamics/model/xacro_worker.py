@@ -312,6 +312,8 @@ def _message(exc: BaseException, memory_bytes: int) -> str:
 def main(argv=None) -> int:
     """Read the request, expand, answer on the original stdout (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else argv
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]  # model/*.py
     req = json.loads(argv[0])
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                      # whatever xacro or an expression prints: to stderr
