@@ -78,7 +78,11 @@ def _stat_key(path: str):
 
 def _cache_key(path: str, mode: str, budget: tuple):
     env = tuple(os.environ.get(k, "") for k in _ENV_KEYS)
-    return (os.path.abspath(path), path, mode, budget, os.getcwd(), env)
+    try:
+        cwd = os.getcwd()                 # $(cwd) and relative includes depend on it
+    except OSError:                       # removed under us: no cache entry can match
+        cwd = None
+    return (os.path.abspath(path), path, mode, budget, cwd, env)
 
 
 def _cached(key):
