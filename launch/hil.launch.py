@@ -17,7 +17,6 @@ clock: the samples' stamps are the arm's time.
 """
 import os
 
-import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
@@ -26,6 +25,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
+from vm_dynamics.config.params import read_params_file
 from vm_dynamics.nodes.robot import robot_descriptions
 
 PACKAGE = "vm_dynamics"
@@ -38,9 +38,8 @@ def _nodes(context):
         share, "config", scenario + ".yaml")
     if not os.path.isfile(path):
         raise RuntimeError(f"scenario {scenario!r}: file {path!r} not found")
-    with open(path, encoding="utf-8") as fh:
-        params = yaml.safe_load(fh)["/**"]["ros__parameters"]
     try:      # the URDF the nodes take, and the URDF of their model (vehicle spliced in)
+        params = read_params_file(path)       # bounded in size and nesting, as the nodes
         node_urdf, model_urdf = robot_descriptions(params)
     except ValueError as exc:
         raise RuntimeError(f"scenario: {exc}") from None

@@ -21,7 +21,6 @@ spliced in and locked joints fixed) to robot_state_publisher, so all three use t
 """
 import os
 
-import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
@@ -30,6 +29,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
+from vm_dynamics.config.params import read_params_file
 from vm_dynamics.nodes.launching import launch_lockstep, parse_bool_argument
 from vm_dynamics.nodes.robot import robot_descriptions
 
@@ -42,9 +42,10 @@ def _scenario(share, scenario):
         share, "config", scenario + ".yaml")
     if not os.path.isfile(path):
         raise RuntimeError(f"scenario {scenario!r}: file {path!r} not found")
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh)
-    return path, doc["/**"]["ros__parameters"]
+    try:      # bounded in size and nesting, as the nodes read it
+        return path, read_params_file(path)
+    except ValueError as exc:
+        raise RuntimeError(f"scenario: {exc}") from None
 
 
 def _bool(text, name):

@@ -276,7 +276,11 @@ def test_outputs_never_write_through_planted_symlinks(tmp_path):
         victim.write_text("precious")
         (out / name).symlink_to(victim)
         victims[name] = victim
-    assert cli.main(["planar_rover", "--duration", "0.05", "--out", str(out), "--quiet"]) == 0
+    # a directory with files vm-sim did not write is refused unless --force
+    assert cli.main(["planar_rover", "--duration", "0.05", "--out", str(out), "--quiet"]) == 2
+    assert all(victim.read_text() == "precious" for victim in victims.values())
+    assert cli.main(["planar_rover", "--duration", "0.05", "--out", str(out), "--quiet",
+                     "--force"]) == 0
     for name, victim in victims.items():
         assert victim.read_text() == "precious", name
         assert (out / name).is_file() and not (out / name).is_symlink(), name

@@ -3,13 +3,16 @@
     vm-sim SCENARIO [--duration S] [--dt S] [--integrator NAME] [--controller NAME|none]
                     [-p NAME:=VALUE ...] [--joint-positions LIST] [--joint-velocities LIST]
                     [--base-position LIST] [--base-orientation LIST] [--base-twist LIST]
-                    [--out DIR] [--record-rate HZ] [--no-plots] [--quiet]
+                    [--out DIR [--force]] [--record-rate HZ] [--no-plots] [--quiet]
     vm-sim --list
 
 Writes to DIR (default ``out/<scenario>``): ``trajectory.mcap`` (``/joint_states``, ``/odom``,
 ``/tf`` of every moving link, ``/tf_static``, ``/robot_description``, ``/clock``; playable with
 ``ros2 bag play``, opens in Foxglove and ``vm-view``), ``summary.json`` and PNG plots.
 ``--view`` shows the run live in the browser (``vm-view``), ``--video FILE.mp4|.gif`` renders it.
+DIR must be new, empty or an earlier run's output (``--force`` writes into a directory that
+holds other files); it is never a system directory (``/``, ``/etc``, ``/usr``, the home
+directory, ...), also not through a symbolic link.
 
 **Parameters.**  The scenario file's values are overridden by ``-p name:=value`` (the ROS 2
 syntax and typing of the nodes: ``-p controller.kp:=30.0``, ``-p initial.joint_positions:=[0.1,
@@ -41,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["main", "run_scenario", "EXIT_OK", "EXIT_USAGE", "EXIT_DIVERGED", "EXIT_INTERRUPTED",
-           "DIVERGENCE_LIMITS", "parse_param_overrides", "resolve_controller_params"]
+           "DIVERGENCE_LIMITS", "SYSTEM_TREES", "SYSTEM_DIRS", "parse_param_overrides",
+           "resolve_controller_params"]
 
 EXIT_OK, EXIT_USAGE, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 2, 3, 130
 
@@ -55,6 +59,14 @@ MAX_KEPT_SAMPLES = 50_000
 
 #: Names allowed for the default output directory ``out/<scenario>``.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+#: Output directories vm-sim never writes into: these trees of the operating system (and
+#: everything below them) ...
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
+                "/run", "/sbin", "/sys", "/usr", "/System", "/Library", "/private/etc")
+#: ... and these directories themselves (their subdirectories are fine), with the home
+#: directory.
+SYSTEM_DIRS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/var",
+               "/var/tmp", "/Users", "/Volumes", "/private", "/private/tmp", "/private/var")
 
 _INITIAL_OPTIONS = (("joint_positions", "--joint-positions"),
                     ("joint_velocities", "--joint-velocities"),
@@ -90,7 +102,11 @@ def _parser():
     for key, flag in _INITIAL_OPTIONS:
         init.add_argument(flag, metavar="LIST", dest=key,
                           help=f"initial.{key}: numbers as [a, b, ...] or a,b,...")
-    p.add_argument("--out", help="output directory (default: out/<scenario>)")
+    p.add_argument("--out", help="output directory (default: out/<scenario>); a new or empty "
+                   "directory, or one an earlier vm-sim run wrote (see --force)")
+    p.add_argument("--force", action="store_true",
+                   help="write into an existing directory that holds other files (never into "
+                   "a system directory such as / or /etc)")
     p.add_argument("--record-rate", type=float, default=100.0,
                    help="rate of the MCAP recording, Hz (default 100; 0 = every step)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -211,11 +227,53 @@ class _Run:
     setup_time: float | None = None                 # wall s of the engine's set-up (kernels)
 
 
-def _output_dir(scn, out_arg) -> Path:
+def _system_directory(real: Path) -> str | None:
+    """The system directory ``real`` (a resolved path) is or lies in, else None."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    text = str(real)
+    for tree in SYSTEM_TREES:
+        if text == tree or text.startswith(tree + os.sep):
+            return tree
+    if text in SYSTEM_DIRS or text == home:
+        return text
+    return None
+
+
+def _earlier_output(directory: Path) -> bool:
+    """``directory`` holds the summary.json of an earlier vm-sim run (a regular file with a
+    JSON object naming a scenario and an integrator)."""
+    summary = directory / "summary.json"
+    try:
+        if summary.is_symlink() or not summary.is_file() or summary.stat().st_size > 2**20:
+            return False
+        data = json.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "scenario" in data and "integrator" in data
+
+
+def _foreign_entries(directory: Path, limit: int = 3) -> list:
+    """Up to ``limit`` names in an existing ``directory`` if it is neither empty nor an
+    earlier vm-sim output directory."""
+    with os.scandir(directory) as it:
+        names = []
+        for entry in it:
+            names.append(entry.name)
+            if len(names) >= limit:
+                break
+    if not names or _earlier_output(directory):
+        return []
+    return sorted(names)
+
+
+def _output_dir(scn, out_arg, force: bool = False) -> Path:
     """The output directory, created and checked writable; ``UsageError`` otherwise.
 
     Without ``--out`` it is ``out/<scenario name>``: the name must be a plain file name and the
-    directory must resolve inside ``out/`` (no ``..``, no absolute path, no link leaving it)."""
+    directory must resolve inside ``out/`` (no ``..``, no absolute path, no link leaving it).
+    Either way it must not be, or resolve (through symbolic links) into, a system directory
+    (:data:`SYSTEM_TREES`, :data:`SYSTEM_DIRS`, the home directory), and an existing
+    directory must be empty or hold an earlier run's output, unless ``force``."""
     if out_arg is not None:
         out, flag = Path(out_arg), "--out"
         if str(out_arg).strip() == "":
@@ -228,9 +286,21 @@ def _output_dir(scn, out_arg) -> Path:
         if not out.resolve().is_relative_to(Path("out").resolve()):   # before touching it
             raise UsageError(f"output directory: {str(out)!r} resolves to "
                              f"{str(out.resolve())!r}, outside out/; pass --out DIR")
+    real = Path(os.path.realpath(out))
+    system = _system_directory(real)
+    if system is not None:
+        where = "" if str(real) == str(out) else f" (it resolves to {str(real)!r})"
+        raise UsageError(f"{flag}: {str(out)!r} is a system directory or lies in one "
+                         f"({system}){where}; vm-sim writes only into directories of your own")
     if out.exists() and not out.is_dir():
         raise UsageError(f"{flag}: {str(out)!r} exists and is not a directory")
     try:
+        if out.is_dir() and not force:
+            foreign = _foreign_entries(out)
+            if foreign:
+                raise UsageError(f"{flag}: {str(out)!r} already holds files that are not an "
+                                 f"earlier vm-sim run's ({', '.join(foreign)}, ...); choose a "
+                                 f"new or empty directory, or pass --force to write there")
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=out, prefix=".vm-sim-write-test.")
         os.close(fd)
@@ -252,9 +322,10 @@ def _check_initial_within_limits(scn):
                              f"limit beyond which vm-sim declares divergence")
 
 
-def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, explicit=()) -> _Run:
+def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, explicit=(),
+                force=False) -> _Run:
     """Build and check the controller, the reference and the output directory (ValueError or
-    UsageError for bad values)."""
+    UsageError for bad values; ``force``: see :func:`_output_dir`)."""
     from ..control import available_controllers, get_controller
     from ..control.references import reference_from_config
     from ..sim.simulate import State
@@ -287,7 +358,7 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
         as_vector(tau, scn.model.n, f"controller {name}: tau at t = 0")
         as_vector(bw, scn.model.b, f"controller {name}: base_wrench at t = 0")
         ctrl.reset(scn.model, state0, external=external)
-    out = _output_dir(scn, out_dir)
+    out = _output_dir(scn, out_dir, force)
     return _Run(scn=scn, ctrl_name=name, ctrl=ctrl, reference=reference, out=out,
                 record_rate=float(record_rate), plots=plots, progress=progress, notes=notes)
 
@@ -483,14 +554,15 @@ def _simulate(run: _Run, log):
 
 
 def run_scenario(scn, controller_name=None, out_dir=None, progress=True, record_rate=100.0,
-                 plots=True, log=print, _explicit=()):
+                 plots=True, log=print, _explicit=(), force=False):
     """Simulate a loaded :class:`~vm_dynamics.config.scenario.Scenario` and write its outputs.
 
     Everything that depends on the input (controller and its parameters, reference, output
     directory) is checked before the simulation.  Returns the summary dict; its
     ``"diverged"`` and ``"interrupted"`` keys tell how the run ended.
     """
-    run = prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, _explicit)
+    run = prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, _explicit,
+                      force)
     return execute_run(run, log)
 
 
@@ -784,7 +856,7 @@ def _main(argv) -> int:
                 scn = load_scenario(args.scenario, overrides)
                 run = prepare_run(scn, args.controller, args.out, args.record_rate,
                                   not args.no_plots, not args.quiet and sys.stderr.isatty(),
-                                  explicit)
+                                  explicit, args.force)
             except ValueError as exc:
                 raise UsageError(str(exc).splitlines()[0]) from None
     except UsageError as exc:

@@ -1,66 +1,50 @@
 """Parameter files and parameter trees, shared by ``vm-sim``, the node cores and the viewer.
 
 A scenario file is a ROS 2 parameter file (``/**: ros__parameters: ...``).  This module reads
-it safely (:func:`read_params_file`: no YAML aliases, bounded size), converts between nested
-mappings and ROS's flat dotted names (:func:`flatten`, :func:`unflatten`), applies
+it safely (:func:`read_params_file`: no YAML aliases; bounded size, depth and value count),
+converts between nested mappings and ROS's flat dotted names (:func:`flatten`,
+:func:`unflatten`), applies
 ``name:=value`` overrides (:func:`apply_overrides`) and checks scalar values
 (:func:`number`, :func:`mapping`).  Vectors are checked by
 :func:`vm_dynamics.core.validation.as_vector`.
 """
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import yaml
 
+from ..core.bounded_yaml import (
+    MAX_YAML_DEPTH,
+    MAX_YAML_NODES,
+    BoundedYamlLoader,
+    load_yaml_file,
+)
 from ..core.paramtree import flatten, unflatten
 
-__all__ = ["MAX_PARAMS_FILE_BYTES", "read_params_file", "flatten", "unflatten",
-           "parameter_defaults", "apply_overrides", "unflatten_reference", "number", "mapping",
-           "short"]
+__all__ = ["MAX_PARAMS_FILE_BYTES", "MAX_PARAMS_DEPTH", "MAX_PARAMS_NODES", "ParamsLoader",
+           "read_params_file", "flatten", "unflatten", "parameter_defaults", "apply_overrides",
+           "unflatten_reference", "number", "mapping", "short"]
 
 
 #: Largest parameter file read (bytes): the shipped scenarios are ~2 kB.
 MAX_PARAMS_FILE_BYTES = 4 * 1024 * 1024
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that rejects aliases (``*name``), as rcl's parameter parser does.
-
-    An alias bomb (anchors referring to anchors) would otherwise expand to gigabytes."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, f"aliases ('*{event.anchor}') are not supported in parameter files "
-                "(ROS 2 rejects them too)", event.start_mark)
-        return super().compose_node(parent, index)
+#: Deepest nesting and most values of a parameter file or value
+#: (:mod:`vm_dynamics.core.bounded_yaml`: PyYAML's parser is quadratic in the depth).
+MAX_PARAMS_DEPTH = MAX_YAML_DEPTH
+MAX_PARAMS_NODES = MAX_YAML_NODES
+#: The YAML loader of parameter files and values, with those bounds.
+ParamsLoader = BoundedYamlLoader
 
 
 def read_params_file(path) -> dict:
     """Return the ``ros__parameters`` of the ``/**`` (or first) node in a ROS 2 params file.
 
     YAML aliases are rejected (as by rcl) and the file may be at most
-    :data:`MAX_PARAMS_FILE_BYTES` long; every problem is a ``ValueError`` naming the file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(MAX_PARAMS_FILE_BYTES + 1)
-        if len(text) > MAX_PARAMS_FILE_BYTES:
-            raise ValueError(f"{path}: larger than {MAX_PARAMS_FILE_BYTES} bytes; not a "
-                             f"parameter file")
-        stream = io.StringIO(text)
-        stream.name = str(path)                        # YAML errors quote the file
-        doc = yaml.load(stream, Loader=_NoAliasLoader)   # noqa: S506 - a SafeLoader subclass
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
+    :data:`MAX_PARAMS_FILE_BYTES` long, :data:`MAX_PARAMS_DEPTH` levels deep and hold
+    :data:`MAX_PARAMS_NODES` values; every problem is a ``ValueError`` naming the file."""
+    doc = load_yaml_file(path, MAX_PARAMS_FILE_BYTES)
     if not isinstance(doc, dict) or not doc:
         raise ValueError(f"{path}: expected a ROS 2 parameter file ('/**: ros__parameters: ...')")
     node = doc.get("/**", next(iter(doc.values())))

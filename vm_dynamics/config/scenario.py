@@ -7,6 +7,7 @@ the same file ``vm-sim <name>`` does.  Keys (nested maps become dotted ROS param
     scenario: spacecraft_arm             # name
     description: "..."
     robot_description_file: spacecraft_arm.urdf.xacro   # relative to the package's urdf/
+    robot_description_xacro: safe        # safe (default) | full (trusted files) | off
     base_type: SE3                       # SE3 | SE2 | SO3 | fixed
     gravity: [0.0, 0.0, 0.0]             # inertial frame, m/s²
     integrator: rkmk4                    # rkmk4 | lie_euler | dopri5
@@ -33,7 +34,8 @@ from ..core.validation import MAX_MAGNITUDE, as_vector
 from ..model.hydrodynamics import Hydrodynamics, load_hydrodynamics
 from ..model.model import Model, load_model
 from ..model.mounting import model_options
-from ..model.urdf import resolve_package_path
+from ..model.urdf import DEFAULT_XACRO, read_urdf_source, resolve_package_path
+from ..model.xacro_expansion import xacro_mode
 from .params import apply_overrides, mapping, number, read_params_file, short, unflatten_reference
 from .sections import (
     EffortInput,
@@ -103,6 +105,7 @@ class Scenario:
     reference: dict | None = None
     effort_input: EffortInput | None = None
     prescribed: PrescribedMotion | None = None
+    xacro: str = DEFAULT_XACRO       # how urdf_path is expanded (robot_description_xacro)
 
     # the initial state by its short names
     g0 = property(lambda self: self.initial.g)
@@ -112,15 +115,16 @@ class Scenario:
 
     @property
     def robot_description(self) -> str:
-        """The URDF of :attr:`model` for viewers and recordings: the file's path, or, with a
-        ``vehicle`` or ``locked_joints``, the URDF text with the vehicle link and its mount
-        spliced in and the locked joints fixed (:func:`~vm_dynamics.model.mounting.effective_urdf`)."""
+        """The URDF text of :attr:`model` for viewers and recordings: the file expanded as
+        the scenario says (``robot_description_xacro``), with a ``vehicle`` or
+        ``locked_joints`` the vehicle link and its mount spliced in and the locked joints fixed
+        (:func:`~vm_dynamics.model.mounting.effective_urdf`)."""
+        xml = read_urdf_source(str(self.urdf_path), xacro=self.xacro)[0]
         opts = model_options(self.params)
         if not (opts["locked_joints"] or opts["vehicle"]):
-            return str(self.urdf_path)
+            return xml
         from ..model.mounting import effective_urdf
-        from ..model.urdf import read_urdf_source
-        return effective_urdf(read_urdf_source(str(self.urdf_path))[0], **opts)
+        return effective_urdf(xml, **opts)
 
     def environment_wrenches(self, t, state) -> tuple[np.ndarray, dict]:
         """The water's wrenches at ``state``: ``(vehicle b-vector, {link: [f; n]})`` (zero and
@@ -194,6 +198,8 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         raise ValueError(f"robot_description_file: expected a file name, got {short(rd)}")
     urdf_path = (Path(resolve_package_path(rd)) if rd.startswith("package://")
                  else Path(rd) if Path(rd).is_absolute() else urdf_dir / rd)
+    xacro = xacro_mode(params.get("robot_description_xacro", DEFAULT_XACRO),
+                       "robot_description_xacro")
     base = params.get("base_type", "SE3")
     gravity = params.get("gravity", [0.0, 0.0, -9.81])
     if not isinstance(base, str):
@@ -220,7 +226,8 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     if hf is not None and not isinstance(hf, str):
         raise ValueError(f"hydrodynamics_file: expected a file name, got {short(hf)}")
 
-    model = load_model(str(urdf_path), base=base, gravity=gravity, **model_options(params))
+    model = load_model(str(urdf_path), base=base, gravity=gravity, xacro=xacro,
+                       **model_options(params))
     hydro = None
     if hf:
         hf = Path(hf)
@@ -234,7 +241,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         duration=duration, integrator=integrator,
         hydrodynamics=hydro, controller=dict(ctrl) if ctrl else None,
         reference=unflatten_reference(reference, model.n),
-        effort_input=effort_input(input_, model.n),
+        effort_input=effort_input(input_, model.n), xacro=xacro,
     )
     scn.prescribed = prescribed_motion(prescribed, scn.q0)
     if scn.prescribed is not None:      # evaluate once, so that its errors surface now

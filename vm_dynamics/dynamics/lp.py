@@ -123,7 +123,9 @@ def inertia_terms(model, kin: Kinematics, derivatives: bool = True) -> InertiaTe
     M0_6 = model.vehicle_inertia + np.sum(XtD @ X, axis=0)
     M0m_6 = np.sum(XtD @ Jm, axis=0)
     DJ = D @ Jm
-    Mm = np.sum(np.transpose(Jm, (0, 2, 1)) @ DJ, axis=0)
+    # Σ_j Jm_jᵀ D_j Jm_j as one (n, 6n) @ (6n, n) product: O(n²) memory (a batched
+    # product summed afterwards holds n×n×n numbers, 8 GB at 1 000 joints)
+    Mm = Jm.reshape(6 * n, n).T @ DJ.reshape(6 * n, n)
     cp = model.coupling
     if not cp.trivial:
         Gc = cp.G

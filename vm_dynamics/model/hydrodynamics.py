@@ -20,11 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import yaml
 
+from ..core.bounded_yaml import load_yaml_file
 from ..core.validation import as_vector
 
-__all__ = ["Hydrodynamics", "load_hydrodynamics"]
+__all__ = ["Hydrodynamics", "load_hydrodynamics", "MAX_HYDRODYNAMICS_FILE_BYTES"]
+
+#: Largest hydrodynamics file read (bytes; the shipped one is ~2 kB); the YAML is bounded in
+#: depth and size as parameter files are (:mod:`vm_dynamics.core.bounded_yaml`).
+MAX_HYDRODYNAMICS_FILE_BYTES = 1024 * 1024
 
 
 def _mat6(x, name):
@@ -115,10 +119,11 @@ def load_hydrodynamics(path_or_dict, gravity_magnitude: float | None = None) -> 
     else:
         where = str(path_or_dict)
         try:
-            with open(path_or_dict, encoding="utf-8") as fh:
-                d = yaml.safe_load(fh)
-        except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"{where}: cannot read hydrodynamics file: {exc}") from None
+            d = load_yaml_file(path_or_dict, MAX_HYDRODYNAMICS_FILE_BYTES)
+        except ValueError as exc:
+            raise ValueError(f"hydrodynamics file: {exc}") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"{where}: expected a mapping of hydrodynamic parameters")
     try:
         rho = float(d.get("water_density", 1025.0))
         gmag = float(gravity_magnitude if gravity_magnitude is not None else d.get("gravity", 9.81))

@@ -28,7 +28,7 @@ from ..core import lie
 from ..core.groups import get_group
 from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_vector
 from ..dynamics import lp
-from .urdf import KinematicTree, parse_urdf
+from .urdf import DEFAULT_XACRO, KinematicTree, parse_urdf
 
 __all__ = ["Model", "load_model", "JointCoupling"]
 
@@ -218,8 +218,14 @@ class Model:
         if not self.n:
             return
         d = np.sqrt(np.clip(np.diag(Mhat), 1e-300, None))
-        ev, vec = np.linalg.eigh(0.5 * (Mhat + Mhat.T) / np.outer(d, d))
-        if ev[0] > self.SINGULAR_TOL:
+        scaled = 0.5 * (Mhat + Mhat.T) / np.outer(d, d)
+        try:    # λ_min > tol iff scaled − tol·I has a Cholesky factor (a fraction of eigh's cost)
+            np.linalg.cholesky(scaled - self.SINGULAR_TOL * np.eye(len(d)))
+            return
+        except np.linalg.LinAlgError:
+            pass
+        ev, vec = np.linalg.eigh(scaled)
+        if ev[0] > self.SINGULAR_TOL:   # Cholesky's rounding at the boundary
             return
         v = vec[:, 0] / d
         v = v / np.abs(v).max()
@@ -488,7 +494,7 @@ class Model:
 
 
 def load_model(source, base="SE3", gravity=(0.0, 0.0, -9.81), locked_joints=None,
-               vehicle=None, xacro="full") -> Model:
+               vehicle=None, xacro=DEFAULT_XACRO) -> Model:
     """Build a :class:`Model` from a URDF path, a URDF XML string, or a ``.xacro`` path.
 
     The URDF's root link is the vehicle; ``base`` names its displacement subgroup (``"SE3"``,
@@ -502,8 +508,10 @@ def load_model(source, base="SE3", gravity=(0.0, 0.0, -9.81), locked_joints=None
     * ``vehicle={"mass", "com", "inertia", "mount", "name"}`` mounts the URDF (an arm) on a
       new root body, as if a vehicle link and a fixed joint at the pose ``mount`` had been
       spliced into the XML (:mod:`vm_dynamics.model.mounting`).
-    * ``xacro`` — ``"full"`` (trusted: xacro files are code), ``"safe"`` (arithmetic-only
-      expressions) or ``"off"`` (plain URDF only); see :mod:`vm_dynamics.model.urdf`.
+    * ``xacro`` — how a ``.xacro`` file is expanded: ``"safe"`` (default: arithmetic-only
+      expressions), ``"full"`` (every xacro feature, for a trusted file: xacro files are code)
+      or ``"off"`` (plain URDF only); always within a time and size budget, see
+      :mod:`vm_dynamics.model.xacro_expansion`.
 
     Raises ``ValueError`` naming the link or joint for unsupported or physically impossible
     models, including singular or nearly singular mass matrices (with the fix).

@@ -1,6 +1,6 @@
 """URDF → kinematic tree of rigid bodies (fixed joints merged), with validation.
 
-``parse_urdf(source, locked_joints=None, xacro="full")`` reads a URDF file path, a URDF XML
+``parse_urdf(source, locked_joints=None, xacro="safe")`` reads a URDF file path, a URDF XML
 string, or a ``.xacro`` file (expanded with the PyPI ``xacro`` package) and returns a
 :class:`KinematicTree`:
 
@@ -23,13 +23,17 @@ self-loops, links not connected to the root (islands, closed loops), several roo
 inertias and lengths outside the physical range below (:data:`MAX_MASS`, :data:`MAX_INERTIA`,
 :data:`MAX_LENGTH`), non-physical inertia tensors.
 
-**Xacro files are code.** Expanding a ``.xacro`` file evaluates Python expressions and
-substitution arguments (``$(eval …)``, ``$(env …)``), which can run arbitrary code on the
-machine and read files. ``xacro="full"`` (the default of the library) trusts the file;
-``xacro="safe"`` evaluates only arithmetic ``${…}`` expressions (numbers, strings, properties,
-``+ - * / // % **``, comparisons, ``a if c else b`` and the math functions of
-:data:`SAFE_XACRO_FUNCTIONS`) and only the ``$(arg …)``, ``$(find …)``, ``$(cwd)`` and
-``$(dirname)`` substitutions; ``xacro="off"`` accepts plain URDF only.
+**Xacro files are code.** ``.xacro`` files are expanded by
+:func:`~.xacro_expansion.expand_xacro` (one policy for every entry point, with a time and
+size budget): ``xacro="safe"`` (the default) evaluates only arithmetic ``${…}`` expressions
+and the ``$(arg …)``, ``$(find …)``, ``$(cwd)`` and ``$(dirname)`` substitutions;
+``xacro="full"`` trusts the file (every xacro feature: it can run any code); ``xacro="off"``
+accepts plain URDF only.
+
+Size limits: a URDF (file, string or expansion) of at most
+:data:`~.xacro_expansion.MAX_URDF_BYTES` bytes and at most :data:`MAX_LINKS` links; loading
+costs O(links²) memory and O(links³) time (the mass-matrix checks): 140 MB and ~10 s at the
+limit (a loaded 2-core machine).
 """
 from __future__ import annotations
 
@@ -41,11 +45,13 @@ import numpy as np
 
 from ..core import lie
 from ..core.rotations import rpy_to_matrix
+from .xacro_expansion import DEFAULT_XACRO, MAX_URDF_BYTES, XACRO_MODES, expand_xacro, xacro_mode
+from .xacro_worker import SAFE_XACRO_FUNCTIONS
 
 __all__ = ["Body", "Frame", "KinematicTree", "parse_urdf", "read_urdf_source",
            "resolve_package_path", "origin_transform", "transform_inertia", "joint_axis",
            "spatial_inertia", "joint_motion", "MAX_MASS", "MAX_INERTIA", "MAX_LENGTH",
-           "XACRO_MODES"]
+           "MAX_LINKS", "MAX_URDF_BYTES", "XACRO_MODES", "DEFAULT_XACRO", "SAFE_XACRO_FUNCTIONS"]
 
 MOVABLE = ("revolute", "continuous", "prismatic")
 _UNSUPPORTED = ("floating", "planar")
@@ -55,8 +61,9 @@ _UNSUPPORTED = ("floating", "planar")
 MAX_MASS = 1e9          # kg, per link (a large ship is ~1e8 kg)
 MAX_INERTIA = 1e15      # kg m^2, per entry of a link's rotational inertia about its CoM
 MAX_LENGTH = 1e4        # m, per coordinate of a joint origin or a CoM offset
-#: ``xacro=`` modes of :func:`read_urdf_source` / :func:`parse_urdf` / ``load_model``.
-XACRO_MODES = ("full", "safe", "off")
+#: Most ``<link>`` elements of a URDF: the model's arrays and checks grow with the square of
+#: the links (memory) and their cube (time): 140 MB and ~10 s at this limit.
+MAX_LINKS = 1000
 
 
 @dataclass
@@ -148,15 +155,15 @@ def resolve_package_path(uri: str) -> str:
                      f"AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the Python environment)")
 
 
-def read_urdf_source(source, xacro: str = "full") -> tuple[str, str]:
+def read_urdf_source(source, xacro: str = DEFAULT_XACRO) -> tuple[str, str]:
     """Return ``(xml_text, description)`` for a path, ``.xacro`` path, or XML string.
 
-    ``xacro`` (see the module docstring; xacro files are code): ``"full"`` expands ``.xacro``
-    files with every xacro feature (trusted files only), ``"safe"`` with arithmetic expressions
-    only, ``"off"`` refuses ``.xacro`` files and xacro markup in any source.
+    ``xacro`` (see the module docstring; xacro files are code): ``"safe"`` (default) expands
+    ``.xacro`` files with arithmetic expressions only, ``"full"`` with every xacro feature
+    (trusted files only), ``"off"`` refuses ``.xacro`` files and xacro markup in any source.
+    Every source is at most :data:`MAX_URDF_BYTES` long.
     """
-    if xacro not in XACRO_MODES:
-        raise ValueError(f"xacro={xacro!r}: choose one of {', '.join(XACRO_MODES)}")
+    xacro = xacro_mode(xacro)
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):
@@ -165,6 +172,9 @@ def read_urdf_source(source, xacro: str = "full") -> tuple[str, str]:
     if source.startswith("package://"):
         source = resolve_package_path(source)
     elif stripped.startswith("<"):
+        if len(source) > MAX_URDF_BYTES:
+            raise ValueError(f"URDF string: {len(source)} characters; at most {MAX_URDF_BYTES} "
+                             f"are allowed")
         if xacro == "off" and "xmlns:xacro" in source:
             raise ValueError("URDF string: contains xacro markup (xmlns:xacro) but xacro='off' "
                              "accepts plain URDF only")
@@ -173,178 +183,19 @@ def read_urdf_source(source, xacro: str = "full") -> tuple[str, str]:
     if not os.path.isfile(path):
         raise ValueError(f"URDF file not found: {path!r}")
     if path.endswith(".xacro"):
-        if xacro == "off":
-            raise ValueError(f"{path}: xacro files are code and xacro='off' accepts plain URDF "
-                             f"only; expand it yourself (xacro {os.path.basename(path)} > "
-                             f"robot.urdf) or pass xacro='safe'")
-        try:
-            import xacro as xacro_pkg
-        except ImportError as exc:  # pragma: no cover - xacro is a dependency
-            raise ValueError(f"{path}: expanding .xacro needs the 'xacro' package") from exc
-        try:
-            if xacro == "safe":
-                with _safe_xacro(xacro_pkg):
-                    doc = xacro_pkg.process_file(path)
-            else:
-                doc = xacro_pkg.process_file(path)
-        except Exception as exc:  # xacro raises its own XacroException and others
-            raise ValueError(f"{path}: xacro expansion failed: {exc}") from exc
-        return doc.toprettyxml(indent="  "), path
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+        return expand_xacro(path, xacro), path
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(MAX_URDF_BYTES + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
+            from None
+    if len(text) > MAX_URDF_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_URDF_BYTES} bytes, the limit of a URDF")
     if xacro == "off" and "xmlns:xacro" in text:
         raise ValueError(f"{path}: contains xacro markup (xmlns:xacro) but xacro='off' accepts "
                          f"plain URDF only")
     return text, path
-
-
-#: Functions and constants a ``${…}`` expression may use with ``xacro="safe"``.
-SAFE_XACRO_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
-                        "tanh", "sqrt", "exp", "log", "log10", "radians", "degrees", "fabs",
-                        "floor", "ceil", "hypot", "pow", "copysign", "abs", "min", "max",
-                        "round", "int", "float", "bool", "str", "len")
-_SAFE_SUBSTITUTIONS = ("arg", "find", "cwd", "dirname")
-_XACRO_LOCK = __import__("threading").Lock()
-
-
-# complexity: a whitelist of AST node types, one branch each (here and in ev): flat reads best
-def _safe_eval_expr(expr: str, symbols):  # noqa: C901
-    """Evaluate a xacro ``${…}`` expression with arithmetic only (no attribute access except
-    ``math.<function>``, no calls except :data:`SAFE_XACRO_FUNCTIONS`, no comprehension,
-    lambda, subscript or dunder); raises ``ValueError`` naming the construct."""
-    import ast
-    import math
-    import operator as op
-
-    bin_ops = {ast.Add: op.add, ast.Sub: op.sub, ast.Mult: op.mul, ast.Div: op.truediv,
-               ast.FloorDiv: op.floordiv, ast.Mod: op.mod, ast.Pow: op.pow}
-    cmp_ops = {ast.Eq: op.eq, ast.NotEq: op.ne, ast.Lt: op.lt, ast.LtE: op.le, ast.Gt: op.gt,
-               ast.GtE: op.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
-    builtins = {"abs": abs, "min": min, "max": max, "round": round, "int": int, "float": float,
-                "bool": bool, "str": str, "len": len}
-    funcs = {name: getattr(math, name) for name in SAFE_XACRO_FUNCTIONS if hasattr(math, name)}
-    funcs.update(builtins)
-    consts = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan,
-              "True": True, "False": False}
-
-    def plain(v, what):
-        if isinstance(v, (bool, int, float, str)) and not (isinstance(v, str) and len(v) > 10000):
-            return v
-        if isinstance(v, (list, tuple)) and len(v) <= 1000 and all(
-                isinstance(x, (bool, int, float, str)) for x in v):
-            return v
-        raise ValueError(f"{what} is a {type(v).__name__}, not a number or string")
-
-    def ev(node):  # noqa: C901
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant):
-            return plain(node.value, "constant")
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return plain([ev(e) for e in node.elts], "list")
-        if isinstance(node, ast.Name):
-            if node.id.startswith("_"):
-                raise ValueError(f"name {node.id!r} is not allowed")
-            if node.id in consts and node.id not in symbols:
-                return consts[node.id]
-            try:
-                v = symbols[node.id]
-            except KeyError:
-                if node.id in consts:
-                    return consts[node.id]
-                raise ValueError(f"undefined property {node.id!r}") from None
-            return plain(v, f"property {node.id!r}")
-        if isinstance(node, ast.BinOp) and type(node.op) in bin_ops:
-            a, b = ev(node.left), ev(node.right)
-            if isinstance(node.op, ast.Pow) and isinstance(a, int) and isinstance(b, int) \
-                    and abs(b) > 64:
-                a = float(a)           # no huge integer powers (9**9**9)
-            if isinstance(node.op, ast.Mult) and (isinstance(a, str) or isinstance(b, str)):
-                raise ValueError("string repetition is not allowed")
-            return bin_ops[type(node.op)](a, b)
-        if isinstance(node, ast.UnaryOp):
-            v = ev(node.operand)
-            if isinstance(node.op, ast.USub):
-                return -v
-            if isinstance(node.op, ast.UAdd):
-                return +v
-            if isinstance(node.op, ast.Not):
-                return not v
-        if isinstance(node, ast.BoolOp):
-            vals = [ev(v) for v in node.values]
-            out = vals[0]
-            for v in vals[1:]:
-                out = (out and v) if isinstance(node.op, ast.And) else (out or v)
-            return out
-        if isinstance(node, ast.Compare):
-            left = ev(node.left)
-            for o, c in zip(node.ops, node.comparators):
-                right = ev(c)
-                if type(o) not in cmp_ops or not cmp_ops[type(o)](left, right):
-                    if type(o) not in cmp_ops:
-                        raise ValueError(f"comparison {type(o).__name__} is not allowed")
-                    return False
-                left = right
-            return True
-        if isinstance(node, ast.IfExp):
-            return ev(node.body) if ev(node.test) else ev(node.orelse)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id == "math" and not node.attr.startswith("_"):
-            if node.attr in consts:
-                return consts[node.attr]
-            if node.attr in funcs:
-                return funcs[node.attr]
-        if isinstance(node, ast.Call) and not node.keywords:
-            f = node.func
-            name = f.id if isinstance(f, ast.Name) else (
-                f.attr if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
-                and f.value.id == "math" else None)
-            if name in funcs:
-                return plain(funcs[name](*[ev(a) for a in node.args]), f"{name}(...)")
-            raise ValueError(f"call of {ast.unparse(f)!r} is not allowed")
-        raise ValueError(f"{type(node).__name__} {ast.unparse(node)!r} is not allowed")
-
-    try:
-        tree = ast.parse(str(expr).strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ValueError(f"invalid expression {expr!r}: {exc.msg}") from None
-    try:
-        return ev(tree)
-    except ValueError as exc:
-        raise ValueError(f"xacro='safe': expression {expr!r}: {exc}") from None
-
-
-class _safe_xacro:
-    """Context manager: xacro's expression evaluator and substitution arguments restricted
-    (``xacro="safe"``); xacro is module-global, so expansions are serialised by a lock."""
-
-    def __init__(self, pkg):
-        self.pkg = pkg
-
-    def __enter__(self):
-        _XACRO_LOCK.acquire()
-        pkg = self.pkg
-        self.saved = (pkg.safe_eval, pkg.eval_extension)
-        orig_ext = pkg.eval_extension
-
-        def safe_eval(expr, globals, locals=None):
-            return _safe_eval_expr(expr, globals if locals is None else locals)
-
-        def eval_extension(s):
-            body = s[2:-1].strip() if s.startswith("$(") and s.endswith(")") else s
-            cmd = body.split(None, 1)[0] if body else ""
-            if cmd not in _SAFE_SUBSTITUTIONS:
-                raise ValueError(f"xacro='safe': substitution $({cmd} …) is not allowed (only "
-                                 f"{', '.join('$(' + c + ')' for c in _SAFE_SUBSTITUTIONS)})")
-            return orig_ext(s)
-
-        pkg.safe_eval, pkg.eval_extension = safe_eval, eval_extension
-        return self
-
-    def __exit__(self, *exc):
-        self.pkg.safe_eval, self.pkg.eval_extension = self.saved
-        _XACRO_LOCK.release()
-        return False
 
 
 def _floats(text, n, what):
@@ -658,12 +509,13 @@ def _check_connected(links, frames, joints, parent_joint, root_link: str, desc: 
                          f"a closed loop (an island); a URDF must be one tree")
 
 
-def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree:
+def parse_urdf(source, locked_joints=None, xacro: str = DEFAULT_XACRO) -> KinematicTree:
     """Parse and validate a URDF into a :class:`KinematicTree` (see module docstring).
 
     ``locked_joints`` — ``{joint name: value}`` (rad or m) of movable joints to freeze; a joint
     that mimics a locked joint is locked with it; a mimic joint itself cannot be locked (lock
-    its master).  ``xacro`` — ``"full"``, ``"safe"`` or ``"off"`` (:func:`read_urdf_source`).
+    its master).  ``xacro`` — ``"safe"`` (default), ``"full"`` or ``"off"``
+    (:func:`read_urdf_source`).  At most :data:`MAX_LINKS` links.
     """
     text, desc = read_urdf_source(source, xacro=xacro)
     try:
@@ -673,6 +525,10 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
     if root.tag != "robot":
         raise ValueError(f"{desc}: root element is <{root.tag}>, expected <robot>")
     robot_name = root.get("name", "robot")
+    n_links = len(root.findall("link"))
+    if n_links > MAX_LINKS:
+        raise ValueError(f"{desc}: {n_links} links; at most {MAX_LINKS} are supported (the "
+                         f"model's memory grows with the square of the links)")
 
     links = _collect_links(root, desc)
     joints, children_of, parent_joint, raw_mimic = _collect_joints(root, links, desc)
@@ -683,14 +539,15 @@ def parse_urdf(source, locked_joints=None, xacro: str = "full") -> KinematicTree
     _check_connected(links, frames, joints, parent_joint, root_link, desc)
 
     # mimics of a joint that is not a degree of freedom any more
+    dofs = {b.joint for b in bodies[1:]}
     for bd in bodies[1:]:
-        if bd.mimic is not None and bd.mimic[0] not in {b.joint for b in bodies[1:]}:
+        if bd.mimic is not None and bd.mimic[0] not in dofs:
             raise ValueError(f"joint '{bd.joint}': mimics joint '{bd.mimic[0]}', which is not "
                              f"a degree of freedom of the model")
 
     # Bodies were appended in discovery order, which is a valid topological order (parent < child)
+    merged = {f.body for f in frames.values() if f.name != bodies[f.body].name}
     for i, body in enumerate(bodies):
-        what = f"link '{body.name}'" + (" (with the links fixed to it)" if any(
-            f.body == i and f.name != body.name for f in frames.values()) else "")
+        what = f"link '{body.name}'" + (" (with the links fixed to it)" if i in merged else "")
         check_rigid_body_inertia(body.inertia, what)
     return KinematicTree(robot_name, bodies, frames, locked)

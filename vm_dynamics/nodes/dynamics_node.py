@@ -36,6 +36,7 @@ import time
 from collections import deque
 
 from ..config.params import parameter_defaults
+from ..core.signals import deferred_interrupts
 from ..ros import messages as rm
 from ..transport import QosSpec
 from ..transport import ros_args as rargs
@@ -290,11 +291,14 @@ def main(argv=None) -> int:
             + (", lockstep" if core.lockstep else "") + f"; joints {core.robot.joints}")
         DynamicsNode(transport, core)
 
-    try:
-        argv = wall_clock_argv(argv)
+    try:      # reads the parameter files: a Ctrl-C in it ends the node quietly, as in start-up
+        with deferred_interrupts() as stop:
+            argv = wall_clock_argv(argv)
     except ValueError as exc:
         print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
         return 2
+    if stop:
+        return 0
     return run_node(NODE_NAME, node_parameter_defaults, argv, start)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..config.sections import INITIAL_PARAMETERS
 from ..model.mounting import ROBOT_MODEL_PARAMETERS
+from ..model.xacro_expansion import DEFAULT_XACRO
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS"]
 
@@ -31,9 +32,10 @@ ROBOT_PARAMETERS: dict[str, tuple[Any, str]] = {
     "control_rate": (200.0, "controller rate, Hz (lockstep advances 1/control_rate per "
                      "command)"),
     "lockstep": (False, "advance one control period only when a fresh command arrived"),
-    "robot_description_xacro": ("safe", "xacro expansion of robot_description_file: safe "
-                                "(arithmetic ${} only; xacro files are code), full (trusted "
-                                "files), off (plain URDF only)"),
+    "robot_description_xacro": (DEFAULT_XACRO, "xacro expansion of robot_description_file: "
+                                "safe (arithmetic ${} only; xacro files are code), full "
+                                "(trusted files), off (plain URDF only); always within a time "
+                                "and size budget"),
     **ROBOT_MODEL_PARAMETERS,
 }
 

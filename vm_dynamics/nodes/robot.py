@@ -14,7 +14,8 @@ from ..core.validation import MAX_MAGNITUDE, as_vector
 from ..model.hydrodynamics import load_hydrodynamics
 from ..model.model import load_model
 from ..model.mounting import effective_urdf, kinematic_urdf, model_options
-from ..model.urdf import read_urdf_source, resolve_package_path
+from ..model.urdf import DEFAULT_XACRO, read_urdf_source, resolve_package_path
+from ..model.xacro_expansion import xacro_mode
 from .parameters import ROBOT_PARAMETERS
 
 __all__ = ["Robot", "load_robot", "robot_descriptions"]
@@ -51,14 +52,17 @@ def robot_descriptions(params: Mapping[str, Any]) -> tuple[str, str]:
     :func:`~vm_dynamics.model.mounting.effective_urdf`), which robot_state_publisher and RViz
     need, without the root link's inertia that KDL rejects
     (:func:`~vm_dynamics.model.mounting.kinematic_urdf`).  The launch files use it, so that all
-    three agree on the robot."""
+    three agree on the robot.  The file is expanded as ``robot_description_xacro`` says,
+    ``safe`` unless the parameters say ``full`` (:mod:`vm_dynamics.model.xacro_expansion`), as
+    the nodes do."""
     p = flatten(params)
     rdf = p.get("robot_description_file")
     if not isinstance(rdf, str) or not rdf:
         raise ValueError("robot_description_file: expected a file name or package:// URI")
     path = rdf if rdf.startswith("package://") else str(_share_file(
         rdf, "urdf", "robot_description_file"))
-    xml, _ = read_urdf_source(path, xacro=p.get("robot_description_xacro", "full"))
+    xml, _ = read_urdf_source(path, xacro=xacro_mode(
+        p.get("robot_description_xacro", DEFAULT_XACRO), "robot_description_xacro"))
     opts = model_options(p)
     effective = effective_urdf(xml, **opts) if opts["locked_joints"] or opts["vehicle"] else xml
     return xml, kinematic_urdf(effective)
@@ -79,7 +83,8 @@ def load_robot(params: Mapping[str, Any]) -> Robot:
         rdf = p["robot_description_file"]
         path = (resolve_package_path(rdf) if rdf.startswith("package://") else
                 _share_file(rdf, "urdf", "robot_description_file"))
-        xml, source = read_urdf_source(str(path), xacro=p["robot_description_xacro"])
+        xml, source = read_urdf_source(str(path), xacro=xacro_mode(
+            p["robot_description_xacro"], "robot_description_xacro"))
     else:
         raise ValueError("no robot: set robot_description (URDF XML) or robot_description_file")
     opts = model_options(p)

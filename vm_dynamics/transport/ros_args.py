@@ -42,6 +42,11 @@ Semantics reproduced
   ``--log-config-file``, ``--enable/--disable-{stdout,rosout,external-lib}-logs`` are accepted
   and recorded.
 * ``ROS_DOMAIN_ID``: unset or empty -> 0, else a decimal integer in [0, 232].
+* Bounds rcl does not have (PyYAML's pure-Python parser is quadratic in the nesting depth, so
+  a 200 kB file of nested lists would take minutes): a params file is at most
+  :data:`~vm_dynamics.config.params.MAX_PARAMS_FILE_BYTES` long, and a file or ``-p`` value
+  at most :data:`~vm_dynamics.config.params.MAX_PARAMS_DEPTH` levels deep with
+  :data:`~vm_dynamics.config.params.MAX_PARAMS_NODES` values.
 
 Every error is a ``ValueError`` that quotes the offending argument / file and line.
 """
@@ -55,6 +60,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import yaml
+
+from ..config.params import MAX_PARAMS_FILE_BYTES, ParamsLoader
 
 __all__ = [
     "RosArgs", "Remap", "ResolvedParams", "parse_ros_args", "remove_ros_args",
@@ -261,10 +268,13 @@ def _value_from_events(events: list, i: int, where: str) -> tuple[Any, int]:
 
 
 def _parse_events(text: str, where: str) -> list:
+    """The YAML events of ``text``, at most :data:`~vm_dynamics.config.params.MAX_PARAMS_DEPTH`
+    levels deep and :data:`~vm_dynamics.config.params.MAX_PARAMS_NODES` values (rcl has
+    no such bounds, but its C parser is not quadratic in the depth as PyYAML's is)."""
     try:
-        return list(yaml.parse(text, Loader=yaml.SafeLoader))
+        return list(yaml.parse(text, Loader=ParamsLoader))
     except yaml.YAMLError as exc:
-        raise ValueError(f"{where}: invalid YAML: {exc}") from exc
+        raise ValueError(f"{where}: invalid YAML: {' '.join(str(exc).split())}") from None
 
 
 def parse_param_value(text: str, where: str = "parameter value") -> Any:
@@ -384,9 +394,14 @@ def load_params_file(path: str, table: dict | None = None) -> dict[str, dict[str
     where = f"params file {path!r}"
     try:
         with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+            text = fh.read(MAX_PARAMS_FILE_BYTES + 1)
     except OSError as exc:
-        raise ValueError(f"{where}: cannot open: {exc.strerror or exc}") from exc
+        raise ValueError(f"{where}: cannot open: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 text ({exc.reason})") from None
+    if len(text) > MAX_PARAMS_FILE_BYTES:
+        raise ValueError(f"{where}: larger than {MAX_PARAMS_FILE_BYTES} bytes, the limit of a "
+                         f"parameter file")
     events = _parse_events(text, where)
     i = 0
     while i < len(events):
