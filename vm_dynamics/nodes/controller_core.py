@@ -47,9 +47,9 @@ ignored with a throttled warning, unless the node's ROS time went back too since
 accepted — the dynamics node's ``~/reset`` restarts ``/clock`` with the state, and that is the
 reset signal: the controller then re-initialises (references from messages dropped).  A spoofed
 or replayed old state therefore changes nothing.  If no newer state arrives for
-``state_timeout`` (1 s if disabled) while older ones keep coming, the controller re-synchronises
-on them (the source of the newer state is gone, or that state was stamped in the future).
-While the node sees another publisher of the state or ``/clock``
+``state_timeout`` of wall time (1 s if disabled) while older ones keep coming, the controller
+re-synchronises on them (the source of the newer state is gone, or that state was stamped in
+the future).  While the node sees another publisher of the state or ``/clock``
 (:attr:`ControllerCore.competing_sources`) time jumps are never taken for a reset.
 """
 from __future__ import annotations
@@ -323,8 +323,10 @@ class ControllerCore:
             self._external = external
         self._js = None          # (t, q, qd)
         self._od = None          # (t, g, V)
-        # ROS time at which the latest joint state / odometry was accepted (None: unknown)
+        # ROS time at which the latest joint state / odometry was accepted (None: unknown),
+        # and the wall time (``clock``)
         self._accepted_at: dict[str, float | None] = {"joint state": None, "odometry": None}
+        self._accepted_wall: dict[str, float] = {"joint state": 0.0, "odometry": 0.0}
         #: set by the node while another publisher of the state or /clock is seen: time
         #: jumps back are then never taken for a simulation reset
         self.competing_sources = False
@@ -368,8 +370,9 @@ class ControllerCore:
 
     @property
     def resync_period(self) -> float:
-        """ROS time after which older states are taken (re-synchronisation): the
-        ``state_timeout`` (the controller stops commanding then anyway), 1 s if disabled."""
+        """Wall time (``clock``) without a newer state after which older states are taken
+        (re-synchronisation): the ``state_timeout``, 1 s if disabled.  Wall time, not ROS
+        time: with two sources of ``/clock`` ROS time jumps back and forth."""
         timeout = float(self.params["state_timeout"])
         return timeout if timeout > 0 else 1.0
 
@@ -377,10 +380,11 @@ class ControllerCore:
         """Where a state stamped ``t`` stands relative to the latest accepted one (stamp
         ``last``), given the node's ROS time ``now``: ``"new"`` (not older), ``"reset"``
         (older, and ROS time went back too since ``last`` was accepted: the simulation was
-        reset; or no newer state for :attr:`resync_period`: re-synchronise on this source) or
-        ``"stale"`` (older while ROS time did not go back: a second publisher or a replayed
-        or spoofed message; ignored).  ``now=None`` (no ROS time known): stamps alone decide,
-        an older state is a reset."""
+        reset; not while :attr:`competing_sources`), ``"resync"`` (older, but no newer state
+        for :attr:`resync_period`: the newer source is gone, or that state was stamped in the
+        future; re-synchronise on this one) or ``"stale"`` (older while ROS time did not go
+        back: a second publisher or a replayed or spoofed message; ignored).  ``now=None``
+        (no ROS time known): stamps alone decide, an older state is a reset."""
         if last is None or t >= last - 1e-9:
             return "new"
         if now is None:
@@ -390,7 +394,7 @@ class ControllerCore:
             return "reset"
         if now < at - 1e-9 and not self.competing_sources:
             return "reset"
-        if now - at > self.resync_period:
+        if self.log.clock() - self._accepted_wall[what] > self.resync_period:
             return "resync"
         return "stale"
 
@@ -427,11 +431,12 @@ class ControllerCore:
                                f"(simulation reset)")
         elif order == "resync":
             self._reinitialise(f"no joint state newer than {last:.6g} s for "
-                               f"{self.resync_period:g} s: re-synchronised on the states at "
-                               f"{t:.6g} s")
+                               f"{self.resync_period:g} s (wall time): re-synchronised on the "
+                               f"states at {t:.6g} s")
         qd = js.velocity if js.velocity is not None else np.zeros(0)
         self._js = (t, js.position, qd)
         self._accepted_at["joint state"] = now
+        self._accepted_wall["joint state"] = self.log.clock()
         self._new_js = True
         return True
 
@@ -454,6 +459,7 @@ class ControllerCore:
             return self._stale("odometry", t, last)
         self._od = (t, od.g, twist)
         self._accepted_at["odometry"] = now
+        self._accepted_wall["odometry"] = self.log.clock()
         self._new_od = True
         return True
 
