@@ -21,6 +21,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -368,6 +369,20 @@ def probe(domain):
     t.shutdown()
 
 
+def _launch(procs, env, logs, tmp_path, dyn="dyn", lockstep=True):
+    """The controller, then (once it is up) the simulation.  In lockstep the simulation
+    advances only on commands, so the arm does not fall freely while discovery between the
+    two is still under way (seconds on a loaded machine: enough to make it diverge)."""
+    extra = ["-p", "lockstep:=true"] if lockstep else []
+    procs["ctl"] = _node("vm_dynamics.nodes.controller_node", env, logs["ctl"], *extra)
+    deadline = time.monotonic() + 90.0
+    while "[controller_node]: controller " not in _text(tmp_path, "ctl"):
+        assert time.monotonic() < deadline and procs["ctl"].poll() is None, \
+            _text(tmp_path, "ctl")
+        time.sleep(0.05)
+    procs[dyn] = _node("vm_dynamics.nodes.dynamics_node", env, logs[dyn], *extra)
+
+
 def _logs(tmp_path, *names):
     return {k: open(tmp_path / f"{k}.log", "w") for k in names}
 
@@ -402,8 +417,8 @@ def _settled(states, target, tol, n=25):
 def test_controller_survives_2000_partial_trajectories_and_follows_the_last(probe, tmp_path):
     t, env, states = probe
     logs = _logs(tmp_path, "dyn", "ctl")
-    procs = {"dyn": _node("vm_dynamics.nodes.dynamics_node", env, logs["dyn"]),
-             "ctl": _node("vm_dynamics.nodes.controller_node", env, logs["ctl"])}
+    procs = {}
+    _launch(procs, env, logs, tmp_path)
     try:
         pub = t.publisher("/controller_node/joint_trajectory", TRAJ)
         _start(t, pub, states, tmp_path)
@@ -429,8 +444,8 @@ def test_a_spoofed_old_state_keeps_the_trajectory_and_a_reset_reinitialises(prob
     from vm_dynamics.transport.types import service_typestore
     t, env, states = probe
     logs = _logs(tmp_path, "dyn", "ctl")
-    procs = {"dyn": _node("vm_dynamics.nodes.dynamics_node", env, logs["dyn"]),
-             "ctl": _node("vm_dynamics.nodes.controller_node", env, logs["ctl"])}
+    procs = {}
+    _launch(procs, env, logs, tmp_path)
     try:
         pub = t.publisher("/controller_node/joint_trajectory", TRAJ)
         _start(t, pub, states, tmp_path)
@@ -448,6 +463,9 @@ def test_a_spoofed_old_state_keeps_the_trajectory_and_a_reset_reinitialises(prob
                                                  np.zeros(2)))
                 t.spin_until(lambda: False, 0.05)
             t.spin_until(lambda: len(states) > n0 + 150, 30.0)
+            # the controller also reports the second publisher of its input
+            assert t.spin_until(lambda: "2 publishers of /joint_states (expected 1)"
+                                in _text(tmp_path, "ctl"), 30.0), _text(tmp_path, "ctl")
         finally:
             spoofer.shutdown()
         after = [s for s in states[n0:] if s.stamp_ns > 0]       # the simulation's own
@@ -481,8 +499,8 @@ def test_a_spoofed_old_state_keeps_the_trajectory_and_a_reset_reinitialises(prob
 def test_two_simulations_on_one_domain_are_reported(probe, tmp_path):
     t, env, states = probe
     logs = _logs(tmp_path, "dyn1", "dyn2", "ctl")
-    procs = {"dyn1": _node("vm_dynamics.nodes.dynamics_node", env, logs["dyn1"]),
-             "ctl": _node("vm_dynamics.nodes.controller_node", env, logs["ctl"])}
+    procs = {}
+    _launch(procs, env, logs, tmp_path, dyn="dyn1", lockstep=False)
     try:
         assert t.spin_until(lambda: len(states) > 50, 60.0), _text(tmp_path, "dyn1")
         procs["dyn2"] = _node("vm_dynamics.nodes.dynamics_node", env, logs["dyn2"],
