@@ -140,6 +140,12 @@ def test_targets_beyond_the_urdf_joint_limits_are_rejected_naming_the_joint():
         assert not ctrl.on_joint_trajectory(msg)
         assert text in ctrl.last_error, (text, ctrl.last_error)
         assert ctrl.reference is before
+    far = T["geometry_msgs/msg/PoseStamped"](header=rm.header_msg(0.0, "odom"),
+                                              pose=rm.pose_msg(np.eye(4)))
+    far.pose.position.x = 1e200
+    assert not ctrl.on_base_pose(far)
+    assert "position [1e+200, 0.0, 0.0] is beyond position_bound ±1e+06 m" in ctrl.last_error
+    assert ctrl.reference is before
     warned = [t for lvl, _, t in ctrl.log.records if lvl == "WARN"]
     assert any("1e+200 is outside the URDF limits" in t for t in warned)
     # the velocity limit is what the controller will follow: 1 rad in 1 s peaks at

@@ -40,7 +40,8 @@ limit, if
   A rest-to-rest segment peaks at 15/8 of its mean speed: "1 rad in 1 s" needs a velocity
   limit of at least 1.875 rad/s.
 
-The scenario's ``reference.*`` is configuration and not checked.
+A ``~/base_pose`` target farther than ``position_bound`` from the origin is rejected too (the
+vehicle has no URDF limits).  The scenario's ``reference.*`` is configuration and not checked.
 
 Time order of the state: a joint state (or odometry) older than the latest accepted one is
 ignored with a throttled warning, unless the node's ROS time went back too since that one was
@@ -97,7 +98,8 @@ CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
     "max_joint_state_names": (1000, "reject a joint_states message naming more joints "
                               "(checked in the serialized sample, before it is decoded)"),
     "position_bound": (1.0e6, "|target| bound of joints without URDF position limits "
-                       "(continuous), and of the interpolated motion of every joint, rad or m"),
+                       "(continuous), of the interpolated motion of every joint (rad or m) "
+                       "and of ~/base_pose positions (m)"),
     "max_message_bytes": (1048576, "drop samples larger than this (serialized bytes) before "
                           "deserialising them"),
 }
@@ -687,6 +689,9 @@ class ControllerCore:
         qv = np.array([ori.x, ori.y, ori.z, ori.w], dtype=float)
         if not (np.all(np.isfinite(p)) and np.all(np.isfinite(qv))):
             raise ValueError("pose contains NaN/Inf")
+        if np.any(np.abs(p) > self._limits.bound):
+            raise ValueError(f"position {p.tolist()} is beyond position_bound "
+                             f"±{self._limits.bound:g} m")
         nq = float(np.linalg.norm(qv))
         if abs(nq - 1.0) > rm.QUAT_NORM_TOL:
             raise ValueError(f"orientation is not a unit quaternion (norm {nq:.6g})")
