@@ -19,7 +19,7 @@ the ``TypeError`` Python raises for a real rclpy signature mismatch:
   event_callbacks, qos_overriding_options, raw)`` (publisher/subscription ``topic_name``),
   ``create_timer(timer_period_sec, callback, callback_group=None, clock=None)``,
   ``create_service(srv_type, srv_name, callback, *, qos_profile, callback_group)``,
-  ``destroy_node()``;
+  ``count_publishers(topic_name)``, ``destroy_node()``;
 * ``rclpy.qos.QoSProfile(**kwargs)`` (rclpy's slot and history/depth checks) and the
   ``HistoryPolicy``/``ReliabilityPolicy``/``DurabilityPolicy`` enums;
 * ``rclpy.exceptions`` parameter exceptions, ``rclpy.executors.ExternalShutdownException``;
@@ -748,6 +748,15 @@ class Node:
         self.services.append(srv)
         return srv
 
+    def count_publishers(self, topic_name: str) -> int:
+        """rclpy ``Node.count_publishers``: publishers of the expanded name in the graph (every
+        node of this fake, plus :attr:`FakeRos.foreign_publishers`)."""
+        if not isinstance(topic_name, str):
+            raise TypeError("topic_name must be a str")
+        name = self._resolve(topic_name)
+        return (sum(1 for node in self._fake.nodes for p in node.publishers
+                    if p.topic_name == name) + self._fake.foreign_publishers.get(name, 0))
+
     def destroy_node(self) -> None:
         self.destroyed = True
         self.publishers.clear()
@@ -776,6 +785,8 @@ class FakeRos:
         self.init_args: list | None = None
         self.nodes: list[Node] = []
         self.published: list[tuple[str, str, QoSProfile, bytes]] = []
+        #: publishers of other processes in the graph, by topic (Node.count_publishers)
+        self.foreign_publishers: dict[str, int] = {}
         self.logs: list[tuple[str, str, str]] = []
         self.now_ns = 1_700_000_000 * 10**9
         self._queue: list[tuple[Callable, Any]] = []

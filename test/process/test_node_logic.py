@@ -371,7 +371,12 @@ class _MemoryTransport:
         class _Pub:
             def publish(self, msg):
                 sent.append((topic, msg))
-        return _Pub()
+        pub = _Pub()
+        pub.topic = topic
+        return pub
+
+    def count_publishers(self, topic):
+        return 1
 
     def subscribe(self, *args, **kwargs):
         pass

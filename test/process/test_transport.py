@@ -1158,7 +1158,10 @@ class _StubTransport:
         self.logger = tp.StreamLogger("stub", stream=open(os.devnull, "w"))
 
     def publisher(self, topic, msgtype, qos="default"):
-        return types.SimpleNamespace(publish=lambda msg: None)
+        return types.SimpleNamespace(publish=lambda msg: None, topic=topic)
+
+    def count_publishers(self, topic):
+        return 1
 
     def subscribe(self, topic, msgtype, callback, qos="default", *, max_bytes=None):
         self.subs[topic] = (callback, max_bytes)

@@ -3,7 +3,8 @@
 Layers (imports point downwards only):
 
 * :mod:`.parameters` (the parameter tables), :mod:`.robot` (model and names from parameters),
-  :mod:`.event_log` (throttled events), :mod:`.pacing` (wall-clock pacing).
+  :mod:`.event_log` (throttled events), :mod:`.pacing` (wall-clock pacing),
+  :mod:`.publisher_watch` (a second publisher of a node's topics on the domain).
 * :mod:`.dynamics_core` — :class:`~.dynamics_core.DynamicsCore`: the simulation behind the
   dynamics node (inputs, watchdog, lockstep, divergence guard, outputs as messages).
   No ROS, no DDS.

@@ -24,6 +24,34 @@ Outputs, every control period: efforts as ``std_msgs/Float64MultiArray`` in the 
 Reference time: with ``reference_start: zero`` reference times are ROS times (simulated time
 with ``use_sim_time``, the scenario's references start at the simulation's t = 0); with
 ``first_state`` they count from the stamp of the first state received.
+
+Joint limits: a ``JointTrajectory`` is **rejected** (not clamped: a clamped trajectory is a
+different motion than the one planned), with a warning naming the joint, the point and the
+limit, if
+
+* a point's position is outside the URDF ``<limit lower upper>`` of its joint; joints without
+  position limits (``continuous``) must stay within ``±position_bound`` (1e6 rad by default:
+  float64 still resolves 1e-10 rad there; far beyond any sensible multi-turn target);
+* a point's given velocity exceeds the URDF ``<limit velocity>`` (a velocity limit of 0 or
+  none means unlimited);
+* the motion the controller will follow — the quintic segments from the current desired
+  state through the points, sampled 64 times per segment — exceeds the velocity limit (or the
+  speed the current reference already has, if that is higher), or leaves ``±position_bound``.
+  A rest-to-rest segment peaks at 15/8 of its mean speed: "1 rad in 1 s" needs a velocity
+  limit of at least 1.875 rad/s.
+
+A ``~/base_pose`` target farther than ``position_bound`` from the origin is rejected too (the
+vehicle has no URDF limits).  The scenario's ``reference.*`` is configuration and not checked.
+
+Time order of the state: a joint state (or odometry) older than the latest accepted one is
+ignored with a throttled warning, unless the node's ROS time went back too since that one was
+accepted — the dynamics node's ``~/reset`` restarts ``/clock`` with the state, and that is the
+reset signal: the controller then re-initialises (references from messages dropped).  A spoofed
+or replayed old state therefore changes nothing.  If no newer state arrives for
+``state_timeout`` of wall time (1 s if disabled) while older ones keep coming, the controller
+re-synchronises on them (the source of the newer state is gone, or that state was stamped in
+the future).  While the node sees another publisher of the state or ``/clock``
+(:attr:`ControllerCore.competing_sources`) time jumps are never taken for a reset.
 """
 from __future__ import annotations
 
@@ -45,7 +73,7 @@ from .parameters import ROBOT_PARAMETERS
 from .robot import Robot, load_robot
 
 __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defaults",
-           "JOINT_TRAJECTORY", "POSE_STAMPED"]
+           "JOINT_TRAJECTORY", "POSE_STAMPED", "PartialJointReference"]
 
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
@@ -67,13 +95,19 @@ CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
                         "at the first state's stamp"),
     "max_trajectory_points": (1000, "reject a ~/joint_trajectory with more points (checked "
                               "before any point is read)"),
+    "max_joint_state_names": (1000, "reject a joint_states message naming more joints "
+                              "(checked in the serialized sample, before it is decoded)"),
+    "position_bound": (1.0e6, "|target| bound of joints without URDF position limits "
+                       "(continuous), of the interpolated motion of every joint (rad or m) "
+                       "and of ~/base_pose positions (m)"),
     "max_message_bytes": (1048576, "drop samples larger than this (serialized bytes) before "
                           "deserialising them"),
 }
 
 #: Rejection reasons: each gets its own throttle key, so one reason flooding the log does not
 #: hide another.  (keyword in the error text, reason tag); first match wins.
-_REASONS = (("max_", "limit"), ("NaN/Inf", "nonfinite"), ("expected a", "type"),
+_REASONS = (("max_", "limit"), ("URDF", "joint-limits"), ("position_bound", "joint-limits"),
+            ("NaN/Inf", "nonfinite"), ("expected a", "type"),
             ("values for", "size"), ("entries", "size"), ("empty", "size"),
             ("given for some", "size"),
             ("joint name", "names"), ("duplicate", "names"), ("joint_names", "names"),
@@ -134,16 +168,90 @@ def _monotone_velocities(t: np.ndarray, p: np.ndarray, v_start: np.ndarray) -> n
     return v
 
 
-class _PartialJointTrajectory:
-    """Joint reference that follows ``new`` for the joints ``index`` and ``prev`` for the rest."""
+class _Limits:
+    """Per model joint: position limits (``lower``/``upper``; ``±bound`` for joints without
+    URDF position limits, ``limited`` False), velocity limit (``inf`` if the URDF gives none
+    or 0), and ``bound`` for the interpolated motion."""
 
-    def __init__(self, prev: Callable, index: np.ndarray, new: JointWaypoints):
-        self.prev, self.index, self.new = prev, index, new
+    def __init__(self, names, lower, upper, limited, velocity, bound):
+        self.names, self.lower, self.upper = names, lower, upper
+        self.limited, self.velocity, self.bound = limited, velocity, bound
+
+
+def _joint_limits(model, bound: float) -> _Limits:
+    n = model.n
+    lower, upper = np.full(n, -bound), np.full(n, bound)
+    limited = np.zeros(n, dtype=bool)
+    velocity = np.full(n, np.inf)
+    for j, lim in enumerate(model.joint_limits):
+        lo, hi = lim.get("lower"), lim.get("upper")
+        if lo is not None and hi is not None and lo <= hi:
+            lower[j], upper[j], limited[j] = lo, hi, True
+        v = lim.get("velocity")
+        if v is not None and v > 0:
+            velocity[j] = v
+    return _Limits(list(model.joint_names), lower, upper, limited, velocity, bound)
+
+
+#: samples per segment of the interpolated motion in the velocity and bound checks
+_SAMPLES = 64
+
+
+def _sampled_motion(wp: JointWaypoints) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times (from ``wp.times[0]``), positions and velocities of ``wp`` sampled at
+    :data:`_SAMPLES` + 1 points per segment: ``(m,)``, ``(m, k)``, ``(m, k)``."""
+    coef = wp.coefficients                                # (K - 1, 6, k)
+    h = np.diff(wp.times)
+    s = h[:, None] * np.linspace(0.0, 1.0, _SAMPLES + 1)[None, :]       # (K - 1, S)
+    powers = s[..., None] ** np.arange(6)                                # (K - 1, S, 6)
+    dpowers = np.zeros_like(powers)
+    dpowers[..., 1:] = powers[..., :-1] * np.arange(1, 6)
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = np.einsum("ksi,kij->ksj", powers, coef)
+        v = np.einsum("ksi,kij->ksj", dpowers, coef)
+    t = (wp.times[:-1, None] + s - wp.times[0]).reshape(-1)
+    k = coef.shape[2]
+    return t, q.reshape(-1, k), v.reshape(-1, k)
+
+
+class PartialJointReference:
+    """Joint reference assembled from a ``base`` reference and trajectories of some joints.
+
+    ``pieces`` is a list of ``(joints, waypoints, columns)``: model joints ``joints`` follow
+    columns ``columns`` of ``waypoints``; the other joints follow ``base`` (None once every
+    joint has a piece).  :meth:`over` adds a trajectory of some joints by dropping what it
+    replaces, so the structure stays flat: one level, at most one piece per joint plus the
+    base, whatever the number of messages (a chain of references, one per message, made
+    evaluation recurse through every earlier message).
+    """
+
+    def __init__(self, base: Callable | None, n: int, pieces: list):
+        self.base, self.n, self.pieces = base, n, pieces
+
+    @classmethod
+    def over(cls, prev: Callable, n: int, index: np.ndarray,
+             new: JointWaypoints) -> "PartialJointReference":
+        """``prev`` for every joint except ``index``, which follow ``new`` (its columns in the
+        order of ``index``)."""
+        base, pieces = ((prev.base, prev.pieces) if isinstance(prev, cls) else (prev, []))
+        index = np.asarray(index, dtype=int)
+        kept = []
+        for joints, wp, cols in pieces:
+            keep = ~np.isin(joints, index)
+            if keep.any():
+                kept.append((joints[keep], wp, cols[keep]))
+        kept.append((index, new, np.arange(index.size)))
+        covered = sum(joints.size for joints, _, _ in kept)
+        return cls(None if covered == n else base, n, kept)
 
     def __call__(self, t):
-        q, v, a = (np.array(x, dtype=float) for x in self.prev(t))
-        qn, vn, an = self.new(t)
-        q[self.index], v[self.index], a[self.index] = qn, vn, an
+        if self.base is not None:
+            q, v, a = (np.array(x, dtype=float) for x in self.base(t))
+        else:
+            q, v, a = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
+        for joints, wp, cols in self.pieces:
+            qn, vn, an = wp(t)
+            q[joints], v[joints], a[joints] = qn[cols], vn[cols], an[cols]
         return q, v, a
 
 
@@ -190,7 +298,7 @@ class ControllerCore:
         if p["reference_start"] not in ("zero", "first_state"):
             raise ValueError(f"reference_start: {p['reference_start']!r}; use zero or "
                              f"first_state")
-        for key in ("max_trajectory_points", "max_message_bytes"):
+        for key in ("max_trajectory_points", "max_message_bytes", "max_joint_state_names"):
             if isinstance(p[key], bool) or not isinstance(p[key], int) or p[key] < 1:
                 raise ValueError(f"{key}: expected an integer >= 1, got {p[key]!r}")
         for key in ("state_timeout", "base_pose_duration"):
@@ -198,6 +306,11 @@ class ControllerCore:
                 raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
         if p["base_pose_duration"] <= 0:
             raise ValueError("base_pose_duration: must be > 0")
+        bound = p["position_bound"]
+        if isinstance(bound, bool) or not (isinstance(bound, (int, float))
+                                           and math.isfinite(bound) and bound > 0):
+            raise ValueError(f"position_bound: expected a finite number > 0, got {bound!r}")
+        self._limits = _joint_limits(m, float(bound))
         if not (isinstance(p["control_rate"], (int, float)) and p["control_rate"] > 0):
             raise ValueError(f"control_rate: expected a positive rate, got {p['control_rate']!r}")
         self.period = 1.0 / float(p["control_rate"])
@@ -212,6 +325,15 @@ class ControllerCore:
             self._external = external
         self._js = None          # (t, q, qd)
         self._od = None          # (t, g, V)
+        # ROS time at which the latest joint state / odometry was accepted (None: unknown),
+        # and the wall time (``clock``)
+        self._accepted_at: dict[str, float | None] = {"joint state": None, "odometry": None}
+        self._accepted_wall: dict[str, float] = {"joint state": 0.0, "odometry": 0.0}
+        #: set by the node while another publisher of the state or /clock is seen: time
+        #: jumps back are then never taken for a simulation reset
+        self.competing_sources = False
+        self.ignored = 0         # states older than the latest accepted one, not used
+        self.resets = 0          # re-initialisations (simulation reset or re-synchronisation)
         self._new_js = self._new_od = False
         self._bound = False
         self._answered = None    # (state stamp, wall time) of the last compute
@@ -235,37 +357,94 @@ class ControllerCore:
         self.log.emit("WARN", f"reject-{what}-{_reason(text)}", f"rejected {what}: {text}")
         return False
 
-    def _time_check(self, t: float) -> None:
-        last = self._js[0] if self._js is not None else None
-        if last is not None and t < last - 1e-9:
-            self.log.emit("INFO", "time-back", f"time jumped back from {last:.6g} s to "
-                          f"{t:.6g} s (simulation reset?): controller re-initialised, "
-                          f"references from messages dropped", throttle=False)
-            self._bound = False
-            self._answered = None
-            self._od = None
-            self._new_od = False
-            self.reference = self.scenario_reference
-            if self.params["reference_start"] == "first_state":
-                self.t0 = None
+    def _reinitialise(self, text: str) -> None:
+        self.resets += 1
+        self.log.emit("INFO", "time-back", f"{text}: controller re-initialised, references "
+                      f"from messages dropped", throttle=False)
+        self._bound = False
+        self._answered = None
+        self._od = None
+        self._new_od = False
+        self._accepted_at["odometry"] = None
+        self.reference = self.scenario_reference
+        if self.params["reference_start"] == "first_state":
+            self.t0 = None
 
-    def on_joint_state(self, msg: Any) -> bool:
-        """``sensor_msgs/JointState``: every model joint must be present (extras ignored)."""
+    @property
+    def resync_period(self) -> float:
+        """Wall time (``clock``) without a newer state after which older states are taken
+        (re-synchronisation): the ``state_timeout``, 1 s if disabled.  Wall time, not ROS
+        time: with two sources of ``/clock`` ROS time jumps back and forth."""
+        timeout = float(self.params["state_timeout"])
+        return timeout if timeout > 0 else 1.0
+
+    def _order(self, what: str, t: float, last: float | None, now: float | None) -> str:
+        """Where a state stamped ``t`` stands relative to the latest accepted one (stamp
+        ``last``), given the node's ROS time ``now``: ``"new"`` (not older), ``"reset"``
+        (older, and ROS time went back too since ``last`` was accepted: the simulation was
+        reset; not while :attr:`competing_sources`), ``"resync"`` (older, but no newer state
+        for :attr:`resync_period`: the newer source is gone, or that state was stamped in the
+        future; re-synchronise on this one) or ``"stale"`` (older while ROS time did not go
+        back: a second publisher or a replayed or spoofed message; ignored).  ``now=None``
+        (no ROS time known): stamps alone decide, an older state is a reset."""
+        if last is None or t >= last - 1e-9:
+            return "new"
+        if now is None:
+            return "reset"
+        at = self._accepted_at[what]
+        if at is None:
+            return "reset"
+        if now < at - 1e-9 and not self.competing_sources:
+            return "reset"
+        if self.log.clock() - self._accepted_wall[what] > self.resync_period:
+            return "resync"
+        return "stale"
+
+    def _stale(self, what: str, t: float, last: float) -> bool:
+        self.ignored += 1
+        why = ("another node publishes the state or /clock (see the ERROR about it)"
+               if self.competing_sources else
+               "ROS time did not go back, so this is no simulation reset: a second publisher, "
+               "or a replayed or spoofed message")
+        self.log.emit("WARN", f"stale-{what}", f"ignored a {what} stamped {t:.6g} s, older "
+                      f"than the latest accepted one ({last:.6g} s): {why}")
+        return False
+
+    def on_joint_state(self, msg: Any, now: float | None = None) -> bool:
+        """``sensor_msgs/JointState``: every model joint must be present (extras ignored).
+        ``now``: the node's ROS time (see :meth:`_order` for states older than the latest)."""
         try:
+            limit = int(self.params["max_joint_state_names"])
+            if len(msg.name) > limit:
+                raise ValueError(f"name has {len(msg.name)} entries, more than "
+                                 f"max_joint_state_names={limit}")
             js = rm.parse_joint_state(msg, self.model.joint_names)
             if js.velocity is None and self.model.n:
                 raise ValueError("velocity is empty; the controller needs joint velocities")
         except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
             return self._reject("joint state", _text(exc))
         t = js.stamp_ns * 1e-9
-        self._time_check(t)
+        last = self._js[0] if self._js is not None else None
+        order = self._order("joint state", t, last, now)
+        if order == "stale":
+            return self._stale("joint state", t, last)
+        if order == "reset":
+            self._reinitialise(f"time jumped back from {last:.6g} s to {t:.6g} s "
+                               f"(simulation reset)")
+        elif order == "resync":
+            self._reinitialise(f"no joint state newer than {last:.6g} s for "
+                               f"{self.resync_period:g} s (wall time): re-synchronised on the "
+                               f"states at {t:.6g} s")
         qd = js.velocity if js.velocity is not None else np.zeros(0)
         self._js = (t, js.position, qd)
+        self._accepted_at["joint state"] = now
+        self._accepted_wall["joint state"] = self.log.clock()
         self._new_js = True
         return True
 
-    def on_odometry(self, msg: Any) -> bool:
-        """``nav_msgs/Odometry`` of ``base_frame`` in ``odom_frame``; twist in the body frame."""
+    def on_odometry(self, msg: Any, now: float | None = None) -> bool:
+        """``nav_msgs/Odometry`` of ``base_frame`` in ``odom_frame``; twist in the body frame.
+        Older than the latest accepted one: used only after a reset (see :meth:`_order`)."""
         r = self.robot
         try:
             od = rm.parse_odometry(msg)
@@ -275,7 +454,14 @@ class ControllerCore:
             twist = self.model.group.project(od.twist)
         except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
             return self._reject("odometry", _text(exc))
-        self._od = (od.stamp_ns * 1e-9, od.g, twist)
+        t = od.stamp_ns * 1e-9
+        last = self._od[0] if self._od is not None else None
+        if last is not None and now is not None \
+                and self._order("odometry", t, last, now) == "stale":
+            return self._stale("odometry", t, last)
+        self._od = (t, od.g, twist)
+        self._accepted_at["odometry"] = now
+        self._accepted_wall["odometry"] = self.log.clock()
         self._new_od = True
         return True
 
@@ -405,6 +591,7 @@ class ControllerCore:
         if not np.all(np.isfinite(tfs)) or np.any(tfs < 0) or np.any(np.diff(tfs) <= 0):
             raise ValueError(f"time_from_start must be >= 0 and strictly increasing, got "
                              f"{tfs.tolist()}")
+        self._check_waypoints(names, index, P, np.array(vel) if have_v else None)
         stamp_ns = rm.time_msg_to_ns(msg.header.stamp)
         start = now if stamp_ns == 0 else self._ref_time(stamp_ns * 1e-9)
         T = start + tfs
@@ -422,10 +609,59 @@ class ControllerCore:
         A = np.vstack([a_d[index], np.array(acc)[keep]]) if have_a else np.zeros_like(pos)
         A[0] = a_d[index]
         wp = JointWaypoints(times, pos, V, A)
+        self._check_motion(names, index, wp, v_d[index])
         if len(index) == self.model.n and np.array_equal(index, np.arange(self.model.n)):
             return wp
         prev = self.reference.joint if self.reference.joint is not None else _Hold(q_d)
-        return _PartialJointTrajectory(prev, index, wp)
+        return PartialJointReference.over(prev, self.model.n, index, wp)
+
+    def _check_waypoints(self, names: list, index: np.ndarray, P: np.ndarray,
+                         V: np.ndarray | None) -> None:
+        """Every waypoint position within the URDF position limits (``position_bound`` for
+        joints without them), every given velocity within the URDF velocity limit."""
+        lim = self._limits
+        lo, hi = lim.lower[index], lim.upper[index]
+        tol = 1e-9 * np.maximum(1.0, hi - lo)
+        bad = (P < lo - tol) | (P > hi + tol)
+        if bad.any():
+            i, c = (int(x) for x in np.argwhere(bad)[0])
+            j = index[c]
+            where = (f"the URDF limits [{lo[c]:.6g}, {hi[c]:.6g}]" if lim.limited[j] else
+                     f"position_bound ±{lim.bound:g} (the joint has no URDF position limits)")
+            raise ValueError(f"joint {names[c]!r}: points[{i}].positions = {P[i, c]:.6g} is "
+                             f"outside {where}")
+        if V is not None:
+            vmax = lim.velocity[index]
+            over = np.abs(V) > vmax * (1 + 1e-9)
+            if over.any():
+                i, c = (int(x) for x in np.argwhere(over)[0])
+                raise ValueError(f"joint {names[c]!r}: points[{i}].velocities = "
+                                 f"{V[i, c]:.6g}, above the URDF velocity limit {vmax[c]:.6g}")
+
+    def _check_motion(self, names: list, index: np.ndarray, wp: JointWaypoints,
+                      v_start: np.ndarray) -> None:
+        """The motion the controller will follow (the quintics from the current desired
+        state, sampled :data:`_SAMPLES` times per segment): speed within the URDF velocity
+        limit (or the speed the current reference already has, if higher) and |position|
+        within ``position_bound`` (absurd given accelerations or velocities)."""
+        lim = self._limits
+        t, q, v = _sampled_motion(wp)
+        vmax = np.maximum(lim.velocity[index], np.abs(v_start)) * (1 + 1e-9)
+        over = ~(np.abs(v) <= vmax)               # NaN (overflow) counts as over
+        if over.any():
+            m, c = (int(x) for x in np.argwhere(over)[0])
+            peak = float(np.nanmax(np.abs(v[:, c]))) if np.any(np.isfinite(v[:, c])) \
+                else math.inf
+            raise ValueError(f"joint {names[c]!r}: the interpolated motion reaches "
+                             f"{peak:.6g}/s, above the URDF velocity limit "
+                             f"{lim.velocity[index[c]]:.6g} (first at {t[m]:.6g} s from now); "
+                             f"give the points more time")
+        far = ~(np.abs(q) <= lim.bound)
+        if far.any():
+            m, c = (int(x) for x in np.argwhere(far)[0])
+            raise ValueError(f"joint {names[c]!r}: the interpolated motion reaches "
+                             f"{q[m, c]:.6g} at {t[m]:.6g} s from now, beyond position_bound "
+                             f"±{lim.bound:g}")
 
     def on_base_pose(self, msg: Any) -> bool:
         """``geometry_msgs/PoseStamped`` target of the vehicle in ``odom_frame``."""
@@ -453,6 +689,9 @@ class ControllerCore:
         qv = np.array([ori.x, ori.y, ori.z, ori.w], dtype=float)
         if not (np.all(np.isfinite(p)) and np.all(np.isfinite(qv))):
             raise ValueError("pose contains NaN/Inf")
+        if np.any(np.abs(p) > self._limits.bound):
+            raise ValueError(f"position {p.tolist()} is beyond position_bound "
+                             f"±{self._limits.bound:g} m")
         nq = float(np.linalg.norm(qv))
         if abs(nq - 1.0) > rm.QUAT_NORM_TOL:
             raise ValueError(f"orientation is not a unit quaternion (norm {nq:.6g})")

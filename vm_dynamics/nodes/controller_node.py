@@ -14,12 +14,22 @@ The selected controller's parameters are declared as ``controller.<name>`` (read
 plug-in's ``PARAMS``), and the ``reference.*`` entries of the parameter file are declared as
 found, so a scenario file is a complete parameter file for this node too.
 
-Input bounds: samples larger than ``max_message_bytes`` serialized bytes are dropped before
-they are deserialised, trajectories with more than ``max_trajectory_points`` points are
-rejected before any point is read; every rejection reason has its own throttle key.  Any
-failure of the controller's computation (``OverflowError`` for huge inputs, ``LinAlgError``,
-a plug-in bug) is logged as an ERROR and nothing is published for that period; the node keeps
-running.  Ctrl-C / SIGINT (also a second one during shutdown) ends it with exit code 0.
+Input bounds: samples larger than ``max_message_bytes`` serialized bytes, trajectories with
+more than ``max_trajectory_points`` points or more joint names than the model has, and joint
+states naming more than ``max_joint_state_names`` joints are dropped before they are
+deserialised (the counts are read from the serialized sample); every rejection reason has its
+own throttle key.  Trajectories beyond the URDF joint limits are rejected, and a state older
+than the latest is ignored unless the simulation was reset
+(:mod:`~vm_dynamics.nodes.controller_core`).  Any failure of the controller's computation
+(``OverflowError`` for huge inputs, ``LinAlgError``, a plug-in bug) is logged as an ERROR and
+nothing is published for that period, and any exception of a callback is logged and counted by
+the transport; the node keeps running.  Ctrl-C / SIGINT (also a second one during shutdown)
+ends it with exit code 0.
+
+A second publisher of the node's outputs (another controller), of ``joint_states``/``odom``
+or, with ``use_sim_time``, of ``/clock`` (another simulation on the domain) is reported as an
+ERROR every 10 s while it lasts (:class:`~vm_dynamics.nodes.publisher_watch.PublisherWatch`,
+checked every 2 s).
 """
 from __future__ import annotations
 
@@ -34,6 +44,7 @@ from .controller_core import (
     controller_parameter_defaults,
 )
 from .entry import run_node
+from .publisher_watch import PublisherWatch
 
 __all__ = ["main", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
 
@@ -62,22 +73,47 @@ class ControllerNode:
                     "~/joint_trajectory": core.on_joint_trajectory,
                     "~/base_pose": core.on_base_pose}
         limit = int(core.params["max_message_bytes"])
+        counts = {
+            "joint_states": {"name": (int(core.params["max_joint_state_names"]),
+                                      "max_joint_state_names")},
+            "~/joint_trajectory": {
+                "joint_names": (core.model.n, "the number of model joints"),
+                "points": (int(core.params["max_trajectory_points"]),
+                           "max_trajectory_points")},
+        }
+        subs = {}
         for topic, (mtype, qos) in SUBSCRIPTIONS.items():
-            transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos, max_bytes=limit)
+            subs[topic] = transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos,
+                                              max_bytes=limit, max_counts=counts.get(topic))
+        # one source of each input, this node the only publisher of its outputs
+        watched = {pub.topic: 1 for pub in self.pubs.values()}
+        inputs = ["joint_states"] + (["odom"] if core.model.b else [])
+        for topic in inputs:
+            watched[getattr(subs[topic], "topic_name", None) or
+                    getattr(subs[topic], "topic", topic)] = 1
+        if transport.params.get("use_sim_time"):
+            watched["/clock"] = 1
+        self._inputs = set(watched) - {pub.topic for pub in self.pubs.values()}
+        self.watch = PublisherWatch(transport, watched, on_change=self._competing)
         self.timer = None if core.lockstep else transport.timer(core.period, self.tick)
+
+    def _competing(self, topics: set) -> None:
+        """Time jumps of the state are no reset while another source of it is seen."""
+        self.core.competing_sources = bool(topics & self._inputs)
 
     def _wrap(self, handler):
         def cb(msg):
             handler(msg)
+            self.watch.poll()
             self.core.log.drain_into(self.t.logger)
         return cb
 
     def on_joint_state(self, msg) -> None:
-        if self.core.on_joint_state(msg) and self.core.lockstep:
+        if self.core.on_joint_state(msg, self.t.now()) and self.core.lockstep:
             self._lockstep()
 
     def on_odometry(self, msg) -> None:
-        if self.core.on_odometry(msg) and self.core.lockstep:
+        if self.core.on_odometry(msg, self.t.now()) and self.core.lockstep:
             self._lockstep()
 
     def _lockstep(self) -> None:
@@ -86,6 +122,7 @@ class ControllerNode:
 
     def tick(self) -> None:
         self.publish(self.core.command_messages(self.t.now()))
+        self.watch.poll()
         self.core.log.drain_into(self.t.logger)
 
     def publish(self, messages) -> None:

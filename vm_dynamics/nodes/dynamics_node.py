@@ -26,6 +26,10 @@ of the queue: measured over DDS with 20 000 invalid efforts/s beside valid ones 
 of the valid ones were applied with a depth of 1000 (the default), 83 % with 100, 62 % with rclpy's default depth of 10
 (``test/process/test_soak.py`` checks it).
 
+A second publisher of ``/clock``, ``joint_states`` or ``odom`` (another simulation on the same
+``ROS_DOMAIN_ID``) is reported as an ERROR naming the topic, every 10 s while it lasts
+(:class:`~vm_dynamics.nodes.publisher_watch.PublisherWatch`, checked every 2 s of wall time).
+
 Ctrl-C / SIGINT (also the second one ``ros2 launch`` sends) and SIGTERM end the node with
 exit code 0 and no traceback.
 """
@@ -44,6 +48,7 @@ from .dynamics_core import DynamicsCore
 from .entry import run_node
 from .pacing import Pacer
 from .parameters import DYNAMICS_PARAMETERS
+from .publisher_watch import PublisherWatch
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
            "NODE_PUBLICATIONS",
@@ -154,6 +159,9 @@ class DynamicsNode:
         self.pacer = Pacer(core.dt, rtf, tick)
         self.pacer.reset(wall(), core.steps)
         self.timer = transport.timer(tick, self.tick)
+        # this node must be the only source of the simulation's time and state
+        self.watch = PublisherWatch(transport, {self.pubs[key].topic: 1 for key in
+                                                ("clock", "joint_states", "odom")})
         self.flush()
 
     # ---------------------------------------------------------------- callbacks
@@ -217,6 +225,7 @@ class DynamicsNode:
 
     def tick(self) -> None:
         core, now = self.core, self.wall()
+        self.watch.poll()
         core.timing = self.pacer.stats()
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)

@@ -50,6 +50,7 @@ import importlib
 import math
 import numbers
 import re
+import struct
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
@@ -81,7 +82,9 @@ __all__ = [  # noqa: F822 (TYPESTORE comes from the module __getattr__)
     "JointStateData", "OdometryData", "TransformData", "WrenchData",
     "parse_joint_state", "parse_odometry", "parse_transform", "parse_tf", "parse_clock",
     "parse_float64_multi_array", "parse_wrench_stamped", "parse_diagnostic_array",
-    "serialize", "deserialize", "msgdef", "type_hash",
+    "serialize", "deserialize", "check_sequence_counts", "check_count_limits",
+    "SequenceCountError", "msgdef",
+    "type_hash",
     "use_message_library", "message_library", "msgtype_of", "pose_msg", "pose_stamped_msg", "path_msg",
     "pose_stamped_from_odometry",
 ]
@@ -369,7 +372,7 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
         if not isinstance(nm, str) or not nm:
             raise ValueError(f"JointState: joint name at index {i} must be a non-empty str, "
                              f"got {nm!r}")
-    dup = sorted({nm for nm in names if names.count(nm) > 1})
+    dup = _duplicates(names)
     if dup:
         raise ValueError(f"JointState: duplicate joint names {dup}")
     n = len(names)
@@ -608,6 +611,19 @@ class WrenchData(NamedTuple):
     wrench: np.ndarray
 
 
+def _duplicates(names: Sequence[str], show: int = 10) -> list[str]:
+    """The names that occur more than once (sorted, at most ``show`` of them), in time linear
+    in ``len(names)``."""
+    seen: set = set()
+    dup: set = set()
+    for nm in names:
+        if nm in seen:
+            dup.add(nm)
+        else:
+            seen.add(nm)
+    return sorted(dup, key=repr)[:show]
+
+
 def _expect(msg: Any, msgtype: str) -> None:
     got = msgtype_of(msg)
     if got != msgtype:
@@ -638,7 +654,7 @@ def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStat
     _expect(msg, JOINT_STATE)
     msg_names = list(msg.name)
     n = len(msg_names)
-    dup = sorted({nm for nm in msg_names if msg_names.count(nm) > 1})
+    dup = _duplicates(msg_names)
     if dup:
         raise ValueError(f"JointState: duplicate joint names {dup}")
     fields = {}
@@ -655,8 +671,9 @@ def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStat
         index = {nm: i for i, nm in enumerate(msg_names)}
         missing = [nm for nm in names if nm not in index]
         if missing:
-            raise ValueError(f"JointState: missing joint names {missing} (message has "
-                             f"{msg_names})")
+            has = (f"{msg_names}" if n <= 20 else
+                   f"{n} names: {msg_names[:10]} … {msg_names[-3:]}")
+            raise ValueError(f"JointState: missing joint names {missing} (message has {has})")
         order = np.array([index[nm] for nm in names], dtype=int)
         fields = {k: (None if v is None else v[order]) for k, v in fields.items()}
         msg_names = names
@@ -778,17 +795,178 @@ def serialize(msg: Any, msgtype: str | None = None) -> bytes:
     return bytes(_typestore().serialize_cdr(msg, msgtype))
 
 
-def deserialize(data: bytes | bytearray | memoryview, msgtype: str) -> Any:
-    """Typestore message from CDR bytes; malformed/short data raises ValueError."""
-    store = _typestore()
-    if msgtype not in store.types:
-        raise ValueError(f"unknown message type {msgtype!r}")
-    data = bytes(data)
+def _check_cdr_header(data: bytes, msgtype: str) -> None:
     if len(data) < 4:
         raise ValueError(f"{msgtype}: CDR data too short ({len(data)} bytes)")
     if data[0] != 0 or data[1] not in (0, 1):
         raise ValueError(f"{msgtype}: unsupported CDR encapsulation header {data[:4].hex()} "
                          "(expected plain CDR, 0000 or 0001)")
+
+
+class SequenceCountError(ValueError):
+    """A serialized message's sequence holds more elements than allowed
+    (:func:`check_sequence_counts`)."""
+
+
+_CDR_SIZES = {"bool": 1, "byte": 1, "char": 1, "int8": 1, "uint8": 1, "int16": 2,
+              "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float32": 4,
+              "float64": 8}
+
+
+class _CdrUnsupported(Exception):
+    """A construct the count scanner does not walk (``wstring``): it leaves the sample to the
+    decoder."""
+
+
+class _CdrScanner:
+    """Walks plain CDR (XCDR1, the ROS 2 wire format) without building any object: reads the
+    element counts of sequences and skips their contents, in time linear in the bytes walked.
+    Alignment is relative to the end of the 4-byte encapsulation header."""
+
+    def __init__(self, data: bytes, msgtype: str) -> None:
+        self.data = data
+        self.msgtype = msgtype
+        self.u32 = "<I" if data[1] == 1 else ">I"
+        self.pos = 4
+
+    def _need(self, n: int) -> None:
+        if self.pos + n > len(self.data):
+            raise ValueError(f"{self.msgtype}: malformed CDR data (truncated at byte "
+                             f"{self.pos}, {n} more needed)")
+
+    def align(self, n: int) -> None:
+        off = (self.pos - 4) % n
+        if off:
+            self.pos += n - off
+
+    def count(self) -> int:
+        self.align(4)
+        self._need(4)
+        (n,) = struct.unpack_from(self.u32, self.data, self.pos)
+        self.pos += 4
+        return n
+
+    def skip_base(self, base: str, n: int) -> None:
+        if base == "string":
+            for _ in range(n):
+                length = self.count()
+                self._need(length)
+                self.pos += length
+            return
+        size = _CDR_SIZES.get(base)
+        if size is None:
+            raise _CdrUnsupported(base)
+        if n:
+            self.align(size)
+            self._need(size * n)
+            self.pos += size * n
+
+    def skip_struct(self, msgtype: str) -> None:
+        for _, desc in _typestore().fielddefs[msgtype][1]:
+            self.skip_field(desc)
+
+    def skip_elements(self, elem: tuple, n: int) -> None:
+        enode, einfo = elem
+        if enode == _NODE_BASE:
+            self.skip_base(einfo[0], n)
+            return
+        if n > len(self.data) - self.pos:   # every element takes at least one byte
+            raise ValueError(f"{self.msgtype}: malformed CDR data (a sequence of {n} "
+                             f"elements in {len(self.data) - self.pos} bytes)")
+        for _ in range(n):
+            self.skip_struct(einfo)
+
+    def skip_field(self, desc: tuple) -> None:
+        node, info = desc
+        if node == _NODE_BASE:
+            self.skip_base(info[0], 1)
+        elif node == _NODE_NAME:
+            self.skip_struct(info)
+        elif node == _NODE_ARRAY:
+            self.skip_elements(info[0], info[1])
+        elif node == _NODE_SEQUENCE:
+            self.skip_elements(info[0], self.count())
+        else:
+            raise _CdrUnsupported(str(node))
+
+
+# rosbags.interfaces.Nodetype values (BASE, NAME, ARRAY, SEQUENCE), without importing rosbags
+_NODE_BASE, _NODE_NAME, _NODE_ARRAY, _NODE_SEQUENCE = 1, 2, 3, 4
+
+
+def check_count_limits(msgtype: str, limits: Mapping[str, Any]) -> dict[str, tuple[int, str]]:
+    """Validate the ``limits`` of :func:`check_sequence_counts` for ``msgtype`` (top-level
+    sequence fields, integer limits >= 0); returns them as ``{field: (limit, name)}``."""
+    if msgtype not in _typestore().fielddefs:
+        raise ValueError(f"unknown message type {msgtype!r}")
+    fields = dict(_typestore().fielddefs[msgtype][1])
+    out = {}
+    for field, value in limits.items():
+        limit, label = value if isinstance(value, tuple) else (value, "")
+        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 0:
+            raise ValueError(f"count limit of {msgtype}.{field}: expected an integer >= 0, "
+                             f"got {limit!r}")
+        if field not in fields or fields[field][0] != _NODE_SEQUENCE:
+            raise ValueError(f"count limit: {field!r} is not a sequence field of {msgtype}")
+        out[field] = (int(limit), str(label))
+    return out
+
+
+def check_sequence_counts(data: bytes | bytearray | memoryview, msgtype: str,
+                          limits: Mapping[str, Any]) -> None:
+    """Reject serialized ``msgtype`` data whose top-level sequence ``field`` holds more than
+    ``limits[field]`` elements (an int, or ``(int, name)`` where ``name`` is quoted in the
+    error, e.g. the parameter that sets the limit), **before any object is built**.
+
+    The fields up to the last limited one are walked in the CDR bytes (counts read, contents
+    skipped), so the cost is linear in the bytes up to that field and independent of the
+    counts: a 1 MB JointTrajectory of 43 000 empty points is rejected after reading its
+    header, ``joint_names`` and one 4-byte count.  Raises :class:`SequenceCountError` (a
+    ``ValueError``) naming the field, its count and the limit, ``ValueError`` for data that
+    ends early; a field behind a ``wstring`` is not checked (left to the decoder).
+    """
+    store = _typestore()
+    if msgtype not in store.types:
+        raise ValueError(f"unknown message type {msgtype!r}")
+    data = bytes(data)
+    _check_cdr_header(data, msgtype)
+    todo = check_count_limits(msgtype, limits)
+    if not todo:
+        return
+    scan = _CdrScanner(data, msgtype)
+    short = msgtype.rsplit("/", 1)[-1]
+    try:
+        for name, desc in store.fielddefs[msgtype][1]:
+            if name in todo:
+                n = scan.count()
+                limit, label = todo.pop(name)
+                if n > limit:
+                    more = (f"{label}={limit}" if label.isidentifier() else
+                            f"{label} ({limit})" if label else f"the limit of {limit}")
+                    raise SequenceCountError(
+                        f"{short}.{name} has {n} entries, more than {more} (read from the "
+                        f"serialized sample, which was not decoded)")
+                if not todo:
+                    return
+                scan.skip_elements(desc[1][0], n)
+            else:
+                scan.skip_field(desc)
+    except _CdrUnsupported:
+        return
+
+
+def deserialize(data: bytes | bytearray | memoryview, msgtype: str,
+                max_counts: Mapping[str, Any] | None = None) -> Any:
+    """Typestore message from CDR bytes; malformed/short data raises ValueError.  With
+    ``max_counts``, :func:`check_sequence_counts` runs first (a :class:`SequenceCountError`
+    before any object is built)."""
+    store = _typestore()
+    if msgtype not in store.types:
+        raise ValueError(f"unknown message type {msgtype!r}")
+    data = bytes(data)
+    _check_cdr_header(data, msgtype)
+    if max_counts:
+        check_sequence_counts(data, msgtype, max_counts)
     try:
         return store.deserialize_cdr(data, msgtype)
     except Exception as exc:  # rosbags raises struct/index/decode errors

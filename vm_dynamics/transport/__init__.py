@@ -33,23 +33,35 @@ Interface (both adapters)
     ``msg`` is a rosbags typestore message (what :mod:`vm_dynamics.ros.messages` builds);
     another type raises ``TypeError``; field values are coerced strictly (``ValueError`` /
     ``TypeError`` naming the field path for wrong types or out-of-range integers).
-``t.subscribe(topic, msgtype, callback, qos='default')``
+``t.subscribe(topic, msgtype, callback, qos='default', *, max_bytes=None, max_counts=None)``
     ``callback(msg)`` receives a rosbags message.  Undecodable data, or a callback raising
     ``ValueError`` (e.g. a ``ros_msgs.parse_*`` rejecting NaNs), is dropped with a throttled
-    warning naming the topic; other exceptions propagate (as in rclpy).
+    warning naming the topic.  Any other ``Exception`` of a callback is logged as a throttled
+    ERROR naming the topic, the exception and where it was raised, and counted in
+    ``t.callback_failures``; the node keeps running (unlike rclpy, whose executor would
+    re-raise it and end the process).  Samples over ``max_bytes`` serialized bytes, or whose
+    top-level sequence ``field`` holds more than ``max_counts[field]`` elements (read from the
+    CDR, :func:`vm_dynamics.ros.messages.check_sequence_counts`), are dropped before they are
+    decoded (``t.oversized_dropped``).
 ``t.timer(period_s, callback)``
-    periodic, on ROS time: wall time, or ``/clock`` when ``use_sim_time`` is true.
+    periodic, on ROS time: wall time, or ``/clock`` when ``use_sim_time`` is true.  A failing
+    callback is logged and counted like a subscription's; the timer goes on.
 ``t.service(name, srvtype, handler)``
     ``srvtype`` in :data:`SERVICE_TYPES` (``std_srvs/srv/Trigger``, ``std_srvs/srv/SetBool``);
     ``handler(request)`` gets the rosbags request (``SetBool``: ``request.data``) and returns
     ``(success, message)`` or a response message; a ``ValueError`` becomes
-    ``success=False, message=str(error)``.  DDS mode implements the rmw_cyclonedds
+    ``success=False, message=str(error)``, any other exception (logged and counted)
+    ``success=False, message="internal error: ..."``.  DDS mode implements the rmw_cyclonedds
     request/reply protocol on ``rq/<name>Request`` / ``rr/<name>Reply``.
+``t.count_publishers(topic)``
+    publishers of ``topic`` in the ROS graph, this node's own included (rclpy
+    ``Node.count_publishers``; DDS: the alive writers of the ``DCPSPublication`` built-in
+    topic).
 ``t.now_ns()`` / ``t.now()``
     ROS time in integer nanoseconds / float seconds.
 ``t.logger``
-    ``debug/info/warn/error/fatal(msg)`` and ``warn_throttled(key, period_s, msg)`` (steady
-    clock, one throttle window per ``key``).
+    ``debug/info/warn/error/fatal(msg)``, ``warn_throttled(key, period_s, msg)`` and
+    ``error_throttled`` (steady clock, one throttle window per ``key``).
 ``t.spin()``, ``t.spin_once(timeout_s=None)``, ``t.shutdown()`` (also a context manager).
 
 QoS profiles (:data:`QOS_PROFILES`; the names follow rclcpp/rclpy presets)

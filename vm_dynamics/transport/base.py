@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import abc
 import numbers
-from typing import Any, Callable
+import os
+import traceback
+from typing import Any, Callable, Mapping
 
 from .logger import BaseLogger
 from .qos import QosSpec
@@ -33,6 +35,10 @@ class Transport(abc.ABC):
         self.params: dict[str, Any] = {}
         self.args: list[str] = []
         self.logger: BaseLogger
+        #: samples dropped before decoding (too large, or a sequence over its count limit)
+        self.oversized_dropped = 0
+        #: callbacks (subscriptions, timers, service handlers) that raised, see _deliver
+        self.callback_failures = 0
 
     @property
     def fully_qualified_name(self) -> str:
@@ -44,14 +50,31 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: str | QosSpec = "default", *, max_bytes: int | None = None) -> Any:
+                  qos: str | QosSpec = "default", *, max_bytes: int | None = None,
+                  max_counts: Mapping[str, Any] | None = None) -> Any:
         """Create a subscription; ``callback(msg)`` gets messages of the transport's library
         (rosidl under rclpy, rosbags on DDS).  Samples larger than ``max_bytes`` serialized
-        bytes are dropped with a throttled warning before they are deserialised."""
+        bytes, and samples whose top-level sequence ``field`` holds more than
+        ``max_counts[field]`` elements (an int, or ``(int, name of the limit)``; read from
+        the serialized sample, :func:`vm_dynamics.ros.messages.check_sequence_counts`), are
+        dropped with a throttled warning before they are deserialised.
+
+        A callback never ends the node: a ``ValueError`` is a rejected message (throttled
+        warning), any other ``Exception`` a failed callback (throttled error naming the topic
+        and the exception, counted in :attr:`callback_failures`); the node keeps running."""
 
     @abc.abstractmethod
     def timer(self, period_s: float, callback: Callable[[], None]) -> Any:
-        """Periodic callback on ROS time; returns an object with ``cancel()``."""
+        """Periodic callback on ROS time; returns an object with ``cancel()``.  An exception
+        from ``callback`` is logged (throttled) and counted like a subscription's; the timer
+        keeps running."""
+
+    @abc.abstractmethod
+    def count_publishers(self, topic: str) -> int:
+        """Publishers of ``topic`` (a node-relative or absolute ROS name) in the ROS graph,
+        this node's own included, as discovery currently sees them (rclpy
+        ``Node.count_publishers``).  A node checks its outputs with it: a second publisher
+        of ``/clock`` or ``/joint_states`` is a second simulation on the same domain."""
 
     @abc.abstractmethod
     def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> Any:
@@ -98,20 +121,66 @@ class Transport(abc.ABC):
         return int(max_bytes)
 
     def _oversized(self, topic: str, msgtype: str, size: int, limit: int) -> None:
-        self.oversized_dropped = getattr(self, "oversized_dropped", 0) + 1
+        self.oversized_dropped += 1
         self.logger.warn_throttled(("oversized", topic), 5.0,
                                    f"dropped a {size}-byte {msgtype} sample on {topic}: larger "
                                    f"than the limit of {limit} bytes (not deserialised)")
 
+    @staticmethod
+    def _check_max_counts(max_counts: Any) -> dict | None:
+        if max_counts is None:
+            return None
+        if not isinstance(max_counts, Mapping):
+            raise ValueError(f"max_counts must be a mapping field -> limit, got "
+                             f"{type(max_counts).__name__}")
+        return dict(max_counts)
+
+    def _too_many(self, topic: str, msgtype: str, exc: ValueError) -> None:
+        """A sample dropped by :func:`~vm_dynamics.ros.messages.check_sequence_counts`."""
+        self.oversized_dropped += 1
+        self.logger.warn_throttled(("too-many", topic), 5.0,
+                                   f"dropped a {msgtype} sample on {topic}: {exc}")
+
     def _deliver(self, callback: Callable[[Any], None], msg: Any, topic: str) -> bool:
-        """Run a subscription callback; ValueError -> throttled warning, False."""
+        """Run a subscription callback; False if it raised.  ``ValueError``: a rejected
+        message (throttled warning); any other ``Exception``: :meth:`_callback_failed`.
+        ``KeyboardInterrupt``/``SystemExit`` are not ``Exception`` and still end the node."""
         try:
             callback(msg)
         except ValueError as exc:
             self.logger.warn_throttled(("rejected", topic), 5.0,
                                        f"rejected message on {topic}: {exc}")
             return False
+        except Exception as exc:  # noqa: BLE001 - no callback failure may end the node
+            self._callback_failed(f"callback of {topic}", exc)
+            return False
         return True
+
+    def _callback_failed(self, what: str, exc: Exception) -> None:
+        """Count a failed callback and log it: throttled per (callback, exception type), with
+        the exception, where it was raised and the running count."""
+        self.callback_failures = getattr(self, "callback_failures", 0) + 1
+        where = ""
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:
+            last = frames[-1]
+            where = f" at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"
+        text = str(exc)
+        if len(text) > 300:
+            text = text[:300] + "…"
+        self.logger.error_throttled(
+            ("callback-failed", what, type(exc).__name__), 5.0,
+            f"{what} failed: {type(exc).__name__}: {text}{where}; the node keeps running "
+            f"({self.callback_failures} failed callback(s) so far)")
+
+    def _guarded(self, what: str, callback: Callable[[], None]) -> Callable[[], None]:
+        """``callback`` (a timer's) with every ``Exception`` logged by :meth:`_callback_failed`."""
+        def run() -> None:
+            try:
+                callback()
+            except Exception as exc:  # noqa: BLE001 - no callback failure may end the node
+                self._callback_failed(what, exc)
+        return run
 
     def _serve(self, srvtype: str, handler: Callable[[Any], Any],
                request: Any) -> tuple[bool, str]:
@@ -119,18 +188,22 @@ class Transport(abc.ABC):
 
         The handler returns ``(success, message)`` or an object with ``success`` and
         ``message`` (a response message of either library); a ``ValueError`` becomes
-        ``(False, str(error))``.
+        ``(False, str(error))``; any other exception, or a result of another form, is a failed
+        callback (:meth:`_callback_failed`) answered with ``(False, "internal error: ...")``.
         """
         try:
             result = handler(request)
+            if isinstance(result, tuple) and len(result) == 2:
+                ok, text = result
+            elif hasattr(result, "success") and hasattr(result, "message"):
+                ok, text = result.success, result.message
+            else:
+                raise TypeError(f"{srvtype} handler must return (success, message) or a "
+                                f"{srvtype}_Response, got {type(result).__name__}")
+            return (coerce_scalar("bool", ok, f"{srvtype} handler success"),
+                    coerce_scalar("string", text, f"{srvtype} handler message"))
         except ValueError as exc:
             return False, str(exc)
-        if isinstance(result, tuple) and len(result) == 2:
-            ok, text = result
-        elif hasattr(result, "success") and hasattr(result, "message"):
-            ok, text = result.success, result.message
-        else:
-            raise TypeError(f"{srvtype} handler must return (success, message) or a "
-                            f"{srvtype}_Response, got {type(result).__name__}")
-        return (coerce_scalar("bool", ok, f"{srvtype} handler success"),
-                coerce_scalar("string", text, f"{srvtype} handler message"))
+        except Exception as exc:  # noqa: BLE001 - no handler failure may end the node
+            self._callback_failed(f"{srvtype} handler", exc)
+            return False, f"internal error: {type(exc).__name__}: {exc}"

@@ -107,6 +107,8 @@ ENCLAVE_USER_DATA = b"enclave=/;"
 
 _REQ_FIELDS = ("rmw_request_guid", "rmw_request_seq")
 _REPLY_WAIT_S = 0.1
+#: at most this many discovered writers are read per :meth:`DdsTransport.count_publishers`
+_MAX_ENDPOINTS = 100_000
 _OCTET_LIKE = ("byte", "uint8", "char")
 
 _BASE_IDL = {
@@ -440,8 +442,9 @@ class _DdsPublisher(Publisher):
 class _DdsSubscription:
     def __init__(self, transport: 'DdsTransport', topic: str, msgtype: str,
                  callback: Callable[[Any], None], reader: DataReader, raw: bool,
-                 max_bytes: int | None = None) -> None:
+                 max_bytes: int | None = None, max_counts: dict | None = None) -> None:
         self.max_bytes = max_bytes
+        self.max_counts = max_counts
         self.topic = topic
         self.msgtype = msgtype
         self._transport = transport
@@ -458,7 +461,10 @@ class _DdsSubscription:
             return self._transport._deliver(self._callback, bytes(data), self.topic)
         from vm_dynamics.ros import messages as ros_msgs
         try:
-            msg = ros_msgs.deserialize(data, self.msgtype)
+            msg = ros_msgs.deserialize(data, self.msgtype, self.max_counts)
+        except ros_msgs.SequenceCountError as exc:
+            self._transport._too_many(self.topic, self.msgtype, exc)
+            return False
         except ValueError as exc:
             self._transport.logger.warn_throttled(
                 ("malformed", self.topic), 5.0,
@@ -625,6 +631,7 @@ class DdsTransport(Transport):
         self._closed = False
         self._reader_gids: list[bytes] = []
         self._writer_gids: list[bytes] = []
+        self._publications: Any = None    # (DCPSPublication reader, its alive condition)
         self._discovery_writer = None
         self._discovery_writer = self._writer(DISCOVERY_TOPIC, DISCOVERY_TYPE,
                                               DISCOVERY_QOS)
@@ -712,15 +719,20 @@ class DdsTransport(Transport):
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
                   qos: Any = "default", *, raw: bool = False,
-                  max_bytes: int | None = None) -> _DdsSubscription:
+                  max_bytes: int | None = None,
+                  max_counts: Mapping[str, Any] | None = None) -> _DdsSubscription:
         """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes; samples
-        over ``max_bytes`` are dropped before decoding."""
+        over ``max_bytes`` or ``max_counts`` are dropped before decoding."""
         if not callable(callback):
             raise TypeError("callback must be callable")
         limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
+        counts = self._check_max_counts(max_counts)
+        if counts:
+            from vm_dynamics.ros import messages as ros_msgs
+            ros_msgs.check_count_limits(msgtype, counts)
         fq = self.resolve_name(topic)
         reader = self._reader(dds_topic_name(fq), msgtype, qos_spec(qos))
-        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw, limit)
+        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw, limit, counts)
         self._subs.append(sub)
         return sub
 
@@ -733,7 +745,8 @@ class DdsTransport(Transport):
             raise ValueError(f"timer period must be a finite number > 0 s, got {period_s!r}")
         period_ns = max(1, round(period_s * 1e9))
         start = self._clock_ns if self._sim_time else time.monotonic_ns()
-        t = _DdsTimer(period_ns, callback, start, self._sim_time)
+        what = f"timer callback {getattr(callback, '__qualname__', '')}".rstrip()
+        t = _DdsTimer(period_ns, self._guarded(what, callback), start, self._sim_time)
         self._timers.append(t)
         return t
 
@@ -748,6 +761,23 @@ class DdsTransport(Transport):
 
     def now_ns(self) -> int:
         return self._clock_ns if self._sim_time else time.time_ns()
+
+    def count_publishers(self, topic: str) -> int:
+        """Writers on the DDS topic of ``topic`` that discovery reports alive (the
+        ``DCPSPublication`` built-in topic, as rmw_dds_common's graph cache), this node's
+        own included."""
+        self._check_open()
+        if self._publications is None:
+            from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
+            reader = BuiltinDataReader(self._dp, BuiltinTopicDcpsPublication)
+            alive = ReadCondition(reader, SampleState.Any | ViewState.Any | InstanceState.Alive)
+            self._keep.extend([reader, alive])
+            self._publications = (reader, alive)
+        name = dds_topic_name(self.resolve_name(topic))
+        # the built-in reader keeps the latest sample of every writer (instance) it knows
+        reader, alive = self._publications
+        endpoints = reader.read(N=_MAX_ENDPOINTS, condition=alive)
+        return sum(1 for e in endpoints if e.topic_name == name)
 
     # -- executor ---------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ LOG_LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50, "UN
 
 
 class BaseLogger(abc.ABC):
-    """info/warn/error + ``warn_throttled(key, period_s, msg)`` (steady clock, per key)."""
+    """info/warn/error + ``warn_throttled``/``error_throttled(key, period_s, msg)`` (steady
+    clock, per key)."""
 
     def __init__(self) -> None:
         self._throttle: dict[Any, float] = {}
@@ -42,14 +43,27 @@ class BaseLogger(abc.ABC):
 
     def warn_throttled(self, key: Any, period_s: float, msg: str) -> bool:
         """Warn at most once per ``period_s`` seconds for ``key``; True if it was logged."""
+        return self.log_throttled("WARN", key, period_s, msg)
+
+    def error_throttled(self, key: Any, period_s: float, msg: str) -> bool:
+        """:meth:`warn_throttled` at severity ERROR (its own throttle windows)."""
+        return self.log_throttled("ERROR", key, period_s, msg)
+
+    def log_throttled(self, level: str, key: Any, period_s: float, msg: str) -> bool:
+        """Log ``msg`` at ``level`` at most once per ``period_s`` seconds for ``(level, key)``;
+        True if it was logged."""
+        if level not in LOG_LEVELS or level == "UNSET":
+            raise ValueError(f"log level must be one of DEBUG/INFO/WARN/ERROR/FATAL, got "
+                             f"{level!r}")
         if not (isinstance(period_s, numbers.Real) and period_s >= 0):
             raise ValueError(f"throttle period must be a number >= 0, got {period_s!r}")
         now = time.monotonic()
-        last = self._throttle.get(key)
+        slot = key if level == "WARN" else (level, key)
+        last = self._throttle.get(slot)
         if last is not None and now - last < period_s:
             return False
-        self._throttle[key] = now
-        self._emit("WARN", str(msg))
+        self._throttle[slot] = now
+        self._emit(level, str(msg))
         return True
 
 

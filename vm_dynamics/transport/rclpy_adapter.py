@@ -7,9 +7,11 @@ library of :mod:`vm_dynamics.ros.messages` (restored on shutdown), so the builde
 messages, publishers hand them to rclpy unchanged and subscribers get what rclpy
 deserialised.  Nothing outside rosdep keys (rclpy and the interface packages) is imported.
 
-Size limits: ``subscribe(..., max_bytes=N)`` subscribes with ``raw=True`` and deserialises
-(``rclpy.serialization.deserialize_message``) only samples of at most ``N`` bytes; larger ones
-are dropped with a throttled warning before any message object is built.
+Size limits: ``subscribe(..., max_bytes=N, max_counts={field: M})`` subscribes with
+``raw=True`` and deserialises (``rclpy.serialization.deserialize_message``) only samples of at
+most ``N`` bytes whose sequence ``field`` holds at most ``M`` elements (read from the CDR by
+:func:`vm_dynamics.ros.messages.check_sequence_counts`); others are dropped with a throttled
+warning before any message object is built.
 
 rclpy calls used (and therefore implemented by ``test/fakes/strict_rclpy.py``):
 ``rclpy.ok``, ``rclpy.init(args=)``, ``rclpy.shutdown()``, ``rclpy.spin``,
@@ -19,7 +21,7 @@ rclpy calls used (and therefore implemented by ``test/fakes/strict_rclpy.py``):
 ``get_logger``, ``get_clock().now().nanoseconds``, ``declare_parameter(name, value[,
 descriptor])``, ``get_parameter(name).value``, ``create_publisher(type, topic, qos)``,
 ``create_subscription(type, topic, cb, qos[, raw=True])``, ``create_timer(period, cb)``,
-``Publisher.topic_name``, ``Subscription.topic_name``,
+``Publisher.topic_name``, ``Subscription.topic_name``, ``count_publishers(topic)``,
 ``create_service(type, name, cb)``, ``destroy_node``; ``rclpy.qos.QoSProfile(history=,
 depth=, reliability=, durability=)`` with ``HistoryPolicy``, ``ReliabilityPolicy``,
 ``DurabilityPolicy``; ``rclpy.exceptions.InvalidParameterTypeException`` and
@@ -33,7 +35,7 @@ from __future__ import annotations
 import array
 import importlib
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -187,27 +189,37 @@ class RclpyTransport(Transport):
         return _RclpyPublisher(pub, pub.topic_name, msgtype, cls)
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
-                  qos: Any = "default", *, max_bytes: int | None = None) -> Any:
-        """Subscribe; ``callback`` gets rosidl messages.  With ``max_bytes`` the sample's
-        serialized size is checked before it is deserialised (see the module docstring)."""
+                  qos: Any = "default", *, max_bytes: int | None = None,
+                  max_counts: Mapping[str, Any] | None = None) -> Any:
+        """Subscribe; ``callback`` gets rosidl messages.  With ``max_bytes`` or
+        ``max_counts`` the serialized sample is checked before it is deserialised (see the
+        module docstring)."""
         if not callable(callback):
             raise TypeError("callback must be callable")
         cls = rclpy_class(msgtype)
         name = [topic]  # replaced by the resolved name once the subscription exists
-        if max_bytes is None:
+        counts = self._check_max_counts(max_counts)
+        if counts:
+            ros_msgs.check_count_limits(msgtype, counts)
+        if max_bytes is None and not counts:
             def on_msg(msg: Any) -> None:
                 self._deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_msg, self._qos(qos))
         else:
-            limit = self._check_max_bytes(max_bytes)
+            limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
             from rclpy.serialization import deserialize_message
 
             def on_raw(data: bytes) -> None:
-                if len(data) > limit:
+                if limit is not None and len(data) > limit:
                     self._oversized(name[0], msgtype, len(data), limit)
                     return
                 try:
+                    if counts:
+                        ros_msgs.check_sequence_counts(data, msgtype, counts)
                     msg = deserialize_message(data, cls)
+                except ros_msgs.SequenceCountError as exc:
+                    self._too_many(name[0], msgtype, exc)
+                    return
                 except Exception as exc:  # rclpy raises its own deserialisation errors
                     self.logger.warn_throttled(("malformed", name[0]), 5.0,
                                                f"dropped undecodable {msgtype} on {name[0]}: "
@@ -224,7 +236,11 @@ class RclpyTransport(Transport):
         if isinstance(period_s, bool) or not isinstance(period_s, (int, float)) \
                 or not 0 < period_s < float("inf"):
             raise ValueError(f"timer period must be a finite number > 0 s, got {period_s!r}")
-        return self._node.create_timer(float(period_s), callback)
+        what = f"timer callback {getattr(callback, '__qualname__', '')}".rstrip()
+        return self._node.create_timer(float(period_s), self._guarded(what, callback))
+
+    def count_publishers(self, topic: str) -> int:
+        return int(self._node.count_publishers(topic))
 
     def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> Any:
         check_service_type(srvtype)
