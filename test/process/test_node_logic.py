@@ -826,3 +826,32 @@ def test_foxglove_server_on_loopback_serves_joint_states():
         stop.set()
         worker.join(5)
         server.stop()
+
+
+def test_heartbeats_while_paused_carry_new_stamps_so_a_late_tf_listener_can_join():
+    """robot_state_publisher republishes TF only for a new joint-state stamp and tf2 drops a
+    repeated stamp, so a TF listener started during a pause would never see the arm's frames.
+    Each heartbeat while paused is stamped one nanosecond later (state, TF and clock alike);
+    stepping resumes at t + dt, after every heartbeat; in lockstep, the controller's answer to
+    a heartbeat is accepted and the loop goes on."""
+    p = scenario("planar_rover", dt=0.005, lockstep=True)
+    dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
+    run_closed_loop(dyn, ctrl, 0.1)
+    dyn.pop_due(0.0)
+    t_pause = dyn.t
+    assert dyn.pause(True)[0]
+    stamps = []
+    for k in range(1, 6):
+        msgs = dict(dyn.pop_due(0.1 * k))
+        js = rm.parse_joint_state(msgs["joint_states"]).stamp_ns
+        assert rm.time_msg_to_ns(msgs["clock"].clock) == js
+        assert rm.time_msg_to_ns(msgs["tf"].transforms[0].header.stamp) == js
+        stamps.append(js)
+    t_ns = rm.stamp_to_ns(t_pause)
+    assert stamps == [t_ns + k for k in range(1, 6)], stamps
+    feed_state(dyn, ctrl)                      # the controller answers the last heartbeat
+    feed_commands(dyn, ctrl)
+    assert dyn.pause(False)[0]
+    assert dyn.advance_lockstep() == dyn.steps_per_period
+    js = rm.parse_joint_state(dict(dyn.pop_due(1.0))["joint_states"]).stamp_ns
+    assert js == rm.stamp_to_ns(t_pause + 0.005 * dyn.steps_per_period) > stamps[-1]

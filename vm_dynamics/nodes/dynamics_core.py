@@ -222,6 +222,7 @@ class DynamicsCore:
         self._last_publish_wall = None
         self._last_publish_steps = -1
         self._last_pop_steps = -1
+        self._heartbeat_ns = 0       # stamp nudge of the heartbeats while paused (stamp_ns)
         self._last_clock_wall = None
         self._next_diag_wall = None
         self.ee_path.clear()
@@ -263,6 +264,21 @@ class DynamicsCore:
     @property
     def paused(self) -> bool:
         return self._user_paused or self.diverged
+
+    @property
+    def stamp_ns(self) -> int:
+        """Stamp of the state and clock messages (ns): simulated time ``steps · dt``, plus one
+        nanosecond per heartbeat sent while paused.  robot_state_publisher republishes TF only
+        for a new stamp and tf2 drops a repeated one (TF_REPEATED_DATA), so without the nudge a
+        TF listener that starts during a pause never sees the arm's frames ("two or more
+        unconnected trees").  The nudge stays below ``dt / 2`` (a pause of hours at 50 Hz), so
+        stamps stay strictly increasing when the simulation resumes."""
+        return rm.stamp_to_ns(self.t) + self._heartbeat_ns
+
+    @property
+    def stamp(self) -> float:
+        """:attr:`stamp_ns` in seconds."""
+        return self.stamp_ns * 1e-9
 
     def state(self) -> State:
         """Snapshot ``State(t, g, V, q, qd)`` (copies)."""
@@ -332,8 +348,10 @@ class DynamicsCore:
             w = rm.parse_wrench_stamped(msg)
         except ValueError as exc:
             return self._reject(self.wrench, "base wrench", str(exc))
-        if self.lockstep and w.stamp_ns != rm.stamp_to_ns(self.t):
-            # lockstep: a wrench answers the state stamped like it; an older one is stale
+        t_ns = rm.stamp_to_ns(self.t)
+        if self.lockstep and not t_ns <= w.stamp_ns <= t_ns + self._heartbeat_ns:
+            # lockstep: a wrench answers the state stamped like it (or one of its heartbeats
+            # while paused); an older one is stale
             self.log.emit("WARN", "stale-wrench", f"lockstep: ignored a base wrench stamped "
                           f"{w.stamp_ns * 1e-9:.6g} s at t={self.t:.6g} s")
             return False
@@ -712,7 +730,7 @@ class DynamicsCore:
         self.check_energy()
         r, m = self.robot, self.model
         t, g, V, q, qd = self.sim.arrays()
-        t = self.t
+        t = self.stamp
         hil = self.interaction() if self.joint_source != "simulated" else None
         tau = self._tau_model if hil is None else hil.tau
         yield "joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)
@@ -742,7 +760,7 @@ class DynamicsCore:
             return None
 
     def clock_message(self) -> Any:
-        return rm.clock_msg(self.t)
+        return rm.clock_msg(self.stamp)
 
     def ee_path_message(self) -> Any:
         """``nav_msgs/Path`` of the ``ee_frame`` in the odom frame (last ``ee_path_length``)."""
@@ -853,10 +871,14 @@ class DynamicsCore:
                                             and self._state_allowed(wall_now))
         idle = s == self._last_pop_steps
         self._last_pop_steps = s
+        if not idle:
+            self._heartbeat_ns = 0
         if not state_due and idle and (self._last_publish_wall is None
                                        or wall_now - self._last_publish_wall
                                        >= idle_republish - 1e-9):
             state_due = True              # not advancing: heartbeat
+            if self.paused and self._heartbeat_ns + 1 < rm.stamp_to_ns(self.dt) // 2:
+                self._heartbeat_ns += 1    # see stamp_ns
         clock_due = state_due or (s >= self._next_clock and self._clock_allowed(wall_now))
         if state_due:
             self.check_energy()                # first: may roll back
