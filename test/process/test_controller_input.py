@@ -230,20 +230,20 @@ def test_an_older_state_is_ignored_unless_ros_time_went_back():
                for _, _, t in ctrl.log.records)
     run(dyn, ctrl, 0.2)
     # a state stamped in the future is taken (newer), the real ones are then older; once no
-    # newer state came for state_timeout (0.5 s of wall time) the controller re-synchronises
-    # on them
+    # newer state came for the resync period (max(state_timeout, 1 s) of wall time) the
+    # controller re-synchronises on them
     future = rm.joint_state_msg(100.0, names, dyn.q, dyn.qd)
     wall.now = 0.2
     assert ctrl.on_joint_state(future, now=0.2)
     taken = []
-    while dyn.t < 1.0 - 1e-9:
+    while dyn.t < 1.5 - 1e-9:
         wall.now = dyn.t
         taken.append((dyn.t, feed(dyn, ctrl, dyn.t)[0]))
         dyn.run(dyn.steps_per_period)
     first = next(t for t, ok in taken if ok)
     assert all(not ok for t, ok in taken if t < first) and all(ok for t, ok in taken
                                                                if t >= first)
-    assert 0.7 - 1e-9 <= first <= 0.76 and ctrl.resets == 2
+    assert 1.2 - 1e-9 <= first <= 1.26 and ctrl.resets == 2
     assert any("re-synchronised on the states" in t for _, _, t in ctrl.log.records)
 
 

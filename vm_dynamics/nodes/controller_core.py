@@ -373,10 +373,11 @@ class ControllerCore:
     @property
     def resync_period(self) -> float:
         """Wall time (``clock``) without a newer state after which older states are taken
-        (re-synchronisation): the ``state_timeout``, 1 s if disabled.  Wall time, not ROS
-        time: with two sources of ``/clock`` ROS time jumps back and forth."""
-        timeout = float(self.params["state_timeout"])
-        return timeout if timeout > 0 else 1.0
+        (re-synchronisation): the ``state_timeout`` but at least 1 s, so that a simulation
+        that stalls for a moment on a busy machine is not taken for a source that went away.
+        Wall time, not ROS time: with two sources of ``/clock`` ROS time jumps back and
+        forth."""
+        return max(float(self.params["state_timeout"]), 1.0)
 
     def _order(self, what: str, t: float, last: float | None, now: float | None) -> str:
         """Where a state stamped ``t`` stands relative to the latest accepted one (stamp
