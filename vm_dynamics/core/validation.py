@@ -13,6 +13,7 @@ inputs for the message.  Both paths accept exactly the same inputs with the same
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 import numpy as np
 
@@ -48,6 +49,16 @@ def as_real_array(x, shape: tuple | None, name: str) -> np.ndarray:
     is returned as it is (no copy): what the compiled kernels take."""
     if type(x) is np.ndarray and x.dtype == _F64 and x.shape == shape:
         a = x
+    elif type(x) in _SEQUENCES and _plain_numbers(x):        # a list of floats: one pass
+        try:
+            a = np.array(x, dtype=np.float64)
+        except (ValueError, OverflowError):      # ragged, or an int beyond the floats
+            raise ValueError(f"{name}: expected an array of numbers, got {_short(x)}") from None
+        if shape is not None and a.shape != shape and (None not in shape or a.ndim != len(shape)
+                                                       or any(s is not None and s != d for s, d
+                                                              in zip(shape, a.shape))):
+            raise ValueError(f"{name}: expected shape {_shape_text(shape)}, got {a.shape}")
+        return a
     else:
         try:
             a = np.asarray(x)
@@ -73,6 +84,19 @@ def as_real_array(x, shape: tuple | None, name: str) -> np.ndarray:
 
 #: element types of a list that hold no bool (the common case, decided in one pass)
 _PLAIN_NUMBERS = frozenset({float, int, np.float64, np.int64})
+_SEQUENCES = (list, tuple)
+
+
+def _plain_numbers(x) -> bool:
+    """True if ``x`` (a list or tuple) holds only Python/numpy floats and ints, or lists or
+    tuples of them (a vector, a matrix): numpy converts it exactly, nothing to reject."""
+    types = set(map(type, x))
+    if types <= _PLAIN_NUMBERS:
+        return True
+    return types <= _SEQUENCE_TYPES and set(map(type, chain.from_iterable(x))) <= _PLAIN_NUMBERS
+
+
+_SEQUENCE_TYPES = frozenset(_SEQUENCES)
 
 
 def _holds_bool(x) -> bool:
