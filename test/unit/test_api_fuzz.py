@@ -375,3 +375,24 @@ def test_pose_docstring_and_behaviour_agree():
     for quat in ([0, 0, 1, 1], [0, 0, 0, 2], [0, 0, 0, 0]):
         with pytest.raises(ValueError, match=r"^quaternion_xyzw: not a unit quaternion"):
             vm.pose([0, 0, 0], quat)
+
+
+WEIRD = [["rkmk4"], {"a": 1}, 1.5, True, -1, "nope", b"rkmk4", np.array([1]), 1j, math.nan]
+
+
+@pytest.mark.parametrize("arg", ["method", "formulation", "dynamics", "substeps", "record_every",
+                                 "max_steps", "environment", "callback", "on_sample",
+                                 "prescribed", "frame_wrenches"])
+def test_simulate_options_of_the_wrong_kind_name_the_option(arg):
+    """Every keyword option of simulate given a value of the wrong kind: a ValueError naming
+    it (an environment that is not a Hydrodynamics was an AttributeError), or, where the
+    value is one of the option's valid kinds, a finite run."""
+    m = _rover()
+    g, V, q, qd = np.eye(4), np.zeros(m.b), np.zeros(m.n), np.zeros(m.n)
+    for value in WEIRD:
+        k, out = call(vm.simulate, dict(model=m, g0=g, V0=V, q0=q, qd0=qd, t_final=0.004,
+                                        dt=0.002, **{arg: value}))
+        if k == "ok":
+            assert finite((out.g, out.V, out.q, out.qd)), (arg, value)
+        else:
+            assert arg in out, (arg, value, out)
