@@ -532,8 +532,13 @@ def execute_run(run: _Run, log):
         traj, wall, diverged, interrupted = _simulate(run, log)
     except BaseException:
         if run.recorder is not None:            # keep the samples recorded so far
-            with contextlib.suppress(ValueError, OSError):
+            try:
                 run.recorder.close()
+            except ValueError:                  # none: the run never started, leave nothing
+                with contextlib.suppress(OSError):
+                    (run.out / "summary.json").unlink()
+            except OSError:
+                pass
         raise
     if diverged is not None:
         log(f"vm-sim: diverged at t = {diverged['t']:.6g} s ({diverged['reason']}); "
