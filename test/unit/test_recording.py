@@ -425,3 +425,72 @@ def test_recorder_memory_stays_flat(tmp_path):
     info = r.close()
     assert info.message_counts["/tf"] == 3000
     assert marks[2999] - marks[500] < 3.0, marks
+
+
+# ------------------------------------------------ written to survive a kill or a full disk
+def _read_plain(path):
+    """Messages per topic by the standard reader, without decoding."""
+    with open(path, "rb") as f:
+        counts = {}
+        for _, channel, _ in mcap_reader.make_reader(f).iter_messages():
+            counts[channel.topic] = counts.get(channel.topic, 0) + 1
+    return counts
+
+
+def test_recording_is_readable_after_every_chunk_before_it_is_closed(tmp_path):
+    """What a killed recorder leaves: the file at its own name, read by the standard reader
+    (no summary yet), holds every sample of the chunks written; close adds the summary."""
+    path = tmp_path / "live.mcap"
+    r = rec.McapRecorder(path, ["ja", "jb"], robot_description=MIMIC_URDF, flush_interval=1e9)
+    assert _read_plain(path) == {}                       # valid from the start
+    for k in range(300):
+        r.add(k * 1e-3, np.eye(4), np.zeros(6), [0.1, 0.2], [0.0, 0.0])
+        if k % 100 == 99:
+            r.flush()       # a chunk, as the recorder writes one every second
+            assert r.samples_on_disk == (k + 1, k * 1e-3)
+            with open(path, "rb") as f:
+                assert mcap_reader.make_reader(f).get_summary() is None
+            counts = _read_plain(path)
+            assert counts["/clock"] == counts["/tf"] == k + 1, counts
+            assert counts["/robot_description"] == 1
+    r.add(0.5, np.eye(4), np.zeros(6), [0.1, 0.2], [0.0, 0.0])
+    assert _read_plain(path)["/clock"] == 300            # the open chunk is not on disk yet
+    info = r.close()
+    header, summary, msgs = read_mcap(path)
+    assert summary.statistics.message_count == 4 * 301 + 2 and len(msgs["/joint_states"]) == 301
+    assert [m.name for m in summary.metadata_indexes] == ["rosbag2"]
+    assert info.error is None and info.message_counts["/clock"] == 301
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["live.mcap"]
+
+
+def test_a_failed_write_keeps_the_chunks_written_before(tmp_path, monkeypatch):
+    """A full disk (ENOSPC from the system call, after part of the chunk went out): the error
+    names the file and what it keeps; the file holds exactly the earlier chunks, readable,
+    and close() still finishes it (its summary) when there is room."""
+    import errno
+    import os
+    path = tmp_path / "full.mcap"
+    r = rec.McapRecorder(path, ["ja", "jb"], flush_interval=1e9)
+    for k in range(50):
+        r.add(k * 1e-2, np.eye(4), np.zeros(6), [0.1, 0.2], [0.0, 0.0])
+    r.flush()
+    real = os.pwritev
+
+    def disk_full(fd, buffers, offset):
+        real(fd, [bytes(buffers[0])[:100]], offset)      # part of it, then no space
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "pwritev", disk_full)
+    for k in range(50, 80):
+        r.add(k * 1e-2, np.eye(4), np.zeros(6), [0.1, 0.2], [0.0, 0.0])
+    with pytest.raises(rec.RecordingError, match=r"cannot write .*full\.mcap: No space left on "
+                                                 r"device; it keeps 50 samples up to t = 0\.49 s"):
+        r.flush()
+    with pytest.raises(rec.RecordingError):
+        r.add(0.95, np.eye(4), np.zeros(6), [0.1, 0.2], [0.0, 0.0])   # no more samples
+    assert _read_plain(path) == {"/clock": 50, "/joint_states": 50, "/odom": 50, "/tf": 50}
+    monkeypatch.setattr(os, "pwritev", real)                 # room again for the summary
+    info = r.close()
+    assert "No space left on device" in info.error and len(info.indices) == 50
+    assert info.message_counts == {"/clock": 50, "/joint_states": 50, "/odom": 50, "/tf": 50}
+    _, summary, msgs = read_mcap(path)
+    assert summary.statistics.channel_message_counts and len(msgs["/clock"]) == 50

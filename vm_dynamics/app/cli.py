@@ -24,8 +24,16 @@ also has are kept (the others are listed as dropped).
 
 **Exit codes.**  0: done; 2: bad arguments or scenario values (one line on stderr, before any
 simulation); 3: the simulation diverged (the partial trajectory, plots and a summary with
-``"diverged": true`` are written); 130: interrupted by Ctrl-C (what was computed is written; a
-second Ctrl-C while writing skips the remaining plots but never the summary).
+``"diverged": true`` are written); 4: an output could not be written (a full disk, a file size
+limit: one line on stderr naming the file and what it keeps; the run stops at once, the samples
+already in trajectory.mcap stay readable and summary.json says what was written if there is
+room for it); 130: interrupted by Ctrl-C (what was computed is written; a second Ctrl-C while
+writing skips the remaining plots but never the summary).
+
+**A killed run.**  trajectory.mcap is written in place, chunk by chunk at most a second apart,
+each followed by a closing footer (:mod:`vm_dynamics.ros.mcap_stream`): after ``kill -9`` (or a
+crash) it is a readable MCAP with every sample up to its last chunk, and summary.json, written
+when the run starts, says ``"finished": false``.
 """
 from __future__ import annotations
 
@@ -44,10 +52,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["main", "run_scenario", "EXIT_OK", "EXIT_USAGE", "EXIT_DIVERGED", "EXIT_INTERRUPTED",
-           "DIVERGENCE_LIMITS", "SYSTEM_TREES", "SYSTEM_DIRS", "parse_param_overrides",
+           "EXIT_WRITE_ERROR", "DIVERGENCE_LIMITS", "SYSTEM_TREES", "SYSTEM_DIRS",
+           "parse_param_overrides",
            "resolve_controller_params"]
 
-EXIT_OK, EXIT_USAGE, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 2, 3, 130
+EXIT_OK, EXIT_USAGE, EXIT_DIVERGED, EXIT_WRITE_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
 
 #: A sample beyond these limits (or with a NaN/Inf) stops the run as diverged (SI units: m/s and
 #: rad/s for velocities, m and rad for positions).
@@ -224,6 +233,7 @@ class _Run:
     recorder: object = None                         # trajectory.mcap, streamed during the run
     record_every: int = 1                           # samples kept in memory: every k-th
     recording_time: float = 0.0                     # wall s spent streaming trajectory.mcap
+    write_error: OSError | None = None              # the recording's failed write (disk full)
     setup_time: float | None = None                 # wall s of the engine's set-up (kernels)
 
 
@@ -499,16 +509,20 @@ def _simulate(run: _Run, log):
         stop = monitor(state)
         for hook in run.hooks:
             hook(state)
-        return stop or ctrl_c.requested
+        return stop or ctrl_c.requested or run.write_error is not None
     recorder = run.recorder
     recording_time = [0.0]
 
     def on_sample(t, g, V, q, qd, tau, bw):
         # a non-finite sample is the divergence the monitor reports; it is not recorded
-        if recorder is not None and np.isfinite(g).all() and np.isfinite(V).all() \
-                and np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all():
+        if recorder is not None and run.write_error is None and np.isfinite(g).all() \
+                and np.isfinite(V).all() and np.isfinite(q).all() and np.isfinite(qd).all() \
+                and np.isfinite(tau).all():
             start = time.perf_counter()
-            recorder.add(t, g, V, q, qd, effort=tau)
+            try:
+                recorder.add(t, g, V, q, qd, effort=tau)
+            except OSError as exc:      # the disk is full: stop here (callback), keep the file
+                run.write_error = exc
             recording_time[0] += time.perf_counter() - start
     t0 = time.perf_counter()
     diverged = None
@@ -580,25 +594,39 @@ def execute_run(run: _Run, log):
         from ..core.signals import deferred_interrupts
         with deferred_interrupts(raise_after=True):
             run.recorder = _open_recorder(run)
+            # what a killed run leaves beside its recording: finished = false
+            _write_summary(run.out, dict(_base_summary(run, None, 0.0, None, False),
+                                         finished=False, files=["trajectory.mcap",
+                                                                "summary.json"]))
         if run.record_every > 1:
             log(f"vm-sim: {run.scn.duration / run.scn.dt:.0f} steps: the summary and plots use "
                 f"one sample in {run.record_every}; trajectory.mcap gets every sample")
         traj, wall, diverged, interrupted = _simulate(run, log)
     except BaseException:
-        if run.recorder is not None:
-            run.recorder.abort()
+        if run.recorder is not None:            # keep the samples recorded so far
+            try:
+                run.recorder.close()
+            except ValueError:                  # none: the run never started, leave nothing
+                with contextlib.suppress(OSError):
+                    (run.out / "summary.json").unlink()
+            except OSError:
+                pass
         raise
     if diverged is not None:
         log(f"vm-sim: diverged at t = {diverged['t']:.6g} s ({diverged['reason']}); "
             f"reduce dt or the gains")
     with _DeferredInterrupt(log, exiting=interrupted) as stop:
-        summary = _write_outputs(run, traj, wall, diverged, interrupted, stop, log)
+        try:
+            summary = _write_outputs(run, traj, wall, diverged, interrupted, stop, log)
+        finally:        # also when an output cannot be written: the recording is finished
+            with contextlib.suppress(ValueError, OSError):
+                run.recorder.close()
     return summary
 
 
 def _open_recorder(run):
-    """The streaming MCAP recorder of ``trajectory.mcap`` (written under a temporary name in
-    the output directory until it is closed), and the in-memory sampling of the run."""
+    """The streaming MCAP recorder of ``trajectory.mcap`` (written in place, readable after
+    every chunk: a killed run keeps its samples), and the in-memory sampling of the run."""
     from ..ros.recording import McapRecorder
     scn, model = run.scn, run.scn.model
     steps = math.ceil(scn.duration / scn.dt - 1e-9)
@@ -632,6 +660,7 @@ def _base_summary(run, traj, wall, diverged, interrupted):
         "setup_time_s": run.setup_time,
         "interrupted": interrupted,
         "diverged": diverged is not None,
+        "finished": True,       # False: killed while running, or an output could not be written
     }
     if diverged is not None:
         s["divergence"] = {"t": diverged["t"], "reason": diverged["reason"],
@@ -652,7 +681,10 @@ def _write_summary(out: Path, summary: dict) -> None:
     from ..analysis.plotting import write_bytes_nofollow
     from .summary import to_jsonable
     text = json.dumps(to_jsonable(summary), indent=2, allow_nan=False) + "\n"
-    write_bytes_nofollow(out / "summary.json", text.encode())
+    try:
+        write_bytes_nofollow(out / "summary.json", text.encode())
+    except OSError as exc:      # name the file (a full disk fails inside a temporary file)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(out / "summary.json")) from None
 
 
 def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
@@ -660,6 +692,9 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
     scn, model, out = run.scn, run.scn.model, run.out
     summary = _base_summary(run, traj, wall, diverged, interrupted)
     summary["files"] = ["summary.json"]
+    if run.write_error is not None:
+        summary["finished"] = False
+        summary["write_error"] = str(run.write_error)
     _write_summary(out, summary)              # first, so that nothing can lose it
     if traj is None:
         if run.recorder is not None:
@@ -698,11 +733,23 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
     _write_summary(out, summary)
 
     with _phase(log, "closing trajectory.mcap"):
-        info = run.recorder.close()
+        try:
+            info = run.recorder.close()
+        except OSError as exc:      # the disk filled up at the end: the chunks written stay
+            run.write_error = exc
+            info = run.recorder.close()
     summary["recording"] = {"file": "trajectory.mcap",
                             "messages": getattr(info, "message_counts", None)}
+    if getattr(info, "error", None):
+        summary["recording"]["samples"] = len(info.indices)
+        summary["recording"]["error"] = info.error
+        summary["finished"] = False
+        summary["write_error"] = info.error
     summary["files"] = ["trajectory.mcap", "summary.json"]
     _write_summary(out, summary)
+    if run.write_error is not None:         # no plots on a full disk
+        log(f"vm-sim: wrote {', '.join(summary['files'])} to {out}/")
+        return summary
 
     if run.plots and len(traj) > 1:
         with _phase(log, "plotting"):
@@ -870,6 +917,12 @@ def _main(argv) -> int:
     run.hooks = hooks
     try:
         summary = execute_run(run, log=_log)
+    except OSError as exc:      # an output could not be written: one line, what was kept
+        print(f"vm-sim: error: {_write_error_line(exc, run)}", file=sys.stderr)
+        if live is not None:
+            live.viewer.stop()
+        return EXIT_WRITE_ERROR
+    try:
         if frames is not None and not summary.get("interrupted"):
             from ..viewer.video import write_video
             write_video(args.video, frames.playback(), title=scn.name)
@@ -884,12 +937,31 @@ def _main(argv) -> int:
     finally:
         if live is not None:
             live.viewer.stop()
+    if summary.get("write_error"):
+        print(f"vm-sim: error: {summary['write_error']}", file=sys.stderr)
+        return EXIT_WRITE_ERROR
     if summary.get("diverged"):
         print(f"vm-sim: error: {summary['divergence']['message']}", file=sys.stderr)
         return EXIT_DIVERGED
     if summary.get("interrupted"):
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def _write_error_line(exc: OSError, run) -> str:
+    """One line for a failed write: the file, the reason and what trajectory.mcap keeps."""
+    from ..ros.recording import RecordingError
+    if isinstance(exc, RecordingError):
+        return str(exc)
+    what = f"cannot write {exc.filename or run.out}: {exc.strerror or exc}"
+    rec = run.recorder
+    error = getattr(rec, "error", None)
+    if error is not None:
+        return f"{what}; trajectory.mcap: {str(error).split('; ', 1)[-1]}"
+    kept = getattr(rec, "samples_on_disk", (0, None))
+    if rec is not None and kept[0]:
+        what += f"; trajectory.mcap keeps {kept[0]} samples up to t = {kept[1]:.6g} s, readable"
+    return what
 
 
 def _view_hooks(scn, args):

@@ -168,22 +168,19 @@ def scenario_path(name_or_path) -> Path:
     return path
 
 
-#: Most integration steps (``duration / dt``) one scenario run may take: a guard against a
-#: mistyped ``dt`` (2·10⁶ steps are 2 000 s at 1 ms).  Memory does not limit it: ``vm-sim``
-#: streams the recording and keeps a bounded number of samples (``cli.MAX_KEPT_SAMPLES``).
-MAX_STEPS = 2_000_000
-
-
 def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     """Load a scenario by name (``config/<name>.yaml``) or path and check every value.
 
     ``overrides`` maps parameter names to values (:func:`apply_overrides`: ``dt``,
     ``controller.kp``, ``initial.joint_positions``, ...).  Everything that can be checked
     without running is checked here -- types, lengths, finiteness, ``dt`` against
-    ``duration`` and :data:`MAX_STEPS`, the ``input`` and ``prescribed`` sections evaluated at
+    ``duration`` and the library's step limit (:data:`vm_dynamics.sim.simulate.MAX_STEPS`:
+    ``vm-sim`` streams the recording and keeps a bounded number of samples, so memory does not
+    limit it; it guards against a mistyped ``dt``), the ``input`` and ``prescribed`` sections evaluated at
     t = 0 -- so a bad value is a ``ValueError`` naming the parameter before any simulation.
     """
     from ..sim.integrators import METHODS
+    from ..sim.simulate import MAX_STEPS
     path = scenario_path(name_or_path)
     params = apply_overrides(read_params_file(path), overrides)
     name = params.get("scenario", path.stem)

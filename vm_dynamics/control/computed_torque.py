@@ -210,6 +210,17 @@ class ComputedTorqueController(Controller):
         return qdd_d + self.kd * (qd_d - qd) + self.kp * (q_d - q)
 
     def compute(self, t, state, reference):
+        try:
+            return self._compute(t, state, reference)
+        except ValueError as exc:
+            if not str(exc).startswith("qdd:"):
+                raise
+            # the dynamics name their argument q̈, which here is this law's command
+            raise ValueError(f"{self.name}: the commanded joint acceleration q̈_d + kd·ė + "
+                             f"kp·e is out of range at t = {t:g} s ({exc}); lower the gains "
+                             f"kp, kd") from None
+
+    def _compute(self, t, state, reference):
         model = self._require_reset()
         g, V, q, qd = read_state(model, state)
         ref = as_reference(reference)

@@ -214,9 +214,13 @@ def quaternion_to_matrix(quaternion_xyzw, name: str = "quaternion_xyzw") -> np.n
 def pose(position, quaternion_xyzw=(0.0, 0.0, 0.0, 1.0)) -> np.ndarray:
     """4×4 pose from a position ``[x, y, z]`` and a ROS quaternion ``[x, y, z, w]``.
 
-    The quaternion is normalised; a zero or non-finite one, or a position that is not three
-    finite numbers, raises ``ValueError`` naming the argument.  ``vm.pose([0, 0, 1],
-    [0, 0, 0.7071068, 0.7071068])`` is 1 m up, turned 90° about z."""
+    The quaternion must have unit norm within
+    :data:`~vm_dynamics.core.rotations.QUAT_NORM_TOL` (the package's one tolerance policy, as
+    for every orientation it reads: ``[0, 0, 1, 1]`` is a typo, not a rotation) and is then
+    normalised, so a quaternion rounded to a few digits is exact.  A quaternion off the unit
+    norm (zero and non-finite included), or a position that is not three finite numbers of
+    magnitude at most ``MAX_MAGNITUDE``, raises ``ValueError`` naming the argument.
+    ``vm.pose([0, 0, 1], [0, 0, 0.7071068, 0.7071068])`` is 1 m up, turned 90° about z."""
     p = as_array(position, (3,), "position", MAX_MAGNITUDE)
     g = np.eye(4)
     g[:3, :3] = quaternion_to_matrix(quaternion_xyzw, "quaternion_xyzw")

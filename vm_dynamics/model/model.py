@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core import lie
 from ..core.groups import get_group
-from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_vector
+from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_vector, overflow_error
 from ..dynamics import lp
 from .urdf import DEFAULT_XACRO, KinematicTree, parse_urdf
 
@@ -284,6 +284,26 @@ class Model:
     def _V(self, V, name="V"):
         return as_vector(V, self.b, name, limit=MAX_MAGNITUDE)
 
+    def _frame(self, frame):
+        """``frame`` if it names a frame of the model, else a ``ValueError`` naming it."""
+        if not isinstance(frame, str):
+            raise ValueError(f"frame: expected a frame name (str), got {type(frame).__name__} "
+                             f"{frame!r:.80}")
+        if frame not in self.frame_body:
+            raise ValueError(f"frame: unknown frame {frame!r}; frames are "
+                             f"{', '.join(self.frame_names)}")
+        return frame
+
+    @staticmethod
+    def _finite(value, inputs: dict):
+        """``value`` if all its entries are finite, else the overflow error naming the largest
+        of ``inputs`` (every input in range, the result overflowed a float: never a silent
+        Inf or NaN)."""
+        parts = value if isinstance(value, tuple) else (value,)
+        if all(np.all(np.isfinite(p)) for p in parts):
+            return value
+        raise overflow_error(inputs)
+
     def _frame_wrenches(self, frame_wrenches):
         if frame_wrenches is None:
             return None
@@ -318,12 +338,17 @@ class Model:
 
     def lp_terms(self, q, derivatives=True) -> lp.LPTerms:
         """All LP quantities at q (see :class:`vm_dynamics.dynamics.lp.LPTerms`)."""
-        return lp.lp_terms(self, self._q(q), derivatives)
+        q = self._q(q)
+        with np.errstate(all="ignore"):
+            return lp.lp_terms(self, q, derivatives)
 
     def _fast(self, backend: str):
         """The O(n) recursions for ``backend`` (None for the LP reference); see
         :func:`vm_dynamics.dynamics.fast.resolve_backend`.  Remembered per backend name (the model's
         constants never change after construction)."""
+        if not isinstance(backend, str):
+            raise ValueError(f"backend: expected 'auto', 'numba', 'numpy' or 'lp', got "
+                             f"{backend!r:.80}")
         cache = self.__dict__.get("_fast_cache")
         if cache is None or cache[0] != id(self):       # new, or a copy.copy of a model
             cache = self._fast_cache = (id(self), {})
@@ -339,8 +364,11 @@ class Model:
     def _blocks(self, q, backend):
         fm = self._fast(backend)
         if fm is None:
-            t = lp.lp_terms(self, self._q(q), derivatives=False)
-            return t.M0, t.M0m, t.Mm, t.A, t.Mhat
+            q = self._q(q)
+            with np.errstate(all="ignore"):
+                t = lp.lp_terms(self, q, derivatives=False)
+            out = t.M0, t.M0m, t.Mm, t.A, t.Mhat
+            return self._finite(out, {"q": q})
         return fm.lp_blocks(self._q(q))
 
     def mass_matrix(self, q, backend: str = "auto") -> np.ndarray:
@@ -351,8 +379,10 @@ class Model:
         fm = self._fast(backend)
         if fm is not None:
             return fm.mass_matrix(self._q(q))
-        t = lp.lp_terms(self, self._q(q), derivatives=False)
-        return np.block([[t.M0, t.M0m], [t.M0m.T, t.Mm]])
+        q = self._q(q)
+        with np.errstate(all="ignore"):
+            t = lp.lp_terms(self, q, derivatives=False)
+        return self._finite(np.block([[t.M0, t.M0m], [t.M0m.T, t.Mm]]), {"q": q})
 
     def locked_inertia(self, q, backend: str = "auto") -> np.ndarray:
         """Locked inertia M₀ (65), b×b."""
@@ -378,7 +408,9 @@ class Model:
     def curvature(self, q) -> np.ndarray:
         """Curvature of the mechanical connection B[i, j] ∈ R^b, shape (n, n, b)
         (docs/corrections.md, "Curvature form of N̂")."""
-        return lp.curvature(self, lp.lp_terms(self, self._q(q)))
+        q = self._q(q)
+        with np.errstate(all="ignore"):
+            return self._finite(lp.curvature(self, lp.lp_terms(self, q)), {"q": q})
 
     def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
                          backend: str = "auto"):
@@ -394,8 +426,11 @@ class Model:
         g = as_pose(g)
         V, q, qd, tau = self._V(V), self._q(q), self._q(qd, "qd"), self._q(tau, "tau")
         bw = None if base_wrench is None else self._V(base_wrench, "base_wrench")
-        Vdot, qdd, _ = lp.forward_dynamics(self, g, V, q, qd, tau, bw,
-                                           self._frame_wrenches(frame_wrenches))
+        fw = self._frame_wrenches(frame_wrenches)
+        with np.errstate(all="ignore"):     # an overflow is the ValueError below
+            Vdot, qdd, _ = lp.forward_dynamics(self, g, V, q, qd, tau, bw, fw)
+        self._finite((Vdot, qdd), dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
+                                       **{f"frame_wrenches[{k!r}]": w for k, w in (fw or {}).items()}))
         return Vdot, qdd
 
     def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None,
@@ -409,46 +444,65 @@ class Model:
         g = as_pose(g)
         args = (self._V(V), self._q(q), self._q(qd, "qd"), self._V(Vdot, "Vdot"),
                 self._q(qdd, "qdd"))
-        return lp.inverse_dynamics(self, g, *args, frame_wrenches=self._frame_wrenches(frame_wrenches))
+        fw = self._frame_wrenches(frame_wrenches)
+        with np.errstate(all="ignore"):     # an overflow is the ValueError below
+            out = lp.inverse_dynamics(self, g, *args, frame_wrenches=fw)
+        return self._finite(out, dict(zip(("g", "V", "q", "qd", "Vdot", "qdd"), (g, *args)),
+                                      **{f"frame_wrenches[{k!r}]": w
+                                         for k, w in (fw or {}).items()}))
 
     def momentum(self, g, V, q, qd) -> np.ndarray:
         """Total spatial momentum ``[linear; angular]`` in the inertial frame, about its origin."""
         g = as_pose(g)
-        t = lp.lp_terms(self, self._q(q), derivatives=False)
-        return lp.spatial_momentum(self, t, g, self._V(V), self._q(qd, "qd"))
+        q = self._q(q)
+        V, qd = self._V(V), self._q(qd, "qd")
+        with np.errstate(all="ignore"):
+            h = lp.spatial_momentum(self, lp.lp_terms(self, q, derivatives=False), g, V, qd)
+        return self._finite(h, dict(g=g, V=V, q=q, qd=qd))
 
     def kinetic_energy(self, V, q, qd, backend: str = "auto") -> float:
         """½ [V; q̇]ᵀ M [V; q̇] with the mass matrix (64)."""
-        z = np.concatenate([self._V(V), self._q(qd, "qd")])
-        return float(0.5 * z @ self.mass_matrix(q, backend) @ z)
+        V, qd = self._V(V), self._q(qd, "qd")
+        z = np.concatenate([V, qd])
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = float(0.5 * z @ self.mass_matrix(q, backend) @ z)
+        return self._finite(e, dict(V=V, q=q, qd=qd))
 
     def potential_energy(self, g, q) -> float:
         """Gravitational potential ``−Σ m_k aᵀ p_k`` (zero at the inertial origin)."""
-        return lp.potential_energy(self, lp.kinematics(self, self._q(q)), as_pose(g))
+        q = self._q(q)
+        g = as_pose(g)
+        with np.errstate(all="ignore"):
+            u = lp.potential_energy(self, lp.kinematics(self, q), g)
+        return self._finite(u, dict(g=g, q=q))
 
     def energy(self, g, V, q, qd) -> float:
         """Kinetic plus gravitational potential energy."""
-        return self.kinetic_energy(V, q, qd) + self.potential_energy(g, q)
+        e = self.potential_energy(g, q) + self.kinetic_energy(V, q, qd)
+        return self._finite(e, dict(g=g, V=V, q=q, qd=qd))
 
     def frame_pose(self, q, frame: str, g=None, backend: str = "auto") -> np.ndarray:
         """Pose of a frame (any URDF link) in the vehicle frame, or in the inertial frame if
         ``g``: ``G_k ḡ_frame`` by the product of exponentials (13)–(16).  ``backend`` as in
         :meth:`forward_dynamics` (``"lp"``: the reference kinematics of lp.py)."""
-        if frame not in self.frame_body:
-            raise ValueError(f"frame: unknown frame {frame!r}; frames are {', '.join(self.frame_names)}")
+        self._frame(frame)
         fm = self._fast(backend)
         if fm is not None:
             ge = fm.frame_pose(q, frame)
         else:
-            ge = lp.frame_pose_vehicle(self, lp.kinematics(self, self._q(q)), frame)
+            q = self._q(q)
+            with np.errstate(all="ignore"):
+                ge = self._finite(lp.frame_pose_vehicle(self, lp.kinematics(self, q), frame),
+                                  {"q": q})
         return ge if g is None else as_pose(g) @ ge
 
     def frame_jacobian(self, q, frame: str) -> np.ndarray:
         """Body Jacobian of a frame, 6×(b+n): ``[J_{𝔢,0}, J_{𝔢,𝔪}]`` (92)–(93), corrected."""
-        if frame not in self.frame_body:
-            raise ValueError(f"frame: unknown frame {frame!r}")
-        J0, Jm = lp.frame_jacobian(self, lp.kinematics(self, self._q(q)), frame)
-        return np.hstack([J0, Jm])
+        self._frame(frame)
+        q = self._q(q)
+        with np.errstate(all="ignore"):
+            J0, Jm = lp.frame_jacobian(self, lp.kinematics(self, q), frame)
+        return self._finite(np.hstack([J0, Jm]), {"q": q})
 
     @property
     def full_joint_names(self) -> list:

@@ -4,14 +4,17 @@
 MCAP output
 -----------
 :func:`write_mcap` writes a **single** ``.mcap`` file (``trajectory.mcap`` by
-convention) using ``rosbags.rosbag2.Writer`` with MCAP storage, i.e. exactly the
-layout ``rosbag2_storage_mcap`` produces: profile ``ros2``, ``ros2msg`` schemas
-generated from the ROS 2 Jazzy typestore, ``cdr`` messages, chunk indexes, a
-Statistics record, per-channel ``offered_qos_profiles`` metadata and an embedded
-``rosbag2`` metadata record (version 9).  rosbags itself writes a bag *directory*
-(``<name>/<name>.mcap`` + ``metadata.yaml``); we write it into a temporary directory
-and move the ``.mcap`` to the requested path, because the MCAP file is
-self-describing:
+convention) with the layout ``rosbag2_storage_mcap`` and ``rosbags.rosbag2.Writer``
+produce: profile ``ros2``, ``ros2msg`` schemas generated from the ROS 2 Jazzy
+typestore, ``cdr`` messages, chunk indexes, a Statistics record, per-channel
+``offered_qos_profiles`` metadata and an embedded ``rosbag2`` metadata record
+(version 9); no ``metadata.yaml`` beside it, because the MCAP file is self-describing.
+
+The file is written in place by :class:`~vm_dynamics.ros.mcap_stream.McapStreamWriter`:
+chunk by chunk (at most a second apart), each appended with a closing footer, so that
+a run killed at any moment (``kill -9``) leaves ``trajectory.mcap`` readable as it is,
+with every sample up to its last chunk; a full disk stops the recording with an
+:class:`RecordingError` and keeps the file as it was before the failed write.
 
 * ``ros2 bag play trajectory.mcap`` / ``ros2 bag info trajectory.mcap`` work on
   Iron, Jazzy and later (bare storage files are auto-detected, rosbag2 PR #1072);
@@ -48,21 +51,21 @@ Conventions: see :mod:`vm_dynamics.ros.messages` (quaternions x, y, z, w; twist
 
 from __future__ import annotations
 
+import errno
 import math
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from . import messages as rm
+from .mcap_stream import McapStreamWriter
 from .urdf_tf import UrdfTree
 
 __all__ = [
-    "BASE_IOTA", "TOPIC_QOS", "RecordingInfo", "base_iota_matrix", "select_samples",
-    "McapRecorder", "write_mcap",
+    "BASE_IOTA", "TOPIC_QOS", "RecordingInfo", "RecordingError", "base_iota_matrix",
+    "select_samples", "McapRecorder", "write_mcap",
 ]
 
 # ------------------------------------------------------------------- base embeddings
@@ -179,13 +182,31 @@ TOPIC_QOS: dict[str, tuple[str, int, bool]] = {
 
 
 class RecordingInfo(NamedTuple):
-    """What :func:`write_mcap` wrote."""
+    """What :func:`write_mcap` wrote (after a failed write: what the file keeps, and the
+    error)."""
 
     path: Path
     indices: np.ndarray           # simulation samples that were recorded
     message_counts: dict[str, int]
     start_ns: int
     end_ns: int
+    error: str | None = None
+
+
+class RecordingError(OSError):
+    """Writing the recording failed (a full disk, a file size limit, an I/O error).  The file
+    keeps the samples written before, readable: ``kept_samples`` of them, the last at
+    ``kept_until`` s (None if none)."""
+
+    def __init__(self, path: Path, cause: OSError, kept_samples: int, kept_until):
+        super().__init__(cause.errno or errno.EIO, cause.strerror or str(cause), str(path))
+        self.kept_samples = kept_samples
+        self.kept_until = kept_until
+
+    def __str__(self) -> str:
+        kept = (f"it keeps {self.kept_samples} samples up to t = {self.kept_until:.6g} s, "
+                f"readable" if self.kept_samples else "it keeps no sample")
+        return f"cannot write {self.filename}: {self.strerror}; {kept}"
 
 
 # ---------------------------------------------------------------------- validation
@@ -254,12 +275,19 @@ def _transform_stamped(stamp: Any, parent: str, child: str, p: tuple, q: tuple) 
 class McapRecorder:
     """Streams a simulation into a ROS 2 MCAP recording, one sample at a time.
 
-    Messages go to disk as they are added (in chunks), so memory stays flat however long the
-    run; the file appears at ``path`` on :meth:`close` (written beside it under a temporary
-    name until then).  ``recorder(state)`` records a :class:`vm_dynamics.sim.simulate.State`, so a
-    recorder can be passed as ``vm.simulate(..., callback=recorder)``; :meth:`add` also takes
-    joint efforts.  Used as a context manager it is closed on leaving the block, also on
-    Ctrl-C (the samples so far are kept), and removed on any other exception.
+    Messages go to ``path`` as they are added, in chunks at most ``flush_interval`` seconds
+    (wall clock) apart, so memory stays flat however long the run and the file is a readable
+    MCAP at every moment (a killed process leaves every sample up to its last chunk; see
+    :mod:`~vm_dynamics.ros.mcap_stream`); :meth:`close` adds the summary (indexes, statistics,
+    the rosbag2 metadata).  ``recorder(state)`` records a
+    :class:`vm_dynamics.sim.simulate.State`, so a recorder can be passed as
+    ``vm.simulate(..., callback=recorder)``; :meth:`add` also takes joint efforts.  Used as a
+    context manager it is closed on leaving the block, also on Ctrl-C (the samples so far are
+    kept), and removed on any other exception.
+
+    A failed write (disk full) raises :class:`RecordingError` from :meth:`add` (or
+    :meth:`close`); the file keeps what was written before, and :meth:`close` then finishes it
+    as far as the disk allows and reports the error in :attr:`RecordingInfo.error`.
 
     Args:
         path: output ``.mcap`` file (parent directories are created).
@@ -276,7 +304,9 @@ class McapRecorder:
         rate_hz: record at most this many samples per simulated second (the first sample at
             or after each grid time, as :func:`select_samples`); None records every sample.
         time_offset_s: added to every stamp.
-        overwrite: replace an existing file (otherwise FileExistsError).
+        overwrite: replace an existing file (otherwise FileExistsError); a symbolic link at
+            ``path`` is replaced, never written through.
+        flush_interval: most wall-clock seconds between chunks written to disk.
     """
 
     def __init__(self, path: str | os.PathLike, joint_names: Sequence[str], *,
@@ -284,15 +314,13 @@ class McapRecorder:
                  frame_ids: Any = None, base_iota: Any = None,
                  static_tf: Sequence[tuple[str, str, Any]] | None = None,
                  rate_hz: float | None = None, time_offset_s: float = 0.0,
-                 overwrite: bool = True):
-        from rosbags.rosbag2 import StoragePlugin, Writer
-
+                 overwrite: bool = True, flush_interval: float = 1.0):
         path = Path(path)
         if path.suffix != ".mcap":
             raise ValueError(f"output path must end with .mcap, got {path.name!r}")
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} exists (pass overwrite=True to replace it)")
-        if path.exists() and not path.is_file():
+        if path.exists() and not path.is_file() and not path.is_symlink():
             raise ValueError(f"output path {str(path)!r} exists and is not a file")
         if rate_hz is not None and not (isinstance(rate_hz, (int, float, np.number))
                                         and math.isfinite(rate_hz) and rate_hz > 0):
@@ -336,32 +364,64 @@ class McapRecorder:
         self._t_first = None
         self._slot = None
         self.start_ns = self.end_ns = None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmpdir = Path(tempfile.mkdtemp(prefix=f".{path.stem}.", dir=path.parent))
-        self._bagdir = self._tmpdir / path.stem
-        self._writer = Writer(self._bagdir, version=9, storage_plugin=StoragePlugin.MCAP)
-        self._writer.open()
-        self._conns: dict[str, Any] = {}
+        self._conns: dict[str, int] = {}
         self._closed = False
         self._info: RecordingInfo | None = None
+        self._error: RecordingError | None = None
+        self._on_disk = (0, None)        # samples in the file's finished chunks, the last's t
+        self._t_recorded = None
         topics = list(self.counts)
         if statics:
             topics.append("/tf_static")
         if self.tree is not None:
             topics.append("/robot_description")
+        self._topics = []
         for topic in topics:
             if topic == "/robot_description":
                 msgtype, depth, latched = STRING, 1, True
             else:
                 msgtype, depth, latched = TOPIC_QOS[topic]
-            self._conns[topic] = self._writer.add_connection(
-                topic, msgtype, typestore=rm.TYPESTORE, offered_qos_profiles=[_qos(depth,
-                                                                                   latched)])
+            self._topics.append((topic, msgtype, [_qos(depth, latched)]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._writer = McapStreamWriter(path, profile="ros2", library=_LIBRARY,
+                                            flush_interval=flush_interval)
+            schemas: dict[str, int] = {}
+            for topic, msgtype, qos in self._topics:
+                if msgtype not in schemas:
+                    msgdef, _ = rm.TYPESTORE.generate_msgdef(msgtype, ros_version=2)
+                    encoding = ("ros2idl" if msgdef.startswith("=" * 80 + "\nIDL: ")
+                                else "ros2msg")
+                    schemas[msgtype] = self._writer.add_schema(msgtype, encoding,
+                                                               msgdef.encode())
+                self._conns[topic] = self._writer.add_channel(
+                    schemas[msgtype], topic, "cdr", {"offered_qos_profiles": _qos_yaml(qos)})
+        except OSError as exc:
+            self._closed = True
+            _unlink(path)
+            raise RecordingError(path, exc, 0, None) from None
 
     # ------------------------------------------------------------------ writing
     def _put(self, topic: str, ns: int, msg: Any) -> None:
         self._writer.write(self._conns[topic], ns, rm.serialize(msg))
         self.counts[topic] = self.counts.get(topic, 0) + 1
+
+    def _failed(self, exc: OSError) -> RecordingError:
+        """The error of a failed write; the recorder takes no more samples."""
+        if self._error is None:
+            self._error = RecordingError(self.path, exc, *self._on_disk)
+        return self._error
+
+    @property
+    def error(self) -> RecordingError | None:
+        """The failed write's error, or None."""
+        return self._error
+
+    @property
+    def samples_on_disk(self) -> tuple[int, float | None]:
+        """``(samples, t of the last)`` in the file's finished chunks: what a reader of the
+        file sees now (and what a killed run keeps)."""
+        return self._on_disk
 
     def __call__(self, state: Any) -> bool:
         """Record a :class:`~vm_dynamics.sim.simulate.State` (``vm.simulate`` callback); returns
@@ -376,6 +436,8 @@ class McapRecorder:
         Returns True if it was recorded (False if ``rate_hz`` skips it)."""
         if self._closed:
             raise ValueError("recorder is closed")
+        if self._error is not None:
+            raise self._error
         t = float(t)
         k = self._k + 1
         if not math.isfinite(t):
@@ -404,29 +466,53 @@ class McapRecorder:
             self._slot = slot
         ns = rm.stamp_to_ns(t) + self.offset_ns
         stamp = rm.ns_to_time_msg(ns)
-        if self.start_ns is None:
-            self.start_ns = ns
-            if self.tree is not None:
-                self._put("/robot_description", ns,
-                          rm.TYPESTORE.types[STRING](data=self.tree.xml))
-            if self._static:
-                self._put("/tf_static", ns, rm.tf_msg(stamp, self._static))
         tf = rm.tf_msg(stamp, [(self.odom, self.base, g)] + list(extra_tf))
         if self.tree is not None:
             tf.transforms[1:1] = [_transform_stamped(stamp, *item) for item in
                                   self.tree.moving_transforms_pq(dict(zip(self.names, q)))]
-        self._put("/clock", ns, rm.clock_msg(stamp))
-        self._put("/joint_states", ns, rm.joint_state_msg(stamp, self.names, q, qd, eff))
-        self._put("/odom", ns, rm.odometry_msg(stamp, g, self._iota @ V, self.odom, self.base))
-        self._put("/tf", ns, tf)
-        self._indices.append(k)
-        self.end_ns = ns
+        try:
+            if self.start_ns is None:
+                if self.tree is not None:
+                    self._put("/robot_description", ns,
+                              rm.TYPESTORE.types[STRING](data=self.tree.xml))
+                if self._static:
+                    self._put("/tf_static", ns, rm.tf_msg(stamp, self._static))
+            self._put("/clock", ns, rm.clock_msg(stamp))
+            self._put("/joint_states", ns, rm.joint_state_msg(stamp, self.names, q, qd, eff))
+            self._put("/odom", ns, rm.odometry_msg(stamp, g, self._iota @ V, self.odom,
+                                                  self.base))
+            self._put("/tf", ns, tf)
+            if self.start_ns is None:
+                self.start_ns = ns
+            self._indices.append(k)
+            self.end_ns, self._t_recorded = ns, t
+            if self._writer.maybe_flush():
+                self._on_disk = (len(self._indices), t)
+        except OSError as exc:
+            raise self._failed(exc) from None
         return True
+
+    def flush(self) -> None:
+        """Write the samples recorded so far to the file now (one chunk; the recorder does so
+        by itself every ``flush_interval`` seconds)."""
+        if self._closed:
+            raise ValueError("recorder is closed")
+        if self._error is not None:
+            raise self._error
+        try:
+            self._writer.flush()
+        except OSError as exc:
+            raise self._failed(exc) from None
+        self._on_disk = (len(self._indices), self._t_recorded)
 
     # ------------------------------------------------------------------ closing
     def close(self) -> RecordingInfo:
-        """Finish the file and move it to ``path``; returns what was written.  A recorder
-        that got no sample raises ValueError (an empty recording is not written)."""
+        """Finish the file (the last chunk, the summary, the rosbag2 metadata); returns what
+        was written.  A recorder that got no sample raises ValueError (an empty recording is
+        not written).  After a failed write (raised by :meth:`add`) it finishes what the file
+        keeps as far as the disk allows and reports the error in the returned info's
+        ``error``; a first failure here raises :class:`RecordingError` (the file stays
+        readable, with the samples of its finished chunks)."""
         if self._closed:
             if self._info is None:
                 raise ValueError("recorder was aborted")
@@ -435,24 +521,80 @@ class McapRecorder:
             self.abort()
             raise ValueError("no sample was recorded; nothing to write")
         self._closed = True
+        w = self._writer
+        reported = self._error is not None          # add() has raised it already
         try:
-            self._writer.close()
-            os.replace(self._bagdir / f"{self.path.stem}.mcap", self.path)
-        finally:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-        self._info = RecordingInfo(self.path, np.frombuffer(self._indices, dtype=np.int64)
-                                   .astype(int), dict(self.counts), self.start_ns, self.end_ns)
+            if self._error is None:
+                w.flush()
+                self._on_disk = (len(self._indices), self._t_recorded)
+                w.add_metadata("rosbag2", {"serialized_metadata": self._rosbag2_metadata()})
+            w.close()
+        except OSError as exc:
+            self._failed(exc)
+            try:
+                w.close()
+            except OSError:
+                pass
+            if self._on_disk[0] == 0:
+                _unlink(self.path)
+            self._info = self._kept_info()
+            if reported:
+                return self._info
+            raise self._error from None
+        self._info = self._kept_info()
         return self._info
 
+    def _kept_info(self) -> RecordingInfo:
+        """What the file holds: every sample, or after a failed write those on disk."""
+        idx = np.frombuffer(self._indices, dtype=np.int64).astype(int)
+        if self._error is None:
+            return RecordingInfo(self.path, idx, dict(self.counts), self.start_ns, self.end_ns)
+        kept, t = self._on_disk
+        on_disk = self._writer.messages_on_disk
+        counts = {topic: on_disk.get(cid, 0) for topic, cid in self._conns.items()}
+        end = None if t is None else rm.stamp_to_ns(t) + self.offset_ns
+        return RecordingInfo(self.path, idx[:kept], counts, self.start_ns if kept else None,
+                             end, str(self._error))
+
+    def _rosbag2_metadata(self) -> str:
+        """rosbag2's ``serialized_metadata`` (what ``ros2 bag info``/``play`` read from the
+        file), as rosbags.rosbag2.Writer writes it (version 9)."""
+        from rosbags.rosbag2.metadata import dump_qos_v9
+        start = self.start_ns
+        duration = max(0, self.end_ns - start)
+        count = sum(self.counts.values())
+        info = {
+            "version": 9, "storage_identifier": "mcap",
+            "relative_file_paths": [self.path.name],
+            "duration": {"nanoseconds": duration},
+            "starting_time": {"nanoseconds_since_epoch": start},
+            "message_count": count,
+            "topics_with_message_count": [
+                {"topic_metadata": {"name": topic, "type": msgtype,
+                                    "serialization_format": "cdr",
+                                    "offered_qos_profiles": dump_qos_v9(qos),
+                                    "type_description_hash": rm.TYPESTORE.hash_rihs01(msgtype)},
+                 "message_count": self.counts.get(topic, 0)}
+                for topic, msgtype, qos in self._topics],
+            "compression_format": "", "compression_mode": "",
+            "files": [{"path": self.path.name,
+                       "starting_time": {"nanoseconds_since_epoch": start},
+                       "duration": {"nanoseconds": duration}, "message_count": count}],
+            "custom_data": None, "ros_distro": "rosbags",
+        }
+        return _yaml(info).strip()
+
     def abort(self) -> None:
-        """Discard the recording (nothing is written at ``path``)."""
+        """Discard the recording (the file at ``path`` is removed)."""
         if self._closed:
             return
         self._closed = True
         try:
-            self._writer.abort() if hasattr(self._writer, "abort") else self._writer.close()
+            self._writer.close()
+        except OSError:
+            pass
         finally:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            _unlink(self.path)
 
     def __enter__(self) -> 'McapRecorder':
         return self
@@ -463,6 +605,34 @@ class McapRecorder:
                 self.close()
                 return
         self.abort()
+
+
+_LIBRARY = "vm_dynamics (rosbag2 layout)"
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _yaml(data: Any) -> str:
+    """Block-style YAML as rosbags writes rosbag2 metadata (ruamel, a rosbags dependency)."""
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+    yaml = YAML(typ="safe")
+    yaml.default_flow_style = False
+    out = StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+def _qos_yaml(qos: list) -> str:
+    """A channel's ``offered_qos_profiles`` metadata (rosbag2 metadata version 9)."""
+    from rosbags.rosbag2.metadata import dump_qos_v9
+    return _yaml(dump_qos_v9(qos)).strip()
 
 
 def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,

@@ -58,6 +58,7 @@ from ..core.errors import SimulationDiverged
 from ..core.state import State
 from ..core.validation import as_pose, as_positive, as_returned_vectors, as_vector
 from ..dynamics import lp
+from ..model.hydrodynamics import Hydrodynamics
 from .integrators import TABLEAUX, IntegrationStats, integrate
 
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
@@ -453,6 +454,9 @@ class Simulator:
         self.prescribed = prescribed
         self._presc = prescribed is not None
         self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
+        if environment is not None and not isinstance(environment, Hydrodynamics):
+            raise ValueError(f"environment: expected a Hydrodynamics (vm_dynamics.model."
+                             f"hydrodynamics) or None, got {type(environment).__name__}")
         self.hydrodynamics = environment
         self.env = environment_arrays(model, environment)
         b, n = model.b, model.n

@@ -24,11 +24,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.signals import deferred_interrupts
-from ..core.validation import as_pose, as_vector
+from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_positive, as_vector
 from .engine import FORMULATIONS, SimulationError, Simulator, State
 from .integrators import METHODS, IntegrationStats, integrate
 
-__all__ = ["simulate", "Trajectory", "State", "FORMULATIONS"]
+__all__ = ["simulate", "Trajectory", "State", "FORMULATIONS", "MAX_STEPS"]
+
+#: Most output samples (``t_final / dt``) one :func:`simulate` call takes unless its
+#: ``max_steps`` says otherwise: a guard against a mistyped ``dt`` or ``t_final``, checked before
+#: anything is allocated (2·10⁶ samples are 2 000 s at 1 ms; ``vm-sim`` has the same limit).
+MAX_STEPS = 2_000_000
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -116,8 +121,13 @@ def _input_fn(value, size: int, name: str):
     engine at every call)."""
     if value is None:
         return None
-    if callable(value):
-        return value            # validated by the engine with the time of the call
+    if callable(value):         # validated by the engine with the time of the call
+        def checked(t, state):
+            out = value(t, state)
+            if out is None:     # the engine would take None as "no input": zero efforts
+                raise ValueError(f"{name}: the callable returned None; expected {size} numbers")
+            return out
+        return checked
     a = as_vector(value, size, name).copy()
     a.flags.writeable = False
 
@@ -141,12 +151,16 @@ def _frame_inputs(model, frame_wrenches):
     return out or None
 
 
-def _time_grid(t_final, dt) -> np.ndarray:
-    for nm, v in (("t_final", t_final), ("dt", dt)):
-        if not isinstance(v, (int, float, np.floating, np.integer)) or not np.isfinite(v) or v <= 0:
-            raise ValueError(f"{nm}: expected a positive finite number, got {v!r}")
-    t_final, dt = float(t_final), float(dt)
-    N = max(1, int(np.ceil(t_final / dt - 1e-9)))
+def _time_grid(t_final, dt, max_steps=MAX_STEPS) -> np.ndarray:
+    """The sample times ``k·dt`` up to ``t_final`` (the last one at ``t_final``), at most
+    ``max_steps`` steps (else a ``ValueError`` naming t_final, dt and the limit)."""
+    t_final, dt = as_positive(t_final, "t_final"), as_positive(dt, "dt")
+    steps = t_final / dt - 1e-9          # inf for a dt below t_final / 1.8e308
+    if not steps <= max_steps:
+        raise ValueError(f"t_final/dt: {t_final:g} s in steps of {dt:g} s is {steps:.3g} "
+                         f"steps, more than max_steps={max_steps} (increase dt, shorten "
+                         f"t_final, or raise max_steps)")
+    N = max(1, int(np.ceil(steps)))
     t = np.arange(N + 1) * dt
     t[-1] = t_final
     return t
@@ -160,7 +174,7 @@ _CHUNK = 100      # held inputs: compiled steps per engine call (Ctrl-C, progres
 def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",  # noqa: C901
              prescribed=None, frame_wrenches=None, rtol=1e-9, atol=1e-12, callback=None,
              progress=False, *, formulation="auto", dynamics="auto", substeps=1,
-             environment=None, record_every=1, on_sample=None) -> Trajectory:
+             environment=None, record_every=1, on_sample=None, max_steps=MAX_STEPS) -> Trajectory:
     """Simulate the vehicle-manipulator from ``(g0, V0, q0, qd0)`` for ``t_final`` seconds.
 
     Parameters
@@ -199,6 +213,12 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         soon as the sample's inputs are known (what ``traj.tau``/``traj.base_wrench`` record):
         for writers that stream every sample to disk (``vm-sim``'s MCAP recording).  The arrays
         are only valid during the call.
+    max_steps : most output samples ``t_final / dt`` (default :data:`MAX_STEPS`); more is a
+        ``ValueError`` before anything is allocated (memory grows with the samples kept).
+
+    Every argument is validated first: a wrong kind, shape or value is a ``ValueError`` naming
+    it (``g0``, ``V0``, ``q0``, ``qd0``, ``t_final``, ``dt``, ...), also when a callable input
+    returns something that is not an array of the right size (``None`` included).
 
     A KeyboardInterrupt returns the samples computed so far with ``traj.interrupted = True``.
     A failed step (non-finite or overflowing state) raises
@@ -208,7 +228,10 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     """
     n, b = model.n, model.b
     g0 = as_pose(g0, "g0")
-    V0 = as_vector(V0, b, "V0")
+    V0 = as_vector(V0, b, "V0", limit=MAX_MAGNITUDE)
+    for nm, x in (("q0", q0), ("qd0", qd0)):        # None: taken from prescribed(0)
+        if x is not None or prescribed is None:
+            as_vector(x, n, nm, limit=MAX_COORDINATE if nm == "q0" else MAX_MAGNITUDE)
     if method not in METHODS:
         raise ValueError(f"method={method!r}: unknown; choose one of {', '.join(METHODS)}")
     if formulation not in FORMULATIONS:
@@ -234,7 +257,10 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         raise ValueError("on_sample: expected a callable (t, g, V, q, qd, tau, base_wrench)")
     if callback is not None and not callable(callback):
         raise ValueError("callback: expected a callable state -> bool")
-    t_grid = _time_grid(t_final, dt)
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) \
+            or max_steps < 1:
+        raise ValueError(f"max_steps: expected a positive integer, got {max_steps!r}")
+    t_grid = _time_grid(t_final, dt, int(max_steps))
     if prescribed is not None and tau is not None:
         raise ValueError("tau: cannot be given together with prescribed joint motion "
                          "(the efforts are computed and returned in traj.tau)")

@@ -8,7 +8,16 @@ from typing import NamedTuple
 import numpy as np
 
 from ...core import lie
-from ...core.validation import MAX_MAGNITUDE
+from ...core.validation import (
+    MAX_COORDINATE,
+    MAX_MAGNITUDE,
+    as_pose,
+    as_real_array,
+    as_real_vector,
+    as_vector,
+    check_range,
+    overflow_error,
+)
 from . import numpy_kernels as _npk
 from .backend import bind_compiled, compile_notice, numba_kernels
 
@@ -20,7 +29,9 @@ _PARALLEL_MIN_WORK = 256   # with parallel=True, smaller batches (in joint-state
 _STATUS = {1: "g: not a rigid transform (rotation block not orthonormal with det +1, or last "
               "row not [0, 0, 0, 1]) or contains NaN/Inf",
            2: "non-finite result",
-           3: "non-positive articulated inertia pivot (singular mass matrix)"}
+           3: "q: the mass matrix is not positive definite at this configuration (non-positive "
+              "articulated inertia pivot)",
+           4: "an input is out of range"}
 
 
 class LPBlocks(NamedTuple):
@@ -109,42 +120,52 @@ class FastModel:
         mm_args = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes, z,
                    np.empty((b + n, b + n)))
         ff_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
-        with compile_notice(nb.forward_dynamics, nb.inverse_dynamics, nb.mass_matrix,
-                            nb.free_floating_inverse_dynamics, nb.frame_pose):
-            self._fd = bind_compiled(nb.forward_dynamics, fd_args)
-            self._id = bind_compiled(nb.inverse_dynamics, id_args)
-            self._ffid = bind_compiled(nb.free_floating_inverse_dynamics, ff_args)
+        # the entry points that test the inputs' range (kernels.checked); with mimic joints
+        # the kernels run on the tree's coordinates, and _validate tests the model's
+        kk = nb.checked if not self.coupled else nb
+        with compile_notice(kk.forward_dynamics, kk.inverse_dynamics, kk.mass_matrix,
+                            kk.free_floating_inverse_dynamics, kk.frame_pose):
+            self._fd = bind_compiled(kk.forward_dynamics, fd_args)
+            self._id = bind_compiled(kk.inverse_dynamics, id_args)
+            self._ffid = bind_compiled(kk.free_floating_inverse_dynamics, ff_args)
             if self.frames:
-                self._fp = bind_compiled(nb.frame_pose, (
+                self._fp = bind_compiled(kk.frame_pose, (
                     self.parent, self.jtype, self.xi, self.inert, z, 0, np.eye(4),
                     np.empty((4, 4))))
-            self._mm = bind_compiled(nb.mass_matrix, mm_args)
+            self._mm = bind_compiled(kk.mass_matrix, mm_args)
 
     @property
     def backend(self) -> str:
         return "numba" if self._nb is not None else "numpy"
 
     # ------------------------------------------------------------------ input handling
+    # One validation with the reference path (core.validation): the kind and shape of every
+    # input here, their range (NaN/Inf, MAX_COORDINATE, MAX_MAGNITUDE) in the compiled entry
+    # points of kernels.checked, and on failure core.validation again for the reference
+    # path's message.  The numpy kernels and the mimic path check the range here instead.
     def _vec(self, x, n, name):
-        try:
-            a = np.ascontiguousarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}: expected {n} numbers, got {x!r}") from None
-        if a.shape != (n,):
-            if a.ndim == 0 and n == 1:
-                return a.reshape(1)
-            raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
-        # read-only arrays would make numba compile (and cache) a second specialisation
-        return a if a.flags.writeable else a.copy()
+        return as_real_vector(x, n, name)
 
     def _pose(self, g):
-        try:
-            a = np.ascontiguousarray(g, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"g: expected a 4x4 homogeneous matrix, got {g!r}") from None
-        if a.shape != (4, 4):
-            raise ValueError(f"g: expected shape (4, 4), got {a.shape}")
-        return a if a.flags.writeable else a.copy()
+        return as_real_array(g, (4, 4), "g")
+
+    @property
+    def _checks_range(self) -> bool:
+        """True if the kernels called test the inputs' range (the numba entry points of
+        :mod:`.kernels.checked` without mimic joints); else :meth:`_validate` does, first."""
+        return self._nb is not None and not self.coupled
+
+    @staticmethod
+    def _validate(inputs, where=""):
+        """The reference path's range checks on ``inputs`` (name -> array), in its order:
+        ``ValueError`` naming the first input out of range, prefixed by ``where``."""
+        for name, x in inputs.items():
+            if x is None or name == "frame_wrenches":     # frame wrenches: checked on entry
+                continue
+            if name == "g":
+                as_pose(x, where + "g")
+            else:
+                check_range(x, where + name, MAX_COORDINATE if name == "q" else MAX_MAGNITUDE)
 
     def _frame_arrays(self, frame_wrenches, batch=None):
         """(body indices (m,), wrenches mapped by Ad(ḡ_frame)⁻ᵀ: (m, 6) or (N, m, 6))."""
@@ -162,10 +183,11 @@ class FastModel:
                 raise ValueError(f"frame_wrenches: unknown frame {name!r}; frames are "
                                  f"{', '.join(self.frames)}") from None
             if batch is None:
-                ws.append(T @ self._vec(w, 6, f"frame_wrenches[{name!r}]"))
+                ws.append(T @ as_vector(w, 6, f"frame_wrenches[{name!r}]", limit=MAX_MAGNITUDE))
             else:
                 shape, N = batch
-                w = np.asarray(w, dtype=np.float64)
+                w = as_real_array(w, None, f"frame_wrenches[{name!r}]")
+                check_range(w, f"frame_wrenches[{name!r}]", MAX_MAGNITUDE)
                 if w.shape[-1:] != (6,):
                     raise ValueError(f"frame_wrenches[{name!r}]: expected trailing dimension 6, "
                                      f"got shape {w.shape}")
@@ -180,21 +202,12 @@ class FastModel:
         return np.array(bodies, dtype=np.int64), fw
 
     def _raise(self, status, inputs, where=""):
-        msg = _STATUS.get(int(status), f"status {status}")
-        if status == 2:
-            for name, x in inputs.items():
-                if x is not None and not np.all(np.isfinite(x)):
-                    raise ValueError(f"{where}{name}: contains NaN or Inf")
-            # a finite input so large that the result overflowed: name the largest beyond
-            # the accepted magnitude (checked only on failure, off the fast path)
-            big = [(float(np.max(np.abs(x))), name) for name, x in inputs.items()
-                   if x is not None and np.size(x)]
-            big = [(v, name) for v, name in big if v > MAX_MAGNITUDE]
-            if big:
-                v, name = max(big)
-                raise ValueError(f"{where}{name}: entries must not exceed {MAX_MAGNITUDE:g} in "
-                                 f"magnitude (the result overflows a float), got {v:.3g}")
-        raise ValueError(where + msg)
+        """The ``ValueError`` of a kernel's non-zero status: the reference path's error if an
+        input is out of range (core.validation), else the status's, naming the input."""
+        self._validate(inputs, where)
+        if status == 2:          # inputs in range whose result overflowed: name the largest
+            raise overflow_error(inputs, where)
+        raise ValueError(where + _STATUS.get(int(status), f"status {status}"))
 
     @property
     def kernel_constants(self) -> tuple:
@@ -254,11 +267,12 @@ class FastModel:
         M, st = self._tree_mass_matrix(qf)
         if st:
             return None, st
-        rhs = np.concatenate([bw - h[:b], tau - self.G.T @ h[b:]])
-        try:
-            a = np.linalg.solve(self._reduce(M), rhs)
-        except np.linalg.LinAlgError:
-            return None, 3
+        with np.errstate(all="ignore"):      # an overflow is status 2
+            rhs = np.concatenate([bw - h[:b], tau - self.G.T @ h[b:]])
+            try:
+                a = np.linalg.solve(self._reduce(M), rhs)
+            except np.linalg.LinAlgError:
+                return None, 3
         return a, (0 if np.all(np.isfinite(a)) else 2)
 
     # ------------------------------------------------------------------ forward dynamics
@@ -271,6 +285,7 @@ class FastModel:
             V, q = self._vec(V, b, "V"), self._vec(q, n, "q")
             qd, tau = self._vec(qd, n, "qd"), self._vec(tau, n, "tau")
             bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
+            self._validate(dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw))
             fb, fw = self._frame_arrays(frame_wrenches)
             out, st = self._coupled_fd(g, V, q, qd, tau, bw, fb, fw)
             if st:
@@ -282,10 +297,11 @@ class FastModel:
         qd, tau = self._vec(qd, n, "qd"), self._vec(tau, n, "tau")
         bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
         fb, fw = self._frame_arrays(frame_wrenches)
-        if self._nb is not None:
+        if self._nb is not None:        # kernels.checked: the inputs' range, compiled
             out = np.empty(b + n)
             st = self._fd(*self._consts, g, V, q, qd, tau, bw, fb, fw, out)
         else:
+            self._validate(dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw))
             out, st = _npk.forward_dynamics(self, g[None], V[None], q[None], qd[None],
                                             tau[None], bw[None], fb, fw[None])
             out, st = out[0], st[0]
@@ -327,7 +343,7 @@ class FastModel:
             args["base_wrench"] = (base_wrench, (b,))
         arrs = {}
         for name, (x, tail) in args.items():
-            a = np.asarray(x, dtype=np.float64)
+            a = as_real_array(x, None, name)
             if a.shape[a.ndim - len(tail):] != tail or a.ndim < len(tail):
                 raise ValueError(f"{name}: expected trailing shape {tail}, got {a.shape}")
             arrs[name] = (a, tail)
@@ -348,10 +364,16 @@ class FastModel:
             flat["base_wrench"] = np.zeros((N, b))
         fb, fw = self._frame_arrays(frame_wrenches, batch=(shape, N))
         out = np.empty((N, b + n))
+        st = np.zeros(N, dtype=np.int64)
+        inputs = [flat[k] for k in ("g", "V", "q", "qd", "tau", "base_wrench")]
         if self._nb is not None:
-            st = np.zeros(N, dtype=np.int64)
-            args = (*self._consts, flat["g"], flat["V"], flat["q"], flat["qd"], flat["tau"],
-                    flat["base_wrench"], fb, fw, out, st)
+            ok = self._nb.checked.states_in_range(*inputs, st)
+        else:
+            ok = _states_in_range(*inputs, st)
+        if not ok:
+            pass
+        elif self._nb is not None:
+            args = (*self._consts, *inputs, fb, fw, out, st)
             if not parallel or N * (n + 1) < _PARALLEL_MIN_WORK:  # thread start-up would dominate
                 self._nb.forward_dynamics_range(*args, 0, N)
             else:
@@ -374,6 +396,8 @@ class FastModel:
         g = self._pose(g)
         V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")
         Vdot, qdd = self._vec(Vdot, b, "Vdot"), self._vec(qdd, n, "qdd")
+        if not self._checks_range:
+            self._validate(dict(g=g, V=V, q=q, qd=qd, Vdot=Vdot, qdd=qdd))
         fb, fw = self._frame_arrays(frame_wrenches)
         if self.coupled:
             qf, qdf, qddf = self._tree(q, qd, qdd)
@@ -404,6 +428,8 @@ class FastModel:
         V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")
         qdd = self._vec(qdd, n, "qdd")
         bw = self._zero_b if base_wrench is None else self._vec(base_wrench, b, "base_wrench")
+        if not self._checks_range:
+            self._validate(dict(g=g, V=V, q=q, qd=qd, qdd=qdd, base_wrench=bw))
         fb, fw = self._frame_arrays(frame_wrenches)
         if self._nb is not None and self.coupled:
             qf, qdf, qddf = self._tree(q, qd, qdd)
@@ -449,13 +475,16 @@ class FastModel:
             raise ValueError(f"frame: unknown frame {frame!r}; frames are "
                              f"{', '.join(self.frames)}") from None
         q = self._vec(q, self.n, "q")
+        if not self._checks_range:
+            self._validate({"q": q})
         if self.coupled:
             q = self._tree(q)[0]
         home = self.frame_home[frame]
         if self._nb is not None:
             out = np.empty((4, 4))
-            if self._fp(self.parent, self.jtype, self.xi, self.inert, q, body, home, out):
-                self._raise(2, {"q": q})
+            st = self._fp(self.parent, self.jtype, self.xi, self.inert, q, body, home, out)
+            if st:
+                self._raise(st, {"q": q})
             return out
         Rw, Pw, _, _ = _npk.kinematics(self, q[None])
         out = np.eye(4)
@@ -468,11 +497,17 @@ class FastModel:
     def mass_matrix(self, q) -> np.ndarray:
         """``M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]]`` (64) by the composite-rigid-body algorithm."""
         q = self._vec(q, self.n, "q")
+        if not self._checks_range:
+            self._validate({"q": q})
         if self.coupled:
             M, st = self._tree_mass_matrix(self._tree(q)[0])
+            if not st:
+                with np.errstate(all="ignore"):
+                    M = self._reduce(M)
+                st = 0 if np.all(np.isfinite(M)) else 2
             if st:
                 self._raise(st, {"q": q})
-            return self._reduce(M)
+            return M
         if self._nb is not None:
             M = np.empty((self.b + self.n,) * 2)
             st = self._mm(self.parent, self.jtype, self.xi, self.inert,
@@ -492,6 +527,19 @@ class FastModel:
         A = np.linalg.solve(M0, M0m) if b else np.zeros((0, self.n))
         Mhat = Mm - M0m.T @ A
         return LPBlocks(M0, M0m, Mm, A, 0.5 * (Mhat + Mhat.T))
+
+
+def _states_in_range(g, V, q, qd, tau, bw, status) -> bool:
+    """:func:`.kernels.checked.states_in_range` vectorised with numpy (the numba-free path)."""
+    with np.errstate(invalid="ignore"):
+        good = _npk.check_poses(g)
+        status[~good] = 1
+        inr = np.all(np.abs(g[:, :3, 3]) <= MAX_MAGNITUDE, axis=-1)
+        inr &= np.all(np.abs(q) <= MAX_COORDINATE, axis=-1)
+        for a in (V, qd, tau, bw):
+            inr &= np.all(np.abs(a) <= MAX_MAGNITUDE, axis=-1)
+    status[good & ~inr] = 4
+    return bool(np.all(good & inr))
 
 
 # ---------------------------------------------------------------------- free functions

@@ -71,6 +71,7 @@ def body_inertia(row, R, p):
     return out
 
 
+@np.errstate(invalid="ignore", divide="ignore", over="ignore")   # callers test finiteness
 def kinematics(c, q):
     """Batched product of exponentials: G_k = (Rw, Pw), S_j, body inertias Ib (vehicle frame)."""
     N, n = q.shape
@@ -198,6 +199,7 @@ def inverse_dynamics(c, g, V, q, qd, Vdot, qdd, fw_body, fw):
     return out, _status(ok, out)
 
 
+@np.errstate(invalid="ignore", divide="ignore", over="ignore")   # callers test finiteness
 def mass_matrix(c, q):
     """Composite-rigid-body algorithm for one configuration q (n,) → M (b+n, b+n); the vehicle's
     added inertia ``c.root_extra`` adds to M₀."""

@@ -7,12 +7,15 @@ kernel works in the vehicle frame with the constant arrays of :class:`~vm_dynami
 compile cost (tens of seconds for all kernels) is paid once per machine, not per process.
 
 Status codes returned by the kernels: 0 ok, 1 ``g`` is not a rigid transform, 2 non-finite
-result (a NaN/Inf input), 3 a non-positive articulated pivot (cannot happen for a valid model).
+result (a NaN/Inf input), 3 a non-positive articulated pivot (cannot happen for a valid model),
+4 an input out of the public API's range (:mod:`.checked`, the entry points the API calls).
 
 Modules: :mod:`.jit` (numba set-up), :mod:`.algebra`, :mod:`.kinematics`, :mod:`.momentum`,
 :mod:`.aba` (forward dynamics), :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix),
-:mod:`.engine` (the simulation engine's step).
+:mod:`.checked` (those with the inputs' range test first), :mod:`.engine` (the simulation
+engine's step).
 """
+from . import checked
 from .aba import forward_dynamics, forward_dynamics_batch, forward_dynamics_range, num_threads
 from .algebra import dexp_inv_apply, se3_exp
 from .crba import mass_matrix
@@ -20,6 +23,6 @@ from .jit import NUMBA
 from .kinematics import frame_pose
 from .rnea import free_floating_inverse_dynamics, inverse_dynamics
 
-__all__ = ["NUMBA", "forward_dynamics", "forward_dynamics_batch", "forward_dynamics_range",
+__all__ = ["NUMBA", "checked", "forward_dynamics", "forward_dynamics_batch", "forward_dynamics_range",
            "num_threads", "dexp_inv_apply", "se3_exp", "mass_matrix", "frame_pose",
            "free_floating_inverse_dynamics", "inverse_dynamics"]

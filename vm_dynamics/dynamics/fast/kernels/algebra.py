@@ -7,7 +7,8 @@ import numpy as np
 
 from .jit import OPT, njit
 
-__all__ = ["cross", "check_pose", "so3_coeffs", "se3_exp", "dexp_inv_apply", "coad", "SMALL"]
+__all__ = ["cross", "check_pose", "within", "so3_coeffs", "se3_exp", "dexp_inv_apply", "coad",
+           "SMALL"]
 
 
 @njit(**OPT)
@@ -36,6 +37,16 @@ def check_pose(g):
         return False
     return (abs(g[3, 0]) <= 1e-12 and abs(g[3, 1]) <= 1e-12 and abs(g[3, 2]) <= 1e-12
             and abs(g[3, 3] - 1.0) <= 1e-12)
+
+
+@njit(**OPT)
+def within(x, limit):
+    """True if every entry of the vector x has a magnitude at most ``limit`` (NaN has none): the
+    range test of core.validation.check_range, without its scan in Python."""
+    for i in range(x.shape[0]):
+        if not abs(x[i]) <= limit:
+            return False
+    return True
 
 
 @njit(**OPT)
