@@ -1051,6 +1051,22 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         assert t.oversized_dropped == 1
         with pytest.raises(ValueError, match="max_bytes"):
             t.subscribe("/x", rm.CLOCK, small.append, max_bytes=0)
+        # screen: on the serialized sample, before deserialisation; max_per_turn checked
+        screened, kept = [], []
+        t.subscribe("/screened", rm.FLOAT64_MULTI_ARRAY, kept.append, max_per_turn=3,
+                    screen=lambda data: screened.append(bytes(data)) or len(screened) == 1,
+                    on_drop=lambda n: None)
+        assert fake_ros.nodes[0].subscriptions[-1].raw is True
+        for values in ([1.0], [2.0]):
+            assert fake_ros.inject("/screened", rm.float64_multi_array_msg(values)) == 1
+        for _ in range(2):
+            t.spin_once(0.0)
+        assert [list(m.data) for m in kept] == [[1.0]]
+        assert screened[1] == bytes(cdr(rm.float64_multi_array_msg([2.0])))
+        with pytest.raises(ValueError, match="max_per_turn"):
+            t.subscribe("/x", rm.CLOCK, small.append, max_per_turn=0)
+        with pytest.raises(TypeError, match="on_drop"):
+            t.subscribe("/x", rm.CLOCK, small.append, on_drop="count")
 
         calls = {}
         t.service("~/enable", "std_srvs/srv/SetBool",
