@@ -562,6 +562,73 @@ def test_dds_malformed_sample_and_rejecting_callback_are_dropped_with_warning():
         t.shutdown()
 
 
+def test_dds_a_self_feeding_flood_does_not_starve_the_timers():
+    """A subscription whose samples arrive faster than its callback runs: here every callback
+    publishes two more samples to its own topic (local delivery is immediate), a flood that
+    keeps the reader full.  An executor turn takes only what is queued (at most the reader's
+    depth), so the timer fires between turns while the flood goes on; a drain that kept
+    reading while samples were queued never returned to the timers."""
+    t = _dds("selffeed")
+    try:
+        pub = t.publisher("/feed", rm.FLOAT64_MULTI_ARRAY, tp.QosSpec(True, False, 200))
+        got, fired = [], []
+        flood = 3000
+
+        def on_sample(msg):
+            got.append(msg)
+            if len(got) < flood:
+                pub.publish(msg)
+                pub.publish(msg)
+        t.subscribe("/feed", rm.FLOAT64_MULTI_ARRAY, on_sample,
+                    tp.QosSpec(reliable=True, transient_local=False, depth=200))
+        t.timer(0.001, lambda: fired.append(len(got)))
+        assert t.spin_until(lambda: fired, 5.0)          # timer running before the flood
+        pub.publish(rm.float64_multi_array_msg([1.0]))
+        n0 = len(fired)
+        assert t.spin_until(lambda: len(got) >= flood, 60.0)
+        # fired while the flood went on at full strength (the reader full at every turn)
+        during = [n for n in fired[n0:] if 1000 <= n < flood]
+        assert len(during) >= 2, fired[n0:]
+    finally:
+        t.shutdown()
+
+
+def test_dds_max_per_turn_delivers_the_newest_and_counts_the_dropped():
+    """``max_per_turn``: one turn delivers the newest samples, drops the older excess, reports
+    it through ``on_drop`` and warns (throttled); without it a turn delivers everything
+    queued.  ``screen`` runs on the serialized sample before decoding."""
+    t = _dds("perturn")
+    try:
+        pub = t.publisher("/cmd", rm.FLOAT64_MULTI_ARRAY, tp.QosSpec(True, False, 100))
+        got, dropped, screened, everything = [], [], [], []
+        deep = tp.QosSpec(reliable=True, transient_local=False, depth=100)
+        sub = t.subscribe("/cmd", rm.FLOAT64_MULTI_ARRAY, got.append, deep, max_per_turn=5,
+                          on_drop=dropped.append,
+                          screen=lambda data: screened.append(len(data)) or len(got) < 3)
+        t.subscribe("/cmd", rm.FLOAT64_MULTI_ARRAY, everything.append, deep)
+        assert t.spin_until(lambda: pub.matched_subscriptions == 2, 10.0)
+        for k in range(40):
+            pub.publish(rm.float64_multi_array_msg([float(k)]))
+        t.spin_once(0.0)
+        assert dropped == [35] and sub.dropped == 35
+        assert len(screened) == 5                              # only what is delivered
+        assert [float(m.data[0]) for m in got] == [35.0, 36.0, 37.0]   # the newest; screen
+        assert len(everything) == 40
+        assert any("dropped 35 queued samples on /cmd" in m for _, m in t.logger.records)
+        for k in range(40):
+            pub.publish(rm.float64_multi_array_msg([float(k)]))
+        t.spin_once(0.0)
+        assert dropped == [35, 35] and sub.dropped == 70
+        assert sum("dropped 35" in m for _, m in t.logger.records) == 1    # throttled
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ValueError, match="max_per_turn"):
+                t.subscribe("/x", rm.FLOAT64_MULTI_ARRAY, got.append, max_per_turn=bad)
+        with pytest.raises(TypeError, match="screen"):
+            t.subscribe("/x", rm.FLOAT64_MULTI_ARRAY, got.append, screen=3)
+    finally:
+        t.shutdown()
+
+
 def test_dds_nodes_publish_ros_discovery_info_like_rmw():
     """``ros_discovery_info`` (rmw_dds_common/ParticipantEntitiesInfo): the participant GUID
     and the node with the GUIDs of all its readers and writers, transient local, so
@@ -984,6 +1051,22 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         assert t.oversized_dropped == 1
         with pytest.raises(ValueError, match="max_bytes"):
             t.subscribe("/x", rm.CLOCK, small.append, max_bytes=0)
+        # screen: on the serialized sample, before deserialisation; max_per_turn checked
+        screened, kept = [], []
+        t.subscribe("/screened", rm.FLOAT64_MULTI_ARRAY, kept.append, max_per_turn=3,
+                    screen=lambda data: screened.append(bytes(data)) or len(screened) == 1,
+                    on_drop=lambda n: None)
+        assert fake_ros.nodes[0].subscriptions[-1].raw is True
+        for values in ([1.0], [2.0]):
+            assert fake_ros.inject("/screened", rm.float64_multi_array_msg(values)) == 1
+        for _ in range(2):
+            t.spin_once(0.0)
+        assert [list(m.data) for m in kept] == [[1.0]]
+        assert screened[1] == bytes(cdr(rm.float64_multi_array_msg([2.0])))
+        with pytest.raises(ValueError, match="max_per_turn"):
+            t.subscribe("/x", rm.CLOCK, small.append, max_per_turn=0)
+        with pytest.raises(TypeError, match="on_drop"):
+            t.subscribe("/x", rm.CLOCK, small.append, on_drop="count")
 
         calls = {}
         t.service("~/enable", "std_srvs/srv/SetBool",
@@ -1155,6 +1238,7 @@ class _StubTransport:
     def __init__(self, params):
         self.params = params
         self.subs = {}
+        self.bounds = {}
         self.logger = tp.StreamLogger("stub", stream=open(os.devnull, "w"))
 
     def publisher(self, topic, msgtype, qos="default"):
@@ -1163,8 +1247,10 @@ class _StubTransport:
     def count_publishers(self, topic):
         return 1
 
-    def subscribe(self, topic, msgtype, callback, qos="default", *, max_bytes=None):
+    def subscribe(self, topic, msgtype, callback, qos="default", *, max_bytes=None,
+                  **bounds):
         self.subs[topic] = (callback, max_bytes)
+        self.bounds[topic] = bounds
 
     def service(self, name, srvtype, handler):
         pass
@@ -1197,4 +1283,48 @@ def test_dynamics_node_rejects_too_many_layout_dims_before_the_core():
     assert core.effort.accepted == 1
     t.params["max_layout_dims"] = 0
     with pytest.raises(ValueError, match="max_layout_dims"):
+        dn.DynamicsNode(t, core)
+
+
+def test_dynamics_node_screens_effort_commands_before_decoding_and_bounds_each_turn():
+    """The effort subscription's screen rejects, from the serialized length fields, what the
+    decoded check would reject for its length (counted, logged, same text) or for its layout
+    dims; a sample that needs decoding to judge passes; the command subscriptions carry the
+    per-turn bound, and what the transport drops shows in the watchdog's diagnostics."""
+    from vm_dynamics.config.params import flatten, read_params_file
+    from vm_dynamics.nodes import dynamics_node as dn
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore
+    doc = read_params_file(os.path.join(os.path.dirname(HERE), "config", "planar_rover.yaml"))
+    params = dn.node_parameter_defaults()
+    params.update(flatten(doc.get("/**", {}).get("ros__parameters", doc)))
+    params.update({"max_layout_dims": 3, "max_commands_per_turn": 7})
+    core = DynamicsCore.from_params({k: v for k, v in params.items()
+                                     if k not in dn.NODE_PARAMETERS})
+    t = _StubTransport(params)
+    node = dn.DynamicsNode(t, core)
+    effort = t.bounds["effort_controller/commands"]
+    assert effort["max_per_turn"] == 7 and t.bounds["base_wrench"]["max_per_turn"] == 7
+    screen = effort["screen"]
+
+    def cdr(msg):
+        return bytes(rm.serialize(msg, rm.FLOAT64_MULTI_ARRAY))
+    assert screen(cdr(rm.float64_multi_array_msg([1.0, 2.0]))) is True
+    assert core.effort.rejected == 0 and core.effort.accepted == 0   # the callback applies it
+    assert screen(cdr(rm.float64_multi_array_msg([1.0, 2.0, 3.0]))) is False
+    assert core.effort.rejected == 1
+    assert core.effort.last_error == "Float64MultiArray: expected 2 values, got 3"
+    core.apply_effort_command(rm.float64_multi_array_msg([1.0, 2.0, 3.0]))   # decoded: same
+    assert core.effort.last_error == "Float64MultiArray: expected 2 values, got 3"
+    assert screen(cdr(rm.float64_multi_array_msg(np.ones((1, 1, 1, 2))))) is False   # 4 dims
+    assert node.oversized == 1 and core.effort.rejected == 2
+    assert screen(cdr(rm.float64_multi_array_msg(np.ones((2, 3))))) is True   # dims: decode
+    assert screen(b"\x00\x01\x00\x00\xff") is True                     # decoder says why
+    effort["on_drop"](5)
+    t.bounds["base_wrench"]["on_drop"](2)
+    effort["on_drop"](1)
+    diag = rm.parse_diagnostic_array(core.diagnostics_message())
+    values = next(s["values"] for s in diag if "effort_accepted" in s["values"])
+    assert int(values["effort_dropped"]) == 6 and int(values["wrench_dropped"]) == 2
+    t.params["max_commands_per_turn"] = 0
+    with pytest.raises(ValueError, match="max_commands_per_turn"):
         dn.DynamicsNode(t, core)

@@ -5,6 +5,8 @@ bridge's subprotocol and missing-extra hint.  The real-browser test is
 ``test_viewer_browser.py``."""
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -320,3 +322,188 @@ def test_vm_view_ros_follows_the_dynamics_node_over_dds(monkeypatch, tmp_path):
         node.terminate()
         node.wait(timeout=20)
         log.close()
+
+
+# ---------------------------------------------------- Foxglove: bounded clients and logs
+
+def _sdk_server_and_gate(**gate_kw):
+    import foxglove
+
+    from vm_dynamics.nodes.foxglove_bridge import foxglove_droppable
+    from vm_dynamics.nodes.ws_gate import WebSocketGate
+    server = foxglove.start_server(host="127.0.0.1", port=0)
+    gate = WebSocketGate(("127.0.0.1", server.port), droppable=foxglove_droppable,
+                         **gate_kw).start()
+    return server, gate
+
+
+def test_ws_gate_bounds_the_queue_of_a_client_that_never_reads():
+    """A subscribed client that never reads: what the server streams to it queues in the
+    gate up to the bound (frames and bytes), the oldest data messages are dropped and
+    counted, and a reading client beside it still gets the whole stream's end."""
+    import foxglove
+    from websockets.sync import client
+    from ws_clients import channels, raw_client
+    server, gate = _sdk_server_and_gate(max_clients=4, max_frames=40, max_bytes=1 << 20)
+    chan = foxglove.Channel("/big", message_encoding="json")
+    try:
+        url = f"ws://127.0.0.1:{gate.port}"
+        with client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=10,
+                            max_size=None) as ws:
+            ids = channels(ws, 1)
+            ws.send('{"op":"subscribe","subscriptions":[{"id":1,"channelId":%d}]}'
+                    % ids["/big"])
+            silent, answer = raw_client(gate.port, subscribe=[ids["/big"]])
+            assert answer.startswith(b"HTTP/1.1 101")
+            time.sleep(0.5)                        # both subscriptions reach the server
+            pad = "x" * 10_000
+            n = 3000                               # 30 MB: far beyond any socket buffer
+            last, end = -1, time.monotonic() + 60.0
+            for k in range(n):
+                chan.log({"k": k, "pad": pad})
+                while True:                        # the reader keeps up with the stream
+                    try:
+                        msg = ws.recv(timeout=0 if k < n - 1 else 10.0)
+                    except TimeoutError:
+                        break
+                    if isinstance(msg, bytes) and msg[0] == 1:
+                        last = int(re.search(rb'"k":\s*(\d+)', msg).group(1))
+                        if last == n - 1 or k < n - 1:
+                            break
+                if time.monotonic() > end:
+                    break
+            assert last == n - 1                   # the reading client got the end
+            assert gate.dropped > n // 2, gate.dropped
+            assert gate.max_queued_frames <= 40, gate.max_queued_frames
+            assert gate.max_queued <= 40 * 10_100, gate.max_queued
+            assert gate.disconnected == 0 and gate.clients == 2
+            silent.close()
+    finally:
+        gate.stop()
+        server.stop()
+
+
+def test_ws_gate_refuses_connections_beyond_the_cap_with_a_reason():
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync import client
+    server, gate = _sdk_server_and_gate(max_clients=2, refusal="full: at most 2")
+    try:
+        url = f"ws://127.0.0.1:{gate.port}"
+        first = client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=10)
+        second = client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=10)
+        for _ in range(3):
+            with pytest.raises(InvalidStatus) as err:
+                client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=10)
+            assert err.value.response.status_code == 503
+            assert bytes(err.value.response.body) == b"full: at most 2\n"
+        assert gate.refused == 3 and gate.accepted == 2
+        first.close()
+        deadline = time.monotonic() + 10.0
+        while gate.clients > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=10) as third:
+            assert third.subprotocol == "foxglove.sdk.v1"
+        # the server's own refusal (wrong subprotocol) reaches the client through the gate
+        with pytest.raises(InvalidStatus) as err:
+            client.connect(url, subprotocols=["foxglove.websocket.v1"], open_timeout=10)
+        assert err.value.response.status_code == 400
+        second.close()
+    finally:
+        gate.stop()
+        server.stop()
+
+
+def test_throttled_log_handler_writes_one_line_per_kind_and_period():
+    import io
+    import logging
+
+    from vm_dynamics.nodes.foxglove_bridge import ThrottledLogHandler
+    now = [0.0]
+    out = io.StringIO()
+    h = ThrottledLogHandler(period=5.0, budget=20, stream=out, clock=lambda: now[0])
+
+    def log(name, msg):
+        h.handle(logging.LogRecord(name, logging.ERROR, __file__, 1, msg, None, None))
+    for k in range(10_000):                         # one kind: the address varies
+        log("foxglove.websocket.connected_client",
+            f"Error sending message to client 127.0.0.1:{40000 + k % 500}: IO error: Broken "
+            f"pipe (os error 32)")
+    assert h.written == 1 and h.suppressed == 9_999
+    for k in range(300):                            # many kinds: the budget holds
+        log("foxglove.websocket.connected_client",
+            f"Invalid message from 127.0.0.1:4711: unknown variant `op{k}`, kind {'ab'[k % 2]}"
+            + "!" * k)
+    assert h.written == 20
+    now[0] = 6.0
+    log("foxglove.websocket.connected_client",
+        "Error sending message to client 127.0.0.1:1: IO error: Broken pipe (os error 32)")
+    lines = out.getvalue().splitlines()
+    assert "more log lines in the last 6 s left out" in lines[-2]
+    assert lines[-1].endswith("(9999 more like this left out)"), lines[-1]
+    assert lines[0].startswith("[ERROR] [foxglove.websocket.connected_client]: Error sending")
+
+
+def test_vm_foxglove_caps_clients_bounds_slow_ones_and_throttles_sdk_logs(tmp_path):
+    """The bridge end to end: clients beyond --max-clients get HTTP 503 naming the limit,
+    non-reading clients do not stop a reading one from getting /joint_states, and 500
+    invalid client messages (one SDK log line each) plus the broken pipes of vanished clients
+    give a handful of log lines."""
+    import json
+
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync import client
+    from ws_clients import channels, raw_client
+    log_path = tmp_path / "bridge.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([PY, "-m", "vm_dynamics.nodes.foxglove_bridge", "planar_rover",
+                                 "--port", "0", "--max-clients", "4", "--client-queue", "16"],
+                                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline, port = time.monotonic() + 120.0, None
+        while port is None and time.monotonic() < deadline and proc.poll() is None:
+            m = re.search(r"ws://127\.0\.0\.1:(\d+)", log_path.read_text())
+            port = int(m.group(1)) if m else time.sleep(0.1)
+        assert port, log_path.read_text()
+        url = f"ws://127.0.0.1:{port}"
+        ws = client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=20,
+                            max_size=None, max_queue=None)       # reads all it is sent
+        ids = channels(ws, 10)
+        ws.send(json.dumps({"op": "subscribe", "subscriptions": [
+            {"id": 1, "channelId": ids["/joint_states"]}]}))
+        silent = [raw_client(port, subscribe=list(ids.values()))[0] for _ in range(3)]
+        with pytest.raises(InvalidStatus) as err:
+            client.connect(url, subprotocols=["foxglove.sdk.v1"], open_timeout=20)
+        assert err.value.response.status_code == 503
+        assert b"at most 4" in bytes(err.value.response.body)
+
+        def joint_states(seconds):
+            n, end = 0, time.monotonic() + seconds
+            while time.monotonic() < end:
+                try:
+                    msg = ws.recv(timeout=max(0.01, end - time.monotonic()))
+                except TimeoutError:
+                    break
+                n += isinstance(msg, bytes) and msg[:1] == b"\x01"
+            return n
+        for _ in range(3):                          # the stream goes on beside them
+            assert joint_states(2.0) > 0
+        for k in range(500):
+            ws.send(f"not json {k}")
+        for s in silent:                            # vanish without a close handshake
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+        assert joint_states(3.0) > 0
+        ws.close()
+        time.sleep(1.0)
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    lines = log_path.read_text().splitlines()
+    invalid = [ln for ln in lines if "Invalid message" in ln]
+    assert 1 <= len(invalid) <= 2, invalid
+    assert len(lines) <= 30, "\n".join(lines)
+    assert "Traceback" not in log_path.read_text()

@@ -406,3 +406,32 @@ def test_type_hash_and_msgdef():
     text = rm.msgdef(rm.JOINT_STATE)
     assert text.startswith("std_msgs/Header header\nstring[] name\nfloat64[] position")
     assert "MSG: builtin_interfaces/Time" in text
+
+
+# ------------------------------------------------------------------ CDR counts
+
+
+def test_float64_multi_array_extent_matches_rosbags_serialisation():
+    """Oracle: rosbags' own CDR (both byte orders) of random layouts; every truncation of a
+    sample gives None (decode it to learn why), never a wrong extent."""
+    from vm_dynamics.ros.cdr_counts import ArrayExtent, float64_multi_array_extent
+    T = rm.TYPESTORE.types
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        nd, size, off = (int(x) for x in rng.integers(0, [5, 12, 14]))
+        dims = [T["std_msgs/msg/MultiArrayDimension"](
+            label="d" * int(rng.integers(0, 7)), size=int(rng.integers(0, 9)), stride=1)
+            for _ in range(nd)]
+        msg = T["std_msgs/msg/Float64MultiArray"](
+            layout=T["std_msgs/msg/MultiArrayLayout"](dim=dims, data_offset=off),
+            data=rng.normal(size=size))
+        for little in (True, False):
+            data = bytes(rm.TYPESTORE.serialize_cdr(msg, rm.FLOAT64_MULTI_ARRAY,
+                                                    little_endian=little))
+            assert float64_multi_array_extent(data) == ArrayExtent(nd, off, size)
+            assert float64_multi_array_extent(memoryview(data)) == ArrayExtent(nd, off, size)
+            for cut in range(len(data)):
+                assert float64_multi_array_extent(data[:cut]) is None
+    assert float64_multi_array_extent(b"\x01\x00\x00\x00" + bytes(12)) is None   # XCDR2
+    huge = b"\x00\x01\x00\x00" + (10**9).to_bytes(4, "little") + bytes(8)
+    assert float64_multi_array_extent(huge) is None        # dim count beyond the bytes

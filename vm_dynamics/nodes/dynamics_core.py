@@ -156,6 +156,9 @@ class DynamicsCore:
         self.error = ""
         self.step_times: deque = deque(maxlen=1000)
         self.timing: dict = {}        # filled by the node (Pacer.stats())
+        # filled by the node: input samples the transport dropped before they reached the
+        # core (more were queued than it handles per turn), e.g. {"effort_dropped": 12}
+        self.input_stats: dict = {}
         self._reset_state()
 
     # ---------------------------------------------------------------- construction
@@ -340,6 +343,11 @@ class DynamicsCore:
         except ValueError as exc:
             return self._reject(self.effort, "effort command", str(exc))
         return self._accept(self.effort, "effort command", values)
+
+    def reject_effort_command(self, reason: str) -> bool:
+        """Count and log an effort command the node rejected before decoding it (``reason``
+        names what is wrong, as the decoded check would); returns False."""
+        return self._reject(self.effort, "effort command", reason)
 
     def apply_base_wrench(self, msg: Any) -> bool:
         """WrenchStamped in ``base_frame`` (body) or ``odom_frame``/``world`` (inertial axes,
@@ -816,6 +824,7 @@ class DynamicsCore:
             "effort_accepted": e.accepted, "effort_rejected": e.rejected,
             "wrench_accepted": w.accepted, "wrench_rejected": w.rejected,
             "last_rejection": e.last_error or w.last_error,
+            **self.input_stats,
         }
         wd_text = {"waiting": "no command received yet (inputs zero)",
                    "ok": "commands fresh",

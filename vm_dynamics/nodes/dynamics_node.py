@@ -20,11 +20,17 @@ Input bounds (node parameters, :data:`NODE_PARAMETERS`): a command sample larger
 ``max_message_bytes`` serialized bytes is dropped before it is deserialised, and an effort
 command whose ``layout.dim`` has more than ``max_layout_dims`` entries is rejected before its
 layout is read; both with a throttled warning of their own (one throttle key per reason).
-A rejected sample costs microseconds, and the command readers keep ``command_queue_depth``
-(100) samples, so a flood of invalid samples between two reads does not push the valid ones out
-of the queue: measured over DDS with 20 000 invalid efforts/s beside valid ones at ~80/s, 95 %
-of the valid ones were applied with a depth of 1000 (the default), 83 % with 100, 62 % with rclpy's default depth of 10
-(``test/process/test_soak.py`` checks it).
+An effort command whose number of values is not the number of joints is rejected from its
+serialized length fields, before it is decoded (counted and logged as the decoded check
+would).
+
+Under a flood the simulation keeps its clock: each executor turn handles at most
+``max_commands_per_turn`` samples per command topic -- the newest, as a newer command
+supersedes an older one -- and drops the older excess, counted as ``effort_dropped`` /
+``wrench_dropped`` in the command watchdog's ``/diagnostics``; the readers queue up to
+``command_queue_depth`` samples between two turns.  A flood therefore costs valid commands
+(some are dropped with the flood), never stepping or publishing.  ``bench/flood.py`` measures
+both (``test/process/test_soak.py`` checks the behaviour).
 
 A second publisher of ``/clock``, ``joint_states`` or ``odom`` (another simulation on the same
 ``ROS_DOMAIN_ID``) is reported as an ERROR naming the topic, every 10 s while it lasts
@@ -41,6 +47,7 @@ from collections import deque
 
 from ..config.params import parameter_defaults
 from ..core.signals import deferred_interrupts
+from ..ros import cdr_counts as rm_cdr
 from ..ros import messages as rm
 from ..transport import QosSpec
 from ..transport import ros_args as rargs
@@ -69,8 +76,11 @@ NODE_PARAMETERS = {
                           "before deserialising them"),
     "max_layout_dims": (8, "reject effort commands whose layout.dim has more entries"),
     "command_queue_depth": (1000, "reader history (KEEP_LAST, reliable) of the command topics: "
-                            "deep enough that a flood of invalid samples between two reads "
-                            "does not push out the valid ones"),
+                            "samples queued between two executor turns"),
+    "max_commands_per_turn": (100, "command samples handled per executor turn and topic; when "
+                              "more are queued the newest are kept and the older dropped "
+                              "(effort_dropped / wrench_dropped in /diagnostics), so that no "
+                              "input rate holds up stepping and publishing"),
 }
 
 
@@ -129,15 +139,20 @@ class DynamicsNode:
         self.max_dims = _limit(params, "max_layout_dims")
         commands = QosSpec(reliable=True, transient_local=False,
                            depth=_limit(params, "command_queue_depth"))
+        per_turn = _limit(params, "max_commands_per_turn")
         self.oversized = 0
+        core.input_stats.update(effort_dropped=0, wrench_dropped=0)
         # base_path: the vehicle's trajectory (base_frame in odom_frame) from the published
         # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
         transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
-                            self.on_effort, commands, max_bytes=self.max_bytes)
+                            self.on_effort, commands, max_bytes=self.max_bytes,
+                            max_per_turn=per_turn, screen=self.screen_effort,
+                            on_drop=lambda n: self._count_dropped("effort_dropped", n))
         transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, commands,
-                            max_bytes=self.max_bytes)
+                            max_bytes=self.max_bytes, max_per_turn=per_turn,
+                            on_drop=lambda n: self._count_dropped("wrench_dropped", n))
         if core.measured is not None:
             topic = core.params["measured.topic"]
             if not isinstance(topic, str) or not topic:
@@ -165,17 +180,45 @@ class DynamicsNode:
         self.flush()
 
     # ---------------------------------------------------------------- callbacks
+    def _count_dropped(self, key: str, count: int) -> None:
+        self.core.input_stats[key] += count
+
+    def _too_many_dims(self, ndims: int) -> bool:
+        """Reject an effort command with more than ``max_layout_dims`` layout entries."""
+        if ndims <= self.max_dims:
+            return False
+        self.oversized += 1
+        self.t.logger.warn_throttled(
+            ("effort-layout-dims", "effort_controller/commands"), 2.0,
+            f"rejected effort command: layout.dim has {ndims} entries, more than "
+            f"max_layout_dims={self.max_dims}; keeping the last valid input")
+        return True
+
+    def screen_effort(self, data) -> bool:
+        """The transport's check of a serialized effort command before it is decoded: False
+        (rejected, counted and logged like the decoded check) for too many layout entries or,
+        with no layout entries, a number of values other than the number of joints."""
+        ext = rm_cdr.float64_multi_array_extent(data)
+        if ext is None:
+            return True                 # not plain Float64MultiArray CDR: the decoder says why
+        if self._too_many_dims(ext.dims):
+            return False
+        if ext.dims or self.core.joint_source != "simulated" \
+                or not 0 <= ext.data_offset <= ext.size:
+            return True                 # the decoded checks decide (and say why)
+        values, n = ext.size - ext.data_offset, len(self.core.robot.joints)
+        if values == n:
+            return True
+        self.core.reject_effort_command(f"Float64MultiArray: expected {n} values, got {values}")
+        self.core.log.drain_into(self.t.logger)
+        return False
+
     def on_effort(self, msg) -> None:
         try:
             ndims = len(msg.layout.dim)
         except (AttributeError, TypeError):
             ndims = 0  # not a Float64MultiArray: the core rejects it by type
-        if ndims > self.max_dims:
-            self.oversized += 1
-            self.t.logger.warn_throttled(
-                ("effort-layout-dims", "effort_controller/commands"), 2.0,
-                f"rejected effort command: layout.dim has {ndims} entries, more than "
-                f"max_layout_dims={self.max_dims}; keeping the last valid input")
+        if self._too_many_dims(ndims):
             return
         self.core.apply_effort_command(msg)
         if self.core.lockstep:

@@ -1,6 +1,7 @@
 """Throttled event log of the node cores: the nodes drain it into their transport's logger."""
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections import deque
@@ -9,9 +10,13 @@ from typing import Callable
 __all__ = ["EventLog", "reason_key"]
 
 
+@functools.lru_cache(maxsize=1024)
 def reason_key(text: str) -> str:
     """The kind of a message, for throttling: its text without numbers and quoted values
-    (``"must have length 7, got 3"`` and ``"... got 5"`` share a key; a NaN does not)."""
+    (``"must have length 7, got 3"`` and ``"... got 5"`` share a key; a NaN does not).
+
+    Cached: a flood repeats the same few texts, and the two substitutions were most of the
+    cost of rejecting a sample."""
     text = re.sub(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\([^)]*\)", "…", text)
     return re.sub(r"[-+]?\d[\d.e+-]*", "#", text)[:80]
 

@@ -25,11 +25,23 @@ app offers ``foxglove.sdk.v1``.  For a view that needs no app and no account, se
 and ``vm-sim --view`` (:mod:`vm_dynamics.viewer`).  Needs ``pip install vm_dynamics[viz]``;
 without it the command says so in one line.  Parameters are the scenario file's,
 overridden by ``-p name:=value`` (YAML values).
+
+Clients are bounded (:mod:`~vm_dynamics.nodes.ws_gate`): the SDK server listens on a loopback
+port of its own behind a gate on ``--host:--port`` that relays at most ``--max-clients``
+connections (one more gets ``HTTP 503`` naming the limit) and keeps at most
+``--client-queue`` messages queued per client, dropping the oldest data messages of a client
+that reads slower than the stream (a client that never reads costs a bounded queue, not
+memory without end, and does not slow the others).  The SDK's own log lines (a broken pipe per
+message to a vanished client, one line per invalid client message) are throttled: at most one
+line per kind of message every 5 s, with the count of those left out, and at most 20 lines in
+5 s in all.
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import math
+import re
 import sys
 import time
 
@@ -42,9 +54,18 @@ from ..ros import messages as rm
 from .controller_core import ControllerCore
 from .dynamics_core import DynamicsCore
 from .dynamics_node import PUBLICATIONS
+from .event_log import reason_key
 from .pacing import Pacer
+from .ws_gate import WebSocketGate
 
-__all__ = ["main", "FoxgloveBridge", "CHANNELS"]
+__all__ = ["main", "FoxgloveBridge", "CHANNELS", "ThrottledLogHandler", "throttle_sdk_logs",
+           "foxglove_droppable", "MAX_CLIENTS", "CLIENT_QUEUE"]
+
+#: default cap on relayed connections and per-client queue (messages); see the docstring
+MAX_CLIENTS = 16
+CLIENT_QUEUE = 256
+#: loggers of foxglove-sdk (its Rust crates, forwarded to Python logging) and of the gate
+SDK_LOGGERS = ("foxglove", "tungstenite", "vm_dynamics.ws_gate")
 
 STRING = "std_msgs/msg/String"
 
@@ -164,6 +185,84 @@ class FoxgloveBridge:
                            if real_time_factor > 0 else 0.05)
 
 
+class ThrottledLogHandler(logging.Handler):
+    """Writes log records to ``stream`` (stderr), at most one per ``period`` s per kind of
+    message and at most ``budget`` lines per ``period`` in all; the next line of a kind
+    says how many of it were left out, and a line says how many went over the budget.
+
+    A kind is the logger and the message without numbers, addresses and quoted values
+    (``Broken pipe`` for client 127.0.0.1:4711 and for :4712 are one kind).
+    """
+
+    def __init__(self, period: float = 5.0, budget: int = 20, stream=None,
+                 max_kinds: int = 512, clock=time.monotonic) -> None:
+        super().__init__(logging.WARNING)
+        self.period, self.budget, self.max_kinds = float(period), int(budget), int(max_kinds)
+        self.stream = stream
+        self.clock = clock
+        self.written = 0            # lines written
+        self.suppressed = 0         # records left out
+        self._kinds: dict = {}      # kind -> [last written (monotonic s), left out since]
+        self._window = (-1e9, 0, 0)   # (start, lines written in it, over the budget)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:              # a malformed record must not take the bridge down
+            msg = str(record.msg)
+        now = self.clock()
+        kind = (record.name, reason_key(re.sub(r"`[^`]*`", "…", msg)))
+        state = self._kinds.get(kind)
+        if state is not None and now - state[0] < self.period:
+            state[1] += 1
+            self.suppressed += 1
+            return
+        start, lines, over = self._window
+        if now - start >= self.period:
+            if over:
+                self._write(f"[WARN] [vm-foxglove]: {over} more log lines in the last "
+                            f"{now - start:.0f} s left out (more than {self.budget} lines "
+                            f"in {self.period:g} s)")
+            start, lines, over = now, 0, 0
+        if lines >= self.budget:
+            self._window = (start, lines, over + 1)
+            self.suppressed += 1
+            return
+        if len(self._kinds) >= self.max_kinds:
+            self._kinds = {k: v for k, v in self._kinds.items() if now - v[0] < self.period}
+        more = f" ({state[1]} more like this left out)" if state is not None and state[1] \
+            else ""
+        self._kinds[kind] = [now, 0]
+        self._window = (start, lines + 1, over)
+        self._write(f"[{record.levelname}] [{record.name}]: {msg}{more}")
+
+    def _write(self, line: str) -> None:
+        stream = self.stream or sys.stderr
+        stream.write(line + "\n")
+        stream.flush()
+        self.written += 1
+
+
+def throttle_sdk_logs(handler: logging.Handler | None = None) -> logging.Handler:
+    """Route the loggers of foxglove-sdk and of the gate (:data:`SDK_LOGGERS`) to
+    ``handler`` (a new :class:`ThrottledLogHandler` by default) and only there."""
+    handler = handler or ThrottledLogHandler()
+    for name in SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if isinstance(h, ThrottledLogHandler)]:
+            logger.removeHandler(old)
+        logger.addHandler(handler)
+        logger.propagate = False
+    return handler
+
+
+def foxglove_droppable(opcode: int, head: bytes) -> bool:
+    """Frames of the foxglove WebSocket protocol that a newer one supersedes: binary
+    ``Message Data`` (opcode byte 1) and ``Time`` (2).  Text (JSON: advertisements, status,
+    parameters) and service/asset responses are never dropped."""
+    return opcode == 0x2 and len(head) > 0 and head[0] in (1, 2)
+
+
 def _listener(values: dict):
     """A ServerListener serving ``robot_description`` (the 3D panel's URDF parameter source)."""
     from foxglove.websocket import ServerListener
@@ -197,6 +296,12 @@ def main(argv=None) -> int:
                     help="simulated s per wall s; 0 = as fast as possible")
     ap.add_argument("--duration", type=float, default=0.0, help="simulated s (0 = forever)")
     ap.add_argument("--mcap", help="also record the stream to this MCAP file")
+    ap.add_argument("--max-clients", type=int, default=MAX_CLIENTS,
+                    help=f"connections served at a time; more are refused with HTTP 503 "
+                         f"(default {MAX_CLIENTS})")
+    ap.add_argument("--client-queue", type=int, default=CLIENT_QUEUE,
+                    help=f"messages queued per client; a client that reads slower loses its "
+                         f"oldest data messages (default {CLIENT_QUEUE})")
     ap.add_argument("-p", action="append", metavar="NAME:=VALUE",
                     help="override a parameter (YAML value), e.g. -p dt:=0.002")
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
@@ -205,6 +310,10 @@ def main(argv=None) -> int:
         params.update(_overrides(args.p))
         if not (args.real_time_factor >= 0 and math.isfinite(args.real_time_factor)):
             raise ValueError("--real-time-factor must be a finite number >= 0")
+        for flag, value in (("--max-clients", args.max_clients),
+                            ("--client-queue", args.client_queue)):
+            if value < 1:
+                raise ValueError(f"{flag} must be an integer >= 1, got {value}")
         try:
             import foxglove
             from foxglove.websocket import Capability
@@ -217,13 +326,27 @@ def main(argv=None) -> int:
         print(f"vm-foxglove: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     values = {"robot_description": bridge.dyn.robot.urdf_xml}
-    server = foxglove.start_server(name="vm_dynamics", host=args.host, port=args.port,
+    throttle_sdk_logs()
+    # the SDK server on a loopback port of its own, reached only through the gate
+    server = foxglove.start_server(name="vm_dynamics", host="127.0.0.1", port=0,
                                    capabilities=[Capability.Time, Capability.Parameters],
                                    server_listener=_listener(values))
+    try:
+        gate = WebSocketGate(
+            ("127.0.0.1", server.port), args.host, args.port, max_clients=args.max_clients,
+            max_frames=args.client_queue, droppable=foxglove_droppable,
+            refusal=f"vm-foxglove: too many clients: at most {args.max_clients} at a time "
+                    f"(--max-clients); close another connection and retry").start()
+    except OSError as exc:
+        server.stop()
+        print(f"vm-foxglove: error: cannot listen on {args.host}:{args.port}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
     writer = foxglove.open_mcap(args.mcap, allow_overwrite=True) if args.mcap else None
     print(f"vm-foxglove: {bridge.dyn.model!r}, controller "
           f"{bridge.ctrl.controller_name if bridge.ctrl else 'none'}; open Foxglove and connect "
-          f"to ws://{args.host}:{server.port} (Ctrl-C to stop)", file=sys.stderr)
+          f"to ws://{args.host}:{gate.port} (at most {args.max_clients} clients; Ctrl-C to "
+          f"stop)", file=sys.stderr)
     try:
         bridge.run(args.duration, args.real_time_factor, server)
     except KeyboardInterrupt:
@@ -231,6 +354,7 @@ def main(argv=None) -> int:
     finally:
         if writer is not None:
             writer.close()
+        gate.stop()
         server.stop()
     return 0
 

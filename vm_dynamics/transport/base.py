@@ -51,13 +51,28 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
                   qos: str | QosSpec = "default", *, max_bytes: int | None = None,
-                  max_counts: Mapping[str, Any] | None = None) -> Any:
+                  max_counts: Mapping[str, Any] | None = None,
+                  max_per_turn: int | None = None,
+                  screen: Callable[[bytes], bool] | None = None,
+                  on_drop: Callable[[int], None] | None = None) -> Any:
         """Create a subscription; ``callback(msg)`` gets messages of the transport's library
-        (rosidl under rclpy, rosbags on DDS).  Samples larger than ``max_bytes`` serialized
-        bytes, and samples whose top-level sequence ``field`` holds more than
-        ``max_counts[field]`` elements (an int, or ``(int, name of the limit)``; read from
-        the serialized sample, :func:`vm_dynamics.ros.messages.check_sequence_counts`), are
-        dropped with a throttled warning before they are deserialised.
+        (rosidl under rclpy, rosbags on DDS).
+
+        Input bounds, so that no publisher can hold the executor:
+
+        * ``max_bytes``: samples larger than this many serialized bytes are dropped with a
+          throttled warning before they are deserialised;
+        * ``max_counts``: samples whose top-level sequence ``field`` holds more than
+          ``max_counts[field]`` elements (an int, or ``(int, name of the limit)``; read from
+          the serialized sample, :func:`vm_dynamics.ros.messages.check_sequence_counts`) are
+          dropped likewise;
+        * ``screen(cdr_bytes) -> bool``: a cheap check of the serialized sample run before it
+          is deserialised; ``False`` drops it (the screen accounts for it itself);
+        * ``max_per_turn``: at most this many samples of the subscription are delivered per
+          executor turn, the newest (keep-last semantics, for topics where a newer sample
+          supersedes an older one); the older excess is dropped with a throttled warning and
+          reported through ``on_drop(count)``.  Whatever the bound, one turn delivers at most
+          the reader's history depth, so timers run between turns under any input rate.
 
         A callback never ends the node: a ``ValueError`` is a rejected message (throttled
         warning), any other ``Exception`` a failed callback (throttled error naming the topic
@@ -119,6 +134,30 @@ class Transport(abc.ABC):
                 or max_bytes < 4:
             raise ValueError(f"max_bytes must be an int >= 4 (CDR header), got {max_bytes!r}")
         return int(max_bytes)
+
+    @staticmethod
+    def _check_max_per_turn(max_per_turn: Any) -> int | None:
+        if max_per_turn is None:
+            return None
+        if isinstance(max_per_turn, bool) or not isinstance(max_per_turn, numbers.Integral) \
+                or max_per_turn < 1:
+            raise ValueError(f"max_per_turn must be an int >= 1 or None, got {max_per_turn!r}")
+        return int(max_per_turn)
+
+    @staticmethod
+    def _check_callable(name: str, fn: Any) -> None:
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name} must be callable or None, got {type(fn).__name__}")
+
+    def _dropped(self, topic: str, count: int, limit: int,
+                 on_drop: Callable[[int], None] | None) -> None:
+        """``count`` queued samples of ``topic`` were dropped unprocessed this turn."""
+        self.logger.warn_throttled(("dropped", topic), 5.0,
+                                   f"dropped {count} queued samples on {topic} unprocessed: "
+                                   f"more than max_per_turn={limit} arrived since the last "
+                                   f"turn (kept the newest {limit})")
+        if on_drop is not None:
+            on_drop(count)
 
     def _oversized(self, topic: str, msgtype: str, size: int, limit: int) -> None:
         self.oversized_dropped += 1

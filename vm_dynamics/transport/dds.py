@@ -440,22 +440,38 @@ class _DdsPublisher(Publisher):
 
 
 class _DdsSubscription:
+    """A reader and its callback; :meth:`drain` is one executor turn of it.
+
+    ``dropped`` counts the samples taken but not delivered because more than
+    ``max_per_turn`` were queued (see :meth:`Transport.subscribe`).
+    """
+
     def __init__(self, transport: 'DdsTransport', topic: str, msgtype: str,
                  callback: Callable[[Any], None], reader: DataReader, raw: bool,
-                 max_bytes: int | None = None, max_counts: dict | None = None) -> None:
+                 max_bytes: int | None = None, max_counts: dict | None = None, *,
+                 depth: int = 64, max_per_turn: int | None = None,
+                 screen: Callable[[bytes], bool] | None = None,
+                 on_drop: Callable[[int], None] | None = None) -> None:
         self.max_bytes = max_bytes
         self.max_counts = max_counts
         self.topic = topic
         self.msgtype = msgtype
+        self.depth = depth
+        self.max_per_turn = max_per_turn
+        self.dropped = 0
         self._transport = transport
         self._callback = callback
         self._reader = reader
         self._raw = raw
+        self._screen = screen
+        self._on_drop = on_drop
 
     def handle_raw(self, data: bytes) -> bool:
         """Decode one CDR sample and deliver it; False (and a warning) if it was dropped."""
         if self.max_bytes is not None and len(data) > self.max_bytes:
             self._transport._oversized(self.topic, self.msgtype, len(data), self.max_bytes)
+            return False
+        if self._screen is not None and not self._screen(data):
             return False
         if self._raw:
             return self._transport._deliver(self._callback, bytes(data), self.topic)
@@ -473,13 +489,20 @@ class _DdsSubscription:
         return self._transport._deliver(self._callback, msg, self.topic)
 
     def drain(self) -> None:
-        while not self._transport._closed:
-            samples = take_raw(self._reader)
-            for data, info in samples:
-                if info.valid_data and not self._transport._closed:
-                    self.handle_raw(data)
-            if len(samples) < 64:
+        """One turn: take what is queued -- at most the reader's history depth, so samples
+        that arrive meanwhile wait for the next turn and a publisher faster than the
+        callbacks cannot keep the executor from its timers -- and deliver the newest
+        ``max_per_turn`` of it, dropping (and counting) the older excess."""
+        data = [d for d, info in take_raw(self._reader, self.depth) if info.valid_data]
+        excess = len(data) - self.max_per_turn if self.max_per_turn is not None else 0
+        if excess > 0:
+            del data[:excess]
+            self.dropped += excess
+            self._transport._dropped(self.topic, excess, self.max_per_turn, self._on_drop)
+        for sample in data:
+            if self._transport._closed:  # a callback may shut the node down
                 return
+            self.handle_raw(sample)
 
     @property
     def matched_publications(self) -> list:
@@ -525,6 +548,7 @@ class _DdsService:
         self.service_id = transport._next_csid()
         extra = f"serviceid={self.service_id};"
         spec = qos_spec("services")
+        self.depth = spec.depth
         req_t, rep_t = f"{srvtype}_Request", f"{srvtype}_Response"
         self._reader = transport._reader(dds_topic_name(name, "request"), req_t, spec,
                                          request_header=True, extra=extra)
@@ -533,13 +557,10 @@ class _DdsService:
         self._convert = compiled_converter(rep_t, True)
 
     def drain(self) -> None:
-        while not self._transport._closed:
-            samples = take_raw(self._reader)
-            for data, info in samples:
-                if info.valid_data and not self._transport._closed:
-                    self._handle(data, info)
-            if len(samples) < 64:
-                return
+        """One turn: the requests queued now (at most the reader's history depth)."""
+        for data, info in take_raw(self._reader, self.depth):
+            if info.valid_data and not self._transport._closed:
+                self._handle(data, info)
 
     def _client_reader_matched(self, writer_handle: int) -> bool:
         wr = self._reader.get_matched_publication_data(writer_handle)
@@ -720,9 +741,13 @@ class DdsTransport(Transport):
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
                   qos: Any = "default", *, raw: bool = False,
                   max_bytes: int | None = None,
-                  max_counts: Mapping[str, Any] | None = None) -> _DdsSubscription:
-        """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes; samples
-        over ``max_bytes`` or ``max_counts`` are dropped before decoding."""
+                  max_counts: Mapping[str, Any] | None = None,
+                  max_per_turn: int | None = None,
+                  screen: Callable[[bytes], bool] | None = None,
+                  on_drop: Callable[[int], None] | None = None) -> _DdsSubscription:
+        """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes.  Input
+        bounds (``max_bytes``, ``max_counts``, ``screen``, ``max_per_turn``, ``on_drop``):
+        see :meth:`Transport.subscribe`."""
         if not callable(callback):
             raise TypeError("callback must be callable")
         limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
@@ -730,9 +755,15 @@ class DdsTransport(Transport):
         if counts:
             from vm_dynamics.ros import messages as ros_msgs
             ros_msgs.check_count_limits(msgtype, counts)
+        per_turn = self._check_max_per_turn(max_per_turn)
+        self._check_callable("screen", screen)
+        self._check_callable("on_drop", on_drop)
         fq = self.resolve_name(topic)
-        reader = self._reader(dds_topic_name(fq), msgtype, qos_spec(qos))
-        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw, limit, counts)
+        spec = qos_spec(qos)
+        reader = self._reader(dds_topic_name(fq), msgtype, spec)
+        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw, limit, counts,
+                               depth=spec.depth, max_per_turn=per_turn, screen=screen,
+                               on_drop=on_drop)
         self._subs.append(sub)
         return sub
 

@@ -11,7 +11,14 @@ Size limits: ``subscribe(..., max_bytes=N, max_counts={field: M})`` subscribes w
 ``raw=True`` and deserialises (``rclpy.serialization.deserialize_message``) only samples of at
 most ``N`` bytes whose sequence ``field`` holds at most ``M`` elements (read from the CDR by
 :func:`vm_dynamics.ros.messages.check_sequence_counts`); others are dropped with a throttled
-warning before any message object is built.
+warning before any message object is built.  A ``screen`` runs on the same serialized bytes,
+before deserialisation.
+
+Work per turn: this adapter keeps no queue of its own.  rclpy's executor takes one sample per
+ready subscription per wait and checks the timers on every wait, so a flooded subscription
+cannot starve a timer, and ``max_per_turn`` (a bound the DDS adapter needs) holds by
+construction; the excess is dropped by the middleware's KEEP_LAST history, which reports no
+count, so ``on_drop`` is never called here.
 
 rclpy calls used (and therefore implemented by ``test/fakes/strict_rclpy.py``):
 ``rclpy.ok``, ``rclpy.init(args=)``, ``rclpy.shutdown()``, ``rclpy.spin``,
@@ -190,18 +197,25 @@ class RclpyTransport(Transport):
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
                   qos: Any = "default", *, max_bytes: int | None = None,
-                  max_counts: Mapping[str, Any] | None = None) -> Any:
-        """Subscribe; ``callback`` gets rosidl messages.  With ``max_bytes`` or
-        ``max_counts`` the serialized sample is checked before it is deserialised (see the
+                  max_counts: Mapping[str, Any] | None = None,
+                  max_per_turn: int | None = None,
+                  screen: Callable[[bytes], bool] | None = None,
+                  on_drop: Callable[[int], None] | None = None) -> Any:
+        """Subscribe; ``callback`` gets rosidl messages.  With ``max_bytes``, ``max_counts``
+        or ``screen`` the serialized sample is checked before it is deserialised;
+        ``max_per_turn`` and ``on_drop`` are checked and need nothing more here (see the
         module docstring)."""
         if not callable(callback):
             raise TypeError("callback must be callable")
+        self._check_max_per_turn(max_per_turn)
+        self._check_callable("screen", screen)
+        self._check_callable("on_drop", on_drop)
         cls = rclpy_class(msgtype)
         name = [topic]  # replaced by the resolved name once the subscription exists
         counts = self._check_max_counts(max_counts)
         if counts:
             ros_msgs.check_count_limits(msgtype, counts)
-        if max_bytes is None and not counts:
+        if max_bytes is None and not counts and screen is None:
             def on_msg(msg: Any) -> None:
                 self._deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_msg, self._qos(qos))
@@ -212,6 +226,8 @@ class RclpyTransport(Transport):
             def on_raw(data: bytes) -> None:
                 if limit is not None and len(data) > limit:
                     self._oversized(name[0], msgtype, len(data), limit)
+                    return
+                if screen is not None and not screen(data):
                     return
                 try:
                     if counts:
