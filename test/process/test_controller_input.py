@@ -529,3 +529,25 @@ def test_two_simulations_on_one_domain_are_reported(probe, tmp_path):
         assert all(p.poll() is None for p in procs.values())
     finally:
         stop_processes(procs.values(), logs.values())
+
+
+def test_rclpy_subscriptions_with_count_limits_work_without_rosbags(fake_ros, monkeypatch):
+    """A ROS install with the rosdep keys only has no rosbags: the controller's count limits
+    must not need its type store there (found on Jazzy: controller_node died at start-up with
+    'rosbags is needed ...').  rosidl decodes, the node checks the decoded counts."""
+    from vm_dynamics.transport import make_transport
+    monkeypatch.setattr(rm, "_typestore_cache", None)
+    monkeypatch.setitem(sys.modules, "rosbags.typesys", None)     # import fails
+    assert not rm.typestore_available()
+    t = make_transport("no_rosbags", {}, ["no_rosbags"])
+    try:
+        got = []
+        t.subscribe("/js", rm.JOINT_STATE, got.append, "sensor", max_bytes=1 << 20,
+                    max_counts={"name": (3, "max_joint_state_names")})
+        monkeypatch.undo()                 # the fake middleware serialises with rosbags
+        assert fake_ros.inject("/js", rm.joint_state_msg(1.0, ["a", "b"], [0.0, 1.0])) == 1
+        for _ in range(3):
+            t.spin_once(0.02)
+        assert len(got) == 1 and list(got[0].name) == ["a", "b"]
+    finally:
+        t.shutdown()

@@ -83,7 +83,7 @@ __all__ = [  # noqa: F822 (TYPESTORE comes from the module __getattr__)
     "parse_joint_state", "parse_odometry", "parse_transform", "parse_tf", "parse_clock",
     "parse_float64_multi_array", "parse_wrench_stamped", "parse_diagnostic_array",
     "serialize", "deserialize", "check_sequence_counts", "check_count_limits",
-    "SequenceCountError", "msgdef",
+    "SequenceCountError", "typestore_available", "msgdef",
     "type_hash",
     "use_message_library", "message_library", "msgtype_of", "pose_msg", "pose_stamped_msg", "path_msg",
     "pose_stamped_from_odometry",
@@ -186,6 +186,18 @@ def _typestore() -> Any:
                 "run under rclpy, where the rosidl message classes are used)") from exc
         _typestore_cache = get_typestore(Stores.ROS2_JAZZY)
     return _typestore_cache
+
+
+def typestore_available() -> bool:
+    """True if rosbags' type store can be used here (it describes the fields that
+    :func:`check_sequence_counts` walks).  A ROS install with the rosdep keys only has no
+    rosbags: the rclpy adapter then leaves counts to the checks after rosidl's (compiled)
+    deserialisation."""
+    try:
+        _typestore()
+    except ImportError:
+        return False
+    return True
 
 
 def use_message_library(name: str) -> str:

@@ -213,6 +213,10 @@ class RclpyTransport(Transport):
         cls = rclpy_class(msgtype)
         name = [topic]  # replaced by the resolved name once the subscription exists
         counts = self._check_max_counts(max_counts)
+        if counts and not ros_msgs.typestore_available():
+            # no rosbags (a ROS install with the rosdep keys only): rosidl deserialises in
+            # C, linearly, and the node checks the counts of the decoded message
+            counts = {}
         if counts:
             ros_msgs.check_count_limits(msgtype, counts)
         if max_bytes is None and not counts and screen is None:
