@@ -6,7 +6,7 @@ a magnitude that would overflow is a ``ValueError`` that names the argument.
 
 The compiled fast path splits the same check in two, so that a call pays no Python-level scan
 of the entries: :func:`as_real_array` (kind and shape, in Python) and the range test of its
-kernels (:mod:`vm_dynamics.dynamics.fast.kernels.algebra`, the limits below); when a kernel
+kernels (:mod:`vm_dynamics.dynamics.fast.kernels.checked`, the limits below); when a kernel
 reports an input out of range, the caller re-runs :func:`as_array` / :func:`as_pose` on the
 inputs for the message.  Both paths accept exactly the same inputs with the same errors.
 """
@@ -18,8 +18,7 @@ from itertools import chain
 import numpy as np
 
 __all__ = ["MAX_MAGNITUDE", "MAX_COORDINATE", "as_array", "as_real_array", "as_real_vector",
-           "as_vector", "as_pose",
-           "as_positive", "as_returned_vectors", "check_range",
+           "as_vector", "as_pose", "as_positive", "as_returned_vectors", "check_range",
            "overflow_error"]
 
 #: Largest magnitude accepted where a function multiplies entries (the Lie-group functions,
@@ -85,6 +84,7 @@ def as_real_array(x, shape: tuple | None, name: str) -> np.ndarray:
 #: element types of a list that hold no bool (the common case, decided in one pass)
 _PLAIN_NUMBERS = frozenset({float, int, np.float64, np.int64})
 _SEQUENCES = (list, tuple)
+_SEQUENCE_TYPES = frozenset(_SEQUENCES)
 
 
 def _plain_numbers(x) -> bool:
@@ -94,9 +94,6 @@ def _plain_numbers(x) -> bool:
     if types <= _PLAIN_NUMBERS:
         return True
     return types <= _SEQUENCE_TYPES and set(map(type, chain.from_iterable(x))) <= _PLAIN_NUMBERS
-
-
-_SEQUENCE_TYPES = frozenset(_SEQUENCES)
 
 
 def _holds_bool(x) -> bool:

@@ -121,14 +121,20 @@ def _input_fn(value, size: int, name: str):
     engine at every call)."""
     if value is None:
         return None
-    if callable(value):         # validated by the engine with the time of the call
+    if callable(value):
+        # what it returns is checked as an array input is (None would be "no input" to the
+        # engine: zero efforts); the engine's own checks then pass it unchanged
         def checked(t, state):
             out = value(t, state)
-            if out is None:     # the engine would take None as "no input": zero efforts
-                raise ValueError(f"{name}: the callable returned None; expected {size} numbers")
-            return out
+            if out is None:
+                raise ValueError(f"{name}: the callable returned None; expected {size} numbers "
+                                 f"(inputs at t={t:.9g})")
+            try:
+                return as_vector(out, size, name, limit=MAX_MAGNITUDE)
+            except ValueError as exc:
+                raise ValueError(f"{exc} (inputs at t={t:.9g})") from None
         return checked
-    a = as_vector(value, size, name).copy()
+    a = as_vector(value, size, name, limit=MAX_MAGNITUDE).copy()
     a.flags.writeable = False
 
     def constant(t, state):
