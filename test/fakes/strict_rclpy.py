@@ -902,6 +902,44 @@ def _spin(node: Node, executor: Any = None) -> None:
     raise RuntimeError("strict_rclpy: spin did not terminate within max_spin_steps")
 
 
+class SingleThreadedExecutor:
+    """``rclpy.executors.SingleThreadedExecutor(*, context=None)``: ``add_node``,
+    ``remove_node``, ``spin_once(timeout_sec=None)``, ``shutdown(timeout_sec=None)``.  A turn
+    after which nothing can ever happen any more (no timer, nothing queued) ends the spin as a
+    shut-down context does (``ExternalShutdownException``), so a test's spin terminates."""
+
+    def __init__(self, *, context: Any = None) -> None:
+        self._nodes: list = []
+        self._turns = 0
+
+    def add_node(self, node: Node) -> bool:
+        if not isinstance(node, Node):
+            raise TypeError("node must be an rclpy Node")
+        if node not in self._nodes:
+            self._nodes.append(node)
+        return True
+
+    def remove_node(self, node: Node) -> None:
+        if node in self._nodes:
+            self._nodes.remove(node)
+
+    def spin_once(self, timeout_sec: float | None = None) -> None:
+        if not _FAKE.initialized or not self._nodes or self._nodes[0].destroyed:
+            raise ExternalShutdownException()
+        self._turns += 1
+        if self._turns > _FAKE.max_spin_steps:
+            raise RuntimeError("strict_rclpy: spin did not terminate within max_spin_steps")
+        node = self._nodes[0]
+        if not _FAKE._queue and not any(not t.cancelled for t in node.timers):
+            raise ExternalShutdownException()   # nothing can ever happen any more
+        timeout_ns = None if timeout_sec is None or timeout_sec < 0 else int(timeout_sec * 1e9)
+        _FAKE._step(node, timeout_ns)
+
+    def shutdown(self, timeout_sec: float | None = None) -> bool:
+        self._nodes.clear()
+        return True
+
+
 def _deserialize_message(serialized_message: bytes, message_type: Any) -> Any:
     """rclpy.serialization.deserialize_message: CDR bytes -> rosidl message."""
     _check_msg_type(message_type, "message_type")
@@ -961,6 +999,7 @@ def install() -> FakeRos:
                 InvalidParameterValueException):
         setattr(e, exc.__name__, exc)
     module("rclpy.executors").ExternalShutdownException = ExternalShutdownException
+    module("rclpy.executors").SingleThreadedExecutor = SingleThreadedExecutor
     module("rclpy.parameter").Parameter = Parameter
     _saved.clear()
     for name, mod in mods.items():

@@ -479,7 +479,8 @@ def _check_launch(launch_file, args):
     expect_ctrl = args.get("controller") != "none" and (has_ctrl or bool(args.get("controller")))
     assert ("controller_node" in names) == expect_ctrl
     # the nodes get the scenario's URDF (they mount its vehicle themselves); robot_state_publisher
-    # gets the URDF of the model they build, which loads into the same joints and mass
+    # gets the URDF of the model they build without the root link's inertia (KDL rejects it),
+    # which loads into the same joints, frames and mass beyond the root
     from vm_dynamics.config.scenario import load_scenario
     from vm_dynamics.nodes.robot import robot_descriptions
     params = read_params_file(REPO / "config" / f"{scenario}.yaml")
@@ -493,7 +494,13 @@ def _check_launch(launch_file, args):
     from vm_dynamics import load_model
     rsp_model = load_model(rsp_urdf, base=scn.model.base_type, gravity=scn.model.gravity)
     assert rsp_model.joint_names == scn.model.joint_names
-    assert abs(rsp_model.total_mass - scn.model.total_mass) <= 1e-9 * scn.model.total_mass
+    import xml.etree.ElementTree as ET
+    assert rsp_model.frame_names == scn.model.frame_names
+    root = ET.fromstring(scn.robot_description).find(
+        f"link[@name='{scn.model.vehicle_link}']/inertial/mass")
+    root_mass = float(root.get("value")) if root is not None else 0.0
+    assert abs(rsp_model.total_mass + root_mass - scn.model.total_mass) \
+        <= 1e-9 * scn.model.total_mass
     # topics: everything subscribed is published by a launched node with the same type
     for topic, mtype in subscribed.items():
         if topic.startswith("/controller_node/"):

@@ -618,15 +618,10 @@ def _unlink(path: Path) -> None:
 
 
 def _yaml(data: Any) -> str:
-    """Block-style YAML as rosbags writes rosbag2 metadata (ruamel, a rosbags dependency)."""
-    from io import StringIO
-
-    from ruamel.yaml import YAML
-    yaml = YAML(typ="safe")
-    yaml.default_flow_style = False
-    out = StringIO()
-    yaml.dump(data, out)
-    return out.getvalue()
+    """Block-style YAML for rosbag2 metadata (PyYAML, a rosdep key; the same document as
+    rosbags' ruamel writer gives)."""
+    import yaml
+    return yaml.safe_dump(data, default_flow_style=False, sort_keys=False)
 
 
 def _qos_yaml(qos: list) -> str:

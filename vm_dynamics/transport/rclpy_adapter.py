@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..core.signals import deferred_interrupts
 from ..ros import messages as ros_msgs
 from . import ros_args as rargs
 from .base import Publisher, Transport
@@ -277,17 +278,32 @@ class RclpyTransport(Transport):
     def spin_once(self, timeout_s: float | None = None) -> None:
         self._rclpy.spin_once(self._node, timeout_sec=timeout_s)
 
+    #: How often :meth:`spin` looks for a recorded Ctrl-C / SIGTERM (s).
+    SPIN_POLL_S = 0.1
+
     def spin(self) -> None:
-        from rclpy.executors import ExternalShutdownException
-        try:
-            self._rclpy.spin(self._node)
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        except Exception:
-            # Ctrl-C / SIGTERM invalidate the context while a callback may be publishing
-            # (RCLError "publisher's context is invalid"): a clean exit, not a crash.
-            if self._rclpy.ok():
-                raise
+        """Spin until shutdown, Ctrl-C or SIGTERM.  The signals are recorded while spinning
+        (:func:`~vm_dynamics.core.signals.deferred_interrupts`) and end the loop between two
+        executor turns: a ``KeyboardInterrupt`` raised inside rclpy's C++ calls surfaced as
+        ``RuntimeError: Unable to convert call argument to Python object`` from
+        ``take_message`` (Jazzy, Ctrl-C under ``ros2 launch``: a traceback, exit 1)."""
+        from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+        executor = SingleThreadedExecutor()       # the default context, as rclpy.spin's
+        executor.add_node(self._node)
+        with deferred_interrupts() as stop:
+            try:
+                while not stop and self._rclpy.ok():
+                    executor.spin_once(timeout_sec=self.SPIN_POLL_S)
+            except (KeyboardInterrupt, ExternalShutdownException):
+                pass
+            except Exception:
+                # a context invalidated while a callback may be publishing (RCLError
+                # "publisher's context is invalid"): a clean exit, not a crash
+                if self._rclpy.ok() and not stop:
+                    raise
+            finally:
+                executor.remove_node(self._node)
+                executor.shutdown(timeout_sec=0)
 
     def shutdown_requested(self) -> bool:
         return self._owns_context and not self._rclpy.ok()
