@@ -33,10 +33,15 @@ Interface (both adapters)
     ``msg`` is a rosbags typestore message (what :mod:`vm_dynamics.ros.messages` builds);
     another type raises ``TypeError``; field values are coerced strictly (``ValueError`` /
     ``TypeError`` naming the field path for wrong types or out-of-range integers).
-``t.subscribe(topic, msgtype, callback, qos='default')``
+``t.subscribe(topic, msgtype, callback, qos='default', *, max_bytes, max_per_turn, screen, on_drop)``
     ``callback(msg)`` receives a rosbags message.  Undecodable data, or a callback raising
     ``ValueError`` (e.g. a ``ros_msgs.parse_*`` rejecting NaNs), is dropped with a throttled
     warning naming the topic; other exceptions propagate (as in rclpy).
+
+    Input bounds: ``max_bytes`` and ``screen(cdr_bytes) -> bool`` drop a sample before it is
+    decoded; ``max_per_turn`` delivers at most that many samples per executor turn, the
+    newest, and reports the older excess to ``on_drop(count)``.  One turn never delivers more
+    than the reader's history depth, so timers run between turns whatever the input rate.
 ``t.timer(period_s, callback)``
     periodic, on ROS time: wall time, or ``/clock`` when ``use_sim_time`` is true.
 ``t.service(name, srvtype, handler)``
