@@ -625,6 +625,13 @@ def test_dds_max_per_turn_delivers_the_newest_and_counts_the_dropped():
                 t.subscribe("/x", rm.FLOAT64_MULTI_ARRAY, got.append, max_per_turn=bad)
         with pytest.raises(TypeError, match="screen"):
             t.subscribe("/x", rm.FLOAT64_MULTI_ARRAY, got.append, screen=3)
+        # a screen that fails drops the sample with a warning; the node goes on
+        broken = t.subscribe("/cmd", rm.FLOAT64_MULTI_ARRAY, got.append, deep,
+                             screen=lambda data: 1 / 0)
+        n = len(got)
+        assert broken.handle_raw(rm.serialize(rm.float64_multi_array_msg([1.0]))) is False
+        assert len(got) == n
+        assert "its check failed (ZeroDivisionError" in t.logger.records[-1][1]
     finally:
         t.shutdown()
 

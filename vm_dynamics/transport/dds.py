@@ -468,7 +468,8 @@ class _DdsSubscription:
         if self.max_bytes is not None and len(data) > self.max_bytes:
             self._transport._oversized(self.topic, self.msgtype, len(data), self.max_bytes)
             return False
-        if self._screen is not None and not self._screen(data):
+        if self._screen is not None and not self._transport._screened(self._screen, data,
+                                                                       self.topic):
             return False
         if self._raw:
             return self._transport._deliver(self._callback, bytes(data), self.topic)
