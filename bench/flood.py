@@ -28,8 +28,10 @@ flood has reached the node (its diagnostics count it); the flood stops at the wi
   flooders wrote (over their own sending time); the samples neither rejected nor
   dropped were overwritten in the reader's history (KEEP_LAST ``command_queue_depth``)
   between two turns or lost before it;
-* the node's CPU time over the window (all its threads, % of one core) and the machine's
-  1-minute load average at the end: on a shared machine a node that gets less CPU than
+* the node's CPU time over the window (all its threads, % of one core), the share of the
+  window its main thread spent runnable but waiting for a CPU (``/proc/<pid>/schedstat``),
+  and the machine's 1-minute load average at the end: on a shared machine a node that gets
+  less CPU than
   stepping needs falls behind real time with or without a flood, and flooders on the same
   CPUs take their share.  ``--pin`` puts the node on a CPU of its own and the flooders on the
   others, as for a flood from another machine.
@@ -157,6 +159,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def run_queue_wait(pid: int) -> float:
+    """Time the process's main thread has spent runnable but waiting for a CPU, s
+    (``/proc/<pid>/schedstat``)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) * 1e-9
+
+
 def flood_run(rate: int, seconds: float, domain: int, workdir: Path,
               pin: bool = False) -> dict:
     env = dds_env(domain)
@@ -195,9 +203,9 @@ def flood_run(rate: int, seconds: float, domain: int, workdir: Path,
             probe.spin(0.1)
         probe.spin(1.0)
         c0, t0, k0 = dict(probe.counts), probe.counts_at, len(probe.states)
-        cpu0 = cpu_seconds(node.pid)
+        cpu0, wait0 = cpu_seconds(node.pid), run_queue_wait(node.pid)
         sent = probe.spin(seconds, send_every=0.01)
-        k1, cpu1 = len(probe.states), cpu_seconds(node.pid)
+        k1, cpu1, wait1 = len(probe.states), cpu_seconds(node.pid), run_queue_wait(node.pid)
         for f in flooders:
             f.send_signal(signal.SIGTERM)     # the DDS transport turns it into Ctrl-C
         for f in flooders:
@@ -236,7 +244,8 @@ def flood_run(rate: int, seconds: float, domain: int, workdir: Path,
         "rejected_per_s": d["effort_rejected"] / span,
         "dropped_per_s": d["effort_dropped"] / span,
         "joint_states": len(s), "alive": alive,
-        "node_cpu": (cpu1 - cpu0) / seconds, "load": os.getloadavg()[0],
+        "node_cpu": (cpu1 - cpu0) / seconds, "node_wait": (wait1 - wait0) / seconds,
+        "load": os.getloadavg()[0],
     }
 
 
@@ -255,14 +264,15 @@ def flood_rows(rates=(0, 20_000, 100_000), seconds: float = 8.0,
                          f"{r['joint_states_hz']:.1f}", f"{r['sim_rate']:.3f}",
                          f"{r['rejected_per_s']:,.0f}".replace(",", " "),
                          f"{r['dropped_per_s']:,.0f}".replace(",", " "),
-                         f"{100 * r['node_cpu']:.0f} %", f"{r['load']:.1f}",
+                         f"{100 * r['node_cpu']:.0f} %", f"{100 * r['node_wait']:.0f} %",
+                         f"{r['load']:.1f}",
                          "yes" if r["alive"] else "**no**"])
     return rows, res
 
 
 HEADER = ["invalid efforts/s asked", "written/s", "valid commands applied", "/joint_states Hz",
-          "simulated s per wall s", "rejected/s", "dropped/s", "node CPU", "load average",
-          "node alive"]
+          "simulated s per wall s", "rejected/s", "dropped/s", "node CPU",
+          "node waiting for a CPU", "load average", "node alive"]
 
 
 def main(argv=None) -> int:
