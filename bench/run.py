@@ -22,8 +22,8 @@ Sections (all on floating-base models unless stated; times include the Python ca
 6. the nodes over DDS (``bench/nodes.py``): real-time factor of ``dynamics_node`` at
    ``real_time_factor: 0`` measured by an independent subscriber, lockstep with
    ``controller_node`` at 1 kHz, and the jitter at ``real_time_factor: 1``;
-7. ``vm-sim`` at its defaults on every scenario, and its cold/warm start-up;
-8. ``dynamics_node`` under a flood of invalid effort commands (``bench/flood.py``, also
+7. ``vm-sim`` at its defaults on every scenario, and (8) its cold/warm start-up;
+9. ``dynamics_node`` under a flood of invalid effort commands (``bench/flood.py``, also
    runnable on its own): valid commands applied, ``/joint_states`` rate and simulated-time
    rate at 0, 20 000 and 100 000 invalid messages/s.
 
