@@ -105,6 +105,10 @@ DISCOVERY_QOS = QosSpec(reliable=True, transient_local=True, depth=1)
 #: Participant USER_DATA of rmw_cyclonedds for the default (root) security enclave.
 ENCLAVE_USER_DATA = b"enclave=/;"
 
+#: Longest pause of the executor after a turn in which a subscription dropped input (a
+#: flood): the next turn comes at the next timer or after this long (see ``spin_once``).
+FLOOD_PACE_S = 0.005
+
 _REQ_FIELDS = ("rmw_request_guid", "rmw_request_seq")
 _REPLY_WAIT_S = 0.1
 _OCTET_LIKE = ("byte", "uint8", "char")
@@ -493,6 +497,7 @@ class _DdsSubscription:
         if excess > 0:
             del data[:excess]
             self.dropped += excess
+            self._transport._flooded = True
             self._transport._dropped(self.topic, excess, self.max_per_turn, self._on_drop)
         for sample in data:
             if self._transport._closed:  # a callback may shut the node down
@@ -645,6 +650,7 @@ class DdsTransport(Transport):
         self._timers: list[_DdsTimer] = []
         self._csid_counter = 0
         self._closed = False
+        self._flooded = False       # a subscription dropped input this turn (max_per_turn)
         self._reader_gids: list[bytes] = []
         self._writer_gids: list[bytes] = []
         self._discovery_writer = None
@@ -804,9 +810,23 @@ class DdsTransport(Transport):
         return 2**62 if budget is None else budget
 
     def spin_once(self, timeout_s: float | None = None) -> None:
+        """Wait for work (data, a due timer, ``timeout_s``), then one turn: each subscription
+        and service drains what is queued (bounded, see :meth:`_DdsSubscription.drain`),
+        then the due timers run.
+
+        After a turn in which a subscription dropped input (more than its ``max_per_turn``
+        was queued: a flood), the next turn does not start on data but at the next timer
+        (at most :data:`FLOOD_PACE_S` later), the node sleeping meanwhile: otherwise a flood
+        keeps it always runnable, and on a busy machine the scheduler then serves its timers
+        only at a fair share, like any CPU-bound process."""
         if self._closed:
             return
-        self._waitset.wait(self._wait_ns(timeout_s))
+        wait_ns = self._wait_ns(timeout_s)
+        if self._flooded:
+            self._flooded = False
+            time.sleep(min(wait_ns * 1e-9, FLOOD_PACE_S))
+        else:
+            self._waitset.wait(wait_ns)
         if self._closed:
             return
         # a callback may shut the node down: check before touching any entity again
