@@ -22,7 +22,10 @@ Sections (all on floating-base models unless stated; times include the Python ca
 6. the nodes over DDS (``bench/nodes.py``): real-time factor of ``dynamics_node`` at
    ``real_time_factor: 0`` measured by an independent subscriber, lockstep with
    ``controller_node`` at 1 kHz, and the jitter at ``real_time_factor: 1``;
-7. ``vm-sim`` at its defaults on every scenario, and its cold/warm start-up.
+7. ``vm-sim`` at its defaults on every scenario, and (8) its cold/warm start-up;
+9. ``dynamics_node`` under a flood of invalid effort commands (``bench/flood.py``, also
+   runnable on its own): valid commands applied, ``/joint_states`` rate and simulated-time
+   rate at 0, 20 000 and 100 000 invalid messages/s.
 
 Timing: every candidate in a row is timed in interleaved repeats (A, B, A, B, …) and the
 minimum per call is reported, which is robust to other load on a shared machine.  The numba
@@ -460,6 +463,16 @@ def main(argv=None):
         "The first run on a machine compiles the kernels (announced on stderr: "
         "'compiling dynamics kernels, first run only ...'); numba caches them on disk, so "
         "later runs only load them."))
+    import flood
+    flood_tab, _ = flood.flood_rows(seconds=4.0 if args.quick else 8.0)
+    out.append(table(
+        "9. dynamics_node under a flood of invalid effort commands (DDS, planar_rover)",
+        flood.HEADER, flood_tab,
+        "`bench/flood.py` (see its docstring): flooder processes write effort commands of the "
+        "wrong length while this process sends valid ones every 10 ms and reads "
+        "`/joint_states` (source timestamps) and `/diagnostics`. The flooders share the "
+        "machine's CPUs with the node; the rate they reach is reported, and so are the "
+        "node's CPU time and the time its main thread waited for a CPU."))
 
     met = [("model.forward_dynamics ≤ 3× pin.aba, floating UR5", fd_ratio["UR5 model"]),
            ("FD ≤ 10× pin.aba, floating UR5", fd_ratio["UR5"]),

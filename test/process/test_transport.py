@@ -593,6 +593,37 @@ def test_dds_a_self_feeding_flood_does_not_starve_the_timers():
         t.shutdown()
 
 
+def test_dds_a_flooded_subscription_is_drained_at_the_timers_pace():
+    """After a turn that dropped input (more than ``max_per_turn`` queued), the executor
+    sleeps until the next timer (at most FLOOD_PACE_S) instead of waking on data: under an
+    endless flood (every callback publishes three more samples) the samples delivered between
+    two firings of a 20 ms timer stay within max_per_turn per FLOOD_PACE_S, where an
+    executor woken by every sample would drain the flood all the time."""
+    from vm_dynamics.transport.dds import FLOOD_PACE_S
+    t = _dds("paced")
+    try:
+        pub = t.publisher("/feed", rm.FLOAT64_MULTI_ARRAY, tp.QosSpec(True, False, 200))
+        got, fired = [], []
+
+        def on_sample(msg):
+            got.append(msg)
+            for _ in range(3):
+                pub.publish(msg)
+        t.subscribe("/feed", rm.FLOAT64_MULTI_ARRAY, on_sample,
+                    tp.QosSpec(reliable=True, transient_local=False, depth=200),
+                    max_per_turn=5)
+        t.timer(0.02, lambda: fired.append(len(got)))
+        assert t.spin_until(lambda: fired, 5.0)
+        pub.publish(rm.float64_multi_array_msg([1.0]))
+        assert t.spin_until(lambda: len(fired) >= 40, 30.0)
+        per_period = np.diff(fired[-30:])
+        bound = 5 * (math.ceil(0.02 / FLOOD_PACE_S) + 2)
+        assert per_period.max() <= bound, per_period
+        assert per_period.min() > 0                      # the flood is still served
+    finally:
+        t.shutdown()
+
+
 def test_dds_max_per_turn_delivers_the_newest_and_counts_the_dropped():
     """``max_per_turn``: one turn delivers the newest samples, drops the older excess, reports
     it through ``on_drop`` and warns (throttled); without it a turn delivers everything
@@ -625,6 +656,13 @@ def test_dds_max_per_turn_delivers_the_newest_and_counts_the_dropped():
                 t.subscribe("/x", rm.FLOAT64_MULTI_ARRAY, got.append, max_per_turn=bad)
         with pytest.raises(TypeError, match="screen"):
             t.subscribe("/x", rm.FLOAT64_MULTI_ARRAY, got.append, screen=3)
+        # a screen that fails drops the sample with a warning; the node goes on
+        broken = t.subscribe("/cmd", rm.FLOAT64_MULTI_ARRAY, got.append, deep,
+                             screen=lambda data: 1 / 0)
+        n = len(got)
+        assert broken.handle_raw(rm.serialize(rm.float64_multi_array_msg([1.0]))) is False
+        assert len(got) == n
+        assert "its check failed (ZeroDivisionError" in t.logger.records[-1][1]
     finally:
         t.shutdown()
 

@@ -383,6 +383,127 @@ def test_ws_gate_bounds_the_queue_of_a_client_that_never_reads():
         server.stop()
 
 
+class _FrameServer:
+    """A stand-in WebSocket server for the gate: accepts one connection, answers its handshake
+    with 101 and sends ``frames`` (unmasked, as a server does); ``done`` is set after."""
+
+    def __init__(self, frames):
+        import threading
+        self.frames, self.done = frames, threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @staticmethod
+    def frame(opcode, payload):
+        n = len(payload)
+        head = bytes([0x80 | opcode]) + (bytes([n]) if n < 126 else
+                                         bytes([126]) + struct.pack(">H", n) if n < 65536 else
+                                         bytes([127]) + struct.pack(">Q", n))
+        return head + payload
+
+    def _serve(self):
+        conn, _ = self.sock.accept()
+        req = b""
+        while b"\r\n\r\n" not in req:
+            req += conn.recv(4096)
+        conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                     b"Connection: Upgrade\r\n\r\n")
+        try:
+            for f in self.frames:
+                conn.sendall(f)
+        except OSError:
+            pass
+        self.done.set()
+        self.conn = conn
+
+
+def _read_frames(sock, answer, timeout=10.0):
+    """Every WebSocket frame a client socket receives until it is quiet for 1 s:
+    [(opcode, payload)]; ``answer`` is what :func:`raw_client` read (the HTTP answer and
+    perhaps the first frames)."""
+    sock.settimeout(1.0)
+    data, end = answer, time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            chunk = sock.recv(1 << 20)
+        except TimeoutError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    data = data[data.index(b"\r\n\r\n") + 4:]
+    out, pos = [], 0
+    while pos + 2 <= len(data):
+        op, n, head = data[pos] & 0x0F, data[pos + 1] & 0x7F, 2
+        if n == 126:
+            n, head = struct.unpack_from(">H", data, pos + 2)[0], 4
+        elif n == 127:
+            n, head = struct.unpack_from(">Q", data, pos + 2)[0], 10
+        if pos + head + n > len(data):
+            break
+        out.append((op, data[pos + head:pos + head + n]))
+        pos += head + n
+    return out
+
+
+def test_ws_gate_keeps_protocol_messages_and_drops_the_oldest_data():
+    """The queue policy, against a stand-in server: 200 data frames of 64 kB (droppable:
+    binary, first byte 1) with text frames between them, to a client that reads only once
+    the server is done.  The client then gets every text frame, in order, the newest data
+    frame, and data frames in order; what it does not get is what the gate counted as
+    dropped; the queue never held more than its bound."""
+    from vm_dynamics.nodes.foxglove_bridge import foxglove_droppable
+    from vm_dynamics.nodes.ws_gate import WebSocketGate
+    frames, texts = [], []
+    for k in range(200):
+        if k % 40 == 0:
+            texts.append(f'{{"op":"status","k":{k}}}'.encode())
+            frames.append(_FrameServer.frame(0x1, texts[-1]))
+        frames.append(_FrameServer.frame(0x2, b"\x01" + k.to_bytes(4, "big") + bytes(65531)))
+    server = _FrameServer(frames)
+    gate = WebSocketGate(("127.0.0.1", server.port), max_clients=2, max_frames=10,
+                         max_bytes=64 << 20, droppable=foxglove_droppable).start()
+    try:
+        from ws_clients import raw_client
+        client, answer = raw_client(gate.port, subscribe=())
+        assert answer.startswith(b"HTTP/1.1 101")
+        assert server.done.wait(60.0)
+        time.sleep(0.5)
+        got = _read_frames(client, answer)
+        client.close()
+    finally:
+        gate.stop()
+    assert [p for op, p in got if op == 0x1] == texts
+    data = [int.from_bytes(p[1:5], "big") for op, p in got if op == 0x2]
+    assert data == sorted(data) and data[-1] == 199
+    assert gate.dropped == 200 - len(data) > 0
+    assert gate.max_queued_frames <= 10 and gate.disconnected == 0
+
+
+def test_ws_gate_disconnects_a_client_that_never_reads_protocol_messages():
+    """Frames that may not be dropped (text) pile up for a client that never reads: past
+    ``max_bytes`` the gate disconnects it (counted) instead of buffering without end."""
+    from vm_dynamics.nodes.foxglove_bridge import foxglove_droppable
+    from vm_dynamics.nodes.ws_gate import WebSocketGate
+    text = _FrameServer.frame(0x1, b'{"op":"status","message":"' + b"x" * 65000 + b'"}')
+    server = _FrameServer([text] * 400)            # 26 MB
+    gate = WebSocketGate(("127.0.0.1", server.port), max_clients=2, max_frames=10,
+                         max_bytes=1 << 20, droppable=foxglove_droppable).start()
+    try:
+        from ws_clients import raw_client
+        client, answer = raw_client(gate.port, subscribe=())
+        assert answer.startswith(b"HTTP/1.1 101")
+        deadline = time.monotonic() + 60.0
+        while gate.disconnected == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gate.disconnected == 1 and gate.clients == 0
+        assert gate.max_queued <= (1 << 20) + len(text)
+        client.close()
+    finally:
+        gate.stop()
+
+
 def test_ws_gate_refuses_connections_beyond_the_cap_with_a_reason():
     from websockets.exceptions import InvalidStatus
     from websockets.sync import client

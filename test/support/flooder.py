@@ -11,7 +11,8 @@ Modes (DDS transport; CYCLONEDDS_URI and ROS_DOMAIN_ID from the environment):
   joint state at 1e110), up to 2 000 messages per second (a few hundred: the 2 000-point
   trajectory is slow to serialise).
 
-Prints the number of messages sent on exit.
+Prints the number of messages sent on exit (stdout), and ``flooder: N messages in T s``
+(stderr, T from the first message on); SIGINT or SIGTERM ends it early, with the same report.
 """
 from __future__ import annotations
 
@@ -99,8 +100,12 @@ def main(mode: str, seconds: float, rate: float = 0.0) -> int:
             sent += 1
             if pause:
                 time.sleep(pause)
+    except KeyboardInterrupt:            # stopped early (SIGINT/SIGTERM): report what was sent
+        pass
     finally:
         print(sent, flush=True)
+        print(f"flooder: {sent} messages in {time.monotonic() - start:.3f} s", file=sys.stderr,
+              flush=True)
         t.shutdown()
     return 0
 

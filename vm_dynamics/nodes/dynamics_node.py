@@ -25,12 +25,15 @@ serialized length fields, before it is decoded (counted and logged as the decode
 would).
 
 Under a flood the simulation keeps its clock: each executor turn handles at most
-``max_commands_per_turn`` samples per command topic -- the newest, as a newer command
+``max_commands_per_turn`` (10) samples per command topic -- the newest, as a newer command
 supersedes an older one -- and drops the older excess, counted as ``effort_dropped`` /
 ``wrench_dropped`` in the command watchdog's ``/diagnostics``; the readers queue up to
-``command_queue_depth`` samples between two turns.  A flood therefore costs valid commands
-(some are dropped with the flood), never stepping or publishing.  ``bench/flood.py`` measures
-both (``test/process/test_soak.py`` checks the behaviour).
+``command_queue_depth`` samples between two turns.  A flooded turn thus costs the timer a
+bounded delay, and when CPU is short the input work shrinks next to the stepping, not the
+other way round.  A flood therefore costs valid commands (some are dropped with the flood),
+not stepping or publishing, as long as the node gets the CPU that stepping needs (flooders on
+the same cores take their share).  ``bench/flood.py`` measures both;
+``test/process/test_soak.py`` checks the behaviour.
 
 A second publisher of ``/clock``, ``joint_states`` or ``odom`` (another simulation on the same
 ``ROS_DOMAIN_ID``) is reported as an ERROR naming the topic, every 10 s while it lasts
@@ -77,10 +80,11 @@ NODE_PARAMETERS = {
     "max_layout_dims": (8, "reject effort commands whose layout.dim has more entries"),
     "command_queue_depth": (1000, "reader history (KEEP_LAST, reliable) of the command topics: "
                             "samples queued between two executor turns"),
-    "max_commands_per_turn": (100, "command samples handled per executor turn and topic; when "
-                              "more are queued the newest are kept and the older dropped "
-                              "(effort_dropped / wrench_dropped in /diagnostics), so that no "
-                              "input rate holds up stepping and publishing"),
+    "max_commands_per_turn": (10, "command samples handled per executor turn and topic; when "
+                             "more are queued the newest are kept and the older dropped "
+                             "(effort_dropped / wrench_dropped in /diagnostics): a turn's input "
+                             "work stays small next to the stepping that follows it, so that "
+                             "no input rate holds up stepping and publishing"),
 }
 
 

@@ -356,24 +356,32 @@ class WebSocketGate:
         self.max_queued = max(self.max_queued, conn.queued)
         self.max_queued_frames = max(self.max_queued_frames, len(conn.frames))
 
+    def _over(self, conn: _Connection) -> bool:
+        return len(conn.frames) > self.max_frames or conn.queued > self.max_bytes
+
     def _drop_oldest(self, conn: _Connection) -> None:
         """Drop the oldest droppable frames (never one partly sent, never the newest) until
         the queue is within its bounds; :class:`_SlowClient` if that is not possible."""
-        frames, newest = conn.frames, conn.frames[-1]
-        kept: deque = deque()
-        if conn.sent:
-            kept.append(frames.popleft())
+        frames, first = conn.frames, 1 if conn.sent else 0
         dropped = 0
-        while frames and (len(frames) + len(kept) > self.max_frames
-                          or conn.queued > self.max_bytes):
-            item = frames.popleft()
-            if item[1] and item is not newest:
-                conn.queued -= len(item[0])
-                dropped += 1
-            else:
-                kept.append(item)
-        kept.extend(frames)
-        conn.frames = kept
+        # the usual case, in O(1) per frame: droppable frames right at the head
+        while self._over(conn) and len(frames) > first + 1 and frames[first][1]:
+            conn.queued -= len(frames[first][0])
+            del frames[first]
+            dropped += 1
+        if self._over(conn) and len(frames) > first + 1:   # undroppable ones at the head
+            head = deque(frames.popleft() for _ in range(first))
+            newest, rest = frames[-1], deque()
+            while frames:                                 # one pass, oldest first
+                item = frames.popleft()
+                count = len(head) + len(rest) + len(frames) + 1
+                if item[1] and item is not newest and (count > self.max_frames
+                                                       or conn.queued > self.max_bytes):
+                    conn.queued -= len(item[0])
+                    dropped += 1
+                else:
+                    rest.append(item)
+            conn.frames = frames = head + rest
         if dropped:
             conn.dropped += dropped
             conn.unlogged += dropped
@@ -384,8 +392,8 @@ class WebSocketGate:
                             "oldest data messages (queue bound %d messages / %d bytes)",
                             conn.peer, conn.unlogged, self.max_frames, self.max_bytes)
                 conn.unlogged, conn.logged_at = 0, now
-        if len(kept) > 1 and (len(kept) > max(self.max_frames, _MAX_KEPT)
-                              or conn.queued > self.max_bytes):
+        if len(frames) > 1 and (len(frames) > max(self.max_frames, _MAX_KEPT)
+                                or conn.queued > self.max_bytes):
             raise _SlowClient(conn.peer)
 
     def _flush_client(self, conn: _Connection) -> None:

@@ -33,16 +33,22 @@ Interface (both adapters)
     ``msg`` is a rosbags typestore message (what :mod:`vm_dynamics.ros.messages` builds);
     another type raises ``TypeError``; field values are coerced strictly (``ValueError`` /
     ``TypeError`` naming the field path for wrong types or out-of-range integers).
-``t.subscribe(topic, msgtype, callback, qos='default', *, max_bytes=None, max_counts=None)``
+``t.subscribe(topic, msgtype, callback, qos='default', *, max_bytes=None, max_counts=None,
+max_per_turn=None, screen=None, on_drop=None)``
     ``callback(msg)`` receives a rosbags message.  Undecodable data, or a callback raising
     ``ValueError`` (e.g. a ``ros_msgs.parse_*`` rejecting NaNs), is dropped with a throttled
     warning naming the topic.  Any other ``Exception`` of a callback is logged as a throttled
     ERROR naming the topic, the exception and where it was raised, and counted in
     ``t.callback_failures``; the node keeps running (unlike rclpy, whose executor would
-    re-raise it and end the process).  Samples over ``max_bytes`` serialized bytes, or whose
-    top-level sequence ``field`` holds more than ``max_counts[field]`` elements (read from the
-    CDR, :func:`vm_dynamics.ros.messages.check_sequence_counts`), are dropped before they are
-    decoded (``t.oversized_dropped``).
+    re-raise it and end the process).
+
+    Input bounds: samples over ``max_bytes`` serialized bytes, or whose top-level sequence
+    ``field`` holds more than ``max_counts[field]`` elements (read from the CDR,
+    :func:`vm_dynamics.ros.messages.check_sequence_counts`), are dropped before they are
+    decoded (``t.oversized_dropped``); ``screen(cdr_bytes) -> bool`` drops a sample before it
+    is decoded; ``max_per_turn`` delivers at most that many samples per executor turn, the
+    newest, and reports the older excess to ``on_drop(count)``.  One turn never delivers more
+    than the reader's history depth, so timers run between turns whatever the input rate.
 ``t.timer(period_s, callback)``
     periodic, on ROS time: wall time, or ``/clock`` when ``use_sim_time`` is true.  A failing
     callback is logged and counted like a subscription's; the timer goes on.

@@ -149,6 +149,17 @@ class Transport(abc.ABC):
         if fn is not None and not callable(fn):
             raise TypeError(f"{name} must be callable or None, got {type(fn).__name__}")
 
+    def _screened(self, screen: Callable[[bytes], bool], data: bytes, topic: str) -> bool:
+        """``screen(data)``; an exception from it drops the sample with a throttled warning
+        naming the topic (a faulty screen must not end the node)."""
+        try:
+            return bool(screen(data))
+        except Exception as exc:
+            self.logger.warn_throttled(("screen", topic), 5.0,
+                                       f"dropped a sample on {topic}: its check failed "
+                                       f"({type(exc).__name__}: {exc})")
+            return False
+
     def _dropped(self, topic: str, count: int, limit: int,
                  on_drop: Callable[[int], None] | None) -> None:
         """``count`` queued samples of ``topic`` were dropped unprocessed this turn."""

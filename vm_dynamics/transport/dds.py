@@ -105,6 +105,10 @@ DISCOVERY_QOS = QosSpec(reliable=True, transient_local=True, depth=1)
 #: Participant USER_DATA of rmw_cyclonedds for the default (root) security enclave.
 ENCLAVE_USER_DATA = b"enclave=/;"
 
+#: Longest pause of the executor after a turn in which a subscription dropped input (a
+#: flood): the next turn comes at the next timer or after this long (see ``spin_once``).
+FLOOD_PACE_S = 0.005
+
 _REQ_FIELDS = ("rmw_request_guid", "rmw_request_seq")
 _REPLY_WAIT_S = 0.1
 #: at most this many discovered writers are read per :meth:`DdsTransport.count_publishers`
@@ -471,7 +475,8 @@ class _DdsSubscription:
         if self.max_bytes is not None and len(data) > self.max_bytes:
             self._transport._oversized(self.topic, self.msgtype, len(data), self.max_bytes)
             return False
-        if self._screen is not None and not self._screen(data):
+        if self._screen is not None and not self._transport._screened(self._screen, data,
+                                                                       self.topic):
             return False
         if self._raw:
             return self._transport._deliver(self._callback, bytes(data), self.topic)
@@ -498,6 +503,7 @@ class _DdsSubscription:
         if excess > 0:
             del data[:excess]
             self.dropped += excess
+            self._transport._flooded = True
             self._transport._dropped(self.topic, excess, self.max_per_turn, self._on_drop)
         for sample in data:
             if self._transport._closed:  # a callback may shut the node down
@@ -650,6 +656,7 @@ class DdsTransport(Transport):
         self._timers: list[_DdsTimer] = []
         self._csid_counter = 0
         self._closed = False
+        self._flooded = False       # a subscription dropped input this turn (max_per_turn)
         self._reader_gids: list[bytes] = []
         self._writer_gids: list[bytes] = []
         self._publications: Any = None    # (DCPSPublication reader, its alive condition)
@@ -834,9 +841,23 @@ class DdsTransport(Transport):
         return 2**62 if budget is None else budget
 
     def spin_once(self, timeout_s: float | None = None) -> None:
+        """Wait for work (data, a due timer, ``timeout_s``), then one turn: each subscription
+        and service drains what is queued (bounded, see :meth:`_DdsSubscription.drain`),
+        then the due timers run.
+
+        After a turn in which a subscription dropped input (more than its ``max_per_turn``
+        was queued: a flood), the next turn does not start on data but at the next timer
+        (at most :data:`FLOOD_PACE_S` later), the node sleeping meanwhile: otherwise a flood
+        keeps it always runnable, and on a busy machine the scheduler then serves its timers
+        only at a fair share, like any CPU-bound process."""
         if self._closed:
             return
-        self._waitset.wait(self._wait_ns(timeout_s))
+        wait_ns = self._wait_ns(timeout_s)
+        if self._flooded:
+            self._flooded = False
+            time.sleep(min(wait_ns * 1e-9, FLOOD_PACE_S))
+        else:
+            self._waitset.wait(wait_ns)
         if self._closed:
             return
         # a callback may shut the node down: check before touching any entity again

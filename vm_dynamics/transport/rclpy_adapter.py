@@ -232,7 +232,7 @@ class RclpyTransport(Transport):
                 if limit is not None and len(data) > limit:
                     self._oversized(name[0], msgtype, len(data), limit)
                     return
-                if screen is not None and not screen(data):
+                if screen is not None and not self._screened(screen, data, name[0]):
                     return
                 try:
                     if counts:
