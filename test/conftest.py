@@ -106,18 +106,41 @@ def _strict() -> bool:
     return bool(os.environ.get("CI")) or os.environ.get("VM_DYNAMICS_STRICT_TESTS") == "1"
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(hookwrapper=True)      # old-style: also pytest 7 (Jazzy's colcon test)
 def pytest_make_collect_report(collector):
-    report = yield
+    outcome = yield
+    report = outcome.get_result()
     if report.failed and isinstance(collector, pytest.Module) and not _strict():
         text = str(report.longrepr)
         for name, what in OPTIONAL_TEST_PACKAGES.items():
-            if f"No module named '{name}'" in text:
+            if f"No module named '{name}" in text or f"{name} is needed" in text:
                 report.outcome = "skipped"
                 report.longrepr = (str(collector.path), 0,
                                    f"Skipped: needs {what}, not installed here")
                 break
-    return report
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pycollect_makemodule(module_path, parent):
+    """launch_testing's pytest plugin (installed with ROS 2) imports every test module itself to
+    look for a launch test, so a missing optional package stops the collection there, before
+    :func:`pytest_make_collect_report` sees it: hand pytest a plain module instead, whose
+    import then fails where that hook reports it as skipped."""
+    outcome = yield
+    exc = outcome.excinfo[1] if outcome.excinfo else None
+    if isinstance(exc, ImportError) and not _strict() and _missing_optional(exc):
+        outcome.force_result(pytest.Module.from_parent(parent, path=module_path))
+
+
+def _missing_optional(exc: BaseException) -> str | None:
+    """The optional package whose absence caused ``exc`` (or its causes), or None."""
+    while exc is not None:
+        if isinstance(exc, ModuleNotFoundError):
+            root = (exc.name or "").split(".")[0]
+            if root in OPTIONAL_TEST_PACKAGES:
+                return root
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
