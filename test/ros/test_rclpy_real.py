@@ -75,7 +75,10 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
         def log():
             return "\n".join((tmp_path / f"{n}.log").read_text() for n in logs)
 
-        assert _spin_until(node, lambda: len(got["cmd"]) > 50 and len(got["js"]) > 50, 90.0), log()
+        # a fresh install tree compiles the kernels at the first start (minutes on a loaded
+        # machine): wait for the loop itself, not for a speed
+        assert _spin_until(node, lambda: len(got["cmd"]) > 50 and len(got["js"]) > 50,
+                           600.0), log()
         js = got["js"][-1]
         assert list(js.name) == ["joint1", "joint2"] and len(js.effort) == 2
         assert got["odom"][-1].header.frame_id == "odom" and got["clock"]
@@ -101,7 +104,9 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
         t_paused = got["clock"][-1].clock.sec + 1e-9 * got["clock"][-1].clock.nanosec
         _spin_until(node, lambda: False, 1.0)
         later = got["clock"][n_clock:] if len(got["clock"]) > n_clock else []
-        assert all(abs(c.clock.sec + 1e-9 * c.clock.nanosec - t_paused) < 1e-9 for c in later)
+        # paused: simulated time stands (each heartbeat is stamped 1 ns later, so that TF
+        # listeners that start now still get the tree; DynamicsCore.stamp_ns)
+        assert all(0 <= c.clock.sec + 1e-9 * c.clock.nanosec - t_paused < 1e-6 for c in later)
         fut = pause.call_async(SetBool.Request(data=False))
         assert _spin_until(node, fut.done, 20.0) and fut.result().success
         fut = reset.call_async(Trigger.Request())
