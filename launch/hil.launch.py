@@ -10,7 +10,8 @@ robot_state_publisher (the robot as the node sees it, for RViz) and, unless
 ``fake_driver:=false``, ``fake_arm_driver`` replaying the scenario's ``prescribed`` path in
 place of the real arm's driver.  Arguments: ``scenario`` (config/<name>.yaml or a YAML path),
 ``fake_driver``, ``measured_topic`` (the arm driver's sensor_msgs/JointState topic), ``rate``
-(the driver's sample rate, Hz; the node steps once per sample, dt = 1/rate), ``rviz``.  The node
+(the driver's sample rate, Hz; the node steps once per sample, dt = 1/rate; default 250, which
+the fake driver and the node hold under rclpy: at 1 kHz they fell behind), ``rviz``.  The node
 publishes ``hil/vehicle_pose_command`` (for a motion platform), ``hil/base_reaction_wrench`` and
 ``hil/joint_efforts``; see the README, "Hardware in the loop".  Every node runs on the system
 clock: the samples' stamps are the arm's time.
@@ -84,7 +85,7 @@ def generate_launch_description():
                                           "a real arm's driver"),
         DeclareLaunchArgument("measured_topic", default_value="/measured/joint_states",
                               description="the arm driver's sensor_msgs/JointState topic"),
-        DeclareLaunchArgument("rate", default_value="1000.0",
+        DeclareLaunchArgument("rate", default_value="250.0",
                               description="the driver's sample rate, Hz (node dt = 1/rate)"),
         DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
                               description="start RViz"),

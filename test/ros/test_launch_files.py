@@ -530,7 +530,7 @@ def test_hil_launch_wires_the_driver_to_the_measured_node(args):
         if node.executable == "dynamics_node":
             assert resolved.values["joint_source"] == "measured"
             assert resolved.values["measured.topic"] == topic
-            assert resolved.values["dt"] == pytest.approx(1.0 / float(args.get("rate", 1000.0)))
+            assert resolved.values["dt"] == pytest.approx(1.0 / float(args.get("rate", 250.0)))
         if node.executable == "fake_arm_driver":
             assert resolved.values["topic"] == topic
         _, pub, _ = node_interface(node)
