@@ -16,6 +16,12 @@ This module imports no message library.  Builders create messages from a *messag
 Parsers are duck-typed (fields only) and accept messages of either library; the message type
 is identified by :func:`msgtype_of`.
 
+The layer is split by what it holds; this module is its one import (it re-exports the rest):
+the message libraries, the builders and (de)serialisation live here; the parsers in
+:mod:`.parsers`, the field checks both use in :mod:`.fields`, exact time conversions in
+:mod:`.stamps`, type names in :mod:`.msgtypes` and the counts read from serialized bytes
+before decoding in :mod:`.cdr_counts`.
+
 Conventions (stated once, used everywhere in this module)
 ---------------------------------------------------------
 * Units: SI (m, rad, s, N, N m), REP-103.
@@ -47,16 +53,12 @@ from __future__ import annotations
 
 import array
 import importlib
-import math
 import numbers
-import re
-import struct
-from fractions import Fraction
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..core.rotations import (  # noqa: F401
+from ..core.rotations import (  # noqa: F401 (re-exported: the message layer's conventions)
     QUAT_NORM_TOL,
     ROTATION_TOL,
     check_rigid_transform,
@@ -68,6 +70,42 @@ from ..core.rotations import (  # noqa: F401
     rotvec_from_matrix,
     rotvec_from_quat,
 )
+from . import cdr_counts
+from .cdr_counts import SequenceCountError, check_cdr_header
+from .fields import (
+    check_frame_id,
+    covariance36,
+    diagnostic_level,
+    duplicate_names,
+    expect_msgtype,
+    finite_vector,
+)
+from .msgtypes import (
+    CLOCK,
+    DIAGNOSTIC_ARRAY,
+    DIAGNOSTIC_LEVELS,
+    FLOAT64_MULTI_ARRAY,
+    JOINT_STATE,
+    ODOMETRY,
+    TF_MESSAGE,
+    WRENCH_STAMPED,
+    msgtype_of,
+)
+from .parsers import (
+    JointStateData,
+    OdometryData,
+    TransformData,
+    WrenchData,
+    parse_clock,
+    parse_diagnostic_array,
+    parse_float64_multi_array,
+    parse_joint_state,
+    parse_odometry,
+    parse_tf,
+    parse_transform,
+    parse_wrench_stamped,
+)
+from .stamps import INT32_MAX, INT32_MIN, NS_PER_S, stamp_to_ns, time_msg_to_ns, time_msg_to_sec
 
 __all__ = [  # noqa: F822 (TYPESTORE comes from the module __getattr__)
     "TYPESTORE", "JOINT_STATE", "ODOMETRY", "TF_MESSAGE", "CLOCK", "FLOAT64_MULTI_ARRAY",
@@ -89,36 +127,8 @@ __all__ = [  # noqa: F822 (TYPESTORE comes from the module __getattr__)
     "pose_stamped_from_odometry",
 ]
 
-JOINT_STATE = "sensor_msgs/msg/JointState"
-ODOMETRY = "nav_msgs/msg/Odometry"
-TF_MESSAGE = "tf2_msgs/msg/TFMessage"
-CLOCK = "rosgraph_msgs/msg/Clock"
-FLOAT64_MULTI_ARRAY = "std_msgs/msg/Float64MultiArray"
-WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
-DIAGNOSTIC_ARRAY = "diagnostic_msgs/msg/DiagnosticArray"
-
-#: diagnostic_msgs/DiagnosticStatus level constants.
-DIAGNOSTIC_LEVELS = {"OK": 0, "WARN": 1, "ERROR": 2, "STALE": 3}
-
-_NS_PER_S = 10**9
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-
 
 # ------------------------------------------------------------------ message libraries
-
-_ROSIDL_MODULE = re.compile(r"^([A-Za-z0-9_]+)\.(msg|srv)\._[a-z0-9_]+$")
-
-
-def msgtype_of(obj: Any) -> str:
-    """``pkg/msg/Type`` of a rosbags or rosidl message (the class name for anything else)."""
-    t = getattr(obj, "__msgtype__", None)
-    if isinstance(t, str):
-        return t
-    cls = type(obj)
-    m = _ROSIDL_MODULE.match(getattr(cls, "__module__", "") or "")
-    if m:
-        return f"{m.group(1)}/{m.group(2)}/{cls.__name__}"
-    return cls.__name__
 
 
 class _RosbagsLibrary:
@@ -242,39 +252,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-
 # ----------------------------------------------------------------------------- time
-
-
-def stamp_to_ns(stamp_s: Any) -> int:
-    """Exact conversion of a time in seconds to integer nanoseconds.
-
-    ``stamp_s`` may be a Python/numpy int or float, a ``Fraction`` or ``Decimal``
-    (anything ``Fraction()`` accepts exactly).  The binary value of a float is
-    converted exactly and rounded once to the nearest nanosecond, so
-    ``stamp_to_ns(0.1) == 100_000_000`` and ``stamp_to_ns(1e9 + 0.5) == 1e9 s + 5e8 ns``
-    with no intermediate float product.
-    """
-    if isinstance(stamp_s, (bool, np.bool_)):
-        raise TypeError(f"time stamp must be a number of seconds, got bool {stamp_s!r}")
-    if isinstance(stamp_s, np.generic):
-        stamp_s = stamp_s.item()
-    if isinstance(stamp_s, float):
-        if not math.isfinite(stamp_s):
-            raise ValueError(f"time stamp must be finite, got {stamp_s!r}")
-        # exact in integers: num/den with den a power of two; round half to even, as
-        # round(Fraction) does (the Fraction path below is ~10x slower)
-        num, den = stamp_s.as_integer_ratio()
-        ns, rem = divmod(num * _NS_PER_S, den)
-        if 2 * rem > den or (2 * rem == den and ns & 1):
-            ns += 1
-        return ns
-    try:
-        frac = Fraction(stamp_s)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"time stamp must be a finite number of seconds, got {stamp_s!r}") from exc
-    return round(frac * _NS_PER_S)
 
 
 def ns_to_time_msg(ns: int) -> Any:
@@ -282,8 +260,8 @@ def ns_to_time_msg(ns: int) -> Any:
     if isinstance(ns, (bool, np.bool_)) or not isinstance(ns, (numbers.Integral, np.integer)):
         raise TypeError(f"nanoseconds must be an integer, got {type(ns).__name__}")
     ns = int(ns)
-    sec, nanosec = divmod(ns, _NS_PER_S)
-    if not _INT32_MIN <= sec <= _INT32_MAX:
+    sec, nanosec = divmod(ns, NS_PER_S)
+    if not INT32_MIN <= sec <= INT32_MAX:
         raise ValueError(
             f"time stamp {ns} ns is outside builtin_interfaces/Time range "
             f"(sec must fit int32, got {sec})")
@@ -292,81 +270,23 @@ def ns_to_time_msg(ns: int) -> Any:
 
 def time_msg(stamp_s: Any) -> Any:
     """``builtin_interfaces/Time`` from seconds; a Time message is passed through."""
-    if _is_msg(stamp_s, "builtin_interfaces/msg/Time"):
+    if msgtype_of(stamp_s) == "builtin_interfaces/msg/Time":
         return stamp_s
     return ns_to_time_msg(stamp_to_ns(stamp_s))
 
 
-def time_msg_to_ns(msg: Any) -> int:
-    """Integer nanoseconds of a ``builtin_interfaces/Time`` message (validated)."""
-    sec, nanosec = int(msg.sec), int(msg.nanosec)
-    if not 0 <= nanosec < _NS_PER_S:
-        raise ValueError(f"builtin_interfaces/Time: nanosec must be in [0, 1e9), got {nanosec}")
-    if not _INT32_MIN <= sec <= _INT32_MAX:
-        raise ValueError(f"builtin_interfaces/Time: sec must fit int32, got {sec}")
-    return sec * _NS_PER_S + nanosec
-
-
-def time_msg_to_sec(msg: Any) -> float:
-    """Seconds (float, nearest double) of a ``builtin_interfaces/Time`` message."""
-    return float(Fraction(time_msg_to_ns(msg), _NS_PER_S))
-
-
 def header_msg(stamp_s: Any, frame_id: str = "") -> Any:
     """``std_msgs/Header``."""
-    _check_frame_id(frame_id, "frame_id", allow_empty=True)
+    check_frame_id(frame_id, "frame_id", allow_empty=True)
     return _T["std_msgs/msg/Header"](stamp=time_msg(stamp_s), frame_id=frame_id)
-
-
-# ------------------------------------------------------------------------- rotations
 
 
 # -------------------------------------------------------------------------- helpers
 
 
-def _is_msg(obj: Any, msgtype: str) -> bool:
-    return msgtype_of(obj) == msgtype
-
-
-def _check_frame_id(frame_id: Any, what: str, *, allow_empty: bool = False) -> None:
-    if not isinstance(frame_id, str):
-        raise ValueError(f"{what} must be a str, got {type(frame_id).__name__}")
-    if not allow_empty and not frame_id:
-        raise ValueError(f"{what} must not be empty")
-
-
-def _vector(x: Any, n: int | None, what: str) -> np.ndarray:
-    """1-D finite float64 vector of length n (None: any length)."""
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be numeric: {exc}") from exc
-    if a.ndim > 1 and sum(d != 1 for d in a.shape) <= 1:
-        a = a.reshape(-1)  # row/column vector
-    if a.ndim != 1:
-        raise ValueError(f"{what} must be 1-D, got shape {a.shape}")
-    if n is not None and a.shape[0] != n:
-        raise ValueError(f"{what} must have length {n}, got {a.shape[0]}")
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
-        raise ValueError(f"{what} contains NaN/Inf at index {int(bad[0])}")
-    return np.ascontiguousarray(a)
-
-
 def _vec3(v: Sequence[float]) -> Any:
     x, y, z = v.tolist() if isinstance(v, np.ndarray) else v
     return _T["geometry_msgs/msg/Vector3"](x=float(x), y=float(y), z=float(z))
-
-
-def _covariance(c: Any, what: str) -> np.ndarray:
-    if c is None:
-        return np.zeros(36)
-    a = np.asarray(c, dtype=float)
-    if a.shape not in {(36,), (6, 6)}:
-        raise ValueError(f"{what} must have shape (6, 6) or (36,), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} contains NaN/Inf")
-    return np.ascontiguousarray(a.reshape(36))
 
 
 # ------------------------------------------------------------------------- builders
@@ -384,13 +304,13 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
         if not isinstance(nm, str) or not nm:
             raise ValueError(f"JointState: joint name at index {i} must be a non-empty str, "
                              f"got {nm!r}")
-    dup = _duplicates(names)
+    dup = duplicate_names(names)
     if dup:
         raise ValueError(f"JointState: duplicate joint names {dup}")
     n = len(names)
-    p = _vector(pos, n, "JointState.position")
-    v = np.zeros(0) if vel is None else _vector(vel, n, "JointState.velocity")
-    e = np.zeros(0) if effort is None else _vector(effort, n, "JointState.effort")
+    p = finite_vector(pos, n, "JointState.position")
+    v = np.zeros(0) if vel is None else finite_vector(vel, n, "JointState.velocity")
+    e = np.zeros(0) if effort is None else finite_vector(effort, n, "JointState.effort")
     f64 = _lib().f64seq
     return _T[JOINT_STATE](header=header_msg(stamp_s, frame_id), name=names,
                            position=f64(p), velocity=f64(v), effort=f64(e))
@@ -416,24 +336,24 @@ def odometry_msg(stamp_s: Any, g: Any, V_body6: Any, frame_id: str = "odom",
     Covariances default to zeros (exact simulated ground truth); pass (6, 6) or
     (36,) arrays, row-major in the order (x, y, z, rot x, rot y, rot z).
     """
-    _check_frame_id(frame_id, "Odometry.header.frame_id")
-    _check_frame_id(child_frame_id, "Odometry.child_frame_id")
-    V = _vector(V_body6, 6, "Odometry twist V_body6")
+    check_frame_id(frame_id, "Odometry.header.frame_id")
+    check_frame_id(child_frame_id, "Odometry.child_frame_id")
+    V = finite_vector(V_body6, 6, "Odometry twist V_body6")
     return _T[ODOMETRY](
         header=header_msg(stamp_s, frame_id),
         child_frame_id=child_frame_id,
         pose=_T["geometry_msgs/msg/PoseWithCovariance"](
             pose=pose_msg(g, name="Odometry pose g"),
-            covariance=_covariance(pose_covariance, "Odometry pose covariance")),
+            covariance=covariance36(pose_covariance, "Odometry pose covariance")),
         twist=_T["geometry_msgs/msg/TwistWithCovariance"](
             twist=_T["geometry_msgs/msg/Twist"](linear=_vec3(V[:3]), angular=_vec3(V[3:])),
-            covariance=_covariance(twist_covariance, "Odometry twist covariance")))
+            covariance=covariance36(twist_covariance, "Odometry twist covariance")))
 
 
 def transform_stamped_msg(stamp_s: Any, parent: str, child: str, g: Any) -> Any:
     """``geometry_msgs/TransformStamped``: pose of ``child`` in ``parent`` (4x4)."""
-    _check_frame_id(parent, "TransformStamped parent frame_id")
-    _check_frame_id(child, "TransformStamped child_frame_id")
+    check_frame_id(parent, "TransformStamped parent frame_id")
+    check_frame_id(child, "TransformStamped child_frame_id")
     if parent == child:
         raise ValueError(f"TransformStamped: parent and child frame are both {parent!r}")
     p, q = pose_from_matrix(g, name=f"transform {parent}->{child}")
@@ -447,7 +367,7 @@ def transform_stamped_msg(stamp_s: Any, parent: str, child: str, g: Any) -> Any:
 
 def pose_stamped_msg(stamp_s: Any, frame_id: str, g: Any) -> Any:
     """``geometry_msgs/PoseStamped``: pose ``g`` (4x4) in ``frame_id``."""
-    _check_frame_id(frame_id, "PoseStamped.header.frame_id")
+    check_frame_id(frame_id, "PoseStamped.header.frame_id")
     return _T["geometry_msgs/msg/PoseStamped"](
         header=header_msg(stamp_s, frame_id),
         pose=pose_msg(g, name="PoseStamped pose g"))
@@ -455,16 +375,16 @@ def pose_stamped_msg(stamp_s: Any, frame_id: str, g: Any) -> Any:
 
 def pose_stamped_from_odometry(msg: Any) -> Any:
     """``geometry_msgs/PoseStamped`` of an Odometry's pose (header shared, same library)."""
-    _expect(msg, ODOMETRY)
+    expect_msgtype(msg, ODOMETRY)
     return _T["geometry_msgs/msg/PoseStamped"](header=msg.header, pose=msg.pose.pose)
 
 
 def path_msg(stamp_s: Any, frame_id: str, poses: Iterable[Any]) -> Any:
     """``nav_msgs/Path`` in ``frame_id`` from PoseStamped messages (of the same library)."""
-    _check_frame_id(frame_id, "Path.header.frame_id")
+    check_frame_id(frame_id, "Path.header.frame_id")
     poses = list(poses)
     for k in {0, len(poses) - 1} if poses else ():   # all come from one builder
-        if not _is_msg(poses[k], "geometry_msgs/msg/PoseStamped"):
+        if msgtype_of(poses[k]) != "geometry_msgs/msg/PoseStamped":
             raise ValueError(f"Path: pose {k} must be a geometry_msgs/msg/PoseStamped, got "
                              f"{msgtype_of(poses[k])}")
     return _T["nav_msgs/msg/Path"](header=header_msg(stamp_s, frame_id), poses=poses)
@@ -516,27 +436,11 @@ def float64_multi_array_msg(values: Any, labels: Sequence[str] | None = None) ->
 
 def wrench_stamped_msg(stamp_s: Any, wrench6: Any, frame_id: str = "base_link") -> Any:
     """``geometry_msgs/WrenchStamped`` from ``wrench6 = [force; torque]`` in ``frame_id``."""
-    _check_frame_id(frame_id, "WrenchStamped.header.frame_id")
-    w = _vector(wrench6, 6, "WrenchStamped wrench6")
+    check_frame_id(frame_id, "WrenchStamped.header.frame_id")
+    w = finite_vector(wrench6, 6, "WrenchStamped wrench6")
     return _T[WRENCH_STAMPED](
         header=header_msg(stamp_s, frame_id),
         wrench=_T["geometry_msgs/msg/Wrench"](force=_vec3(w[:3]), torque=_vec3(w[3:])))
-
-
-def _diag_level(level: Any) -> int:
-    if isinstance(level, str):
-        key = level.strip().upper()
-        if key not in DIAGNOSTIC_LEVELS:
-            raise ValueError(f"DiagnosticStatus: unknown level {level!r}; expected one of "
-                             f"{sorted(DIAGNOSTIC_LEVELS)} or 0..3")
-        return DIAGNOSTIC_LEVELS[key]
-    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (numbers.Integral,
-                                                                      np.integer)):
-        raise ValueError(f"DiagnosticStatus: level must be int 0..3 or a name, got {level!r}")
-    if int(level) not in DIAGNOSTIC_LEVELS.values():
-        raise ValueError(f"DiagnosticStatus: level must be 0..3 (OK/WARN/ERROR/STALE), "
-                         f"got {level}")
-    return int(level)
 
 
 def _kv_value(v: Any) -> str:
@@ -556,7 +460,7 @@ def diagnostic_status_msg(name: str, level: Any = "OK", message: str = "",
     kvs = [_T["diagnostic_msgs/msg/KeyValue"](key=str(k), value=_kv_value(v))
            for k, v in (values or {}).items()]
     return _T["diagnostic_msgs/msg/DiagnosticStatus"](
-        level=_lib().octet(_diag_level(level)), name=name, message=str(message),
+        level=_lib().octet(diagnostic_level(level)), name=name, message=str(message),
         hardware_id=str(hardware_id), values=kvs)
 
 
@@ -569,7 +473,7 @@ def diagnostic_array_msg(stamp_s: Any, statuses: Iterable[Any], frame_id: str = 
     """
     out = []
     for k, s in enumerate(statuses):
-        if _is_msg(s, "diagnostic_msgs/msg/DiagnosticStatus"):
+        if msgtype_of(s) == "diagnostic_msgs/msg/DiagnosticStatus":
             out.append(s)
         elif isinstance(s, Mapping):
             unknown = set(s) - {"name", "level", "message", "hardware_id", "values"}
@@ -581,218 +485,6 @@ def diagnostic_array_msg(stamp_s: Any, statuses: Iterable[Any], frame_id: str = 
             raise ValueError(f"DiagnosticArray: status {k} must be a DiagnosticStatus or a "
                              f"mapping, got {type(s).__name__}")
     return _T[DIAGNOSTIC_ARRAY](header=header_msg(stamp_s, frame_id), status=out)
-
-
-# -------------------------------------------------------------------------- parsers
-
-
-class JointStateData(NamedTuple):
-    """Parsed ``sensor_msgs/JointState`` (arrays ordered like ``names``)."""
-
-    stamp_ns: int
-    names: list[str]
-    position: np.ndarray
-    velocity: np.ndarray | None
-    effort: np.ndarray | None
-
-
-class OdometryData(NamedTuple):
-    """Parsed ``nav_msgs/Odometry``: pose g (4x4) and body twist [v; omega]."""
-
-    stamp_ns: int
-    frame_id: str
-    child_frame_id: str
-    g: np.ndarray
-    twist: np.ndarray
-
-
-class TransformData(NamedTuple):
-    """One parsed ``geometry_msgs/TransformStamped``."""
-
-    stamp_ns: int
-    parent: str
-    child: str
-    g: np.ndarray
-
-
-class WrenchData(NamedTuple):
-    """Parsed ``geometry_msgs/WrenchStamped``: wrench = [force; torque]."""
-
-    stamp_ns: int
-    frame_id: str
-    wrench: np.ndarray
-
-
-def _duplicates(names: Sequence[str], show: int = 10) -> list[str]:
-    """The names that occur more than once (sorted, at most ``show`` of them), in time linear
-    in ``len(names)``."""
-    seen: set = set()
-    dup: set = set()
-    for nm in names:
-        if nm in seen:
-            dup.add(nm)
-        else:
-            seen.add(nm)
-    return sorted(dup, key=repr)[:show]
-
-
-def _expect(msg: Any, msgtype: str) -> None:
-    got = msgtype_of(msg)
-    if got != msgtype:
-        raise ValueError(f"expected a {msgtype} message, got {got}")
-
-
-def _finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np.ndarray:
-    a = np.asarray(arr, dtype=np.float64).reshape(-1)
-    # fast path: a finite sum (Python floats: overflow gives inf, no warning) or, for long
-    # fields, one vectorised test; otherwise the exact search below names the bad index
-    if math.isfinite(sum(a.tolist())) if a.size <= 32 else bool(np.isfinite(a).all()):
-        return a
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
-        i = int(bad[0])
-        who = f" (joint '{names[i]}')" if names is not None and i < len(names) else ""
-        raise ValueError(f"{what} contains NaN/Inf at index {i}{who}")
-    return a
-
-
-def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStateData:
-    """Check a JointState and return its arrays, reordered to ``names`` if given.
-
-    ``position`` must match ``name`` in length; ``velocity``/``effort`` may be empty
-    (returned as ``None``) or must match too.  With ``names``, every requested
-    joint must be present (extra joints in the message are ignored).
-    """
-    _expect(msg, JOINT_STATE)
-    msg_names = list(msg.name)
-    n = len(msg_names)
-    dup = _duplicates(msg_names)
-    if dup:
-        raise ValueError(f"JointState: duplicate joint names {dup}")
-    fields = {}
-    for field in ("position", "velocity", "effort"):
-        a = np.asarray(getattr(msg, field), dtype=np.float64).reshape(-1)
-        if a.size == 0 and field != "position" and n > 0:
-            fields[field] = None
-            continue
-        if a.size != n:
-            raise ValueError(f"JointState: {field} has {a.size} entries but name has {n}")
-        fields[field] = _finite_field(a, f"JointState.{field}", msg_names)
-    if names is not None:
-        names = list(names)
-        index = {nm: i for i, nm in enumerate(msg_names)}
-        missing = [nm for nm in names if nm not in index]
-        if missing:
-            has = (f"{msg_names}" if n <= 20 else
-                   f"{n} names: {msg_names[:10]} … {msg_names[-3:]}")
-            raise ValueError(f"JointState: missing joint names {missing} (message has {has})")
-        order = np.array([index[nm] for nm in names], dtype=int)
-        fields = {k: (None if v is None else v[order]) for k, v in fields.items()}
-        msg_names = names
-    return JointStateData(time_msg_to_ns(msg.header.stamp), msg_names, fields["position"],
-                          fields["velocity"], fields["effort"])
-
-
-def _quat_field(q: Any, what: str) -> np.ndarray:
-    return check_unit_quaternion(_finite_field([q.x, q.y, q.z, q.w], what), what)
-
-
-def _transform_to_matrix(translation: Any, rotation: Any, what: str) -> np.ndarray:
-    p = _finite_field([translation.x, translation.y, translation.z], f"{what} translation")
-    q = _quat_field(rotation, f"{what} rotation")
-    return matrix_from_pose(p, q)
-
-
-def parse_odometry(msg: Any) -> OdometryData:
-    """Odometry -> (stamp_ns, frame_id, child_frame_id, g 4x4, body twist [v; omega])."""
-    _expect(msg, ODOMETRY)
-    pose = msg.pose.pose
-    g = _transform_to_matrix(pose.position, pose.orientation, "Odometry.pose")
-    tw = msg.twist.twist
-    V = _finite_field([tw.linear.x, tw.linear.y, tw.linear.z,
-                       tw.angular.x, tw.angular.y, tw.angular.z], "Odometry.twist")
-    return OdometryData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id,
-                        msg.child_frame_id, g, V)
-
-
-def parse_transform(msg: Any) -> TransformData:
-    """TransformStamped -> (stamp_ns, parent, child, 4x4)."""
-    _expect(msg, "geometry_msgs/msg/TransformStamped")
-    what = f"TransformStamped {msg.header.frame_id!r}->{msg.child_frame_id!r}"
-    if not msg.header.frame_id or not msg.child_frame_id:
-        raise ValueError(f"{what}: empty frame id")
-    g = _transform_to_matrix(msg.transform.translation, msg.transform.rotation, what)
-    return TransformData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id,
-                         msg.child_frame_id, g)
-
-
-def parse_tf(msg: Any) -> list[TransformData]:
-    """TFMessage -> list of :class:`TransformData`."""
-    _expect(msg, TF_MESSAGE)
-    return [parse_transform(t) for t in msg.transforms]
-
-
-def parse_clock(msg: Any) -> int:
-    """Clock -> integer nanoseconds."""
-    _expect(msg, CLOCK)
-    return time_msg_to_ns(msg.clock)
-
-
-def parse_float64_multi_array(msg: Any, expected_len: int | None = None,
-                              reshape: bool = True) -> np.ndarray:
-    """Float64MultiArray -> array.
-
-    Honors ``layout.data_offset``; with a consistent row-major multi-dimensional
-    layout and ``reshape=True`` the result has shape ``[d.size for d in dim]``.
-    ``expected_len`` checks the number of (flat) elements.
-    """
-    _expect(msg, FLOAT64_MULTI_ARRAY)
-    data = np.asarray(msg.data, dtype=np.float64).reshape(-1)
-    off = int(msg.layout.data_offset)
-    if not 0 <= off <= data.size:
-        raise ValueError(f"Float64MultiArray: data_offset {off} outside data of length "
-                         f"{data.size}")
-    data = data[off:]
-    dims = list(msg.layout.dim)
-    shape = None
-    if dims:
-        sizes = [int(d.size) for d in dims]
-        total = int(np.prod(sizes))
-        if total != data.size:
-            raise ValueError(f"Float64MultiArray: layout sizes {sizes} give {total} elements "
-                             f"but data has {data.size} after offset {off}")
-        strides = [int(d.stride) for d in dims]
-        expected = [int(np.prod(sizes[i:])) for i in range(len(sizes))]
-        if len(dims) > 1 and strides != expected:
-            raise ValueError(f"Float64MultiArray: strides {strides} are not row-major "
-                             f"contiguous {expected}")
-        shape = sizes
-    if expected_len is not None and data.size != expected_len:
-        raise ValueError(f"Float64MultiArray: expected {expected_len} values, got {data.size}")
-    data = _finite_field(data, "Float64MultiArray.data")
-    if reshape and shape is not None and len(shape) > 1:
-        data = data.reshape(shape)
-    return data
-
-
-def parse_wrench_stamped(msg: Any) -> WrenchData:
-    """WrenchStamped -> (stamp_ns, frame_id, [force; torque])."""
-    _expect(msg, WRENCH_STAMPED)
-    f, t = msg.wrench.force, msg.wrench.torque
-    w = _finite_field([f.x, f.y, f.z, t.x, t.y, t.z], "WrenchStamped.wrench")
-    return WrenchData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id, w)
-
-
-def parse_diagnostic_array(msg: Any) -> list[dict[str, Any]]:
-    """DiagnosticArray -> list of dicts (name, level, message, hardware_id, values)."""
-    _expect(msg, DIAGNOSTIC_ARRAY)
-    out = []
-    for s in msg.status:
-        level = s.level[0] if isinstance(s.level, (bytes, bytearray)) else int(s.level)
-        out.append({"name": s.name, "level": _diag_level(level), "message": s.message,
-                    "hardware_id": s.hardware_id,
-                    "values": {kv.key: kv.value for kv in s.values}})
-    return out
 
 
 # ----------------------------------------------------------------------------- CDR
@@ -807,121 +499,10 @@ def serialize(msg: Any, msgtype: str | None = None) -> bytes:
     return bytes(_typestore().serialize_cdr(msg, msgtype))
 
 
-def _check_cdr_header(data: bytes, msgtype: str) -> None:
-    if len(data) < 4:
-        raise ValueError(f"{msgtype}: CDR data too short ({len(data)} bytes)")
-    if data[0] != 0 or data[1] not in (0, 1):
-        raise ValueError(f"{msgtype}: unsupported CDR encapsulation header {data[:4].hex()} "
-                         "(expected plain CDR, 0000 or 0001)")
-
-
-class SequenceCountError(ValueError):
-    """A serialized message's sequence holds more elements than allowed
-    (:func:`check_sequence_counts`)."""
-
-
-_CDR_SIZES = {"bool": 1, "byte": 1, "char": 1, "int8": 1, "uint8": 1, "int16": 2,
-              "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float32": 4,
-              "float64": 8}
-
-
-class _CdrUnsupported(Exception):
-    """A construct the count scanner does not walk (``wstring``): it leaves the sample to the
-    decoder."""
-
-
-class _CdrScanner:
-    """Walks plain CDR (XCDR1, the ROS 2 wire format) without building any object: reads the
-    element counts of sequences and skips their contents, in time linear in the bytes walked.
-    Alignment is relative to the end of the 4-byte encapsulation header."""
-
-    def __init__(self, data: bytes, msgtype: str) -> None:
-        self.data = data
-        self.msgtype = msgtype
-        self.u32 = "<I" if data[1] == 1 else ">I"
-        self.pos = 4
-
-    def _need(self, n: int) -> None:
-        if self.pos + n > len(self.data):
-            raise ValueError(f"{self.msgtype}: malformed CDR data (truncated at byte "
-                             f"{self.pos}, {n} more needed)")
-
-    def align(self, n: int) -> None:
-        off = (self.pos - 4) % n
-        if off:
-            self.pos += n - off
-
-    def count(self) -> int:
-        self.align(4)
-        self._need(4)
-        (n,) = struct.unpack_from(self.u32, self.data, self.pos)
-        self.pos += 4
-        return n
-
-    def skip_base(self, base: str, n: int) -> None:
-        if base == "string":
-            for _ in range(n):
-                length = self.count()
-                self._need(length)
-                self.pos += length
-            return
-        size = _CDR_SIZES.get(base)
-        if size is None:
-            raise _CdrUnsupported(base)
-        if n:
-            self.align(size)
-            self._need(size * n)
-            self.pos += size * n
-
-    def skip_struct(self, msgtype: str) -> None:
-        for _, desc in _typestore().fielddefs[msgtype][1]:
-            self.skip_field(desc)
-
-    def skip_elements(self, elem: tuple, n: int) -> None:
-        enode, einfo = elem
-        if enode == _NODE_BASE:
-            self.skip_base(einfo[0], n)
-            return
-        if n > len(self.data) - self.pos:   # every element takes at least one byte
-            raise ValueError(f"{self.msgtype}: malformed CDR data (a sequence of {n} "
-                             f"elements in {len(self.data) - self.pos} bytes)")
-        for _ in range(n):
-            self.skip_struct(einfo)
-
-    def skip_field(self, desc: tuple) -> None:
-        node, info = desc
-        if node == _NODE_BASE:
-            self.skip_base(info[0], 1)
-        elif node == _NODE_NAME:
-            self.skip_struct(info)
-        elif node == _NODE_ARRAY:
-            self.skip_elements(info[0], info[1])
-        elif node == _NODE_SEQUENCE:
-            self.skip_elements(info[0], self.count())
-        else:
-            raise _CdrUnsupported(str(node))
-
-
-# rosbags.interfaces.Nodetype values (BASE, NAME, ARRAY, SEQUENCE), without importing rosbags
-_NODE_BASE, _NODE_NAME, _NODE_ARRAY, _NODE_SEQUENCE = 1, 2, 3, 4
-
-
 def check_count_limits(msgtype: str, limits: Mapping[str, Any]) -> dict[str, tuple[int, str]]:
     """Validate the ``limits`` of :func:`check_sequence_counts` for ``msgtype`` (top-level
     sequence fields, integer limits >= 0); returns them as ``{field: (limit, name)}``."""
-    if msgtype not in _typestore().fielddefs:
-        raise ValueError(f"unknown message type {msgtype!r}")
-    fields = dict(_typestore().fielddefs[msgtype][1])
-    out = {}
-    for field, value in limits.items():
-        limit, label = value if isinstance(value, tuple) else (value, "")
-        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 0:
-            raise ValueError(f"count limit of {msgtype}.{field}: expected an integer >= 0, "
-                             f"got {limit!r}")
-        if field not in fields or fields[field][0] != _NODE_SEQUENCE:
-            raise ValueError(f"count limit: {field!r} is not a sequence field of {msgtype}")
-        out[field] = (int(limit), str(label))
-    return out
+    return cdr_counts.count_limits(msgtype, limits, _typestore().fielddefs)
 
 
 def check_sequence_counts(data: bytes | bytearray | memoryview, msgtype: str,
@@ -931,7 +512,8 @@ def check_sequence_counts(data: bytes | bytearray | memoryview, msgtype: str,
     error, e.g. the parameter that sets the limit), **before any object is built**.
 
     The fields up to the last limited one are walked in the CDR bytes (counts read, contents
-    skipped), so the cost is linear in the bytes up to that field and independent of the
+    skipped, by :class:`vm_dynamics.ros.cdr_counts.CdrScanner` with the type store's field
+    descriptions), so the cost is linear in the bytes up to that field and independent of the
     counts: a 1 MB JointTrajectory of 43 000 empty points is rejected after reading its
     header, ``joint_names`` and one 4-byte count.  Raises :class:`SequenceCountError` (a
     ``ValueError``) naming the field, its count and the limit, ``ValueError`` for data that
@@ -940,31 +522,7 @@ def check_sequence_counts(data: bytes | bytearray | memoryview, msgtype: str,
     store = _typestore()
     if msgtype not in store.types:
         raise ValueError(f"unknown message type {msgtype!r}")
-    data = bytes(data)
-    _check_cdr_header(data, msgtype)
-    todo = check_count_limits(msgtype, limits)
-    if not todo:
-        return
-    scan = _CdrScanner(data, msgtype)
-    short = msgtype.rsplit("/", 1)[-1]
-    try:
-        for name, desc in store.fielddefs[msgtype][1]:
-            if name in todo:
-                n = scan.count()
-                limit, label = todo.pop(name)
-                if n > limit:
-                    more = (f"{label}={limit}" if label.isidentifier() else
-                            f"{label} ({limit})" if label else f"the limit of {limit}")
-                    raise SequenceCountError(
-                        f"{short}.{name} has {n} entries, more than {more} (read from the "
-                        f"serialized sample, which was not decoded)")
-                if not todo:
-                    return
-                scan.skip_elements(desc[1][0], n)
-            else:
-                scan.skip_field(desc)
-    except _CdrUnsupported:
-        return
+    cdr_counts.check_counts(bytes(data), msgtype, limits, store.fielddefs)
 
 
 def deserialize(data: bytes | bytearray | memoryview, msgtype: str,
@@ -976,7 +534,7 @@ def deserialize(data: bytes | bytearray | memoryview, msgtype: str,
     if msgtype not in store.types:
         raise ValueError(f"unknown message type {msgtype!r}")
     data = bytes(data)
-    _check_cdr_header(data, msgtype)
+    check_cdr_header(data, msgtype)
     if max_counts:
         check_sequence_counts(data, msgtype, max_counts)
     try:
