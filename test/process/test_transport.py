@@ -679,8 +679,8 @@ def test_dds_nodes_publish_ros_discovery_info_like_rmw():
         sub = talker.subscribe("cmd", rm.FLOAT64_MULTI_ARRAY, lambda m: None)
         talker.service("~/reset", "std_srvs/srv/Trigger", lambda r: (True, ""))
         # (rmw's discovery reader keeps all samples: one keyless instance for all participants)
-        reader = probe._reader(dds.DISCOVERY_TOPIC, dds.DISCOVERY_TYPE,
-                               dds.DISCOVERY_QOS._replace(depth=100))
+        reader = probe.reader(dds.DISCOVERY_TOPIC, dds.DISCOVERY_TYPE,
+                              dds.DISCOVERY_QOS._replace(depth=100))
         ppant = talker._dp.guid.bytes
         found = []
 
@@ -696,8 +696,8 @@ def test_dds_nodes_publish_ros_discovery_info_like_rmw():
         assert (node.node_namespace, node.node_name) == ("/robot", "talker")
         gids = {k: {bytes(g.data.astype(np.uint8)) for g in getattr(node, k)}
                 for k in ("reader_gid_seq", "writer_gid_seq")}
-        assert pub._writer.guid.bytes in gids["writer_gid_seq"]
-        assert sub._reader.guid.bytes in gids["reader_gid_seq"]
+        assert pub.writer.guid.bytes in gids["writer_gid_seq"]
+        assert sub.reader.guid.bytes in gids["reader_gid_seq"]
         assert len(gids["reader_gid_seq"]) == 2 and len(gids["writer_gid_seq"]) == 2
         assert talker._discovery_writer.guid.bytes not in gids["writer_gid_seq"]
         assert talker.discovery_info().node_entities_info_seq[0].node_name == "talker"

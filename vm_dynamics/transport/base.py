@@ -37,7 +37,7 @@ class Transport(abc.ABC):
         self.logger: BaseLogger
         #: samples dropped before decoding (too large, or a sequence over its count limit)
         self.oversized_dropped = 0
-        #: callbacks (subscriptions, timers, service handlers) that raised, see _deliver
+        #: callbacks (subscriptions, timers, service handlers) that raised, see :meth:`deliver`
         self.callback_failures = 0
 
     @property
@@ -127,6 +127,10 @@ class Transport(abc.ABC):
         self.shutdown()
 
     # shared helpers for the adapters ------------------------------------------------
+    # The ``_check_*`` validators serve the adapters' own methods; the public hooks below
+    # (screened, report_*, deliver, serve) are what an adapter's entities -- its
+    # subscriptions and services, which may live in their own modules -- call on their
+    # transport: one policy for dropping bad input and surviving failed callbacks.
 
     @staticmethod
     def _check_max_bytes(max_bytes: Any) -> int:
@@ -149,7 +153,7 @@ class Transport(abc.ABC):
         if fn is not None and not callable(fn):
             raise TypeError(f"{name} must be callable or None, got {type(fn).__name__}")
 
-    def _screened(self, screen: Callable[[bytes], bool], data: bytes, topic: str) -> bool:
+    def screened(self, screen: Callable[[bytes], bool], data: bytes, topic: str) -> bool:
         """``screen(data)``; an exception from it drops the sample with a throttled warning
         naming the topic (a faulty screen must not end the node)."""
         try:
@@ -160,7 +164,7 @@ class Transport(abc.ABC):
                                        f"({type(exc).__name__}: {exc})")
             return False
 
-    def _dropped(self, topic: str, count: int, limit: int,
+    def report_dropped(self, topic: str, count: int, limit: int,
                  on_drop: Callable[[int], None] | None) -> None:
         """``count`` queued samples of ``topic`` were dropped unprocessed this turn."""
         self.logger.warn_throttled(("dropped", topic), 5.0,
@@ -170,7 +174,8 @@ class Transport(abc.ABC):
         if on_drop is not None:
             on_drop(count)
 
-    def _oversized(self, topic: str, msgtype: str, size: int, limit: int) -> None:
+    def report_oversized(self, topic: str, msgtype: str, size: int, limit: int) -> None:
+        """A ``size``-byte sample of ``topic`` was dropped for exceeding ``max_bytes``."""
         self.oversized_dropped += 1
         self.logger.warn_throttled(("oversized", topic), 5.0,
                                    f"dropped a {size}-byte {msgtype} sample on {topic}: larger "
@@ -185,13 +190,13 @@ class Transport(abc.ABC):
                              f"{type(max_counts).__name__}")
         return dict(max_counts)
 
-    def _too_many(self, topic: str, msgtype: str, exc: ValueError) -> None:
+    def report_too_many(self, topic: str, msgtype: str, exc: ValueError) -> None:
         """A sample dropped by :func:`~vm_dynamics.ros.messages.check_sequence_counts`."""
         self.oversized_dropped += 1
         self.logger.warn_throttled(("too-many", topic), 5.0,
                                    f"dropped a {msgtype} sample on {topic}: {exc}")
 
-    def _deliver(self, callback: Callable[[Any], None], msg: Any, topic: str) -> bool:
+    def deliver(self, callback: Callable[[Any], None], msg: Any, topic: str) -> bool:
         """Run a subscription callback; False if it raised.  ``ValueError``: a rejected
         message (throttled warning); any other ``Exception``: :meth:`_callback_failed`.
         ``KeyboardInterrupt``/``SystemExit`` are not ``Exception`` and still end the node."""
@@ -232,7 +237,7 @@ class Transport(abc.ABC):
                 self._callback_failed(what, exc)
         return run
 
-    def _serve(self, srvtype: str, handler: Callable[[Any], Any],
+    def serve(self, srvtype: str, handler: Callable[[Any], Any],
                request: Any) -> tuple[bool, str]:
         """handler(request) -> ``(success, message)`` of a ``srvtype`` response.
 

@@ -25,10 +25,6 @@ messages already in exact wire form are written as raw CDR with ``ddspy_write`` 
 ``DataWriter.write`` calls after serialising; :mod:`~vm_dynamics.transport.exact_cdr`), both
 private API of cyclonedds-python checked against 11.0.1.
 
-Receiving does not go through the ``IdlStruct`` deserialiser: raw CDR samples are taken from
-the reader and decoded by rosbags, so a message that does not decode is dropped with a
-warning instead of raising inside the executor.
-
 Services (``std_srvs/srv/Trigger``, ``std_srvs/srv/SetBool``) follow rmw_cyclonedds
 ``rmw_send_response``/``rmw_take_request``: each sample starts with ``uint64 guid, int64
 seq`` (``cdds_request_header_t``) followed by the request/response fields in the same CDR
@@ -43,21 +39,21 @@ Discovery configuration: like rmw_cyclonedds (Jazzy ``check_create_domain``), th
 ``SYSTEM_DEFAULT``; deprecated ``ROS_LOCALHOST_ONLY=1`` = ``LOCALHOST``) and
 ``ROS_STATIC_PEERS``, followed by ``CYCLONEDDS_URI`` (so a loopback-only file there keeps
 everything on ``lo``).  See :func:`discovery_config`.
+
+The code is split by what it holds: names and ``IdlStruct`` types in :mod:`.dds_idl`, QoS,
+USER_DATA, raw samples and domains in :mod:`.dds_wire`, publishers, subscriptions, timers and
+services in :mod:`.dds_entities`; this module holds the node (:class:`DdsTransport`, the
+participant and its executor) and the service client, and re-exports the public names.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import struct
 import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.core import (
-    DDSException,
     GuardCondition,
     InstanceState,
     Policy,
@@ -67,35 +63,37 @@ from cyclonedds.core import (
     ViewState,
     WaitSet,
 )
-from cyclonedds.domain import Domain, DomainParticipant
-from cyclonedds.idl import make_idl_struct
-from cyclonedds.idl import types as idl_types
+from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
-from rosbags.interfaces import Nodetype
 
 from ..core.signals import sigterm_as_interrupt
 from . import ros_args as rargs
-from .base import Publisher, Transport
-from .exact_cdr import exact_serializer
+from .base import Transport
+from .dds_entities import DdsPublisher, DdsService, DdsSubscription, DdsTimer
+from .dds_idl import compiled_converter, dds_topic_name, dds_type_name, idl_struct, to_idl
+from .dds_wire import (
+    ANY_SAMPLE,
+    acquire_domain,
+    active_domains,
+    csid_string,
+    dds_qos,
+    discovery_config,
+    release_domain,
+    split_request,
+    take_raw,
+    user_data,
+    userdata_key,
+)
 from .logger import StreamLogger
 from .qos import QosSpec, qos_spec
-from .types import (
-    check_message,
-    check_service_type,
-    coerce_elements,
-    coerce_scalar,
-    fielddefs,
-    message_typestore,
-    service_typestore,
-)
+from .types import check_message, check_service_type, message_typestore, service_typestore
 
 __all__ = ["DdsTransport", "DdsServiceClient", "dds_type_name", "dds_topic_name",
            "idl_struct", "to_idl", "user_data", "dds_qos", "discovery_config", "active_domains",
-           "compiled_converter", "split_request", "take_raw"]
-
-_ANY = SampleState.Any | ViewState.Any | InstanceState.Any
+           "compiled_converter", "split_request", "take_raw", "DISCOVERY_TOPIC",
+           "DISCOVERY_TYPE", "DISCOVERY_QOS", "FLOOD_PACE_S"]
 
 #: Node discovery of rmw_dds_common (rmw_cyclonedds ``rmw_context_impl_s::init``): topic
 #: ``ros_discovery_info`` (no ``rt/`` prefix), reliable, transient local, KEEP_LAST 1.
@@ -109,499 +107,8 @@ ENCLAVE_USER_DATA = b"enclave=/;"
 #: flood): the next turn comes at the next timer or after this long (see ``spin_once``).
 FLOOD_PACE_S = 0.005
 
-_REQ_FIELDS = ("rmw_request_guid", "rmw_request_seq")
-_REPLY_WAIT_S = 0.1
 #: at most this many discovered writers are read per :meth:`DdsTransport.count_publishers`
 _MAX_ENDPOINTS = 100_000
-_OCTET_LIKE = ("byte", "uint8", "char")
-
-_BASE_IDL = {
-    "bool": bool, "byte": idl_types.byte, "char": idl_types.uint8,
-    "int8": idl_types.int8, "uint8": idl_types.uint8, "int16": idl_types.int16,
-    "uint16": idl_types.uint16, "int32": idl_types.int32, "uint32": idl_types.uint32,
-    "int64": idl_types.int64, "uint64": idl_types.uint64,
-    "float32": idl_types.float32, "float64": idl_types.float64, "string": str,
-}
-
-
-# --------------------------------------------------------------------------- naming
-
-
-def dds_type_name(msgtype: str) -> str:
-    """``pkg/msg/Type`` -> ``pkg::msg::dds_::Type_`` (rmw_cyclonedds MessageTypeSupport)."""
-    parts = msgtype.split("/")
-    if len(parts) != 3 or not all(parts):
-        raise ValueError(f"invalid ROS type name {msgtype!r} (expected pkg/msg/Type)")
-    pkg, sub, name = parts
-    return f"{pkg}::{sub}::dds_::{name}_"
-
-
-def dds_topic_name(fq_name: str, role: str = "topic") -> str:
-    """Fully qualified ROS name -> DDS topic (``rt``/``rq``..``Request``/``rr``..``Reply``)."""
-    if not fq_name.startswith("/"):
-        raise ValueError(f"name must be fully qualified, got {fq_name!r}")
-    if role == "topic":
-        return "rt" + fq_name
-    if role == "request":
-        return "rq" + fq_name + "Request"
-    if role == "reply":
-        return "rr" + fq_name + "Reply"
-    raise ValueError(f"role must be topic, request or reply, got {role!r}")
-
-
-# -------------------------------------------------------------------- IDL types
-
-
-def _field_idl_type(desc: tuple) -> Any:
-    node, info = desc
-    if node == Nodetype.BASE:
-        base, bound = info
-        if base == "string" and bound:
-            return idl_types.bounded_str[bound]
-        if base not in _BASE_IDL:
-            raise ValueError(f"unsupported ROS base type {base!r}")
-        return _BASE_IDL[base]
-    if node == Nodetype.NAME:
-        return idl_struct(info)
-    if node in (Nodetype.ARRAY, Nodetype.SEQUENCE):
-        elem, size = info
-        et = _field_idl_type(elem)
-        if node == Nodetype.ARRAY:
-            return idl_types.array[et, size]
-        return idl_types.sequence[et, size] if size else idl_types.sequence[et]
-    raise ValueError(f"unsupported field node type {node!r}")
-
-
-@functools.lru_cache(maxsize=None)
-def idl_struct(msgtype: str, request_header: bool = False) -> type:
-    """Cyclone ``IdlStruct`` class for a ROS type, generated from the rosbags field defs.
-
-    With ``request_header`` the struct starts with rmw_cyclonedds' ``cdds_request_header_t``
-    (``uint64 guid; int64 seq``) -- the layout of service request/reply samples.
-    """
-    _, fields = fielddefs(msgtype)
-    annotations: dict[str, Any] = {}
-    if request_header:
-        annotations[_REQ_FIELDS[0]] = idl_types.uint64
-        annotations[_REQ_FIELDS[1]] = idl_types.int64
-    for name, desc in fields:
-        if name in annotations:
-            raise ValueError(f"{msgtype}: field {name!r} clashes with the request header")
-        annotations[name] = _field_idl_type(desc)
-    cls_name = msgtype.replace("/", "__") + ("__wrapped" if request_header else "")
-    return make_idl_struct(cls_name, dds_type_name(msgtype), annotations)
-
-
-def _field_converter(desc: tuple, where: str) -> Callable[[Any], Any]:
-    node, info = desc
-    if node == Nodetype.BASE:
-        base, bound = info
-
-        def conv_base(v: Any, base: str = base, bound: int = bound) -> Any:
-            out = coerce_scalar(base, v, where)
-            if base == "string" and bound and len(out) > bound:
-                raise ValueError(f"{where}: string longer than its bound {bound}")
-            return out & 0xFF if base == "byte" else out  # IDL octet is unsigned
-        return conv_base
-    if node == Nodetype.NAME:
-        return _nested_converter(info, where)
-    elem, size = info
-    enode, einfo = elem
-    if enode == Nodetype.NAME:
-        sub = _nested_converter(einfo, where + "[]")
-
-        def conv_items(v: Any) -> list:
-            items = list(v)
-            _check_len(len(items), node, size, where)
-            return [sub(x) for x in items]
-        return conv_items
-    ebase, ebound = einfo
-
-    def conv_elems(v: Any, ebase: str = ebase, ebound: int = ebound) -> list:
-        items = coerce_elements(ebase, v, where)
-        _check_len(len(items), node, size, where)
-        if ebase == "string" and ebound and any(len(s) > ebound for s in items):
-            raise ValueError(f"{where}: string longer than its bound {ebound}")
-        if ebase == "byte":
-            items = [x & 0xFF for x in items]
-        if node == Nodetype.ARRAY and ebase in _OCTET_LIKE:
-            return bytes(items)  # cyclonedds encodes uint8/octet arrays from bytes
-        return items
-    return conv_elems
-
-
-def _check_len(n: int, node: int, size: int, where: str) -> None:
-    if node == Nodetype.ARRAY and n != size:
-        raise ValueError(f"{where}: fixed array needs exactly {size} elements, got {n}")
-    if node == Nodetype.SEQUENCE and size and n > size:
-        raise ValueError(f"{where}: bounded sequence holds at most {size} elements, got {n}")
-
-
-def _nested_converter(msgtype: str, where: str) -> Callable[[Any], Any]:
-    conv = compiled_converter(msgtype)
-
-    def conv_nested(v: Any) -> Any:
-        check_message(v, msgtype, where)
-        return conv(v, where)
-    return conv_nested
-
-
-@functools.lru_cache(maxsize=None)
-def compiled_converter(msgtype: str, request_header: bool = False) -> Callable:
-    cls = idl_struct(msgtype, request_header)
-    _, fields = fielddefs(msgtype)
-    short = msgtype.rsplit("/", 1)[-1]
-    convs = [(name, _field_converter(desc, f"{short}.{name}")) for name, desc in fields]
-
-    def convert(msg: Any, where: str = "", header: tuple[int, int] | None = None) -> Any:
-        kw = {}
-        if request_header:
-            kw[_REQ_FIELDS[0]], kw[_REQ_FIELDS[1]] = header
-        for name, conv in convs:
-            try:
-                value = getattr(msg, name)
-            except AttributeError:
-                raise TypeError(f"{where or msgtype}: message has no field {name!r}") from None
-            kw[name] = conv(value)
-        return cls(**kw)
-    return convert
-
-
-def to_idl(msg: Any, msgtype: str) -> Any:
-    """rosbags message -> ``IdlStruct`` instance (strict field coercion)."""
-    check_message(msg, msgtype, "to_idl")
-    return compiled_converter(msgtype)(msg, msgtype)
-
-
-# ----------------------------------------------------------------------------- QoS
-
-
-def user_data(msgtype: str, extra: str = "") -> bytes:
-    """USER_DATA as rmw_cyclonedds: ``<extra>typehash=RIHS01_<64 hex>;``."""
-    store = service_typestore() if "/srv/" in msgtype else message_typestore()
-    return (extra + f"typehash={store.hash_rihs01(msgtype)};").encode()
-
-
-def dds_qos(spec: QosSpec, udata: bytes, *, writer: bool) -> Qos:
-    """Cyclone QoS for a reader/writer, following rmw_cyclonedds ``create_readwrite_qos``."""
-    pols = [
-        Policy.History.KeepLast(spec.depth),
-        Policy.Reliability.Reliable(max_blocking_time=100_000_000) if spec.reliable
-        else Policy.Reliability.BestEffort,
-        Policy.Durability.TransientLocal if spec.transient_local else Policy.Durability.Volatile,
-        Policy.DataRepresentation(use_cdrv0_representation=True),
-        Policy.Userdata(udata),
-    ]
-    if writer:
-        pols.append(Policy.WriterDataLifecycle(autodispose=False))
-    if spec.transient_local:
-        pols.append(Policy.DurabilityService(
-            cleanup_delay=0, history=Policy.History.KeepLast(spec.depth), max_samples=-1,
-            max_instances=-1, max_samples_per_instance=-1))
-    return Qos(*pols)
-
-
-def _userdata_key(qos: Any, key: str) -> str | None:
-    pol = qos[Policy.Userdata] if qos is not None else None
-    if pol is None:
-        return None
-    for item in bytes(pol.data).decode("utf-8", "replace").split(";"):
-        k, sep, v = item.partition("=")
-        if sep and k == key:
-            return v
-    return None
-
-
-def take_raw(reader: DataReader, n: int = 64) -> list:
-    ret = ddspy_take(reader._ref, _ANY, n)
-    if isinstance(ret, int):
-        raise DDSException(ret, f"while taking from {reader!r}")
-    return ret
-
-
-def split_request(data: bytes) -> tuple[int, int, bytes]:
-    """Service sample -> (guid, seq, plain CDR of the request/response body)."""
-    if len(data) < 20 or data[0] != 0 or data[1] not in (0, 1):
-        raise ValueError(f"service sample too short or bad encapsulation ({len(data)} bytes)")
-    fmt = "<Qq" if data[1] == 1 else ">Qq"
-    guid, seq = struct.unpack_from(fmt, data, 4)
-    return guid, seq, bytes(data[:4]) + bytes(data[20:])
-
-
-def _csid_string(guid_bytes: bytes, counter: int) -> str:
-    """rmw_cyclonedds ``csid_to_string`` of (participant GUID prefix, counter)."""
-    data = guid_bytes[:12] + counter.to_bytes(4, "big")
-    return f"{data[0]:2x}" + "".join(f".{b:x}" for b in data[1:])
-
-
-# ----------------------------------------------------------------------- discovery
-
-_RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
-
-
-def discovery_config(env: Mapping[str, str] | None = None) -> str:
-    """Cyclone domain configuration built like rmw_cyclonedds ``check_create_domain``.
-
-    ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (unset/empty -> ``SUBNET``; ``ROS_LOCALHOST_ONLY=1``
-    -> ``LOCALHOST`` as rcl maps the deprecated variable), ``ROS_STATIC_PEERS``
-    (``;``-separated), then the content of ``CYCLONEDDS_URI`` appended after a comma.
-    """
-    env = os.environ if env is None else env
-    rng = env.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "").strip().upper()
-    if not rng:
-        rng = "LOCALHOST" if env.get("ROS_LOCALHOST_ONLY", "").strip() == "1" else "SUBNET"
-    if rng not in _RANGES:
-        raise ValueError(f"ROS_AUTOMATIC_DISCOVERY_RANGE={rng!r}: expected one of {_RANGES}")
-    peers = [p.strip() for p in env.get("ROS_STATIC_PEERS", "").split(";") if p.strip()]
-    localhost_peer = rng == "LOCALHOST"
-    static_peers = rng in ("SUBNET", "LOCALHOST")
-    no_multicast = rng in ("LOCALHOST", "OFF")
-    config = ""
-    if localhost_peer or static_peers or no_multicast:
-        config = "<CycloneDDS><Domain>"
-        if no_multicast:
-            config += "<General><AllowMulticast>false</AllowMulticast></General>"
-        if no_multicast and not localhost_peer and not static_peers:  # OFF
-            config += ("<Discovery><ParticipantIndex>none</ParticipantIndex>"
-                       f"<Tag>ros_discovery_off_{os.getpid()}</Tag>")
-        else:
-            config += ("<Discovery><ParticipantIndex>auto</ParticipantIndex>"
-                       "<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>")
-        if (static_peers and peers) or localhost_peer:
-            config += "<Peers>"
-            if localhost_peer:
-                config += '<Peer address="localhost"/>'
-            for p in peers if static_peers else []:
-                config += f'<Peer address="{p}"/>'
-            config += "</Peers>"
-        config += "</Discovery></Domain></CycloneDDS>,"
-    return config + env.get("CYCLONEDDS_URI", "")
-
-
-#: domain id -> [Domain, reference count, config]: one Cyclone domain per id and process,
-#: shared by all transports of the process (rmw_cyclonedds keeps the same table).
-_DOMAINS: dict[int, list] = {}
-
-
-def _acquire_domain(domain_id: int, config: str) -> None:
-    entry = _DOMAINS.get(domain_id)
-    if entry is not None:
-        if entry[2] != config:
-            raise ValueError(f"domain {domain_id} already exists in this process with different "
-                             "discovery parameters")
-        entry[1] += 1
-        return
-    try:
-        domain = Domain(domain_id, config)
-    except DDSException as exc:
-        raise ValueError(f"cannot create DDS domain {domain_id} (is a participant on it already "
-                         f"open in this process outside vm_dynamics?): {exc}") from exc
-    _DOMAINS[domain_id] = [domain, 1, config]
-
-
-def _release_domain(domain_id: int) -> None:
-    entry = _DOMAINS.get(domain_id)
-    if entry is None:
-        return
-    entry[1] -= 1
-    if entry[1] == 0:
-        del _DOMAINS[domain_id]
-        entry[0].__del__()
-
-
-def active_domains() -> list[int]:
-    """The DDS domains this process has a participant in (shared by its transports)."""
-    return sorted(_DOMAINS)
-
-
-# ------------------------------------------------------------------------ entities
-
-
-class _DdsPublisher(Publisher):
-    def __init__(self, topic: str, msgtype: str, writer: DataWriter) -> None:
-        self.topic = topic
-        self.msgtype = msgtype
-        self._writer = writer
-        self._convert = compiled_converter(msgtype)
-        self._exact = exact_serializer(msgtype)
-
-    def publish(self, msg: Any) -> None:
-        """Write one sample: a message already in exact wire form is serialised by rosbags
-        and written as raw CDR (:mod:`~vm_dynamics.transport.exact_cdr`, ~5x faster); any
-        other goes through the strict converter, which coerces it or names the bad field."""
-        check_message(msg, self.msgtype, f"publisher {self.topic}")
-        data = self._exact(msg)
-        if data is None:
-            self._writer.write(self._convert(msg, f"{self.topic} {self.msgtype}"))
-            return
-        ret = ddspy_write(self._writer._ref, data)
-        if ret < 0:
-            raise DDSException(ret, f"while writing a {self.msgtype} sample on {self.topic}")
-
-    @property
-    def matched_subscriptions(self) -> int:
-        return len(self._writer.get_matched_subscriptions())
-
-
-class _DdsSubscription:
-    """A reader and its callback; :meth:`drain` is one executor turn of it.
-
-    ``dropped`` counts the samples taken but not delivered because more than
-    ``max_per_turn`` were queued (see :meth:`Transport.subscribe`).
-    """
-
-    def __init__(self, transport: 'DdsTransport', topic: str, msgtype: str,
-                 callback: Callable[[Any], None], reader: DataReader, raw: bool,
-                 max_bytes: int | None = None, max_counts: dict | None = None, *,
-                 depth: int = 64, max_per_turn: int | None = None,
-                 screen: Callable[[bytes], bool] | None = None,
-                 on_drop: Callable[[int], None] | None = None) -> None:
-        self.max_bytes = max_bytes
-        self.max_counts = max_counts
-        self.topic = topic
-        self.msgtype = msgtype
-        self.depth = depth
-        self.max_per_turn = max_per_turn
-        self.dropped = 0
-        self._transport = transport
-        self._callback = callback
-        self._reader = reader
-        self._raw = raw
-        self._screen = screen
-        self._on_drop = on_drop
-
-    def handle_raw(self, data: bytes) -> bool:
-        """Decode one CDR sample and deliver it; False (and a warning) if it was dropped."""
-        if self.max_bytes is not None and len(data) > self.max_bytes:
-            self._transport._oversized(self.topic, self.msgtype, len(data), self.max_bytes)
-            return False
-        if self._screen is not None and not self._transport._screened(self._screen, data,
-                                                                       self.topic):
-            return False
-        if self._raw:
-            return self._transport._deliver(self._callback, bytes(data), self.topic)
-        from vm_dynamics.ros import messages as ros_msgs
-        try:
-            msg = ros_msgs.deserialize(data, self.msgtype, self.max_counts)
-        except ros_msgs.SequenceCountError as exc:
-            self._transport._too_many(self.topic, self.msgtype, exc)
-            return False
-        except ValueError as exc:
-            self._transport.logger.warn_throttled(
-                ("malformed", self.topic), 5.0,
-                f"dropped undecodable {self.msgtype} sample on {self.topic}: {exc}")
-            return False
-        return self._transport._deliver(self._callback, msg, self.topic)
-
-    def drain(self) -> None:
-        """One turn: take what is queued -- at most the reader's history depth, so samples
-        that arrive meanwhile wait for the next turn and a publisher faster than the
-        callbacks cannot keep the executor from its timers -- and deliver the newest
-        ``max_per_turn`` of it, dropping (and counting) the older excess."""
-        data = [d for d, info in take_raw(self._reader, self.depth) if info.valid_data]
-        excess = len(data) - self.max_per_turn if self.max_per_turn is not None else 0
-        if excess > 0:
-            del data[:excess]
-            self.dropped += excess
-            self._transport._flooded = True
-            self._transport._dropped(self.topic, excess, self.max_per_turn, self._on_drop)
-        for sample in data:
-            if self._transport._closed:  # a callback may shut the node down
-                return
-            self.handle_raw(sample)
-
-    @property
-    def matched_publications(self) -> list:
-        """Endpoint data (topic, type name, QoS incl. USER_DATA) of matched writers."""
-        return [self._reader.get_matched_publication_data(h)
-                for h in self._reader.get_matched_publications()]
-
-
-class _DdsTimer:
-    def __init__(self, period_ns: int, callback: Callable[[], None], start_ns: int,
-                 sim: bool) -> None:
-        self.period_ns = period_ns
-        self.callback = callback
-        self.next_ns = start_ns + period_ns
-        self.sim = sim
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-    def reset(self, now_ns: int) -> None:
-        self.next_ns = now_ns + self.period_ns
-
-    def call_if_due(self, now_ns: int) -> bool:
-        """rcl_timer_call: fire once, then skip the periods that were missed."""
-        if self.cancelled or now_ns < self.next_ns:
-            return False
-        nxt = self.next_ns + self.period_ns
-        if nxt < now_ns:
-            nxt += (1 + (now_ns - nxt) // self.period_ns) * self.period_ns
-        self.next_ns = nxt
-        self.callback()
-        return True
-
-
-class _DdsService:
-    def __init__(self, transport: 'DdsTransport', name: str, srvtype: str,
-                 handler: Callable[[Any], Any]) -> None:
-        self.name = name
-        self.srvtype = srvtype
-        self._transport = transport
-        self._handler = handler
-        self.service_id = transport._next_csid()
-        extra = f"serviceid={self.service_id};"
-        spec = qos_spec("services")
-        self.depth = spec.depth
-        req_t, rep_t = f"{srvtype}_Request", f"{srvtype}_Response"
-        self._reader = transport._reader(dds_topic_name(name, "request"), req_t, spec,
-                                         request_header=True, extra=extra)
-        self._writer = transport._writer(dds_topic_name(name, "reply"), rep_t, spec,
-                                         request_header=True, extra=extra)
-        self._convert = compiled_converter(rep_t, True)
-
-    def drain(self) -> None:
-        """One turn: the requests queued now (at most the reader's history depth)."""
-        for data, info in take_raw(self._reader, self.depth):
-            if info.valid_data and not self._transport._closed:
-                self._handle(data, info)
-
-    def _client_reader_matched(self, writer_handle: int) -> bool:
-        wr = self._reader.get_matched_publication_data(writer_handle)
-        clientid = _userdata_key(wr.qos, "clientid") if wr is not None else None
-        if clientid is None:
-            return True  # rmw: a client without an id is assumed ready
-        for h in self._writer.get_matched_subscriptions():
-            rd = self._writer.get_matched_subscription_data(h)
-            if rd is not None and _userdata_key(rd.qos, "clientid") == clientid:
-                return True
-        return False
-
-    def _handle(self, data: bytes, info: Any) -> None:
-        rq_t = f"{self.srvtype}_Request"
-        try:
-            guid, seq, body = split_request(data)
-            request = service_typestore().deserialize_cdr(body, rq_t)
-        except Exception as exc:  # rosbags SerdeError, struct.error
-            self._transport.logger.warn_throttled(
-                ("malformed", self.name), 5.0, f"dropped undecodable request on {self.name}: "
-                f"{type(exc).__name__}: {exc}")
-            return
-        ok, text = self._transport._serve(self.srvtype, self._handler, request)
-        response = service_typestore().types[f"{self.srvtype}_Response"](success=ok,
-                                                                         message=text)
-        deadline = time.monotonic() + _REPLY_WAIT_S
-        while not self._client_reader_matched(info.publication_handle):
-            if time.monotonic() > deadline:
-                self._transport.logger.warn_throttled(
-                    ("noreply", self.name), 5.0,
-                    f"{self.name}: client reply reader not matched within "
-                    f"{_REPLY_WAIT_S * 1e3:.0f} ms; response dropped (as rmw_cyclonedds)")
-                return
-            time.sleep(0.005)
-        self._writer.write(self._convert(response, self.name, (guid, seq)))
 
 
 # ---------------------------------------------------------------------- transport
@@ -637,23 +144,23 @@ class DdsTransport(Transport):
             raise ValueError(f'parameter use_sim_time must be a bool, got '
                              f'{self.params["use_sim_time"]!r}')
         self.domain_id = rargs.domain_id_from_env()
-        _acquire_domain(self.domain_id, discovery_config())
+        acquire_domain(self.domain_id, discovery_config())
         try:
             # USER_DATA "enclave=/;" as rmw_cyclonedds sets it: ROS tools then list this
             # participant in their graph (rmw handle_DCPSParticipant)
             self._dp = DomainParticipant(self.domain_id,
                                          qos=Qos(Policy.Userdata(ENCLAVE_USER_DATA)))
         except BaseException:
-            _release_domain(self.domain_id)
+            release_domain(self.domain_id)
             raise
         self._waitset = WaitSet(self._dp)
         self._guard = GuardCondition(self._dp)
         self._waitset.attach(self._guard)
         self._topics: dict[tuple[str, str, bool], Topic] = {}
         self._keep: list[Any] = []
-        self._subs: list[_DdsSubscription] = []
-        self._services: list[_DdsService] = []
-        self._timers: list[_DdsTimer] = []
+        self._subs: list[DdsSubscription] = []
+        self._services: list[DdsService] = []
+        self._timers: list[DdsTimer] = []
         self._csid_counter = 0
         self._closed = False
         self._flooded = False       # a subscription dropped input this turn (max_per_turn)
@@ -661,7 +168,7 @@ class DdsTransport(Transport):
         self._writer_gids: list[bytes] = []
         self._publications: Any = None    # (DCPSPublication reader, its alive condition)
         self._discovery_writer = None
-        self._discovery_writer = self._writer(DISCOVERY_TOPIC, DISCOVERY_TYPE,
+        self._discovery_writer = self.writer(DISCOVERY_TOPIC, DISCOVERY_TYPE,
                                               DISCOVERY_QOS)
         self._announce()
         self._sim_time = self.params["use_sim_time"]
@@ -685,8 +192,10 @@ class DdsTransport(Transport):
             self._topics[key] = Topic(self._dp, dds_name, idl_struct(msgtype, request_header))
         return self._topics[key]
 
-    def _writer(self, dds_name: str, msgtype: str, spec: QosSpec, *,
-                request_header: bool = False, extra: str = "") -> DataWriter:
+    def writer(self, dds_name: str, msgtype: str, spec: QosSpec, *,
+               request_header: bool = False, extra: str = "") -> DataWriter:
+        """A DDS writer of this participant on the DDS topic ``dds_name`` (QoS and USER_DATA
+        as rmw_cyclonedds), announced in ``ros_discovery_info``."""
         self._check_open()
         topic = self._topic(dds_name, msgtype, request_header)
         w = DataWriter(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=True))
@@ -696,12 +205,15 @@ class DdsTransport(Transport):
             self._announce()
         return w
 
-    def _reader(self, dds_name: str, msgtype: str, spec: QosSpec, *,
-                request_header: bool = False, extra: str = "") -> DataReader:
+    def reader(self, dds_name: str, msgtype: str, spec: QosSpec, *,
+               request_header: bool = False, extra: str = "") -> DataReader:
+        """A DDS reader of this participant on the DDS topic ``dds_name`` (QoS and USER_DATA
+        as rmw_cyclonedds), attached to the executor's wait set and announced in
+        ``ros_discovery_info``."""
         self._check_open()
         topic = self._topic(dds_name, msgtype, request_header)
         r = DataReader(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=False))
-        cond = ReadCondition(r, _ANY)
+        cond = ReadCondition(r, ANY_SAMPLE)
         self._waitset.attach(cond)
         self._keep.extend([r, cond])
         self._reader_gids.append(r.guid.bytes)
@@ -729,9 +241,15 @@ class DdsTransport(Transport):
             return
         self._discovery_writer.write(to_idl(self.discovery_info(), DISCOVERY_TYPE))
 
-    def _next_csid(self) -> str:
+    def next_csid(self) -> str:
+        """A new client/service id of this participant (rmw_cyclonedds ``csid``)."""
         self._csid_counter += 1
-        return _csid_string(self._dp.guid.bytes, self._csid_counter)
+        return csid_string(self._dp.guid.bytes, self._csid_counter)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`shutdown` ran (a callback may shut the node down mid-turn)."""
+        return self._closed
 
     def _check_open(self) -> None:
         if self._closed:
@@ -739,11 +257,11 @@ class DdsTransport(Transport):
 
     # -- interface --------------------------------------------------------------------
 
-    def publisher(self, topic: str, msgtype: str, qos: Any = "default") -> _DdsPublisher:
+    def publisher(self, topic: str, msgtype: str, qos: Any = "default") -> DdsPublisher:
         fq = self.resolve_name(topic)
         idl_struct(msgtype)  # validates the type early
-        return _DdsPublisher(fq, msgtype,
-                             self._writer(dds_topic_name(fq), msgtype, qos_spec(qos)))
+        return DdsPublisher(fq, msgtype,
+                             self.writer(dds_topic_name(fq), msgtype, qos_spec(qos)))
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
                   qos: Any = "default", *, raw: bool = False,
@@ -751,7 +269,7 @@ class DdsTransport(Transport):
                   max_counts: Mapping[str, Any] | None = None,
                   max_per_turn: int | None = None,
                   screen: Callable[[bytes], bool] | None = None,
-                  on_drop: Callable[[int], None] | None = None) -> _DdsSubscription:
+                  on_drop: Callable[[int], None] | None = None) -> DdsSubscription:
         """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes.  Input
         bounds (``max_bytes``, ``max_counts``, ``screen``, ``max_per_turn``, ``on_drop``):
         see :meth:`Transport.subscribe`."""
@@ -767,14 +285,14 @@ class DdsTransport(Transport):
         self._check_callable("on_drop", on_drop)
         fq = self.resolve_name(topic)
         spec = qos_spec(qos)
-        reader = self._reader(dds_topic_name(fq), msgtype, spec)
-        sub = _DdsSubscription(self, fq, msgtype, callback, reader, raw, limit, counts,
+        reader = self.reader(dds_topic_name(fq), msgtype, spec)
+        sub = DdsSubscription(self, fq, msgtype, callback, reader, raw, limit, counts,
                                depth=spec.depth, max_per_turn=per_turn, screen=screen,
                                on_drop=on_drop)
         self._subs.append(sub)
         return sub
 
-    def timer(self, period_s: float, callback: Callable[[], None]) -> _DdsTimer:
+    def timer(self, period_s: float, callback: Callable[[], None]) -> DdsTimer:
         self._check_open()
         if not callable(callback):
             raise TypeError("callback must be callable")
@@ -784,16 +302,16 @@ class DdsTransport(Transport):
         period_ns = max(1, round(period_s * 1e9))
         start = self._clock_ns if self._sim_time else time.monotonic_ns()
         what = f"timer callback {getattr(callback, '__qualname__', '')}".rstrip()
-        t = _DdsTimer(period_ns, self._guarded(what, callback), start, self._sim_time)
+        t = DdsTimer(period_ns, self._guarded(what, callback), start, self._sim_time)
         self._timers.append(t)
         return t
 
-    def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> _DdsService:
+    def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> DdsService:
         self._check_open()
         check_service_type(srvtype)
         if not callable(handler):
             raise TypeError("handler must be callable")
-        srv = _DdsService(self, self.resolve_name(name), srvtype, handler)
+        srv = DdsService(self, self.resolve_name(name), srvtype, handler)
         self._services.append(srv)
         return srv
 
@@ -842,7 +360,7 @@ class DdsTransport(Transport):
 
     def spin_once(self, timeout_s: float | None = None) -> None:
         """Wait for work (data, a due timer, ``timeout_s``), then one turn: each subscription
-        and service drains what is queued (bounded, see :meth:`_DdsSubscription.drain`),
+        and service drains what is queued (bounded, see :meth:`DdsSubscription.drain`),
         then the due timers run.
 
         After a turn in which a subscription dropped input (more than its ``max_per_turn``
@@ -864,7 +382,8 @@ class DdsTransport(Transport):
         for sub in ([self._clock_sub] if self._clock_sub else []) + list(self._subs):
             if self._closed:
                 return
-            sub.drain()
+            if sub.drain():
+                self._flooded = True
         for srv in list(self._services):
             if self._closed:
                 return
@@ -908,7 +427,7 @@ class DdsTransport(Transport):
         self._keep.clear()
         self._topics.clear()
         self._dp = None
-        _release_domain(self.domain_id)
+        release_domain(self.domain_id)
 
 
 class DdsServiceClient:
@@ -918,13 +437,13 @@ class DdsServiceClient:
         check_service_type(srvtype)
         self.srvtype = srvtype
         self.name = transport.resolve_name(name)
-        self.client_id = transport._next_csid()
+        self.client_id = transport.next_csid()
         extra = f"clientid={self.client_id};"
         spec = qos_spec("services")
-        self._writer = transport._writer(dds_topic_name(self.name, "request"),
+        self._writer = transport.writer(dds_topic_name(self.name, "request"),
                                          f"{srvtype}_Request", spec, request_header=True,
                                          extra=extra)
-        self._reader = transport._reader(dds_topic_name(self.name, "reply"),
+        self._reader = transport.reader(dds_topic_name(self.name, "reply"),
                                          f"{srvtype}_Response", spec, request_header=True,
                                          extra=extra)
         self.guid = self._writer.get_instance_handle() & (2**64 - 1)
@@ -937,12 +456,12 @@ class DdsServiceClient:
         ids = set()
         for h in self._writer.get_matched_subscriptions():
             rd = self._writer.get_matched_subscription_data(h)
-            sid = _userdata_key(rd.qos, "serviceid") if rd is not None else None
+            sid = userdata_key(rd.qos, "serviceid") if rd is not None else None
             if sid:
                 ids.add(sid)
         for h in self._reader.get_matched_publications():
             wr = self._reader.get_matched_publication_data(h)
-            if wr is not None and _userdata_key(wr.qos, "serviceid") in ids:
+            if wr is not None and userdata_key(wr.qos, "serviceid") in ids:
                 return True
         return False
 

@@ -222,7 +222,7 @@ class RclpyTransport(Transport):
             ros_msgs.check_count_limits(msgtype, counts)
         if max_bytes is None and not counts and screen is None:
             def on_msg(msg: Any) -> None:
-                self._deliver(callback, msg, name[0])
+                self.deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_msg, self._qos(qos))
         else:
             limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
@@ -230,23 +230,23 @@ class RclpyTransport(Transport):
 
             def on_raw(data: bytes) -> None:
                 if limit is not None and len(data) > limit:
-                    self._oversized(name[0], msgtype, len(data), limit)
+                    self.report_oversized(name[0], msgtype, len(data), limit)
                     return
-                if screen is not None and not self._screened(screen, data, name[0]):
+                if screen is not None and not self.screened(screen, data, name[0]):
                     return
                 try:
                     if counts:
                         ros_msgs.check_sequence_counts(data, msgtype, counts)
                     msg = deserialize_message(data, cls)
                 except ros_msgs.SequenceCountError as exc:
-                    self._too_many(name[0], msgtype, exc)
+                    self.report_too_many(name[0], msgtype, exc)
                     return
                 except Exception as exc:  # rclpy raises its own deserialisation errors
                     self.logger.warn_throttled(("malformed", name[0]), 5.0,
                                                f"dropped undecodable {msgtype} on {name[0]}: "
                                                f"{type(exc).__name__}: {exc}")
                     return
-                self._deliver(callback, msg, name[0])
+                self.deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_raw, self._qos(qos), raw=True)
         name[0] = sub.topic_name
         return sub
@@ -268,7 +268,7 @@ class RclpyTransport(Transport):
         if not callable(handler):
             raise TypeError("handler must be callable")
         def on_request(request: Any, response: Any) -> Any:
-            response.success, response.message = self._serve(srvtype, handler, request)
+            response.success, response.message = self.serve(srvtype, handler, request)
             return response
         return self._node.create_service(rclpy_class(srvtype), name, on_request)
 
