@@ -45,6 +45,10 @@ arrays through it.
 Reliable publishers match both reliable and best-effort subscribers, so replayed
 state reaches robot_state_publisher (best effort) and RViz (reliable) alike.
 
+The recorder and :func:`write_mcap` live here; the checks of their inputs (base embeddings,
+sample selection, arrays, frames) in :mod:`.recording_inputs`, the QoS and rosbag2 metadata
+the file carries in :mod:`.recording_meta`.
+
 Conventions: see :mod:`vm_dynamics.ros.messages` (quaternions x, y, z, w; twist
 ``[v; omega]`` in the body frame ``base_link``).
 """
@@ -55,12 +59,28 @@ import errno
 import math
 import os
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from . import messages as rm
 from .mcap_stream import McapStreamWriter
+from .recording_inputs import (
+    BASE_IOTA,
+    base_iota_matrix,
+    checked_array,
+    frame_pair,
+    joint_array,
+    select_samples,
+)
+from .recording_meta import (
+    LIBRARY,
+    STRING,
+    TOPIC_QOS,
+    bag_qos,
+    qos_yaml,
+    rosbag2_metadata,
+)
 from .urdf_tf import UrdfTree
 
 __all__ = [
@@ -68,117 +88,8 @@ __all__ = [
     "select_samples", "McapRecorder", "write_mcap",
 ]
 
-# ------------------------------------------------------------------- base embeddings
 
-
-def _iota(rows: Sequence[int]) -> np.ndarray:
-    m = np.zeros((6, len(rows)))
-    for j, r in enumerate(rows):
-        m[r, j] = 1.0
-    return m
-
-
-#: Embeddings of the base velocity b-vector into the 6-twist [v; omega] (6 x b).
-BASE_IOTA: dict[str, np.ndarray] = {
-    "SE3": np.eye(6),            # [vx, vy, vz, wx, wy, wz]
-    "SE2": _iota([0, 1, 5]),     # [vx, vy, wz]
-    "SO3": _iota([3, 4, 5]),     # [wx, wy, wz]
-    "fixed": np.zeros((6, 0)),   # no base velocity
-}
-
-
-def base_iota_matrix(base_iota: Any, b: int) -> np.ndarray:
-    """Resolve ``base_iota``: None, a name in :data:`BASE_IOTA` (case-insensitive), an
-    object with an ``iota`` attribute (``vm_dynamics.core.groups.VehicleGroup``) or a 6 x b array.
-
-    ``None`` is accepted only where unambiguous: b == 6 (SE3) or b == 0 (fixed).
-    """
-    if base_iota is None:
-        if b == 6:
-            return BASE_IOTA["SE3"]
-        if b == 0:
-            return BASE_IOTA["fixed"]
-        raise ValueError(
-            f"V has {b} columns; pass base_iota (6x{b} array or one of "
-            f"{sorted(BASE_IOTA)}) — e.g. 'SE2' for [vx, vy, wz] or 'SO3' for [wx, wy, wz]")
-    if isinstance(base_iota, str):
-        key = {k.lower(): k for k in BASE_IOTA}.get(base_iota.lower())
-        if key is None:
-            raise ValueError(f"unknown base_iota {base_iota!r}; expected one of "
-                             f"{sorted(BASE_IOTA)} or a 6 x b array")
-        m = BASE_IOTA[key]
-    elif hasattr(base_iota, "iota"):  # e.g. a vm_dynamics.core.groups.VehicleGroup
-        m = np.asarray(base_iota.iota, dtype=float)
-    else:
-        m = np.asarray(base_iota, dtype=float)
-    if m.shape != (6, b):
-        raise ValueError(f"base_iota must have shape (6, {b}) to map V (N, {b}) to a 6-twist, "
-                         f"got {m.shape}")
-    if not np.all(np.isfinite(m)):
-        raise ValueError("base_iota contains NaN/Inf")
-    return m
-
-
-# ------------------------------------------------------------------------ sampling
-
-
-def select_samples(t: Any, decimate: int | None = None,
-                   rate_hz: float | None = None) -> np.ndarray:
-    """Indices of the samples to record.
-
-    * neither: all samples;
-    * ``decimate=k``: every k-th sample starting with the first;
-    * ``rate_hz=r``: the first sample at or after each grid time ``t0 + m / r``
-      (grid-based, so no drift accumulates; a sample is never used twice).
-    """
-    t = np.asarray(t, dtype=float)
-    n = t.shape[0]
-    if decimate is not None and rate_hz is not None:
-        raise ValueError("give at most one of decimate and rate_hz")
-    if decimate is not None:
-        if isinstance(decimate, bool) or int(decimate) != decimate or decimate < 1:
-            raise ValueError(f"decimate must be an integer >= 1, got {decimate!r}")
-        return np.arange(0, n, int(decimate))
-    if rate_hz is not None:
-        if not (isinstance(rate_hz, (int, float, np.number)) and math.isfinite(rate_hz)
-                and rate_hz > 0):
-            raise ValueError(f"rate_hz must be a finite positive number, got {rate_hz!r}")
-        if n == 0:
-            return np.zeros(0, dtype=int)
-        # grid slot of each sample; tiny tolerance so that t = t0 + m/r exactly lands in m.
-        slot = np.floor((t - t[0]) * rate_hz + 1e-9).astype(np.int64)
-        first = np.ones(n, dtype=bool)
-        first[1:] = slot[1:] != slot[:-1]
-        return np.flatnonzero(first)
-    return np.arange(n)
-
-
-# --------------------------------------------------------------------------- QoS
-
-
-def _qos(depth: int, transient_local: bool = False) -> Any:
-    from rosbags.interfaces import (
-        Qos,
-        QosDurability,
-        QosHistory,
-        QosLiveliness,
-        QosReliability,
-        QosTime,
-    )
-    zero = QosTime(0, 0)  # unspecified = DDS default (infinite)
-    return Qos(QosHistory.KEEP_LAST, depth, QosReliability.RELIABLE,
-               QosDurability.TRANSIENT_LOCAL if transient_local else QosDurability.VOLATILE,
-               zero, zero, QosLiveliness.AUTOMATIC, zero, False)
-
-
-#: (message type, depth, transient_local) per topic.
-TOPIC_QOS: dict[str, tuple[str, int, bool]] = {
-    "/clock": (rm.CLOCK, 1, False),
-    "/joint_states": (rm.JOINT_STATE, 10, False),
-    "/odom": (rm.ODOMETRY, 10, False),
-    "/tf": (rm.TF_MESSAGE, 100, False),
-    "/tf_static": (rm.TF_MESSAGE, 1, True),
-}
+# ------------------------------------------------------------------------ results
 
 
 class RecordingInfo(NamedTuple):
@@ -207,58 +118,6 @@ class RecordingError(OSError):
         kept = (f"it keeps {self.kept_samples} samples up to t = {self.kept_until:.6g} s, "
                 f"readable" if self.kept_samples else "it keeps no sample")
         return f"cannot write {self.filename}: {self.strerror}; {kept}"
-
-
-# ---------------------------------------------------------------------- validation
-
-
-def _array(x: Any, shape: tuple, what: str) -> np.ndarray:
-    """Float array with a shape pattern (None = any); finite, with first bad sample named."""
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be numeric: {exc}") from exc
-    if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
-        pattern = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-        raise ValueError(f"{what} must have shape {pattern}, got {a.shape}")
-    if a.size and not np.all(np.isfinite(a)):
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise ValueError(f"{what} contains NaN/Inf at sample {int(bad[0])} (index "
-                         f"{tuple(int(i) for i in bad)})")
-    return a
-
-
-def _joint_array(x: Any, N: int, n: int, what: str) -> np.ndarray:
-    """(N, n) joint array; for a vehicle without joints (n == 0) None/empty is fine."""
-    if n == 0 and (x is None or np.size(x) == 0):
-        return np.zeros((N, 0))
-    if x is None:
-        raise ValueError(f"{what} is required for {n} joints")
-    return _array(x, (N, n), f"{what} (N, n_joints)")
-
-
-def _frame_pair(frame_ids: Any) -> tuple[str, str]:
-    if isinstance(frame_ids, Mapping):
-        parent = frame_ids.get("odom", frame_ids.get("parent", "odom"))
-        child = frame_ids.get("base", frame_ids.get("base_link", frame_ids.get("child",
-                                                                                 "base_link")))
-    else:
-        try:
-            parent, child = frame_ids
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"frame_ids must be (odom_frame, base_frame), got {frame_ids!r}"
-                             ) from exc
-    for f in (parent, child):
-        if not isinstance(f, str) or not f:
-            raise ValueError(f"frame ids must be non-empty strings, got {frame_ids!r}")
-    if parent == child:
-        raise ValueError(f"odom and base frame must differ, got {parent!r} twice")
-    return parent, child
-
-
-# ------------------------------------------------------------------------ writer
-
-STRING = "std_msgs/msg/String"
 
 
 def _transform_stamped(stamp: Any, parent: str, child: str, p: tuple, q: tuple) -> Any:
@@ -331,26 +190,8 @@ class McapRecorder:
         self.tree = None if robot_description is None else UrdfTree(robot_description)
         if frame_ids is None:
             frame_ids = ("odom", self.tree.root if self.tree else "base_link")
-        self.odom, self.base = _frame_pair(frame_ids)
-        statics: list[tuple[str, str, np.ndarray]] = []
-        if self.tree is not None:
-            if self.base != self.tree.root:
-                raise ValueError(f"frame_ids: base frame {self.base!r} is not the root link "
-                                 f"{self.tree.root!r} of the robot description")
-            missing = [j for j in self.tree.position_joints if j not in self.names]
-            unknown = [j for j in self.names if j not in self.tree.position_joints]
-            if missing or unknown:
-                raise ValueError(f"joint_names do not match the robot description: "
-                                 f"missing {missing}, not movable joints of the URDF {unknown}")
-            statics += self.tree.static_transforms()
-        for k, item in enumerate(static_tf or ()):
-            try:
-                parent, child, G = item
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"static_tf[{k}] must be (parent, child, 4x4)") from exc
-            statics.append((parent, child, rm.check_rigid_transform(
-                np.asarray(G, dtype=float), name=f"static_tf[{k}] {parent}->{child}")))
-        self._static = statics
+        self.odom, self.base = frame_pair(frame_ids)
+        self._static = self._static_transforms(static_tf)
         self._base_iota = base_iota
         self._iota = None
         self.rate_hz = rate_hz
@@ -370,8 +211,36 @@ class McapRecorder:
         self._error: RecordingError | None = None
         self._on_disk = (0, None)        # samples in the file's finished chunks, the last's t
         self._t_recorded = None
+        self._open(flush_interval)
+
+    def _static_transforms(self, static_tf: Any) -> list[tuple[str, str, np.ndarray]]:
+        """The ``/tf_static`` transforms: the robot description's fixed joints (after checking
+        that it matches the base frame and ``joint_names``) and the extra ``static_tf``."""
+        statics: list[tuple[str, str, np.ndarray]] = []
+        if self.tree is not None:
+            if self.base != self.tree.root:
+                raise ValueError(f"frame_ids: base frame {self.base!r} is not the root link "
+                                 f"{self.tree.root!r} of the robot description")
+            missing = [j for j in self.tree.position_joints if j not in self.names]
+            unknown = [j for j in self.names if j not in self.tree.position_joints]
+            if missing or unknown:
+                raise ValueError(f"joint_names do not match the robot description: "
+                                 f"missing {missing}, not movable joints of the URDF {unknown}")
+            statics += self.tree.static_transforms()
+        for k, item in enumerate(static_tf or ()):
+            try:
+                parent, child, G = item
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"static_tf[{k}] must be (parent, child, 4x4)") from exc
+            statics.append((parent, child, rm.check_rigid_transform(
+                np.asarray(G, dtype=float), name=f"static_tf[{k}] {parent}->{child}")))
+        return statics
+
+    def _open(self, flush_interval: float) -> None:
+        """Create the file with its schemas and channels (one per topic, with its QoS)."""
+        path = self.path
         topics = list(self.counts)
-        if statics:
+        if self._static:
             topics.append("/tf_static")
         if self.tree is not None:
             topics.append("/robot_description")
@@ -381,10 +250,10 @@ class McapRecorder:
                 msgtype, depth, latched = STRING, 1, True
             else:
                 msgtype, depth, latched = TOPIC_QOS[topic]
-            self._topics.append((topic, msgtype, [_qos(depth, latched)]))
+            self._topics.append((topic, msgtype, [bag_qos(depth, latched)]))
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._writer = McapStreamWriter(path, profile="ros2", library=_LIBRARY,
+            self._writer = McapStreamWriter(path, profile="ros2", library=LIBRARY,
                                             flush_interval=flush_interval)
             schemas: dict[str, int] = {}
             for topic, msgtype, qos in self._topics:
@@ -395,7 +264,7 @@ class McapRecorder:
                     schemas[msgtype] = self._writer.add_schema(msgtype, encoding,
                                                                msgdef.encode())
                 self._conns[topic] = self._writer.add_channel(
-                    schemas[msgtype], topic, "cdr", {"offered_qos_profiles": _qos_yaml(qos)})
+                    schemas[msgtype], topic, "cdr", {"offered_qos_profiles": qos_yaml(qos)})
         except OSError as exc:
             self._closed = True
             _unlink(path)
@@ -446,16 +315,16 @@ class McapRecorder:
             raise ValueError(f"t must be strictly increasing (t[{k}] = {t!r} <= "
                              f"t[{k - 1}] = {self._t_last!r})")
         n = len(self.names)
-        g = rm.check_rigid_transform(_array(g, (4, 4), f"g at sample {k}"), name="g")
-        V = np.atleast_1d(_array(np.zeros(0) if V is None else V, (None,), f"V at sample {k}"))
+        g = rm.check_rigid_transform(checked_array(g, (4, 4), f"g at sample {k}"), name="g")
+        V = np.atleast_1d(checked_array(np.zeros(0) if V is None else V, (None,), f"V at sample {k}"))
         if self._iota is None:
             self._iota = base_iota_matrix(self._base_iota, V.shape[0])
         elif V.shape[0] != self._iota.shape[1]:
             raise ValueError(f"V at sample {k} has {V.shape[0]} entries, earlier samples "
                              f"{self._iota.shape[1]}")
-        q = _array(np.zeros(0) if q is None and n == 0 else q, (n,), f"q at sample {k}")
-        qd = _array(np.zeros(0) if qd is None and n == 0 else qd, (n,), f"qd at sample {k}")
-        eff = None if effort is None else _array(effort, (n,), f"effort at sample {k}")
+        q = checked_array(np.zeros(0) if q is None and n == 0 else q, (n,), f"q at sample {k}")
+        qd = checked_array(np.zeros(0) if qd is None and n == 0 else qd, (n,), f"qd at sample {k}")
+        eff = None if effort is None else checked_array(effort, (n,), f"effort at sample {k}")
         self._k, self._t_last = k, t
         if self._t_first is None:
             self._t_first = t
@@ -527,7 +396,8 @@ class McapRecorder:
             if self._error is None:
                 w.flush()
                 self._on_disk = (len(self._indices), self._t_recorded)
-                w.add_metadata("rosbag2", {"serialized_metadata": self._rosbag2_metadata()})
+                w.add_metadata("rosbag2", {"serialized_metadata": rosbag2_metadata(
+                    self.path.name, self.start_ns, self.end_ns, self.counts, self._topics)})
             w.close()
         except OSError as exc:
             self._failed(exc)
@@ -556,34 +426,6 @@ class McapRecorder:
         return RecordingInfo(self.path, idx[:kept], counts, self.start_ns if kept else None,
                              end, str(self._error))
 
-    def _rosbag2_metadata(self) -> str:
-        """rosbag2's ``serialized_metadata`` (what ``ros2 bag info``/``play`` read from the
-        file), as rosbags.rosbag2.Writer writes it (version 9)."""
-        from rosbags.rosbag2.metadata import dump_qos_v9
-        start = self.start_ns
-        duration = max(0, self.end_ns - start)
-        count = sum(self.counts.values())
-        info = {
-            "version": 9, "storage_identifier": "mcap",
-            "relative_file_paths": [self.path.name],
-            "duration": {"nanoseconds": duration},
-            "starting_time": {"nanoseconds_since_epoch": start},
-            "message_count": count,
-            "topics_with_message_count": [
-                {"topic_metadata": {"name": topic, "type": msgtype,
-                                    "serialization_format": "cdr",
-                                    "offered_qos_profiles": dump_qos_v9(qos),
-                                    "type_description_hash": rm.TYPESTORE.hash_rihs01(msgtype)},
-                 "message_count": self.counts.get(topic, 0)}
-                for topic, msgtype, qos in self._topics],
-            "compression_format": "", "compression_mode": "",
-            "files": [{"path": self.path.name,
-                       "starting_time": {"nanoseconds_since_epoch": start},
-                       "duration": {"nanoseconds": duration}, "message_count": count}],
-            "custom_data": None, "ros_distro": "rosbags",
-        }
-        return _yaml(info).strip()
-
     def abort(self) -> None:
         """Discard the recording (the file at ``path`` is removed)."""
         if self._closed:
@@ -607,9 +449,6 @@ class McapRecorder:
         self.abort()
 
 
-_LIBRARY = "vm_dynamics (rosbag2 layout)"
-
-
 def _unlink(path: Path) -> None:
     try:
         os.unlink(path)
@@ -617,17 +456,53 @@ def _unlink(path: Path) -> None:
         pass
 
 
-def _yaml(data: Any) -> str:
-    """Block-style YAML for rosbag2 metadata (PyYAML, a rosdep key; the same document as
-    rosbags' ruamel writer gives)."""
-    import yaml
-    return yaml.safe_dump(data, default_flow_style=False, sort_keys=False)
+def _checked_trajectory(t: Any, g: Any, V: Any, q: Any, qd: Any, joint_names: Sequence[str],
+                        effort: Any, base_iota: Any) -> tuple:
+    """The arrays of :func:`write_mcap` checked (shapes, finite, t strictly increasing, rigid
+    poses): ``(t, g, V, q, qd, effort or None, names)``."""
+    t = checked_array(t, (None,), "t")
+    N = t.shape[0]
+    if N == 0:
+        raise ValueError("t is empty; nothing to record")
+    if N > 1 and np.any(np.diff(t) <= 0):
+        k = int(np.flatnonzero(np.diff(t) <= 0)[0])
+        raise ValueError(f"t must be strictly increasing (t[{k + 1}] = {t[k + 1]!r} <= "
+                         f"t[{k}] = {t[k]!r})")
+    g = rm.check_rigid_transform(checked_array(g, (N, 4, 4), "g"), name="g")
+    V = np.zeros((N, 0)) if V is None else np.asarray(V, dtype=float)
+    if V.ndim == 1 and V.shape[0] == N:
+        V = V[:, None]  # b == 1 (e.g. a single-axis base with a 6x1 base_iota)
+    V = checked_array(V, (N, None), "V")
+    base_iota_matrix(base_iota, V.shape[1])
+    names = [str(s) for s in joint_names]
+    n = len(names)
+    q = joint_array(q, N, n, "q")
+    qd = joint_array(qd, N, n, "qd")
+    eff = None if effort is None else joint_array(effort, N, n, "effort")
+    return t, g, V, q, qd, eff, names
 
 
-def _qos_yaml(qos: list) -> str:
-    """A channel's ``offered_qos_profiles`` metadata (rosbag2 metadata version 9)."""
-    from rosbags.rosbag2.metadata import dump_qos_v9
-    return _yaml(dump_qos_v9(qos)).strip()
+def _split_extra_tf(extra_tf: Any, N: int) -> tuple[list, list]:
+    """``extra_tf`` of :func:`write_mcap` checked and split into constant ``(parent, child,
+    4x4)`` transforms (for ``/tf_static``) and per-sample ones (``(N, 4, 4)``, for ``/tf``)."""
+    dyn_tf: list[tuple[str, str, np.ndarray]] = []
+    static_tf: list[tuple[str, str, np.ndarray]] = []
+    for k, item in enumerate(extra_tf or ()):
+        try:
+            parent, child, G = item
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"extra_tf[{k}] must be (parent, child, G)") from exc
+        G = np.asarray(G, dtype=float)
+        if G.shape == (4, 4):
+            static_tf.append((parent, child, rm.check_rigid_transform(
+                G, name=f"extra_tf[{k}] {parent}->{child}")))
+        elif G.shape == (N, 4, 4):
+            dyn_tf.append((parent, child, rm.check_rigid_transform(
+                G, name=f"extra_tf[{k}] {parent}->{child}")))
+        else:
+            raise ValueError(f"extra_tf[{k}] ({parent}->{child}) must have shape (4, 4) or "
+                             f"({N}, 4, 4), got {G.shape}")
+    return static_tf, dyn_tf
 
 
 def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
@@ -672,45 +547,11 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists (pass overwrite=True to replace it)")
 
-    t = _array(t, (None,), "t")
-    N = t.shape[0]
-    if N == 0:
-        raise ValueError("t is empty; nothing to record")
-    if N > 1 and np.any(np.diff(t) <= 0):
-        k = int(np.flatnonzero(np.diff(t) <= 0)[0])
-        raise ValueError(f"t must be strictly increasing (t[{k + 1}] = {t[k + 1]!r} <= "
-                         f"t[{k}] = {t[k]!r})")
-    g = rm.check_rigid_transform(_array(g, (N, 4, 4), "g"), name="g")
-    V = np.zeros((N, 0)) if V is None else np.asarray(V, dtype=float)
-    if V.ndim == 1 and V.shape[0] == N:
-        V = V[:, None]  # b == 1 (e.g. a single-axis base with a 6x1 base_iota)
-    V = _array(V, (N, None), "V")
-    base_iota_matrix(base_iota, V.shape[1])
-    names = [str(s) for s in joint_names]
-    n = len(names)
-    q = _joint_array(q, N, n, "q")
-    qd = _joint_array(qd, N, n, "qd")
-    eff = None if effort is None else _joint_array(effort, N, n, "effort")
+    t, g, V, q, qd, eff, names = _checked_trajectory(t, g, V, q, qd, joint_names, effort,
+                                                     base_iota)
     if frame_ids is not None:
-        _frame_pair(frame_ids)
-
-    dyn_tf: list[tuple[str, str, np.ndarray]] = []
-    static_tf: list[tuple[str, str, np.ndarray]] = []
-    for k, item in enumerate(extra_tf or ()):
-        try:
-            parent, child, G = item
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"extra_tf[{k}] must be (parent, child, G)") from exc
-        G = np.asarray(G, dtype=float)
-        if G.shape == (4, 4):
-            static_tf.append((parent, child, rm.check_rigid_transform(
-                G, name=f"extra_tf[{k}] {parent}->{child}")))
-        elif G.shape == (N, 4, 4):
-            dyn_tf.append((parent, child, rm.check_rigid_transform(
-                G, name=f"extra_tf[{k}] {parent}->{child}")))
-        else:
-            raise ValueError(f"extra_tf[{k}] ({parent}->{child}) must have shape (4, 4) or "
-                             f"({N}, 4, 4), got {G.shape}")
+        frame_pair(frame_ids)
+    static_tf, dyn_tf = _split_extra_tf(extra_tf, t.shape[0])
 
     idx = select_samples(t, decimate=decimate, rate_hz=rate_hz)
     offset_ns = rm.stamp_to_ns(time_offset_s)

@@ -13,7 +13,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from ..model.urdf import origin_transform
+from ..model.urdf import MOVABLE, origin_transform
 from . import messages as rm
 
 __all__ = ["UrdfJoint", "UrdfTree", "axis_angle_matrix"]
@@ -34,12 +34,92 @@ class UrdfJoint(NamedTuple):
 
 
 def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rotation matrix of ``angle`` [rad] about the unit ``axis`` (Rodrigues)."""
     x, y, z = axis
     c, s = math.cos(angle), math.sin(angle)
     C = 1.0 - c
     return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
                      [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
                      [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+
+
+
+
+def _joint_axis(el: Any, jtype: str, what: str) -> np.ndarray:
+    """The unit axis of a ``<joint>`` (default x; zero only for a fixed joint)."""
+    axis = np.array([1.0, 0.0, 0.0])
+    ae = el.find("axis")
+    if ae is not None:
+        try:
+            axis = np.array([float(v) for v in ae.get("xyz", "1 0 0").split()])
+        except ValueError:
+            raise ValueError(f"{what}: axis is not numeric") from None
+        if axis.shape != (3,) or not np.all(np.isfinite(axis)):
+            raise ValueError(f"{what}: axis needs 3 finite values")
+    norm = float(np.linalg.norm(axis))
+    if jtype != "fixed" and norm == 0.0:
+        raise ValueError(f"{what}: axis is zero")
+    return axis / norm if norm else axis
+
+
+def _read_joint(el: Any, known: set) -> UrdfJoint:
+    """A ``<joint>`` element as a :class:`UrdfJoint` (``ValueError`` naming the joint)."""
+    name, jtype = el.get("name"), el.get("type")
+    what = f"joint {name!r}"
+    if not name:
+        raise ValueError("robot_description: a <joint> has no name")
+    if jtype not in MOVABLE + ("fixed",):
+        raise ValueError(f'{what}: type {jtype!r} has no TF from a joint position '
+                         f'(supported: fixed, {", ".join(MOVABLE)})')
+    pe, ce = el.find("parent"), el.find("child")
+    parent = pe.get("link") if pe is not None else None
+    child = ce.get("link") if ce is not None else None
+    for role, link in (("parent", parent), ("child", child)):
+        if link not in known:
+            raise ValueError(f"{what}: {role} link {link!r} is not a <link>")
+    axis = _joint_axis(el, jtype, what)
+    mimic = None
+    me = el.find("mimic")
+    if me is not None and jtype != "fixed":
+        try:
+            mimic = (me.get("joint"), float(me.get("multiplier", "1")),
+                     float(me.get("offset", "0")))
+        except ValueError:
+            raise ValueError(f"{what}: mimic multiplier/offset is not numeric") from None
+    return UrdfJoint(name, jtype, parent, child, origin_transform(el.find("origin"), what),
+                     axis, mimic)
+
+
+def _root_link(links: list[str], joints: list[UrdfJoint]) -> str:
+    """The one link that is no joint's child (a link with two parents is a closed loop)."""
+    children = [j.child for j in joints]
+    dup = {c for c in children if children.count(c) > 1}
+    if dup:
+        raise ValueError(f"robot_description: link {sorted(dup)[0]!r} has several parent "
+                         f"joints (closed loop)")
+    roots = [lk for lk in links if lk not in set(children)]
+    if len(roots) != 1:
+        raise ValueError(f"robot_description: expected one root link, found {roots}")
+    return roots[0]
+
+
+def _parent_first(root: str, joints: list[UrdfJoint]) -> list[UrdfJoint]:
+    """``joints`` ordered parent-before-child (depth-first from ``root``); a joint not reached
+    is on a cycle."""
+    by_parent: dict[str, list[UrdfJoint]] = {}
+    for j in joints:
+        by_parent.setdefault(j.parent, []).append(j)
+    ordered, stack = [], [root]
+    while stack:
+        link = stack.pop()
+        for j in reversed(by_parent.get(link, [])):
+            ordered.append(j)
+            stack.append(j.child)
+    if len(ordered) != len(joints):
+        lost = sorted({j.name for j in joints} - {j.name for j in ordered})
+        raise ValueError(f"robot_description: joints {lost} are not connected to the root "
+                         f"link {root!r} (cycle)")
+    return ordered
 
 
 class UrdfTree:
@@ -53,10 +133,9 @@ class UrdfTree:
     (``ValueError`` naming the joint or link).
     """
 
-    MOVABLE = ("revolute", "continuous", "prismatic")
+    MOVABLE = MOVABLE                 # the joint types with a position (model.urdf)
 
-    # complexity: parses the URDF joints for TF, one branch per rejection reason
-    def __init__(self, source: str | os.PathLike):  # noqa: C901
+    def __init__(self, source: str | os.PathLike):
         import xml.etree.ElementTree as ET
 
         from ..model.urdf import read_urdf_source
@@ -73,67 +152,9 @@ class UrdfTree:
         if not self.links or any(not n for n in self.links):
             raise ValueError("robot_description: every <link> needs a name, and one is needed")
         known = set(self.links)
-        joints = []
-        for el in robot.findall("joint"):
-            name, jtype = el.get("name"), el.get("type")
-            what = f"joint {name!r}"
-            if not name:
-                raise ValueError("robot_description: a <joint> has no name")
-            if jtype not in self.MOVABLE + ("fixed",):
-                raise ValueError(f'{what}: type {jtype!r} has no TF from a joint position '
-                                 f'(supported: fixed, {", ".join(self.MOVABLE)})')
-            pe, ce = el.find("parent"), el.find("child")
-            parent = pe.get("link") if pe is not None else None
-            child = ce.get("link") if ce is not None else None
-            for role, link in (("parent", parent), ("child", child)):
-                if link not in known:
-                    raise ValueError(f"{what}: {role} link {link!r} is not a <link>")
-            axis = np.array([1.0, 0.0, 0.0])
-            ae = el.find("axis")
-            if ae is not None:
-                try:
-                    axis = np.array([float(v) for v in ae.get("xyz", "1 0 0").split()])
-                except ValueError:
-                    raise ValueError(f"{what}: axis is not numeric") from None
-                if axis.shape != (3,) or not np.all(np.isfinite(axis)):
-                    raise ValueError(f"{what}: axis needs 3 finite values")
-            norm = float(np.linalg.norm(axis))
-            if jtype != "fixed" and norm == 0.0:
-                raise ValueError(f"{what}: axis is zero")
-            mimic = None
-            me = el.find("mimic")
-            if me is not None and jtype != "fixed":
-                try:
-                    mimic = (me.get("joint"), float(me.get("multiplier", "1")),
-                             float(me.get("offset", "0")))
-                except ValueError:
-                    raise ValueError(f"{what}: mimic multiplier/offset is not numeric") from None
-            joints.append(UrdfJoint(name, jtype, parent, child,
-                                    origin_transform(el.find("origin"), what),
-                                    axis / norm if norm else axis, mimic))
-        children = [j.child for j in joints]
-        dup = {c for c in children if children.count(c) > 1}
-        if dup:
-            raise ValueError(f"robot_description: link {sorted(dup)[0]!r} has several parent "
-                             f"joints (closed loop)")
-        roots = [lk for lk in self.links if lk not in set(children)]
-        if len(roots) != 1:
-            raise ValueError(f"robot_description: expected one root link, found {roots}")
-        self.root = roots[0]
-        # order joints parent-before-child (depth-first from the root); unreached = cycle
-        by_parent: dict[str, list[UrdfJoint]] = {}
-        for j in joints:
-            by_parent.setdefault(j.parent, []).append(j)
-        ordered, stack = [], [self.root]
-        while stack:
-            link = stack.pop()
-            for j in reversed(by_parent.get(link, [])):
-                ordered.append(j)
-                stack.append(j.child)
-        if len(ordered) != len(joints):
-            lost = sorted({j.name for j in joints} - {j.name for j in ordered})
-            raise ValueError(f"robot_description: joints {lost} are not connected to the root "
-                             f"link {self.root!r} (cycle)")
+        joints = [_read_joint(el, known) for el in robot.findall("joint")]
+        self.root = _root_link(self.links, joints)
+        ordered = _parent_first(self.root, joints)
         self.joints = ordered
         names = {j.name for j in ordered}
         for j in ordered:
