@@ -351,50 +351,50 @@ class WebSocketGate:
     def _enqueue(self, conn: _Connection, frame: bytes, droppable: bool) -> None:
         conn.frames.append([frame, droppable])
         conn.queued += len(frame)
-        if len(conn.frames) > self.max_frames or conn.queued > self.max_bytes:
+        if self._over(conn, len(conn.frames)):
             self._drop_oldest(conn)
         self.max_queued = max(self.max_queued, conn.queued)
         self.max_queued_frames = max(self.max_queued_frames, len(conn.frames))
 
-    def _over(self, conn: _Connection) -> bool:
-        return len(conn.frames) > self.max_frames or conn.queued > self.max_bytes
+    def _over(self, conn: _Connection, frames: int, max_frames: int | None = None) -> bool:
+        """True if ``frames`` frames and ``conn``'s queued bytes exceed the bounds."""
+        return (frames > (self.max_frames if max_frames is None else max_frames)
+                or conn.queued > self.max_bytes)
 
     def _drop_oldest(self, conn: _Connection) -> None:
         """Drop the oldest droppable frames (never one partly sent, never the newest) until
-        the queue is within its bounds; :class:`_SlowClient` if that is not possible."""
-        frames, first = conn.frames, 1 if conn.sent else 0
+        the queue is within its bounds; :class:`_SlowClient` if that is not possible.
+
+        One pass from the oldest frame, stopping as soon as the queue is within bounds: the
+        frames it keeps on the way (undroppable ones) go back in front, so the usual case --
+        droppable frames right at the head -- costs O(1) per frame dropped."""
+        frames = conn.frames
+        kept = deque(frames.popleft() for _ in range(1 if conn.sent else 0))
         dropped = 0
-        # the usual case, in O(1) per frame: droppable frames right at the head
-        while self._over(conn) and len(frames) > first + 1 and frames[first][1]:
-            conn.queued -= len(frames[first][0])
-            del frames[first]
-            dropped += 1
-        if self._over(conn) and len(frames) > first + 1:   # undroppable ones at the head
-            head = deque(frames.popleft() for _ in range(first))
-            newest, rest = frames[-1], deque()
-            while frames:                                 # one pass, oldest first
-                item = frames.popleft()
-                count = len(head) + len(rest) + len(frames) + 1
-                if item[1] and item is not newest and (count > self.max_frames
-                                                       or conn.queued > self.max_bytes):
-                    conn.queued -= len(item[0])
-                    dropped += 1
-                else:
-                    rest.append(item)
-            conn.frames = frames = head + rest
+        while len(frames) > 1 and self._over(conn, len(kept) + len(frames)):
+            item = frames.popleft()
+            if item[1]:
+                conn.queued -= len(item[0])
+                dropped += 1
+            else:
+                kept.append(item)
+        frames.extendleft(reversed(kept))
         if dropped:
-            conn.dropped += dropped
-            conn.unlogged += dropped
-            self.dropped += dropped
-            now = time.monotonic()
-            if now - conn.logged_at >= self.log_period:
-                LOG.warning("client %s reads slower than the server sends: dropped its %d "
-                            "oldest data messages (queue bound %d messages / %d bytes)",
-                            conn.peer, conn.unlogged, self.max_frames, self.max_bytes)
-                conn.unlogged, conn.logged_at = 0, now
-        if len(frames) > 1 and (len(frames) > max(self.max_frames, _MAX_KEPT)
-                                or conn.queued > self.max_bytes):
+            self._count_dropped(conn, dropped)
+        if len(frames) > 1 and self._over(conn, len(frames), max(self.max_frames, _MAX_KEPT)):
             raise _SlowClient(conn.peer)
+
+    def _count_dropped(self, conn: _Connection, dropped: int) -> None:
+        """Count ``dropped`` frames of a slow client; a warning at most every ``log_period``."""
+        conn.dropped += dropped
+        conn.unlogged += dropped
+        self.dropped += dropped
+        now = time.monotonic()
+        if now - conn.logged_at >= self.log_period:
+            LOG.warning("client %s reads slower than the server sends: dropped its %d "
+                        "oldest data messages (queue bound %d messages / %d bytes)",
+                        conn.peer, conn.unlogged, self.max_frames, self.max_bytes)
+            conn.unlogged, conn.logged_at = 0, now
 
     def _flush_client(self, conn: _Connection) -> None:
         while conn.frames:
