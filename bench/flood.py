@@ -44,7 +44,6 @@ import math
 import os
 import re
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -52,6 +51,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from dds_probe import DdsProbe, best_effort, reliable
+from dds_probe import dds_env as probe_env
 
 REPO = Path(__file__).resolve().parents[1]
 FLOODER = REPO / "test" / "support" / "flooder.py"
@@ -64,11 +65,8 @@ PER_FLOODER = 25_000
 
 
 def dds_env(domain: int) -> dict:
-    env = dict(os.environ)
-    env.update(CYCLONEDDS_URI=(REPO / "test" / "cyclonedds-loopback.xml").as_uri(),
-               ROS_DOMAIN_ID=str(domain), VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TREE), env.get("PYTHONPATH")) if p)
-    return env
+    """The node processes' environment: loopback DDS on ``domain``, this tree's vm_dynamics."""
+    return probe_env(domain, TREE)
 
 
 class Probe:
@@ -76,52 +74,23 @@ class Probe:
     counters of /diagnostics, and a writer of valid effort commands."""
 
     def __init__(self, env: dict):
-        from cyclonedds.core import Policy, Qos
-        from cyclonedds.domain import Domain, DomainParticipant
-        from cyclonedds.pub import DataWriter
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
-
         from vm_dynamics.ros import messages as rm
-        from vm_dynamics.transport.dds import (
-            dds_topic_name,
-            discovery_config,
-            idl_struct,
-            take_raw,
-            to_idl,
-        )
+        from vm_dynamics.transport.dds import to_idl
         rm.use_message_library("rosbags")
-        self.rm, self._take = rm, take_raw
-        domain = int(env["ROS_DOMAIN_ID"])
-        self._domain = Domain(domain, discovery_config(env))
-        self._dp = DomainParticipant(domain)
-
-        def topic(name, mtype):
-            return Topic(self._dp, dds_topic_name(name), idl_struct(mtype, False))
-        self._states = DataReader(self._dp, topic("/joint_states", rm.JOINT_STATE), qos=Qos(
-            Policy.Reliability.BestEffort, Policy.History.KeepLast(100_000)))
-        self._diags = DataReader(self._dp, topic("/diagnostics", rm.DIAGNOSTIC_ARRAY), qos=Qos(
-            Policy.Reliability.Reliable(max_blocking_time=100_000_000),
-            Policy.History.KeepLast(100)))
-        self._writer = DataWriter(self._dp, topic("/effort_controller/commands",
-                                                  rm.FLOAT64_MULTI_ARRAY), qos=Qos(
-            Policy.Reliability.Reliable(max_blocking_time=100_000_000),
-            Policy.History.KeepLast(10)))
+        self.rm = rm
+        self._dds = DdsProbe(env)
+        self._states = self._dds.reader("/joint_states", rm.JOINT_STATE, best_effort(100_000))
+        self._diags = self._dds.reader("/diagnostics", rm.DIAGNOSTIC_ARRAY, reliable(100))
+        self._writer = self._dds.writer("/effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
+                                        reliable(10))
         self._valid = to_idl(rm.float64_multi_array_msg([0.1, 0.2]), rm.FLOAT64_MULTI_ARRAY)
         self.states: list = []
         self.counts: dict | None = None
         self.counts_at = -1.0                   # when they arrived (monotonic s)
 
     def poll(self) -> None:
-        while True:
-            batch = self._take(self._states, 4096)
-            for data, info in batch:
-                if info.valid_data:
-                    sec, nanosec = struct.unpack_from("<iI", data, 4)     # header.stamp
-                    self.states.append((info.source_timestamp * 1e-9, sec + 1e-9 * nanosec))
-            if len(batch) < 4096:
-                break
-        for data, info in self._take(self._diags, 100):
+        self._dds.read_stamps(self._states, self.states)
+        for data, info in self._dds.take(self._diags, 100):
             if not info.valid_data:
                 continue
             msg = self.rm.deserialize(data, self.rm.DIAGNOSTIC_ARRAY)
@@ -150,7 +119,7 @@ class Probe:
 
     def close(self) -> None:
         self._writer = self._states = self._diags = None
-        self._dp = self._domain = None
+        self._dds.close()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -163,6 +132,32 @@ def run_queue_wait(pid: int) -> float:
     """Time the process's main thread has spent runnable but waiting for a CPU, s
     (``/proc/<pid>/schedstat``)."""
     return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) * 1e-9
+
+
+def _stop_flooders(flooders: list) -> tuple[int, float]:
+    """Stop the flooders; the messages they wrote in all and the longest sending time, s."""
+    written, flood_s = 0, 0.0
+    for f in flooders:
+        f.send_signal(signal.SIGTERM)     # the DDS transport turns it into Ctrl-C
+    for f in flooders:
+        out, err = f.communicate(timeout=60)
+        m = re.search(r"flooder: (\d+) messages in ([\d.]+) s", err)
+        if m:
+            written += int(m.group(1))
+            flood_s = max(flood_s, float(m.group(2)))
+    return written, flood_s
+
+
+def _end(node: subprocess.Popen, flooders: list) -> None:
+    """Kill what still runs of the flooders, and end the node."""
+    for f in flooders:
+        if f.poll() is None:
+            f.kill()
+    node.terminate()
+    try:
+        node.wait(10)
+    except subprocess.TimeoutExpired:
+        node.kill()
 
 
 def flood_run(rate: int, seconds: float, domain: int, workdir: Path,
@@ -182,7 +177,7 @@ def flood_run(rate: int, seconds: float, domain: int, workdir: Path,
     if pin:
         os.sched_setaffinity(node.pid, cpus[:1])
     n = math.ceil(rate / PER_FLOODER)
-    flooders, written, flood_s = [], 0, 0.0
+    flooders = []
     try:
         end = time.monotonic() + 120.0
         while (probe.counts is None or not probe.states) and time.monotonic() < end:
@@ -206,14 +201,7 @@ def flood_run(rate: int, seconds: float, domain: int, workdir: Path,
         cpu0, wait0 = cpu_seconds(node.pid), run_queue_wait(node.pid)
         sent = probe.spin(seconds, send_every=0.01)
         k1, cpu1, wait1 = len(probe.states), cpu_seconds(node.pid), run_queue_wait(node.pid)
-        for f in flooders:
-            f.send_signal(signal.SIGTERM)     # the DDS transport turns it into Ctrl-C
-        for f in flooders:
-            out, err = f.communicate(timeout=60)
-            m = re.search(r"flooder: (\d+) messages in ([\d.]+) s", err)
-            if m:
-                written += int(m.group(1))
-                flood_s = max(flood_s, float(m.group(2)))
+        written, flood_s = _stop_flooders(flooders)
         # counts that include every valid command: diagnostics from after the flood
         stopped, end = time.monotonic(), time.monotonic() + 30.0
         while probe.counts_at < stopped + 1.5 and time.monotonic() < end:
@@ -221,14 +209,7 @@ def flood_run(rate: int, seconds: float, domain: int, workdir: Path,
         c1, t1 = dict(probe.counts), probe.counts_at
         alive = node.poll() is None
     finally:
-        for f in flooders:
-            if f.poll() is None:
-                f.kill()
-        node.terminate()
-        try:
-            node.wait(10)
-        except subprocess.TimeoutExpired:
-            node.kill()
+        _end(node, flooders)
         log.close()
         probe.close()
         os.sched_setaffinity(0, cpus)

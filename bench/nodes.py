@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -26,17 +25,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from dds_probe import DdsProbe, best_effort, dds_env
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
 VM_SIM = str(Path(PY).with_name("vm-sim"))
 
 
-def dds_env(domain: int) -> dict:
-    env = dict(os.environ)
-    env.update(CYCLONEDDS_URI=(REPO / "test" / "cyclonedds-loopback.xml").as_uri(),
-               ROS_DOMAIN_ID=str(domain), VM_DYNAMICS_TRANSPORT="dds", PYTHONUNBUFFERED="1")
-    return env
 
 
 class JointStateProbe:
@@ -51,37 +46,14 @@ class JointStateProbe:
     """
 
     def __init__(self, env: dict):
-        from cyclonedds.core import Policy, Qos
-        from cyclonedds.domain import Domain, DomainParticipant
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
-
         from vm_dynamics.ros import messages as rm
-        from vm_dynamics.transport.dds import (
-            dds_topic_name,
-            discovery_config,
-            idl_struct,
-            take_raw,
-        )
-        domain_id = int(env["ROS_DOMAIN_ID"])
-        self._domain = Domain(domain_id, discovery_config(env))
-        self._dp = DomainParticipant(domain_id)
-        topic = Topic(self._dp, dds_topic_name("/joint_states"), idl_struct(rm.JOINT_STATE))
-        self._reader = DataReader(self._dp, topic, qos=Qos(
-            Policy.Reliability.BestEffort, Policy.History.KeepLast(200_000)))
-        self._take = take_raw
+        self._dds = DdsProbe(env)
+        self._reader = self._dds.reader("/joint_states", rm.JOINT_STATE, best_effort(200_000))
         self.samples: list = []
 
     def poll(self) -> None:
         """Read what arrived: (source wall time s, header stamp s) per sample."""
-        while True:
-            batch = self._take(self._reader, 4096)
-            for data, info in batch:
-                if info.valid_data:
-                    sec, nanosec = struct.unpack_from("<iI", data, 4)   # header.stamp
-                    self.samples.append((info.source_timestamp * 1e-9, sec + 1e-9 * nanosec))
-            if len(batch) < 4096:
-                return
+        self._dds.read_stamps(self._reader, self.samples)
 
     def wait_first(self, timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -100,8 +72,7 @@ class JointStateProbe:
 
     def close(self):
         self._reader = None
-        self._dp = None
-        self._domain = None
+        self._dds.close()
 
 
 def _start(module: str, args: list, env: dict, log: Path) -> subprocess.Popen:
