@@ -102,6 +102,19 @@ OPTIONAL_TEST_PACKAGES = {
 }
 
 
+@pytest.fixture
+def fake_ros(monkeypatch):
+    """The strict rclpy stand-in (``test/fakes/strict_rclpy.py``) installed as ``rclpy`` for one
+    test, with ``VM_DYNAMICS_TRANSPORT=rclpy``: yields ``(fake, module)``, the stand-in's state
+    (injected messages, logs, nodes) and its module (converters such as
+    ``rosidl_to_rosbags``)."""
+    import strict_rclpy
+    monkeypatch.setenv("VM_DYNAMICS_TRANSPORT", "rclpy")
+    fake = strict_rclpy.install()
+    yield fake, strict_rclpy
+    strict_rclpy.uninstall()
+
+
 def _strict() -> bool:
     return bool(os.environ.get("CI")) or os.environ.get("VM_DYNAMICS_STRICT_TESTS") == "1"
 

@@ -297,21 +297,8 @@ def test_dds_callbacks_that_raise_do_not_end_the_node(domain):
         t.shutdown()
 
 
-@pytest.fixture
-def fake_ros(monkeypatch):
-    here = str(Path(__file__).resolve().parents[1] / "fakes")
-    sys.path.insert(0, here)
-    try:
-        import strict_rclpy
-    finally:
-        sys.path.remove(here)
-    monkeypatch.setenv("VM_DYNAMICS_TRANSPORT", "rclpy")
-    fake = strict_rclpy.install()
-    yield fake
-    strict_rclpy.uninstall()
-
-
 def test_rclpy_callbacks_that_raise_do_not_end_the_node(fake_ros):
+    fake, _ = fake_ros
     from vm_dynamics.transport import make_transport
     t = make_transport("victim", {}, ["victim"])
     try:
@@ -333,14 +320,14 @@ def test_rclpy_callbacks_that_raise_do_not_end_the_node(fake_ros):
             raise AttributeError("no such thing")
         t.service("~/reset", "std_srvs/srv/Trigger", handler)
         for topic in ("/x", "/y"):
-            assert fake_ros.inject(topic, rm.clock_msg(1.0)) == 1
+            assert fake.inject(topic, rm.clock_msg(1.0)) == 1
         for _ in range(4):
             t.spin_once(0.02)
         assert len(got) == 2 and ticks
-        r = fake_ros.call_service("/victim/reset")
+        r = fake.call_service("/victim/reset")
         assert not r.success and r.message == "internal error: AttributeError: no such thing"
         assert t.callback_failures == 2 + len(ticks) + 1
-        logged = " ".join(m for sev, _, m in fake_ros.logs if sev == "ERROR")
+        logged = " ".join(m for sev, _, m in fake.logs if sev == "ERROR")
         for text in ("callback of /x failed: RecursionError: deep",
                      "callback of /y failed: RecursionError: deep",
                      "ZeroDivisionError: float division by zero",
@@ -348,7 +335,7 @@ def test_rclpy_callbacks_that_raise_do_not_end_the_node(fake_ros):
             assert text in logged, (text, logged)
         # rclpy's graph query on the adapter: this node's publisher plus one elsewhere
         t.publisher("/clock", rm.CLOCK, "clock")
-        fake_ros.foreign_publishers["/clock"] = 1
+        fake.foreign_publishers["/clock"] = 1
         assert t.count_publishers("/clock") == 2
     finally:
         t.shutdown()
@@ -535,6 +522,7 @@ def test_rclpy_subscriptions_with_count_limits_work_without_rosbags(fake_ros, mo
     """A ROS install with the rosdep keys only has no rosbags: the controller's count limits
     must not need its type store there (found on Jazzy: controller_node died at start-up with
     'rosbags is needed ...').  rosidl decodes, the node checks the decoded counts."""
+    fake, _ = fake_ros
     from vm_dynamics.transport import make_transport
     monkeypatch.setattr(rm, "_typestore_cache", None)
     monkeypatch.setitem(sys.modules, "rosbags.typesys", None)     # import fails
@@ -545,7 +533,7 @@ def test_rclpy_subscriptions_with_count_limits_work_without_rosbags(fake_ros, mo
         t.subscribe("/js", rm.JOINT_STATE, got.append, "sensor", max_bytes=1 << 20,
                     max_counts={"name": (3, "max_joint_state_names")})
         monkeypatch.undo()                 # the fake middleware serialises with rosbags
-        assert fake_ros.inject("/js", rm.joint_state_msg(1.0, ["a", "b"], [0.0, 1.0])) == 1
+        assert fake.inject("/js", rm.joint_state_msg(1.0, ["a", "b"], [0.0, 1.0])) == 1
         for _ in range(3):
             t.spin_once(0.02)
         assert len(got) == 1 and list(got[0].name) == ["a", "b"]

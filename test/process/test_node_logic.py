@@ -575,20 +575,6 @@ def test_pacer_follows_wall_clock_and_reanchors_on_overrun():
 
 
 # ------------------------------------------------------------------ node wiring on (strict) rclpy
-@pytest.fixture
-def fake_ros(monkeypatch):
-    here = str(Path(__file__).resolve().parents[1] / "fakes")
-    sys.path.insert(0, here)
-    try:
-        import strict_rclpy
-    finally:
-        sys.path.remove(here)
-    monkeypatch.setenv("VM_DYNAMICS_TRANSPORT", "rclpy")
-    fake = strict_rclpy.install()
-    yield fake, strict_rclpy
-    strict_rclpy.uninstall()
-
-
 def test_nodes_wired_on_strict_rclpy(fake_ros):
     """The node modules against a strict stand-in for the rclpy API (Humble/Jazzy signatures);
     every message goes through rosidl classes and CDR."""

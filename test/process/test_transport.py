@@ -854,22 +854,6 @@ def test_dds_service_handler_errors_become_failed_responses():
 # ====================================================================== rclpy adapter
 
 
-def strict_rclpy_mod():
-    return sys.modules["strict_rclpy"]
-
-
-@pytest.fixture
-def fake_ros():
-    sys.path.insert(0, os.path.join(HERE, "fakes"))
-    try:
-        import strict_rclpy
-    finally:
-        sys.path.remove(os.path.join(HERE, "fakes"))
-    fake = strict_rclpy.install()
-    yield fake
-    strict_rclpy.uninstall()
-
-
 def _rclpy_transport(fake, name="sim", params=None, argv=()):
     t = tp.make_transport(name, params, ["prog", *argv])
     assert t.kind == "rclpy" and fake.initialized
@@ -906,12 +890,13 @@ def test_strict_stand_in_is_strict(fake_ros):
 
 
 def test_rclpy_params_names_and_logger(fake_ros, tmp_path):
+    fake, _ = fake_ros
     f = _write(tmp_path, "p.yaml", """\
         /robot/dyn: {ros__parameters: {rate: 250.0, frames: {odom: world}}}
         """)
     t = _rclpy_transport(
-        fake_ros, "sim", {"rate": 100.0, "frames": {"odom": "odom", "base": "base_link"},
-                          "gains": np.array([1.0, 2.0]), "extra": None, "ids": []},
+        fake, "sim", {"rate": 100.0, "frames": {"odom": "odom", "base": "base_link"},
+                      "gains": np.array([1.0, 2.0]), "extra": None, "ids": []},
         ["user_arg", "--ros-args", "--params-file", f, "-r", "__node:=dyn", "-r",
          "__ns:=/robot", "-p", "extra:=true", "-p", "ids:=[3, 4]"])
     try:
@@ -920,19 +905,19 @@ def test_rclpy_params_names_and_logger(fake_ros, tmp_path):
         assert t.params == {"rate": 250.0, "frames.odom": "world", "frames.base": "base_link",
                             "gains": [1.0, 2.0], "extra": True, "ids": [3, 4],
                             "use_sim_time": False}
-        assert t.now_ns() == fake_ros.now_ns
+        assert t.now_ns() == fake.now_ns
         t.logger.info("hello")
         assert t.logger.warn_throttled("k", 10.0, "first") is True
         assert t.logger.warn_throttled("k", 10.0, "second") is False
         assert t.logger.warn_throttled("other", 10.0, "third") is True
         t.logger.error("bad")
-        assert fake_ros.logs == [("INFO", "robot.dyn", "hello"), ("WARN", "robot.dyn", "first"),
-                                 ("WARN", "robot.dyn", "third"), ("ERROR", "robot.dyn", "bad")]
+        assert fake.logs == [("INFO", "robot.dyn", "hello"), ("WARN", "robot.dyn", "first"),
+                             ("WARN", "robot.dyn", "third"), ("ERROR", "robot.dyn", "bad")]
     finally:
         t.shutdown()
-    assert not fake_ros.initialized and fake_ros.nodes[0].destroyed
+    assert not fake.initialized and fake.nodes[0].destroyed
     with pytest.raises(ValueError, match="'rate'"):
-        _rclpy_transport(fake_ros, "sim", {"rate": 100.0}, ["--ros-args", "-p", "rate:=100"])
+        _rclpy_transport(fake, "sim", {"rate": 100.0}, ["--ros-args", "-p", "rate:=100"])
 
 
 def _sample_builders():
@@ -961,9 +946,10 @@ def test_rclpy_publishes_rosidl_messages_built_directly_byte_identical(fake_ros)
     """Under rclpy the builders create rosidl messages (no rosbags object in between); their
     CDR, serialised by the stand-in from the rosidl type strings, equals the rosbags CDR of
     the same builder call."""
+    fake, _ = fake_ros
     expected = [(mtype, rm.serialize(build(), mtype)) for mtype, build in _sample_builders()]
     assert rm.message_library() == "rosbags"
-    t = _rclpy_transport(fake_ros, "pubnode")
+    t = _rclpy_transport(fake, "pubnode")
     try:
         assert rm.message_library() == "rosidl"
         for (mtype, build), (_, cdr) in zip(_sample_builders(), expected):
@@ -972,7 +958,7 @@ def test_rclpy_publishes_rosidl_messages_built_directly_byte_identical(fake_ros)
             assert rm.msgtype_of(msg) == mtype
             pub = t.publisher(mtype.split("/")[-1].lower(), mtype, "sensor")
             pub.publish(msg)
-            topic, rostype, qos, got = fake_ros.published[-1]
+            topic, rostype, qos, got = fake.published[-1]
             assert (topic, rostype) == ("/" + mtype.split("/")[-1].lower(), mtype)
             assert got == cdr, mtype
         # parsers read rosidl messages too
@@ -1032,7 +1018,8 @@ def test_nodes_import_without_rosbags():
 
 
 def test_rclpy_qos_profiles(fake_ros):
-    t = _rclpy_transport(fake_ros, "q")
+    fake, _ = fake_ros
+    t = _rclpy_transport(fake, "q")
     try:
         from rclpy.qos import DurabilityPolicy as D
         from rclpy.qos import ReliabilityPolicy as R
@@ -1042,7 +1029,7 @@ def test_rclpy_qos_profiles(fake_ros):
                   "services": (R.RELIABLE, D.VOLATILE, 10)}
         for name, (rel, dur, depth) in expect.items():
             t.publisher("/tf_static", rm.TF_MESSAGE, name)
-            q = fake_ros.nodes[0].publishers[-1].qos_profile
+            q = fake.nodes[0].publishers[-1].qos_profile
             assert (q.reliability, q.durability, q.depth) == (rel, dur, depth), name
         with pytest.raises(ValueError, match="qos"):
             t.publisher("/x", rm.CLOCK, "fast")
@@ -1051,7 +1038,8 @@ def test_rclpy_qos_profiles(fake_ros):
 
 
 def test_rclpy_subscribe_timer_service_spin(fake_ros):
-    t = _rclpy_transport(fake_ros, "ctrl")
+    fake, srclpy = fake_ros
+    t = _rclpy_transport(fake, "ctrl")
     try:
         got = []
         t.subscribe("~/commands", rm.FLOAT64_MULTI_ARRAY, got.append)
@@ -1063,29 +1051,29 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         cmd = rm.float64_multi_array_msg([1.0, 2.0])
         g = np.eye(4)
         odom = rm.odometry_msg(1.0, g, np.ones(6), "odom", "base_link")
-        assert fake_ros.inject("/ctrl/commands", cmd) == 1
-        assert fake_ros.inject("/odom", odom) == 1
-        assert fake_ros.inject("/wrench", rm.wrench_stamped_msg(1.0, np.ones(6), "b")) == 1
+        assert fake.inject("/ctrl/commands", cmd) == 1
+        assert fake.inject("/odom", odom) == 1
+        assert fake.inject("/wrench", rm.wrench_stamped_msg(1.0, np.ones(6), "b")) == 1
         for _ in range(3):
             t.spin_once(0.0)
         # callbacks get the rosidl messages rclpy deserialised, no conversion
         assert [rm.msgtype_of(m) for m in got] == [rm.FLOAT64_MULTI_ARRAY, rm.ODOMETRY]
         assert not hasattr(got[0], "__msgtype__")
         def cdr(m):
-            return rm.serialize(strict_rclpy_mod().rosidl_to_rosbags(m, rm.TYPESTORE))
+            return rm.serialize(srclpy.rosidl_to_rosbags(m, rm.TYPESTORE))
         assert cdr(got[0]) == cdr(cmd) and cdr(got[1]) == cdr(odom)
-        assert fake_ros.logs[-1][0] == "WARN" and "/wrench" in fake_ros.logs[-1][2]
+        assert fake.logs[-1][0] == "WARN" and "/wrench" in fake.logs[-1][2]
 
         # max_bytes: raw subscription, oversized samples dropped before deserialisation
         small = []
         t.subscribe("/small", rm.FLOAT64_MULTI_ARRAY, small.append, max_bytes=64)
-        assert fake_ros.nodes[0].subscriptions[-1].raw is True
-        assert fake_ros.inject("/small", rm.float64_multi_array_msg([1.0, 2.0])) == 1
-        assert fake_ros.inject("/small", rm.float64_multi_array_msg(np.ones(100))) == 1
+        assert fake.nodes[0].subscriptions[-1].raw is True
+        assert fake.inject("/small", rm.float64_multi_array_msg([1.0, 2.0])) == 1
+        assert fake.inject("/small", rm.float64_multi_array_msg(np.ones(100))) == 1
         for _ in range(2):
             t.spin_once(0.0)
         assert len(small) == 1 and list(small[0].data) == [1.0, 2.0]
-        assert "larger than the limit of 64 bytes" in fake_ros.logs[-1][2]
+        assert "larger than the limit of 64 bytes" in fake.logs[-1][2]
         assert t.oversized_dropped == 1
         with pytest.raises(ValueError, match="max_bytes"):
             t.subscribe("/x", rm.CLOCK, small.append, max_bytes=0)
@@ -1094,9 +1082,9 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         t.subscribe("/screened", rm.FLOAT64_MULTI_ARRAY, kept.append, max_per_turn=3,
                     screen=lambda data: screened.append(bytes(data)) or len(screened) == 1,
                     on_drop=lambda n: None)
-        assert fake_ros.nodes[0].subscriptions[-1].raw is True
+        assert fake.nodes[0].subscriptions[-1].raw is True
         for values in ([1.0], [2.0]):
-            assert fake_ros.inject("/screened", rm.float64_multi_array_msg(values)) == 1
+            assert fake.inject("/screened", rm.float64_multi_array_msg(values)) == 1
         for _ in range(2):
             t.spin_once(0.0)
         assert [list(m.data) for m in kept] == [[1.0]]
@@ -1111,9 +1099,9 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
                   lambda req: (req.data, f"enabled={req.data}"))
         t.service("~/reset", "std_srvs/srv/Trigger", lambda req: (_ for _ in ()).throw(
             ValueError("busy")))
-        r = fake_ros.call_service("/ctrl/enable", data=True)
+        r = fake.call_service("/ctrl/enable", data=True)
         assert (r.success, r.message) == (True, "enabled=True")
-        r = fake_ros.call_service("/ctrl/reset")
+        r = fake.call_service("/ctrl/reset")
         assert (r.success, r.message) == (False, "busy")
 
         ticks = []
@@ -1129,7 +1117,7 @@ def test_rclpy_subscribe_timer_service_spin(fake_ros):
         calls["done"] = True
     finally:
         t.shutdown()
-    assert calls == {"done": True} and not fake_ros.initialized
+    assert calls == {"done": True} and not fake.initialized
 
 
 # ====================================================================== signals
