@@ -153,3 +153,30 @@ def test_a_missing_joint_error_does_not_print_every_name():
     with pytest.raises(ValueError, match="missing joint names") as err:
         rm.parse_joint_state(js, ["joint1"])
     assert len(str(err.value)) < 400 and "5000 names" in str(err.value)
+
+
+def test_one_scanner_serves_the_screen_and_the_count_limits():
+    """The dynamics node's Float64MultiArray screen (no type store) and the count limits (the
+    type store's field descriptions) walk the same bytes with one scanner: on rosbags' CDR of
+    random layouts, in both byte orders, the screen's ``data`` length is the count the limits
+    read, and its field table describes the type as the type store does."""
+    from vm_dynamics.ros.cdr_counts import FLOAT64_MULTI_ARRAY_FIELDS, float64_multi_array_extent
+    for mtype, (_, fields) in FLOAT64_MULTI_ARRAY_FIELDS.items():   # Nodetype is an IntEnum
+        assert list(rm.TYPESTORE.fielddefs[mtype][1]) == fields, mtype
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        dims = [T["std_msgs/msg/MultiArrayDimension"](label="x" * int(rng.integers(0, 5)),
+                                                      size=1, stride=1)
+                for _ in range(int(rng.integers(0, 4)))]
+        msg = T[rm.FLOAT64_MULTI_ARRAY](
+            layout=T["std_msgs/msg/MultiArrayLayout"](dim=dims, data_offset=0),
+            data=rng.normal(size=int(rng.integers(0, 9))))
+        for little in (True, False):
+            data = bytes(rm.TYPESTORE.serialize_cdr(msg, rm.FLOAT64_MULTI_ARRAY,
+                                                    little_endian=little))
+            size = float64_multi_array_extent(data).size
+            assert size == len(msg.data)
+            rm.check_sequence_counts(data, rm.FLOAT64_MULTI_ARRAY, {"data": size})
+            if size:
+                with pytest.raises(rm.SequenceCountError, match=f"data has {size} entries"):
+                    rm.check_sequence_counts(data, rm.FLOAT64_MULTI_ARRAY, {"data": size - 1})
