@@ -125,9 +125,11 @@ class CdrScanner:
         if size is None:
             raise CdrUnsupported(base)
         if n:
-            self.align(size)
-            self.need(size * n)
-            self.pos += size * n
+            pos = self.pos
+            self.pos = pos = pos + -(pos - 4) % size           # align (relative to the body)
+            if pos + size * n > self.size:
+                raise self.truncated(size * n)
+            self.pos = pos + size * n
 
     def skip_struct(self, msgtype: str) -> None:
         """Skip one struct of type ``msgtype``."""
