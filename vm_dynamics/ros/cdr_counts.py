@@ -118,7 +118,8 @@ class CdrScanner:
         if base == "string":
             for _ in range(n):
                 length = self.count()
-                self.need(length)
+                if self.pos + length > self.size:
+                    raise self.truncated(length)
                 self.pos += length
             return
         size = CDR_SIZES.get(base)
@@ -134,7 +135,10 @@ class CdrScanner:
     def skip_struct(self, msgtype: str) -> None:
         """Skip one struct of type ``msgtype``."""
         for _, desc in self.fielddefs[msgtype][1]:
-            self.skip_field(desc)
+            if desc[0] == NODE_BASE:                       # the common case, one call fewer
+                self.skip_base(desc[1][0], 1)
+            else:
+                self.skip_field(desc)
 
     def skip_elements(self, elem: tuple, n: int) -> None:
         """Skip ``n`` elements described by ``elem`` (a field description)."""
