@@ -786,7 +786,7 @@ def test_two_processes_joint_states_over_loopback(tmp_path, loopback_dds):
     try:
         raw = []
         sub = t.subscribe("/robot/joint_states", rm.JOINT_STATE, raw.append, "sensor", raw=True)
-        assert t.spin_until(lambda: len(raw) >= 5 or proc.poll() is not None, 10.0), \
+        assert t.spin_until(lambda: len(raw) >= 5 or proc.poll() is not None, 60.0), \
             proc.communicate(timeout=5)
         assert proc.poll() is None, proc.communicate(timeout=5)
         assert len(raw) >= 5
