@@ -14,9 +14,9 @@ same on any machine, paced to ``real_time_factor``; see
 ``path_length`` (poses kept in the ``ee_path``/``base_path`` trails RViz draws; default 3000
 = 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible).
 
-The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names (a file
-in urdf/ or a package:// URI) is expanded with xacro once and given as ``robot_description``
-to both nodes, and the URDF of the model they build from it (with the scenario's vehicle
+The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names (a
+package:// URI, or a file next to the scenario, else in urdf/) is expanded with xacro once and
+given as ``robot_description`` to both nodes, and the URDF of the model they build from it (with the scenario's vehicle
 spliced in and locked joints fixed) to robot_state_publisher, so all three use the same robot.
 """
 import os
@@ -30,20 +30,19 @@ from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
 from vm_dynamics.config.params import read_params_file
+from vm_dynamics.config.scenario import scenario_path
 from vm_dynamics.nodes.launching import launch_lockstep, parse_bool_argument
 from vm_dynamics.nodes.robot import robot_descriptions
 
 PACKAGE = "vm_dynamics"
 
 
-def _scenario(share, scenario):
-    """(path, ros__parameters) of a scenario name or YAML path."""
-    path = scenario if scenario.endswith((".yaml", ".yml")) else os.path.join(
-        share, "config", scenario + ".yaml")
-    if not os.path.isfile(path):
-        raise RuntimeError(f"scenario {scenario!r}: file {path!r} not found")
-    try:      # bounded in size and nesting, as the nodes read it
-        return path, read_params_file(path)
+def _scenario(scenario):
+    """(path, ros__parameters) of a scenario name or YAML path: the library's lookup and
+    reader (vm_dynamics.config.scenario), as vm-sim and the nodes use them."""
+    try:
+        path = scenario_path(scenario)
+        return str(path), read_params_file(path)
     except ValueError as exc:
         raise RuntimeError(f"scenario: {exc}") from None
 
@@ -57,11 +56,11 @@ def _bool(text, name):
 
 def _nodes(context):
     share = get_package_share_directory(PACKAGE)
-    path, params = _scenario(share, LaunchConfiguration("scenario").perform(context))
+    path, params = _scenario(LaunchConfiguration("scenario").perform(context))
     # the URDF the nodes take (with the scenario's vehicle/locked_joints parameters) and the
     # URDF of the model they build, for robot_state_publisher and RViz
     try:
-        node_urdf, model_urdf = robot_descriptions(params)
+        node_urdf, model_urdf = robot_descriptions(params, [os.path.dirname(path)])
     except ValueError as exc:
         raise RuntimeError(f"scenario: {exc}") from None
     robot_description = ParameterValue(node_urdf, value_type=str)

@@ -24,7 +24,10 @@ also has are kept (the others are listed as dropped).
 
 **Exit codes.**  0: done; 2: bad arguments or scenario values (one line on stderr, before any
 simulation); 3: the simulation diverged (the partial trajectory, plots and a summary with
-``"diverged": true`` are written); 4: an output could not be written (a full disk, a file size
+``"diverged": true`` are written), also when it ran to the end but its energy balance is off
+by more than ``divergence_threshold`` of the energy scale, the dynamics node's test
+(:mod:`vm_dynamics.core.divergence`: the integration cannot be trusted; the message names the
+fix, a smaller dt); 4: an output could not be written (a full disk, a file size
 limit: one line on stderr naming the file and what it keeps; the run stops at once, the samples
 already in trajectory.mcap stay readable and summary.json says what was written if there is
 room for it); 130: interrupted by Ctrl-C (what was computed is written; a second Ctrl-C while
@@ -51,16 +54,17 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core import divergence as _divergence
+
 __all__ = ["main", "run_scenario", "EXIT_OK", "EXIT_USAGE", "EXIT_DIVERGED", "EXIT_INTERRUPTED",
            "EXIT_WRITE_ERROR", "DIVERGENCE_LIMITS", "SYSTEM_TREES", "SYSTEM_DIRS",
-           "parse_param_overrides",
-           "resolve_controller_params"]
+           "parse_param_overrides"]
 
 EXIT_OK, EXIT_USAGE, EXIT_DIVERGED, EXIT_WRITE_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
 
-#: A sample beyond these limits (or with a NaN/Inf) stops the run as diverged (SI units: m/s and
-#: rad/s for velocities, m and rad for positions).
-DIVERGENCE_LIMITS = {"velocity": 1e6, "position": 1e9}
+#: A sample beyond these limits (or with a NaN/Inf) stops the run as diverged: the policy of
+#: :mod:`vm_dynamics.core.divergence`, shared with the nodes.
+DIVERGENCE_LIMITS = _divergence.DIVERGENCE_LIMITS
 #: The most samples a run keeps in memory for its summary and plots: a longer run keeps every
 #: k-th sample (k = ceil(steps / MAX_KEPT_SAMPLES)), while trajectory.mcap gets every sample
 #: (at --record-rate) streamed to disk during the run, so memory stays flat with the duration.
@@ -180,11 +184,12 @@ def _overrides(args) -> dict:
     if args.dt is not None:
         options["dt"] = (_positive_finite(args.dt, "--dt"), "--dt")
     if args.integrator is not None:
-        from ..sim.integrators import METHODS
-        if args.integrator not in METHODS:
-            raise UsageError(f"--integrator: unknown {args.integrator!r}; choose one of "
-                             f"{', '.join(METHODS)}")
-        options["integrator"] = (args.integrator, "--integrator")
+        from ..config.spec import check_integrator
+        try:
+            options["integrator"] = (check_integrator(args.integrator, "--integrator"),
+                                     "--integrator")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     for key, flag in _INITIAL_OPTIONS:
         text = getattr(args, key)
         if text is not None:
@@ -195,25 +200,6 @@ def _overrides(args) -> dict:
                              f"give one")
         overrides[name] = value
     return overrides
-
-
-def resolve_controller_params(scenario_section: dict | None, name: str, explicit=()) -> tuple:
-    """Parameters for controller ``name`` given the scenario's ``controller`` section.
-
-    Precedence: the controller's defaults < the scenario's section < ``-p controller.<p>``.
-    When ``name`` is the section's controller, the whole section applies.  When it is another
-    one, the section's values for parameters that ``name`` also has are kept, the others are
-    dropped; ``explicit`` (names given with ``-p``) are always kept, so an unknown one is an
-    error.  Returns ``(params, kept, dropped)``."""
-    from ..control import get_controller
-    section = dict(scenario_section or {})
-    section_name = section.pop("name", None)
-    if name == section_name:
-        return section, sorted(section), []
-    known = type(get_controller(name)).PARAMS
-    kept = {k: v for k, v in section.items() if k in known or k in explicit}
-    dropped = sorted(k for k in section if k not in kept)
-    return kept, sorted(kept), dropped
 
 
 @dataclass
@@ -336,6 +322,7 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
                 force=False) -> _Run:
     """Build and check the controller, the reference and the output directory (ValueError or
     UsageError for bad values; ``force``: see :func:`_output_dir`)."""
+    from ..config.sections import resolve_controller_params
     from ..control import available_controllers, get_controller
     from ..control.references import reference_from_config
     from ..sim.simulate import State
@@ -394,19 +381,10 @@ class _DivergenceMonitor:
         self.last_good_t = 0.0
 
     def __call__(self, state) -> bool:
-        import numpy as np
-        checks = (("base twist", state.V, DIVERGENCE_LIMITS["velocity"]),
-                  ("joint velocity", state.qd, DIVERGENCE_LIMITS["velocity"]),
-                  ("joint position", state.q, DIVERGENCE_LIMITS["position"]),
-                  ("base pose", state.g[:3], DIVERGENCE_LIMITS["position"]))
-        for what, a, limit in checks:
-            if a.size:
-                m = float(np.abs(a).max())
-                if not m <= limit:
-                    self.t = float(state.t)
-                    self.reason = (f"non-finite {what}" if not math.isfinite(m)
-                                   else f"{what} {m:.3g} exceeds {limit:g}")
-                    return True
+        reason = _divergence.state_beyond_limits(state.V, state.qd, state.q, state.g)
+        if reason is not None:
+            self.t, self.reason = float(state.t), reason
+            return True
         self.last_good_t = float(state.t)
         return False
 
@@ -662,10 +640,7 @@ def _base_summary(run, traj, wall, diverged, interrupted):
         "diverged": diverged is not None,
         "finished": True,       # False: killed while running, or an output could not be written
     }
-    if diverged is not None:
-        s["divergence"] = {"t": diverged["t"], "reason": diverged["reason"],
-                           "message": f"diverged at t = {diverged['t']:.6g} s "
-                                      f"({diverged['reason']}); reduce dt or the gains"}
+    s.update(_divergence_summary(diverged))
     if traj is not None:
         s["final_state"] = {
             "base_position": traj.g[-1, :3, 3].tolist(),
@@ -675,6 +650,34 @@ def _base_summary(run, traj, wall, diverged, interrupted):
             "joint_velocities": traj.qd[-1].tolist(),
         }
     return s
+
+
+def _divergence_summary(diverged) -> dict:
+    """The summary's ``diverged`` and ``divergence`` entries of ``diverged`` (None: none)."""
+    if diverged is None:
+        return {"diverged": False}
+    fix = diverged.get("fix", "; reduce dt or the gains")
+    return {"diverged": True, "divergence": {
+        "t": diverged["t"], "reason": diverged["reason"],
+        "message": f"diverged at t = {diverged['t']:.6g} s ({diverged['reason']}){fix}"}}
+
+
+def _energy_divergence(run, traj, checks):
+    """The run's divergence by the energy balance (:mod:`vm_dynamics.core.divergence`, the
+    dynamics node's test, threshold ``divergence_threshold``): ``{t, reason, fix}`` at the
+    first sample whose residual exceeds the threshold, or None."""
+    import numpy as np
+    scn = run.scn
+    threshold = scn.divergence_threshold
+    rel = np.abs(checks.balance) / checks.energy_scale
+    bad = [k for k in range(len(rel)) if _divergence.energy_balance_violated(
+        float(checks.balance[k]), float(checks.energy_scale), threshold)]
+    if not bad:
+        return None
+    worst = float(np.max(np.where(np.isfinite(rel), rel, np.inf)))
+    return {"t": float(traj.t[bad[0]]), "check": "energy_balance",
+            "reason": _divergence.energy_balance_message(worst, threshold, scn.dt),
+            "fix": ""}
 
 
 def _write_summary(out: Path, summary: dict) -> None:
@@ -709,6 +712,11 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
                 return scn.environment_wrenches(t, state)[1]
         checks = analysis.conservation_checks(model, traj, frame_fn)
     summary.update(checks.summary())
+    if diverged is None:
+        diverged = _energy_divergence(run, traj, checks)
+        if diverged is not None:        # a finished run whose integration cannot be trusted
+            summary.update(_divergence_summary(diverged))
+            log(f"vm-sim: warning: {diverged['reason']}")
     ref_joint = getattr(run.reference, "joint", None) if run.ctrl is not None else None
     err = None
     if ref_joint is not None:

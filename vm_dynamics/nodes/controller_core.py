@@ -64,12 +64,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ..config.params import flatten, parameter_defaults, unflatten, unflatten_reference
+from ..config.sections import resolve_controller_params
+from ..config.spec import CONTROLLER_PARAMETERS, checked_values
 from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
 from ..ros import messages as rm
 from ..sim.simulate import State
 from .event_log import EventLog
-from .parameters import ROBOT_PARAMETERS
 from .robot import Robot, load_robot
 
 __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defaults",
@@ -77,32 +78,6 @@ __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defa
 
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
-
-#: Parameters of the controller node: ``name: (default, description)``.  The selected
-#: controller's own parameters are declared as ``controller.<name>`` in addition
-#: (:func:`controller_parameter_defaults`), and the ``reference.*`` keys found in the
-#: parameter file.
-CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
-    **ROBOT_PARAMETERS,
-    "controller": ("", "controller plug-in name; overrides controller.name (the file's "
-                   "controller.* gains are then not used)"),
-    "controller.name": ("", "controller plug-in name (scenario files: controller: {name: ...})"),
-    "state_timeout": (0.1, "do not command when the latest state is older than this (ROS "
-                      "time, s; a longer delay destabilises the default gains); 0 disables"),
-    "base_pose_duration": (2.0, "duration of the motion to a ~/base_pose target whose stamp "
-                           "is not in the future, s"),
-    "reference_start": ("zero", "zero: reference times are ROS times; first_state: they start "
-                        "at the first state's stamp"),
-    "max_trajectory_points": (1000, "reject a ~/joint_trajectory with more points (checked "
-                              "before any point is read)"),
-    "max_joint_state_names": (1000, "reject a joint_states message naming more joints "
-                              "(checked in the serialized sample, before it is decoded)"),
-    "position_bound": (1.0e6, "|target| bound of joints without URDF position limits "
-                       "(continuous), of the interpolated motion of every joint (rad or m) "
-                       "and of ~/base_pose positions (m)"),
-    "max_message_bytes": (1048576, "drop samples larger than this (serialized bytes) before "
-                          "deserialising them"),
-}
 
 #: Rejection reasons: each gets its own throttle key, so one reason flooding the log does not
 #: hide another.  (keyword in the error text, reason tag); first match wins.
@@ -126,7 +101,9 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
     """Parameter defaults of the controller node given the overrides it will receive
     (flat names): the fixed table, ``controller.<key>`` for every parameter of the selected
     controller (default ``None`` = dynamically typed; unset ones keep the controller's own
-    default), and every ``reference.*`` key present in the overrides."""
+    default), and every ``controller.*`` and ``reference.*`` key present in the overrides
+    (so that the core sees a misspelled gain and reports it, and the file's gains of another
+    plug-in, which it drops with a warning)."""
     out = parameter_defaults(CONTROLLER_PARAMETERS)
     ov = flatten(overrides)
     name = ov.get("controller") or ov.get("controller.name") or ""
@@ -136,7 +113,7 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
             if key != "name":
                 out.setdefault(f"controller.{key}", None)
     for key in ov:
-        if key.startswith("reference."):
+        if key.startswith(("reference.", "controller.")):
             out.setdefault(key, None)
     return out
 
@@ -272,47 +249,18 @@ class ControllerCore:
                  clock: Callable[[], float] = time.monotonic):
         p = parameter_defaults(CONTROLLER_PARAMETERS)
         p.update(flatten(params))
+        p = checked_values(p, CONTROLLER_PARAMETERS)     # the scenario model's checks
         self.robot = robot
         self.model = m = robot.model
         self.params = p
         self.log = EventLog(clock)
-        override, file_name = p["controller"], p["controller.name"]
-        name = override or file_name
-        if not name:
-            raise ValueError("no controller: set the parameter 'controller' (or controller.name)"
-                             f"; available: {', '.join(available_controllers())}")
-        gains = {k[len("controller."):]: v for k, v in p.items()
-                 if k.startswith("controller.") and k != "controller.name" and v is not None}
-        if override and override != file_name:
-            if gains:
-                self.log.emit("INFO", "gains", f"controller {override!r} overrides "
-                              f"controller.name {file_name!r}: running it with its default "
-                              f"parameters (ignoring {sorted(gains)})", throttle=False)
-            gains = {}
-        self.controller_name = name
-        self.ctrl = get_controller(name, gains)
+        self.controller_name, gains = self._controller_parameters(p)
+        self.ctrl = get_controller(self.controller_name, gains)
         ref_cfg = unflatten(p, "reference")
         self.scenario_reference = (reference_from_config(unflatten_reference(ref_cfg, m.n))
                                    if ref_cfg else Reference())
         self.reference = self.scenario_reference
-        if p["reference_start"] not in ("zero", "first_state"):
-            raise ValueError(f"reference_start: {p['reference_start']!r}; use zero or "
-                             f"first_state")
-        for key in ("max_trajectory_points", "max_message_bytes", "max_joint_state_names"):
-            if isinstance(p[key], bool) or not isinstance(p[key], int) or p[key] < 1:
-                raise ValueError(f"{key}: expected an integer >= 1, got {p[key]!r}")
-        for key in ("state_timeout", "base_pose_duration"):
-            if not (isinstance(p[key], (int, float)) and math.isfinite(p[key]) and p[key] >= 0):
-                raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
-        if p["base_pose_duration"] <= 0:
-            raise ValueError("base_pose_duration: must be > 0")
-        bound = p["position_bound"]
-        if isinstance(bound, bool) or not (isinstance(bound, (int, float))
-                                           and math.isfinite(bound) and bound > 0):
-            raise ValueError(f"position_bound: expected a finite number > 0, got {bound!r}")
-        self._limits = _joint_limits(m, float(bound))
-        if not (isinstance(p["control_rate"], (int, float)) and p["control_rate"] > 0):
-            raise ValueError(f"control_rate: expected a positive rate, got {p['control_rate']!r}")
+        self._limits = _joint_limits(m, float(p["position_bound"]))
         self.period = 1.0 / float(p["control_rate"])
         self.lockstep = bool(p["lockstep"])
         self._external = None
@@ -345,10 +293,36 @@ class ControllerCore:
         self.computed = 0
         self.last_t = None
 
+    def _controller_parameters(self, p: Mapping[str, Any]) -> tuple[str, dict]:
+        """The plug-in name (``controller``, else ``controller.name``) and its parameters: the
+        file's ``controller.*`` values, of which those the plug-in does not have are dropped
+        with a warning when ``controller`` selects another plug-in than the file's
+        (:func:`~vm_dynamics.config.sections.resolve_controller_params`, as in vm-sim)."""
+        override, file_name = p["controller"], p["controller.name"]
+        name = override or file_name
+        if not name:
+            raise ValueError("no controller: set the parameter 'controller' (or controller.name)"
+                             f"; available: {', '.join(available_controllers())}")
+        if name not in available_controllers():
+            which = "controller" if override else "controller.name"
+            raise ValueError(f"{which}: unknown {name!r}; available: "
+                             f"{', '.join(available_controllers())}")
+        section = {k[len("controller."):]: v for k, v in p.items()
+                   if k.startswith("controller.") and k != "controller.name" and v is not None}
+        gains, kept, dropped = resolve_controller_params(dict(section, name=file_name), name)
+        if dropped:
+            self.log.emit("WARN", "gains", f"controller {name!r} overrides controller.name "
+                          f"{file_name!r}: kept {', '.join(kept) or 'no parameters'}; dropped "
+                          f"{', '.join(dropped)} (not {name} parameters)", throttle=False)
+        return name, gains
+
     @classmethod
     def from_params(cls, params: Mapping[str, Any],
-                    clock: Callable[[], float] = time.monotonic) -> "ControllerCore":
-        return cls(load_robot(params), params, clock)
+                    clock: Callable[[], float] = time.monotonic,
+                    folders=()) -> "ControllerCore":
+        """The core of (flat or nested) parameters; relative file names are looked up in
+        ``folders`` (those of the parameter files) first."""
+        return cls(load_robot(params, folders), params, clock)
 
     # ---------------------------------------------------------------- messages in
     def _reject(self, what: str, text: str) -> bool:

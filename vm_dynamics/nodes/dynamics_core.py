@@ -47,15 +47,14 @@ import numpy as np
 
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import initial_state, prescribed_motion
-from ..core.validation import as_positive
+from ..config.spec import DYNAMICS_PARAMETERS, checked_values
+from ..core.divergence import energy_balance_violated
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
-from ..sim.integrators import METHODS
 from ..sim.interaction import arm_interaction
 from ..sim.measured import MeasuredJointMotion
 from .event_log import EventLog, reason_key
-from .joint_source import JOINT_SOURCES, MeasuredJointInput
-from .parameters import DYNAMICS_BACKENDS, DYNAMICS_PARAMETERS
+from .joint_source import MeasuredJointInput
 from .robot import Robot, load_robot
 
 __all__ = ["DynamicsCore"]
@@ -90,27 +89,15 @@ class DynamicsCore:
                  clock: Callable[[], float] = time.monotonic):
         p = parameter_defaults(DYNAMICS_PARAMETERS)
         p.update(flatten(params))
+        p = checked_values(p, DYNAMICS_PARAMETERS)     # the scenario model's checks
         self.robot = robot
         self.model = m = robot.model
         self.params = p
         self.log = EventLog(clock)
         self.clock = clock
-        self.dt = as_positive(p["dt"], "dt")
+        self.dt = p["dt"]
         self.method = p["integrator"]
-        if self.method not in METHODS:
-            raise ValueError(f"integrator: unknown {self.method!r}; choose one of "
-                             f"{', '.join(METHODS)}")
         self.backend = p["dynamics_backend"]
-        if self.backend not in DYNAMICS_BACKENDS:
-            raise ValueError(f"dynamics_backend: unknown {self.backend!r}; choose one of "
-                             f"{', '.join(DYNAMICS_BACKENDS)}")
-        for key in ("publish_rate", "clock_rate", "diagnostics_rate", "control_rate", "path_rate"):
-            if not (isinstance(p[key], (int, float)) and p[key] > 0):
-                raise ValueError(f"{key}: expected a positive rate in Hz, got {p[key]!r}")
-        for key in ("real_time_factor", "command_timeout", "divergence_threshold",
-                    "max_wall_publish_rate"):
-            if not (isinstance(p[key], (int, float)) and math.isfinite(p[key]) and p[key] >= 0):
-                raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
         self.lockstep = bool(p["lockstep"])
         self.timeout = float(p["command_timeout"])
         self.steps_per_period = max(1, int(round(1.0 / (float(p["control_rate"]) * self.dt))))
@@ -126,9 +113,6 @@ class DynamicsCore:
         # where the joints come from: efforts (simulated), the prescribed section, or a real
         # arm's joint states (measured: hardware in the loop, nodes/joint_source.py)
         self.joint_source = p["joint_source"]
-        if self.joint_source not in JOINT_SOURCES:
-            raise ValueError(f"joint_source: unknown {self.joint_source!r}; choose one of "
-                             f"{', '.join(JOINT_SOURCES)}")
         self.prescribed = self.measured = None
         if self.joint_source == "prescribed":
             section = {k: v for k, v in unflatten(p, "prescribed").items()
@@ -163,9 +147,11 @@ class DynamicsCore:
 
     # ---------------------------------------------------------------- construction
     @classmethod
-    def from_params(cls, params: Mapping[str, Any], clock: Callable[[], float] = time.monotonic
-                    ) -> "DynamicsCore":
-        return cls(load_robot(params), params, clock)
+    def from_params(cls, params: Mapping[str, Any], clock: Callable[[], float] = time.monotonic,
+                    folders=()) -> "DynamicsCore":
+        """The core of (flat or nested) parameters; relative file names are looked up in
+        ``folders`` (those of the parameter files) first."""
+        return cls(load_robot(params, folders), params, clock)
 
     @staticmethod
     def _measured_input(robot: Robot, p: Mapping[str, Any]) -> MeasuredJointInput:
@@ -568,8 +554,8 @@ class DynamicsCore:
             # the joints follow a motion from outside, whose work the engine does not know:
             # no balance to check, only a finite state
             self.residual, scale = 0.0, 1.0
-        if not (math.isfinite(E) and math.isfinite(scale) and abs(self.residual)
-                <= float(self.params["divergence_threshold"]) * scale):
+        if not math.isfinite(E) or energy_balance_violated(
+                self.residual, scale, float(self.params["divergence_threshold"])):
             self._diverge(f"energy balance violated (E - E0 - W = {self.residual:.4g} J, "
                           f"energy scale {scale:.4g} J)")
             return False

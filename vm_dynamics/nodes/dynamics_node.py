@@ -57,7 +57,12 @@ from ..transport import ros_args as rargs
 from .dynamics_core import DynamicsCore
 from .entry import run_node
 from .pacing import Pacer
-from .parameters import DYNAMICS_PARAMETERS
+from .parameters import (
+    DYNAMICS_NODE_PARAMETERS,
+    DYNAMICS_PARAMETERS,
+    command_line_parameters,
+    unknown_parameter_warning,
+)
 from .publisher_watch import PublisherWatch
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
@@ -73,19 +78,9 @@ NODE_NAME = "dynamics_node"
 TICK_BUDGET_S = 0.02
 
 #: Parameters of the node itself (input bounds), in addition to the core's
-#: ``DYNAMICS_PARAMETERS``: ``name: (default, description)``.
-NODE_PARAMETERS = {
-    "max_message_bytes": (65536, "drop command samples larger than this (serialized bytes) "
-                          "before deserialising them"),
-    "max_layout_dims": (8, "reject effort commands whose layout.dim has more entries"),
-    "command_queue_depth": (1000, "reader history (KEEP_LAST, reliable) of the command topics: "
-                            "samples queued between two executor turns"),
-    "max_commands_per_turn": (10, "command samples handled per executor turn and topic; when "
-                             "more are queued the newest are kept and the older dropped "
-                             "(effort_dropped / wrench_dropped in /diagnostics): a turn's input "
-                             "work stays small next to the stepping that follows it, so that "
-                             "no input rate holds up stepping and publishing"),
-}
+#: ``DYNAMICS_PARAMETERS``: the scenario model's table
+#: (:data:`vm_dynamics.config.spec.DYNAMICS_NODE_PARAMETERS`).
+NODE_PARAMETERS = DYNAMICS_NODE_PARAMETERS
 
 
 def node_parameter_defaults() -> dict:
@@ -96,10 +91,9 @@ def node_parameter_defaults() -> dict:
 
 
 def _limit(params, name: str) -> int:
-    value = params.get(name, NODE_PARAMETERS[name][0])
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
-    return value
+    entry = NODE_PARAMETERS[name]
+    return entry.check(params.get(name, entry.default), name)
+
 
 #: core output key -> (topic, message type, QoS profile)
 PUBLICATIONS = {
@@ -338,8 +332,13 @@ def main(argv=None) -> int:
     argv = list(sys.argv if argv is None else argv)
 
     def start(transport):
+        overrides, folders = command_line_parameters(argv, NODE_NAME)
+        warning = unknown_parameter_warning(overrides, node_parameter_defaults())
+        if warning:
+            transport.logger.warn(warning)
         core = DynamicsCore.from_params(
-            {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS})
+            {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS},
+            folders=folders)
         m = core.model
         transport.logger.info(
             f"{m!r} from {core.robot.source}; {core.method}, dt={core.dt:g} s, backend "

@@ -26,12 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from ..config.spec import JOINT_SOURCES
 from ..ros import messages as rm
 from ..sim.measured import MeasuredJointMotion
 
 __all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival"]
-
-JOINT_SOURCES = ("simulated", "measured", "prescribed")
 
 
 class Arrival:
