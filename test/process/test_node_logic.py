@@ -433,9 +433,9 @@ def test_energy_blow_up_pauses_and_rolls_back():
     assert dyn.diverged and dyn.paused and done < 500
     assert "energy balance violated" in dyn.error
     # rolled back to the last checked state, which satisfies the energy balance
-    E, K, U = dyn._energy()
+    E, K, U = dyn.energy()
     assert abs(E - dyn.E0) <= 0.25 * (dyn.K0 + K)
-    assert not dyn.step() and dyn.steps == dyn._snapshot[1]
+    assert not dyn.step() and dyn.steps == dyn.checked_steps
     msgs = dict(dyn.pop_due(0.0))
     js = rm.parse_joint_state(msgs["joint_states"])
     np.testing.assert_array_equal(js.position, dyn.q)
