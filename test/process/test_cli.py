@@ -504,7 +504,8 @@ def test_long_runs_keep_bounded_samples_and_stream_every_sample(tmp_path, monkey
     """Beyond MAX_KEPT_SAMPLES steps, vm-sim keeps every k-th sample in memory for the summary
     and plots while trajectory.mcap gets every sample (streamed during the run); the energy
     balance still closes (the engine's work account)."""
-    monkeypatch.setattr(cli, "MAX_KEPT_SAMPLES", 100)
+    from vm_dynamics.app import run as app_run
+    monkeypatch.setattr(app_run, "MAX_KEPT_SAMPLES", 100)
     rc = cli.main(["uvms", "--duration", "1.0", "--out", str(tmp_path), "--record-rate", "0",
                    "--no-plots"])
     assert rc == 0
@@ -589,3 +590,21 @@ def test_an_untrusted_energy_balance_is_a_divergence_naming_the_fix(tmp_path):
     assert s["diverged"] is True and s["energy_balance_rel"] > 0.25
     assert "use a smaller dt" in s["divergence"]["message"]
     assert s["simulated_time"] == 0.5 and (out / "trajectory.mcap").is_file()
+
+
+def test_the_euler_comparison_labels_the_lp_run_with_its_integrator(tmp_path, monkeypatch):
+    """tumbling compares with a ZYX Euler-angle model; the LP curve's label names the
+    integrator the run used (before: "Lagrange–Poincaré (RKMK4)" whatever it was)."""
+    from vm_dynamics.analysis import plotting
+    figures = {}
+    real_save = plotting.save_figure
+
+    def save(fig, path):
+        figures[path.name] = [t.get_text() for ax in fig.axes if ax.get_legend()
+                              for t in ax.get_legend().get_texts()]
+        return real_save(fig, path)
+    monkeypatch.setattr(plotting, "save_figure", save)
+    assert cli.main(["tumbling", "--integrator", "lie_euler", "--duration", "0.05",
+                     "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    labels = figures["euler_comparison.png"]
+    assert "Lagrange–Poincaré (lie_euler)" in labels and not any("RKMK4" in t for t in labels)
