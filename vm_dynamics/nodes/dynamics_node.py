@@ -113,6 +113,9 @@ PUBLICATIONS = {
 NODE_PUBLICATIONS = {
     "base_path": ("base_path", "nav_msgs/msg/Path", "default"),   # from the published odom
 }
+#: topic -> message type, subscribed by the node (:meth:`DynamicsNode._subscribe` gives each
+#: its handler; the measured joint states only with ``joint_source: measured``, on
+#: ``measured.topic``)
 SUBSCRIPTIONS = {
     "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
     "base_wrench": rm.WRENCH_STAMPED,
@@ -144,23 +147,7 @@ class DynamicsNode:
         # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
-        transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
-                            self.on_effort, commands, max_bytes=self.max_bytes,
-                            max_per_turn=per_turn, screen=self.screen_effort,
-                            on_drop=lambda n: self._count_dropped("effort_dropped", n))
-        transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, commands,
-                            max_bytes=self.max_bytes, max_per_turn=per_turn,
-                            on_drop=lambda n: self._count_dropped("wrench_dropped", n))
-        if core.measured is not None:
-            topic = core.params["measured.topic"]
-            if not isinstance(topic, str) or not topic:
-                raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
-            # best effort (matches reliable and best-effort drivers, as sensor data), deep
-            # enough to keep 1 s of 1 kHz samples queued: a node that falls behind on a
-            # loaded machine catches up instead of dropping samples
-            transport.subscribe(topic, rm.JOINT_STATE, self.on_measured,
-                                QosSpec(reliable=False, transient_local=False, depth=1000),
-                                max_bytes=self.max_bytes)
+        self._subscribe(transport, commands, per_turn)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
             transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
@@ -176,6 +163,37 @@ class DynamicsNode:
         self.watch = PublisherWatch(transport, {self.pubs[key].topic: 1 for key in
                                                 ("clock", "joint_states", "odom")})
         self.flush()
+
+    def _subscribe(self, transport, commands: QosSpec, per_turn: int) -> None:
+        """Subscribe every topic of :data:`SUBSCRIPTIONS` this node's configuration uses, with
+        its handler: the command topics (reliable, ``command_queue_depth`` deep, at most
+        ``max_commands_per_turn`` per executor turn) and, with ``joint_source: measured``, the
+        real arm's joint states on ``measured.topic``."""
+        core = self.core
+        handlers = {
+            "effort_controller/commands": dict(
+                callback=self.on_effort, qos=commands, max_per_turn=per_turn,
+                screen=self.screen_effort,
+                on_drop=lambda n: self._count_dropped("effort_dropped", n)),
+            "base_wrench": dict(
+                callback=self.on_wrench, qos=commands, max_per_turn=per_turn,
+                on_drop=lambda n: self._count_dropped("wrench_dropped", n)),
+        }
+        if core.measured is not None:
+            topic = core.params["measured.topic"]
+            if not isinstance(topic, str) or not topic:
+                raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
+            # best effort (matches reliable and best-effort drivers, as sensor data), deep
+            # enough to keep 1 s of 1 kHz samples queued: a node that falls behind on a
+            # loaded machine catches up instead of dropping samples
+            handlers["measured/joint_states"] = dict(
+                callback=self.on_measured, topic=topic,
+                qos=QosSpec(reliable=False, transient_local=False, depth=1000))
+        for default_topic, mtype in SUBSCRIPTIONS.items():
+            h = handlers.get(default_topic)
+            if h is not None:
+                transport.subscribe(h.pop("topic", default_topic), mtype, h.pop("callback"),
+                                    h.pop("qos"), max_bytes=self.max_bytes, **h)
 
     # ---------------------------------------------------------------- callbacks
     def _count_dropped(self, key: str, count: int) -> None:
