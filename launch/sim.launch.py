@@ -29,20 +29,17 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
-from vm_dynamics.config.params import read_params_file
-from vm_dynamics.config.scenario import scenario_path
-from vm_dynamics.nodes.launching import launch_lockstep, parse_bool_argument
-from vm_dynamics.nodes.robot import robot_descriptions
+from vm_dynamics.nodes.launching import launch_lockstep, launch_scenario, parse_bool_argument
 
 PACKAGE = "vm_dynamics"
 
 
 def _scenario(scenario):
-    """(path, ros__parameters) of a scenario name or YAML path: the library's lookup and
-    reader (vm_dynamics.config.scenario), as vm-sim and the nodes use them."""
+    """(path, ros__parameters, node URDF, model URDF) of a scenario name or YAML path: the
+    library's lookup and reader (vm_dynamics.nodes.launching.launch_scenario), as vm-sim and
+    the nodes use them."""
     try:
-        path = scenario_path(scenario)
-        return str(path), read_params_file(path)
+        return launch_scenario(scenario)
     except ValueError as exc:
         raise RuntimeError(f"scenario: {exc}") from None
 
@@ -56,13 +53,10 @@ def _bool(text, name):
 
 def _nodes(context):
     share = get_package_share_directory(PACKAGE)
-    path, params = _scenario(LaunchConfiguration("scenario").perform(context))
     # the URDF the nodes take (with the scenario's vehicle/locked_joints parameters) and the
     # URDF of the model they build, for robot_state_publisher and RViz
-    try:
-        node_urdf, model_urdf = robot_descriptions(params, [os.path.dirname(path)])
-    except ValueError as exc:
-        raise RuntimeError(f"scenario: {exc}") from None
+    path, params, node_urdf, model_urdf = _scenario(
+        LaunchConfiguration("scenario").perform(context))
     robot_description = ParameterValue(node_urdf, value_type=str)
     use_sim_time = _bool(LaunchConfiguration("use_sim_time").perform(context), "use_sim_time")
 
