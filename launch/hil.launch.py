@@ -26,8 +26,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
-from vm_dynamics.config.params import read_params_file
-from vm_dynamics.nodes.robot import robot_descriptions
+from vm_dynamics.nodes.launching import launch_scenario
 
 PACKAGE = "vm_dynamics"
 
@@ -35,13 +34,9 @@ PACKAGE = "vm_dynamics"
 def _nodes(context):
     share = get_package_share_directory(PACKAGE)
     scenario = LaunchConfiguration("scenario").perform(context)
-    path = scenario if scenario.endswith((".yaml", ".yml")) else os.path.join(
-        share, "config", scenario + ".yaml")
-    if not os.path.isfile(path):
-        raise RuntimeError(f"scenario {scenario!r}: file {path!r} not found")
-    try:      # the URDF the nodes take, and the URDF of their model (vehicle spliced in)
-        params = read_params_file(path)       # bounded in size and nesting, as the nodes
-        node_urdf, model_urdf = robot_descriptions(params)
+    try:      # the library's lookup and reader; the URDF the nodes take, and the URDF of
+        # their model (vehicle spliced in)
+        path, _, node_urdf, model_urdf = launch_scenario(scenario)
     except ValueError as exc:
         raise RuntimeError(f"scenario: {exc}") from None
     robot_description = ParameterValue(node_urdf, value_type=str)

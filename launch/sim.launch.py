@@ -14,9 +14,9 @@ same on any machine, paced to ``real_time_factor``; see
 ``path_length`` (poses kept in the ``ee_path``/``base_path`` trails RViz draws; default 3000
 = 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible).
 
-The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names (a file
-in urdf/ or a package:// URI) is expanded with xacro once and given as ``robot_description``
-to both nodes, and the URDF of the model they build from it (with the scenario's vehicle
+The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names (a
+package:// URI, or a file next to the scenario, else in urdf/) is expanded with xacro once and
+given as ``robot_description`` to both nodes, and the URDF of the model they build from it (with the scenario's vehicle
 spliced in and locked joints fixed) to robot_state_publisher, so all three use the same robot.
 """
 import os
@@ -29,21 +29,17 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
-from vm_dynamics.config.params import read_params_file
-from vm_dynamics.nodes.launching import launch_lockstep, parse_bool_argument
-from vm_dynamics.nodes.robot import robot_descriptions
+from vm_dynamics.nodes.launching import launch_lockstep, launch_scenario, parse_bool_argument
 
 PACKAGE = "vm_dynamics"
 
 
-def _scenario(share, scenario):
-    """(path, ros__parameters) of a scenario name or YAML path."""
-    path = scenario if scenario.endswith((".yaml", ".yml")) else os.path.join(
-        share, "config", scenario + ".yaml")
-    if not os.path.isfile(path):
-        raise RuntimeError(f"scenario {scenario!r}: file {path!r} not found")
-    try:      # bounded in size and nesting, as the nodes read it
-        return path, read_params_file(path)
+def _scenario(scenario):
+    """(path, ros__parameters, node URDF, model URDF) of a scenario name or YAML path: the
+    library's lookup and reader (vm_dynamics.nodes.launching.launch_scenario), as vm-sim and
+    the nodes use them."""
+    try:
+        return launch_scenario(scenario)
     except ValueError as exc:
         raise RuntimeError(f"scenario: {exc}") from None
 
@@ -57,13 +53,10 @@ def _bool(text, name):
 
 def _nodes(context):
     share = get_package_share_directory(PACKAGE)
-    path, params = _scenario(share, LaunchConfiguration("scenario").perform(context))
     # the URDF the nodes take (with the scenario's vehicle/locked_joints parameters) and the
     # URDF of the model they build, for robot_state_publisher and RViz
-    try:
-        node_urdf, model_urdf = robot_descriptions(params)
-    except ValueError as exc:
-        raise RuntimeError(f"scenario: {exc}") from None
+    path, params, node_urdf, model_urdf = _scenario(
+        LaunchConfiguration("scenario").perform(context))
     robot_description = ParameterValue(node_urdf, value_type=str)
     use_sim_time = _bool(LaunchConfiguration("use_sim_time").perform(context), "use_sim_time")
 

@@ -504,7 +504,8 @@ def test_long_runs_keep_bounded_samples_and_stream_every_sample(tmp_path, monkey
     """Beyond MAX_KEPT_SAMPLES steps, vm-sim keeps every k-th sample in memory for the summary
     and plots while trajectory.mcap gets every sample (streamed during the run); the energy
     balance still closes (the engine's work account)."""
-    monkeypatch.setattr(cli, "MAX_KEPT_SAMPLES", 100)
+    from vm_dynamics.app import run as app_run
+    monkeypatch.setattr(app_run, "MAX_KEPT_SAMPLES", 100)
     rc = cli.main(["uvms", "--duration", "1.0", "--out", str(tmp_path), "--record-rate", "0",
                    "--no-plots"])
     assert rc == 0
@@ -518,3 +519,92 @@ def test_long_runs_keep_bounded_samples_and_stream_every_sample(tmp_path, monkey
     assert counts["/joint_states"] == steps + 1
     assert f"one sample in {s['samples_kept_every']};" in capsys.readouterr().out
     assert not list(tmp_path.glob(".trajectory*"))
+
+
+# ------------------------------------------------------------------ the scenario model
+@pytest.mark.parametrize("args, name, near", [
+    (["-p", "duraton:=0.5"], "duraton", "duration"),
+    (["-p", "dtt:=0.002"], "dtt", "dt"),
+    (["-p", "initial.joint_position:=[0.1, 0.2]"], "initial.joint_position",
+     "initial.joint_positions"),
+])
+def test_misspelled_parameters_are_one_line_errors_listing_the_valid_names(args, name, near,
+                                                                           tmp_path, capsys):
+    assert cli.main(["spacecraft_arm", *args, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("vm-sim: error: "), err
+    assert f"unknown parameter {name!r} (did you mean {near!r}?); valid names: " in err, err
+    assert " duration, " in err and " dt, " in err and "controller.*" in err
+    assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_a_misspelled_key_in_a_scenario_file_is_an_error(tmp_path, capsys):
+    path = _scenario_file(tmp_path, _set(publish_rte=10.0))
+    assert cli.main([str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown parameter 'publish_rte' (did you mean 'publish_rate'?)" in err, err
+
+
+def test_every_shipped_scenario_uses_only_known_names():
+    from vm_dynamics.config.params import flatten, read_params_file
+    from vm_dynamics.config.scenario import scenario_path
+    from vm_dynamics.config.spec import unknown_parameters
+    for name in SCENARIOS:
+        assert unknown_parameters(flatten(read_params_file(scenario_path(name)))) == [], name
+
+
+def test_a_relative_urdf_path_is_found_next_to_the_scenario_file(tmp_path):
+    """A user's scenario and URDF in one folder of their own: the scenario names the URDF
+    relative to itself (before: looked up in the package's urdf/ only, "file not found")."""
+    import shutil
+
+    from vm_dynamics.config.scenario import share_dir
+    from vm_dynamics.nodes.robot import load_robot, robot_descriptions
+    src = share_dir() / "urdf" / load_scenario("tumbling").params["robot_description_file"]
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shutil.copy(src, folder / "my_robot.urdf.xacro")
+    path = _scenario_file(folder, _set(robot_description_file="my_robot.urdf.xacro"))
+    scn = load_scenario(str(path))
+    assert scn.urdf_path == folder / "my_robot.urdf.xacro"
+    assert scn.model.n == load_scenario("tumbling").model.n
+    # the launch files and the nodes look in the parameter file's folder too
+    params = {"robot_description_file": "my_robot.urdf.xacro", "base_type": "SE3"}
+    assert "<robot" in robot_descriptions(params, [str(folder)])[0]
+    assert load_robot(params, [str(folder)]).model.n == scn.model.n
+    with pytest.raises(ValueError, match=r"robot_description_file: file not found: "
+                                         r"'.*my_robot.urdf.xacro' nor '.*urdf/my_robot"):
+        load_robot(params, [str(tmp_path)])
+
+
+def test_an_untrusted_energy_balance_is_a_divergence_naming_the_fix(tmp_path):
+    """dt = 0.5 s on spacecraft_arm: the run reaches its end but its energy balance is off by
+    ~129 % -- the dynamics node's divergence test (core.divergence) -- so vm-sim flags it on
+    stderr and in the summary, names the fix and exits 3 (before: exit 0, silent)."""
+    out = tmp_path / "o"
+    r = _run_cli(["spacecraft_arm", "--dt", "0.5", "--duration", "0.5", "--out", str(out),
+                  "--no-plots", "--quiet"], timeout=600)
+    assert r.returncode == cli.EXIT_DIVERGED, r.stdout + r.stderr
+    assert "use a smaller dt" in r.stderr and "energy balance is off by" in r.stderr, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["diverged"] is True and s["energy_balance_rel"] > 0.25
+    assert "use a smaller dt" in s["divergence"]["message"]
+    assert s["simulated_time"] == 0.5 and (out / "trajectory.mcap").is_file()
+
+
+def test_the_euler_comparison_labels_the_lp_run_with_its_integrator(tmp_path, monkeypatch):
+    """tumbling compares with a ZYX Euler-angle model; the LP curve's label names the
+    integrator the run used (before: "Lagrange–Poincaré (RKMK4)" whatever it was)."""
+    from vm_dynamics.analysis import plotting
+    figures = {}
+    real_save = plotting.save_figure
+
+    def save(fig, path):
+        figures[path.name] = [t.get_text() for ax in fig.axes if ax.get_legend()
+                              for t in ax.get_legend().get_texts()]
+        return real_save(fig, path)
+    monkeypatch.setattr(plotting, "save_figure", save)
+    assert cli.main(["tumbling", "--integrator", "lie_euler", "--duration", "0.05",
+                     "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    labels = figures["euler_comparison.png"]
+    assert "Lagrange–Poincaré (lie_euler)" in labels and not any("RKMK4" in t for t in labels)

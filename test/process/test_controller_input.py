@@ -539,3 +539,72 @@ def test_rclpy_subscriptions_with_count_limits_work_without_rosbags(fake_ros, mo
         assert len(got) == 1 and list(got[0].name) == ["a", "b"]
     finally:
         t.shutdown()
+
+
+# ------------------------------------------------------------------ parameters from the command line
+def _node_params(node, argv_tail):
+    """The parameters a node gets from ``--ros-args ...`` (rcl's rules, as the transports
+    apply them: undeclared names are dropped)."""
+    from vm_dynamics.nodes.controller_core import controller_parameter_defaults
+    from vm_dynamics.nodes.dynamics_node import node_parameter_defaults
+    from vm_dynamics.nodes.parameters import command_line_parameters
+    from vm_dynamics.transport import ros_args as rargs
+    argv = [node, "--ros-args", *argv_tail]
+    overrides, folders = command_line_parameters(argv, node)
+    defaults = (controller_parameter_defaults(overrides) if node == "controller_node"
+                else node_parameter_defaults())
+    values = rargs.resolve_parameters(defaults, rargs.parse_ros_args(argv), f"/{node}").values
+    return values, overrides, folders, defaults
+
+
+def test_controller_node_selected_on_the_command_line_takes_its_gains():
+    """``controller_node -p controller:=pd_gravity -p controller.kp:=400.0`` runs with kp = 400
+    (before: "running it with its default parameters (ignoring ['kd', 'kp'])")."""
+    urdf = str(REPO / "urdf" / "planar_rover.urdf")
+    values, *_ = _node_params("controller_node", [
+        "-p", f"robot_description_file:={urdf}", "-p", "base_type:=SE2",
+        "-p", "controller:=pd_gravity", "-p", "controller.kp:=400.0"])
+    ctrl = ControllerCore.from_params(values)
+    assert ctrl.controller_name == "pd_gravity" and ctrl.ctrl.params["kp"] == 400.0
+    # with a scenario file of another controller: its gains the new one has are kept
+    cfg = str(REPO / "config" / "spacecraft_arm.yaml")
+    values, *_ = _node_params("controller_node", [
+        "--params-file", cfg, "-p", "controller:=pd_gravity", "-p", "controller.kp:=400.0"])
+    ctrl = ControllerCore.from_params(values)
+    assert ctrl.ctrl.params["kp"] == 400.0 and ctrl.ctrl.params["kd"] == 10.0
+    assert ctrl.ctrl.params["mode"] == "free_floating"
+
+
+def test_a_misspelled_controller_gain_on_the_node_is_reported():
+    """``-p controller.kpp:=3.0`` reaches the core (declared as found) and is the plug-in's
+    error, as in vm-sim; with a file of another controller it is listed as dropped (before:
+    ignored silently)."""
+    urdf = str(REPO / "urdf" / "planar_rover.urdf")
+    values, *_ = _node_params("controller_node", [
+        "-p", f"robot_description_file:={urdf}", "-p", "base_type:=SE2",
+        "-p", "controller:=pd_gravity", "-p", "controller.kpp:=3.0"])
+    with pytest.raises(ValueError, match="pd_gravity: unknown parameter 'kpp'"):
+        ControllerCore.from_params(values)
+    cfg = str(REPO / "config" / "spacecraft_arm.yaml")
+    values, *_ = _node_params("controller_node", [
+        "--params-file", cfg, "-p", "controller:=task_space", "-p", "controller.kpp:=3.0"])
+    ctrl = ControllerCore.from_params(values)
+    text = " ".join(text for level, _, text in ctrl.log.records if level == "WARN")
+    assert "dropped kd, kp, kpp (not task_space parameters)" in text, text
+
+
+@pytest.mark.parametrize("node", ["dynamics_node", "controller_node"])
+def test_misspelled_node_parameters_are_named_with_the_valid_names(node):
+    """``-p duraton:=0.5`` / ``-p dtt:=0.002``: ROS drops undeclared names silently; the nodes
+    warn, naming the nearest valid name (a scenario file's own names are all known)."""
+    from vm_dynamics.nodes.parameters import unknown_parameter_warning
+    cfg = str(REPO / "config" / "spacecraft_arm.yaml")
+    _, overrides, folders, declared = _node_params(node, [
+        "--params-file", cfg, "-p", "duraton:=0.5", "-p", "dtt:=0.002"])
+    text = unknown_parameter_warning(overrides, declared)
+    assert text.startswith("unknown parameters 'dtt' (did you mean 'dt'?), 'duraton' (did you "
+                           "mean 'duration'?); valid names: "), text
+    assert text.endswith("; ignored") and "\n" not in text
+    assert folders == [str((REPO / "config").resolve())]
+    _, overrides, _, declared = _node_params(node, ["--params-file", cfg])
+    assert unknown_parameter_warning(overrides, declared) is None

@@ -433,9 +433,9 @@ def test_energy_blow_up_pauses_and_rolls_back():
     assert dyn.diverged and dyn.paused and done < 500
     assert "energy balance violated" in dyn.error
     # rolled back to the last checked state, which satisfies the energy balance
-    E, K, U = dyn._energy()
+    E, K, U = dyn.energy()
     assert abs(E - dyn.E0) <= 0.25 * (dyn.K0 + K)
-    assert not dyn.step() and dyn.steps == dyn._snapshot[1]
+    assert not dyn.step() and dyn.steps == dyn.checked_steps
     msgs = dict(dyn.pop_due(0.0))
     js = rm.parse_joint_state(msgs["joint_states"])
     np.testing.assert_array_equal(js.position, dyn.q)
@@ -841,3 +841,53 @@ def test_heartbeats_while_paused_carry_new_stamps_so_a_late_tf_listener_can_join
     assert dyn.advance_lockstep() == dyn.steps_per_period
     js = rm.parse_joint_state(dict(dyn.pop_due(1.0))["joint_states"]).stamp_ns
     assert js == rm.stamp_to_ns(t_pause + 0.005 * dyn.steps_per_period) > stamps[-1]
+
+
+# ------------------------------------------------------------------ the node's topic tables
+class RecordingTransport:
+    """A transport that records what a node wires (no middleware)."""
+
+    def __init__(self, params):
+        import types
+        self.params, self.subscribed, self.published = params, {}, {}
+        self.logger = types.SimpleNamespace(
+            info=lambda *a: None, warn=lambda *a: None, error=lambda *a: None,
+            warn_throttled=lambda *a: None, error_throttled=lambda *a: None)
+
+    def publisher(self, topic, mtype, qos):
+        import types
+        self.published[topic] = mtype
+        return types.SimpleNamespace(topic=topic, publish=lambda msg: None)
+
+    def subscribe(self, topic, mtype, callback, qos, **kw):
+        self.subscribed[topic] = (mtype, callback)
+        return None
+
+    def service(self, name, stype, callback):
+        pass
+
+    def timer(self, period, callback):
+        return None
+
+    def count_publishers(self, topic):
+        return 1
+
+
+def test_the_dynamics_node_subscribes_what_its_subscriptions_table_says(monkeypatch):
+    """SUBSCRIPTIONS is what the node wires (as PUBLICATIONS is), not a copy only the launch
+    test reads: a topic renamed in the table is the topic the node subscribes."""
+    from vm_dynamics.nodes import dynamics_node as dn
+    params = scenario("planar_rover", dt=0.01)
+    t = RecordingTransport(dict(dn.node_parameter_defaults(), **params))
+    dn.DynamicsNode(t, DynamicsCore.from_params(params), wall=FakeClock())
+    simulated = {k: v for k, v in dn.SUBSCRIPTIONS.items() if not k.startswith("measured/")}
+    assert {k: v[0] for k, v in t.subscribed.items()} == simulated
+    # the table decides: an entry removed is not subscribed, a type changed is the type used
+    edited = {k: ("std_msgs/msg/Float32MultiArray" if k == "effort_controller/commands" else v)
+              for k, v in dn.SUBSCRIPTIONS.items() if k != "base_wrench"}
+    monkeypatch.setattr(dn, "SUBSCRIPTIONS", edited)
+    t = RecordingTransport(dict(dn.node_parameter_defaults(), **params))
+    node = dn.DynamicsNode(t, DynamicsCore.from_params(params), wall=FakeClock())
+    assert set(t.subscribed) == {"effort_controller/commands"}
+    assert t.subscribed["effort_controller/commands"] == ("std_msgs/msg/Float32MultiArray",
+                                                          node.on_effort)

@@ -49,3 +49,25 @@ def test_kinematic_urdf_leaves_a_root_without_inertia_alone():
            '</inertial></link><joint name="j" type="fixed"><parent link="a"/>'
            '<child link="b"/></joint></robot>')
     assert kinematic_urdf(xml) == xml
+
+
+def test_the_launch_files_read_scenarios_through_the_library(tmp_path):
+    """launch_scenario (sim.launch.py, hil.launch.py) looks a scenario up and reads it as
+    vm-sim does, and finds a user's URDF next to the user's scenario file (before: the launch
+    files had their own lookup, and a relative URDF was looked up in the package's urdf/
+    only)."""
+    import shutil
+
+    import yaml
+
+    from vm_dynamics.nodes.launching import launch_scenario
+    path, params, node_urdf, _ = launch_scenario("planar_rover")
+    assert path == str(REPO / "config" / "planar_rover.yaml") and params["scenario"] == \
+        "planar_rover" and "<robot" in node_urdf
+    shutil.copy(REPO / "urdf" / "planar_rover.urdf", tmp_path / "my_rover.urdf")
+    params["robot_description_file"] = "my_rover.urdf"
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
+    assert launch_scenario(str(mine))[2] == node_urdf
+    with pytest.raises(ValueError, match="unknown scenario 'nope'; available: "):
+        launch_scenario("nope")

@@ -6,7 +6,7 @@ the same file ``vm-sim <name>`` does.  Keys (nested maps become dotted ROS param
 
     scenario: spacecraft_arm             # name
     description: "..."
-    robot_description_file: spacecraft_arm.urdf.xacro   # relative to the package's urdf/
+    robot_description_file: spacecraft_arm.urdf.xacro   # next to this file, else urdf/
     robot_description_xacro: safe        # safe (default) | full (trusted files) | off
     base_type: SE3                       # SE3 | SE2 | SO3 | fixed
     gravity: [0.0, 0.0, 0.0]             # inertial frame, m/s²
@@ -15,11 +15,14 @@ the same file ``vm-sim <name>`` does.  Keys (nested maps become dotted ROS param
     duration: 10.0
     initial: {base_position, base_orientation (x y z w), base_twist (b, body frame),
               joint_positions, joint_velocities}
-    hydrodynamics_file: uvms_hydrodynamics.yaml          # optional, relative to urdf/
+    hydrodynamics_file: uvms_hydrodynamics.yaml          # optional, looked up the same way
     input: {type: none | constant | sinusoid, ...}      # open-loop joint efforts
     prescribed: {type: wheel_loop | sinusoid, ...}      # joints follow a motion exactly
     controller: {name: computed_torque, ...gains}       # closed loop (issue 4)
     reference: {...}                                    # see vm_dynamics.control.references
+
+Every name, with its default and check, is in the scenario model
+(:mod:`vm_dynamics.config.spec`), which vm-sim, both nodes and the launch files share.
 """
 from __future__ import annotations
 
@@ -30,13 +33,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.validation import MAX_MAGNITUDE, as_vector
+from ..core.divergence import ENERGY_BALANCE_THRESHOLD
 from ..model.hydrodynamics import Hydrodynamics, load_hydrodynamics
 from ..model.model import Model, load_model
 from ..model.mounting import model_options
 from ..model.urdf import DEFAULT_XACRO, read_urdf_source, resolve_package_path
-from ..model.xacro_expansion import xacro_mode
-from .params import apply_overrides, mapping, number, read_params_file, short, unflatten_reference
+from .params import (
+    apply_overrides,
+    flatten,
+    mapping,
+    read_params_file,
+    short,
+    unflatten_reference,
+)
 from .sections import (
     EffortInput,
     InitialState,
@@ -45,8 +54,15 @@ from .sections import (
     initial_state,
     prescribed_motion,
 )
+from .spec import (
+    SCENARIO_FILE_PARAMETERS,
+    checked_values,
+    unknown_parameter_text,
+    unknown_parameters,
+)
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "InitialState", "EffortInput",
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "scenario_path",
+           "find_file", "check_parameter_names", "InitialState", "EffortInput",
            "PrescribedMotion"]
 
 
@@ -106,6 +122,7 @@ class Scenario:
     effort_input: EffortInput | None = None
     prescribed: PrescribedMotion | None = None
     xacro: str = DEFAULT_XACRO       # how urdf_path is expanded (robot_description_xacro)
+    divergence_threshold: float = ENERGY_BALANCE_THRESHOLD   # see core.divergence
 
     # the initial state by its short names
     g0 = property(lambda self: self.initial.g)
@@ -156,6 +173,9 @@ def list_scenarios() -> list[tuple[str, str]]:
 
 
 def scenario_path(name_or_path) -> Path:
+    """The file of a scenario name (``config/<name>.yaml`` in :func:`share_dir`) or path
+    (``.yaml``/``.yml``); ``ValueError`` naming it, with the available names, if there is
+    none.  The launch files look scenarios up with it too."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml"):
         if not p.is_file():
@@ -168,79 +188,101 @@ def scenario_path(name_or_path) -> Path:
     return path
 
 
+def find_file(value: str, name: str, folders=()) -> Path:
+    """The file a parameter names: a ``package://`` URI; an absolute path; a relative path
+    looked up in ``folders`` (the folder of the parameter file that names it) and then in the
+    package's ``urdf/``.  ``ValueError`` naming the parameter and every place looked in."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name}: expected a file name or package:// URI, got {short(value)}")
+    if value.startswith("package://"):
+        return Path(resolve_package_path(value))
+    p = Path(value).expanduser()
+    candidates = [p] if p.is_absolute() else [Path(f) / p for f in folders] + [
+        share_dir() / "urdf" / p]
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise ValueError(f"{name}: file not found: {' nor '.join(repr(str(c)) for c in candidates)}")
+
+
+def check_parameter_names(params: dict, where: str = "") -> None:
+    """``ValueError`` listing the valid names if the (nested) ``params`` hold a name that is
+    in no table of the scenario model (:func:`~vm_dynamics.config.spec.unknown_parameters`)."""
+    unknown = unknown_parameters(flatten(params))
+    if unknown:
+        raise ValueError(f"{where}{unknown_parameter_text(unknown)}")
+
+
 def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     """Load a scenario by name (``config/<name>.yaml``) or path and check every value.
 
     ``overrides`` maps parameter names to values (:func:`apply_overrides`: ``dt``,
     ``controller.kp``, ``initial.joint_positions``, ...).  Everything that can be checked
-    without running is checked here -- types, lengths, finiteness, ``dt`` against
-    ``duration`` and the library's step limit (:data:`vm_dynamics.sim.simulate.MAX_STEPS`:
-    ``vm-sim`` streams the recording and keeps a bounded number of samples, so memory does not
-    limit it; it guards against a mistyped ``dt``), the ``input`` and ``prescribed`` sections evaluated at
-    t = 0 -- so a bad value is a ``ValueError`` naming the parameter before any simulation.
+    without running is checked here -- every name against the scenario model
+    (:mod:`vm_dynamics.config.spec`: a misspelled one is an error listing the valid names),
+    types, lengths, finiteness, ``dt`` against ``duration`` and the library's step limit
+    (:data:`vm_dynamics.sim.simulate.MAX_STEPS`: ``vm-sim`` streams the recording and keeps a
+    bounded number of samples, so memory does not limit it; it guards against a mistyped
+    ``dt``), the ``input`` and ``prescribed`` sections evaluated at t = 0 -- so a bad value is
+    a ``ValueError`` naming the parameter before any simulation.  Relative file names
+    (``robot_description_file``, ``hydrodynamics_file``) are looked up next to the scenario
+    file first (:func:`find_file`).
     """
-    from ..sim.integrators import METHODS
-    from ..sim.simulate import MAX_STEPS
     path = scenario_path(name_or_path)
     params = apply_overrides(read_params_file(path), overrides)
     name = params.get("scenario", path.stem)
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"scenario: expected a non-empty name, got {short(name)}")
-    description = params.get("description", "")
-    urdf_dir = share_dir() / "urdf"
-    rd = params.get("robot_description_file")
-    if rd is None:
+    if params.get("robot_description_file") is None:
         raise ValueError(f"{path}: missing 'robot_description_file'")
-    if not isinstance(rd, str) or not rd:
-        raise ValueError(f"robot_description_file: expected a file name, got {short(rd)}")
-    urdf_path = (Path(resolve_package_path(rd)) if rd.startswith("package://")
-                 else Path(rd) if Path(rd).is_absolute() else urdf_dir / rd)
-    xacro = xacro_mode(params.get("robot_description_xacro", DEFAULT_XACRO),
-                       "robot_description_xacro")
-    base = params.get("base_type", "SE3")
-    gravity = params.get("gravity", [0.0, 0.0, -9.81])
-    if not isinstance(base, str):
-        raise ValueError(f"base_type: expected SE3, SE2, SO3 or fixed, got {short(base)}")
-    gravity = as_vector(gravity, 3, "gravity", limit=MAX_MAGNITUDE)
-    integrator = params.get("integrator", "rkmk4")
-    if integrator not in METHODS:
-        raise ValueError(f"integrator: unknown {short(integrator)}; choose one of "
-                         f"{', '.join(METHODS)}")
-    dt = number(params, "dt", 1e-3, positive=True)
-    duration = number(params, "duration", 10.0, positive=True)
+    top = _top_level_values(params)
+    sections = {key: mapping(params, key) for key in
+                ("initial", "input", "prescribed", "controller", "reference")}
+    check_parameter_names(params)
+    folders = [path.resolve().parent]
+    urdf_path = find_file(params["robot_description_file"], "robot_description_file", folders)
+    model = load_model(str(urdf_path), base=top["base_type"], gravity=top["gravity"],
+                       xacro=top["robot_description_xacro"], **model_options(params))
+    hydro = None
+    if top["hydrodynamics_file"]:
+        hydro = load_hydrodynamics(
+            find_file(top["hydrodynamics_file"], "hydrodynamics_file", folders),
+            gravity_magnitude=float(np.linalg.norm(model.gravity)))
+        model = model.with_added_vehicle_inertia(hydro.added_mass)
+
+    ctrl = sections["controller"]
+    scn = Scenario(
+        name=name.strip(), description=str(params.get("description", "")), params=params,
+        urdf_path=urdf_path, model=model, initial=initial_state(sections["initial"], model),
+        dt=top["dt"], duration=top["duration"], integrator=top["integrator"],
+        hydrodynamics=hydro, controller=dict(ctrl) if ctrl else None,
+        reference=unflatten_reference(sections["reference"], model.n),
+        effort_input=effort_input(sections["input"] or {}, model.n),
+        xacro=top["robot_description_xacro"],
+        divergence_threshold=top["divergence_threshold"],
+    )
+    scn.prescribed = prescribed_motion(sections["prescribed"], scn.q0)
+    if scn.prescribed is not None:      # evaluate once, so that its errors surface now
+        scn.prescribed(0.0)
+    return scn
+
+
+#: The top-level values vm-sim reads, checked by the scenario model's table.
+_TOP_LEVEL = ("robot_description_xacro", "base_type", "gravity", "integrator", "dt", "duration",
+              "hydrodynamics_file", "divergence_threshold")
+
+
+def _top_level_values(params: dict) -> dict:
+    """The values of :data:`_TOP_LEVEL` (defaults from the table) checked, and ``dt`` against
+    ``duration`` and :data:`~vm_dynamics.sim.simulate.MAX_STEPS`."""
+    from ..sim.simulate import MAX_STEPS
+    values = {k: params.get(k, SCENARIO_FILE_PARAMETERS[k].default) for k in _TOP_LEVEL}
+    top = checked_values(values, SCENARIO_FILE_PARAMETERS)
+    dt, duration = top["dt"], top["duration"]
     if dt > duration:
         raise ValueError(f"dt: the step {dt:g} s is longer than the duration {duration:g} s")
     steps = duration / dt
     if steps > MAX_STEPS:
         raise ValueError(f"dt: {duration:g} s in steps of {dt:g} s is {steps:.3g} steps; at "
                          f"most {MAX_STEPS} per run (increase dt or shorten the duration)")
-    init = mapping(params, "initial")
-    input_ = mapping(params, "input") or {}
-    prescribed = mapping(params, "prescribed")
-    ctrl = mapping(params, "controller")
-    reference = mapping(params, "reference")
-    hf = params.get("hydrodynamics_file")
-    if hf is not None and not isinstance(hf, str):
-        raise ValueError(f"hydrodynamics_file: expected a file name, got {short(hf)}")
-
-    model = load_model(str(urdf_path), base=base, gravity=gravity, xacro=xacro,
-                       **model_options(params))
-    hydro = None
-    if hf:
-        hf = Path(hf)
-        hydro = load_hydrodynamics(hf if hf.is_absolute() else urdf_dir / hf,
-                                   gravity_magnitude=float(np.linalg.norm(model.gravity)))
-        model = model.with_added_vehicle_inertia(hydro.added_mass)
-
-    scn = Scenario(
-        name=name.strip(), description=str(description), params=params,
-        urdf_path=urdf_path, model=model, initial=initial_state(init, model), dt=dt,
-        duration=duration, integrator=integrator,
-        hydrodynamics=hydro, controller=dict(ctrl) if ctrl else None,
-        reference=unflatten_reference(reference, model.n),
-        effort_input=effort_input(input_, model.n), xacro=xacro,
-    )
-    scn.prescribed = prescribed_motion(prescribed, scn.q0)
-    if scn.prescribed is not None:      # evaluate once, so that its errors surface now
-        scn.prescribed(0.0)
-    return scn
+    return top

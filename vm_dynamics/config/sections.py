@@ -10,7 +10,9 @@ frozen dataclass with its defaults and validators declared together (``*_PARAMET
   callable ``(t, state) -> τ`` whose arrays are checked when the scenario loads, not at every
   Runge–Kutta stage;
 * :class:`PrescribedMotion` — ``prescribed``: a joint motion ``t -> (q, q̇, q̈)`` (sinusoid, or the
-  wheel loop of paper 002's geometric-phase study).
+  wheel loop of paper 002's geometric-phase study);
+* :func:`resolve_controller_params` — ``controller``: the plug-in's parameters when a command
+  line (``vm-sim --controller``, the node's ``controller`` parameter) selects another one.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from ..core.validation import MAX_MAGNITUDE, as_vector
 from .params import number, short
 
 __all__ = ["INITIAL_PARAMETERS", "InitialState", "initial_state", "EffortInput",
-           "effort_input", "PrescribedMotion", "prescribed_motion"]
+           "effort_input", "PrescribedMotion", "prescribed_motion", "resolve_controller_params"]
 
 #: The ``initial`` section: ``name: (default, description)``; an empty list means zero.
 INITIAL_PARAMETERS = {
@@ -178,3 +180,23 @@ def prescribed_motion(section: Mapping | None, q0: np.ndarray) -> PrescribedMoti
             return q, qd, qdd
         return PrescribedMotion("wheel_loop", wheel_loop, period=T)
     raise ValueError(f"prescribed.type: unknown {short(kind)}; use sinusoid or wheel_loop")
+
+
+def resolve_controller_params(section: Mapping | None, name: str, explicit=()) -> tuple:
+    """Parameters for controller ``name`` given the scenario's ``controller`` section.
+
+    Precedence: the controller's defaults < the section < ``explicit`` (names set on the
+    command line).  When ``name`` is the section's controller, or the section names none, the
+    whole section applies (so an unknown key is the plug-in's error).  When it is another one,
+    the section's values for parameters that ``name`` also has are kept, the others are
+    dropped; ``explicit`` names are always kept, so an unknown one is an error.  Returns
+    ``(params, kept, dropped)``; vm-sim and the controller node use it alike."""
+    from ..control import get_controller
+    section = dict(section or {})
+    section_name = section.pop("name", None)
+    if section_name in (None, "", name):
+        return section, sorted(section), []
+    known = type(get_controller(name)).PARAMS
+    kept = {k: v for k, v in section.items() if k in known or k in explicit}
+    dropped = sorted(k for k in section if k not in kept)
+    return kept, sorted(kept), dropped

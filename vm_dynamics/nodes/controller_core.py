@@ -64,12 +64,22 @@ from typing import Any, Callable
 import numpy as np
 
 from ..config.params import flatten, parameter_defaults, unflatten, unflatten_reference
+from ..config.sections import resolve_controller_params
+from ..config.spec import CONTROLLER_PARAMETERS, checked_values
 from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
 from ..ros import messages as rm
 from ..sim.simulate import State
 from .event_log import EventLog
-from .parameters import ROBOT_PARAMETERS
+from .joint_trajectories import (
+    Hold,
+    PartialJointReference,
+    check_motion,
+    check_waypoints,
+    joint_limits,
+    monotone_velocities,
+    trajectory_points,
+)
 from .robot import Robot, load_robot
 
 __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defaults",
@@ -77,32 +87,6 @@ __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defa
 
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
-
-#: Parameters of the controller node: ``name: (default, description)``.  The selected
-#: controller's own parameters are declared as ``controller.<name>`` in addition
-#: (:func:`controller_parameter_defaults`), and the ``reference.*`` keys found in the
-#: parameter file.
-CONTROLLER_PARAMETERS: dict[str, tuple[Any, str]] = {
-    **ROBOT_PARAMETERS,
-    "controller": ("", "controller plug-in name; overrides controller.name (the file's "
-                   "controller.* gains are then not used)"),
-    "controller.name": ("", "controller plug-in name (scenario files: controller: {name: ...})"),
-    "state_timeout": (0.1, "do not command when the latest state is older than this (ROS "
-                      "time, s; a longer delay destabilises the default gains); 0 disables"),
-    "base_pose_duration": (2.0, "duration of the motion to a ~/base_pose target whose stamp "
-                           "is not in the future, s"),
-    "reference_start": ("zero", "zero: reference times are ROS times; first_state: they start "
-                        "at the first state's stamp"),
-    "max_trajectory_points": (1000, "reject a ~/joint_trajectory with more points (checked "
-                              "before any point is read)"),
-    "max_joint_state_names": (1000, "reject a joint_states message naming more joints "
-                              "(checked in the serialized sample, before it is decoded)"),
-    "position_bound": (1.0e6, "|target| bound of joints without URDF position limits "
-                       "(continuous), of the interpolated motion of every joint (rad or m) "
-                       "and of ~/base_pose positions (m)"),
-    "max_message_bytes": (1048576, "drop samples larger than this (serialized bytes) before "
-                          "deserialising them"),
-}
 
 #: Rejection reasons: each gets its own throttle key, so one reason flooding the log does not
 #: hide another.  (keyword in the error text, reason tag); first match wins.
@@ -126,7 +110,9 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
     """Parameter defaults of the controller node given the overrides it will receive
     (flat names): the fixed table, ``controller.<key>`` for every parameter of the selected
     controller (default ``None`` = dynamically typed; unset ones keep the controller's own
-    default), and every ``reference.*`` key present in the overrides."""
+    default), and every ``controller.*`` and ``reference.*`` key present in the overrides
+    (so that the core sees a misspelled gain and reports it, and the file's gains of another
+    plug-in, which it drops with a warning)."""
     out = parameter_defaults(CONTROLLER_PARAMETERS)
     ov = flatten(overrides)
     name = ov.get("controller") or ov.get("controller.name") or ""
@@ -136,7 +122,7 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
             if key != "name":
                 out.setdefault(f"controller.{key}", None)
     for key in ov:
-        if key.startswith("reference."):
+        if key.startswith(("reference.", "controller.")):
             out.setdefault(key, None)
     return out
 
@@ -154,115 +140,6 @@ def _stamp_s(stamp) -> float:
     return rm.time_msg_to_ns(stamp) * 1e-9
 
 
-def _monotone_velocities(t: np.ndarray, p: np.ndarray, v_start: np.ndarray) -> np.ndarray:
-    """Waypoint velocities when a trajectory gives positions only: ``v_start`` at the first
-    point, zero at the last, and at interior points the mean of the adjacent slopes, or zero
-    where the slopes differ in sign (no overshoot at local extrema; Fritsch–Carlson idea)."""
-    v = np.zeros_like(p)
-    v[0] = v_start
-    if len(t) > 2:
-        s = np.diff(p, axis=0) / np.diff(t)[:, None]
-        inner = 0.5 * (s[:-1] + s[1:])
-        inner[s[:-1] * s[1:] <= 0.0] = 0.0
-        v[1:-1] = inner
-    return v
-
-
-class _Limits:
-    """Per model joint: position limits (``lower``/``upper``; ``±bound`` for joints without
-    URDF position limits, ``limited`` False), velocity limit (``inf`` if the URDF gives none
-    or 0), and ``bound`` for the interpolated motion."""
-
-    def __init__(self, names, lower, upper, limited, velocity, bound):
-        self.names, self.lower, self.upper = names, lower, upper
-        self.limited, self.velocity, self.bound = limited, velocity, bound
-
-
-def _joint_limits(model, bound: float) -> _Limits:
-    n = model.n
-    lower, upper = np.full(n, -bound), np.full(n, bound)
-    limited = np.zeros(n, dtype=bool)
-    velocity = np.full(n, np.inf)
-    for j, lim in enumerate(model.joint_limits):
-        lo, hi = lim.get("lower"), lim.get("upper")
-        if lo is not None and hi is not None and lo <= hi:
-            lower[j], upper[j], limited[j] = lo, hi, True
-        v = lim.get("velocity")
-        if v is not None and v > 0:
-            velocity[j] = v
-    return _Limits(list(model.joint_names), lower, upper, limited, velocity, bound)
-
-
-#: samples per segment of the interpolated motion in the velocity and bound checks
-_SAMPLES = 64
-
-
-def _sampled_motion(wp: JointWaypoints) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Times (from ``wp.times[0]``), positions and velocities of ``wp`` sampled at
-    :data:`_SAMPLES` + 1 points per segment: ``(m,)``, ``(m, k)``, ``(m, k)``."""
-    coef = wp.coefficients                                # (K - 1, 6, k)
-    h = np.diff(wp.times)
-    s = h[:, None] * np.linspace(0.0, 1.0, _SAMPLES + 1)[None, :]       # (K - 1, S)
-    powers = s[..., None] ** np.arange(6)                                # (K - 1, S, 6)
-    dpowers = np.zeros_like(powers)
-    dpowers[..., 1:] = powers[..., :-1] * np.arange(1, 6)
-    with np.errstate(over="ignore", invalid="ignore"):
-        q = np.einsum("ksi,kij->ksj", powers, coef)
-        v = np.einsum("ksi,kij->ksj", dpowers, coef)
-    t = (wp.times[:-1, None] + s - wp.times[0]).reshape(-1)
-    k = coef.shape[2]
-    return t, q.reshape(-1, k), v.reshape(-1, k)
-
-
-class PartialJointReference:
-    """Joint reference assembled from a ``base`` reference and trajectories of some joints.
-
-    ``pieces`` is a list of ``(joints, waypoints, columns)``: model joints ``joints`` follow
-    columns ``columns`` of ``waypoints``; the other joints follow ``base`` (None once every
-    joint has a piece).  :meth:`over` adds a trajectory of some joints by dropping what it
-    replaces, so the structure stays flat: one level, at most one piece per joint plus the
-    base, whatever the number of messages (a chain of references, one per message, made
-    evaluation recurse through every earlier message).
-    """
-
-    def __init__(self, base: Callable | None, n: int, pieces: list):
-        self.base, self.n, self.pieces = base, n, pieces
-
-    @classmethod
-    def over(cls, prev: Callable, n: int, index: np.ndarray,
-             new: JointWaypoints) -> "PartialJointReference":
-        """``prev`` for every joint except ``index``, which follow ``new`` (its columns in the
-        order of ``index``)."""
-        base, pieces = ((prev.base, prev.pieces) if isinstance(prev, cls) else (prev, []))
-        index = np.asarray(index, dtype=int)
-        kept = []
-        for joints, wp, cols in pieces:
-            keep = ~np.isin(joints, index)
-            if keep.any():
-                kept.append((joints[keep], wp, cols[keep]))
-        kept.append((index, new, np.arange(index.size)))
-        covered = sum(joints.size for joints, _, _ in kept)
-        return cls(None if covered == n else base, n, kept)
-
-    def __call__(self, t):
-        if self.base is not None:
-            q, v, a = (np.array(x, dtype=float) for x in self.base(t))
-        else:
-            q, v, a = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
-        for joints, wp, cols in self.pieces:
-            qn, vn, an = wp(t)
-            q[joints], v[joints], a[joints] = qn[cols], vn[cols], an[cols]
-        return q, v, a
-
-
-class _Hold:
-    def __init__(self, q):
-        self.q = np.array(q, dtype=float)
-
-    def __call__(self, t):
-        return self.q.copy(), np.zeros_like(self.q), np.zeros_like(self.q)
-
-
 class ControllerCore:
     """Controller plug-in + state reconstruction + references (see the module docstring)."""
 
@@ -272,47 +149,18 @@ class ControllerCore:
                  clock: Callable[[], float] = time.monotonic):
         p = parameter_defaults(CONTROLLER_PARAMETERS)
         p.update(flatten(params))
+        p = checked_values(p, CONTROLLER_PARAMETERS)     # the scenario model's checks
         self.robot = robot
         self.model = m = robot.model
         self.params = p
         self.log = EventLog(clock)
-        override, file_name = p["controller"], p["controller.name"]
-        name = override or file_name
-        if not name:
-            raise ValueError("no controller: set the parameter 'controller' (or controller.name)"
-                             f"; available: {', '.join(available_controllers())}")
-        gains = {k[len("controller."):]: v for k, v in p.items()
-                 if k.startswith("controller.") and k != "controller.name" and v is not None}
-        if override and override != file_name:
-            if gains:
-                self.log.emit("INFO", "gains", f"controller {override!r} overrides "
-                              f"controller.name {file_name!r}: running it with its default "
-                              f"parameters (ignoring {sorted(gains)})", throttle=False)
-            gains = {}
-        self.controller_name = name
-        self.ctrl = get_controller(name, gains)
+        self.controller_name, gains = self._controller_parameters(p)
+        self.ctrl = get_controller(self.controller_name, gains)
         ref_cfg = unflatten(p, "reference")
         self.scenario_reference = (reference_from_config(unflatten_reference(ref_cfg, m.n))
                                    if ref_cfg else Reference())
         self.reference = self.scenario_reference
-        if p["reference_start"] not in ("zero", "first_state"):
-            raise ValueError(f"reference_start: {p['reference_start']!r}; use zero or "
-                             f"first_state")
-        for key in ("max_trajectory_points", "max_message_bytes", "max_joint_state_names"):
-            if isinstance(p[key], bool) or not isinstance(p[key], int) or p[key] < 1:
-                raise ValueError(f"{key}: expected an integer >= 1, got {p[key]!r}")
-        for key in ("state_timeout", "base_pose_duration"):
-            if not (isinstance(p[key], (int, float)) and math.isfinite(p[key]) and p[key] >= 0):
-                raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
-        if p["base_pose_duration"] <= 0:
-            raise ValueError("base_pose_duration: must be > 0")
-        bound = p["position_bound"]
-        if isinstance(bound, bool) or not (isinstance(bound, (int, float))
-                                           and math.isfinite(bound) and bound > 0):
-            raise ValueError(f"position_bound: expected a finite number > 0, got {bound!r}")
-        self._limits = _joint_limits(m, float(bound))
-        if not (isinstance(p["control_rate"], (int, float)) and p["control_rate"] > 0):
-            raise ValueError(f"control_rate: expected a positive rate, got {p['control_rate']!r}")
+        self._limits = joint_limits(m, float(p["position_bound"]))
         self.period = 1.0 / float(p["control_rate"])
         self.lockstep = bool(p["lockstep"])
         self._external = None
@@ -345,10 +193,36 @@ class ControllerCore:
         self.computed = 0
         self.last_t = None
 
+    def _controller_parameters(self, p: Mapping[str, Any]) -> tuple[str, dict]:
+        """The plug-in name (``controller``, else ``controller.name``) and its parameters: the
+        file's ``controller.*`` values, of which those the plug-in does not have are dropped
+        with a warning when ``controller`` selects another plug-in than the file's
+        (:func:`~vm_dynamics.config.sections.resolve_controller_params`, as in vm-sim)."""
+        override, file_name = p["controller"], p["controller.name"]
+        name = override or file_name
+        if not name:
+            raise ValueError("no controller: set the parameter 'controller' (or controller.name)"
+                             f"; available: {', '.join(available_controllers())}")
+        if name not in available_controllers():
+            which = "controller" if override else "controller.name"
+            raise ValueError(f"{which}: unknown {name!r}; available: "
+                             f"{', '.join(available_controllers())}")
+        section = {k[len("controller."):]: v for k, v in p.items()
+                   if k.startswith("controller.") and k != "controller.name" and v is not None}
+        gains, kept, dropped = resolve_controller_params(dict(section, name=file_name), name)
+        if dropped:
+            self.log.emit("WARN", "gains", f"controller {name!r} overrides controller.name "
+                          f"{file_name!r}: kept {', '.join(kept) or 'no parameters'}; dropped "
+                          f"{', '.join(dropped)} (not {name} parameters)", throttle=False)
+        return name, gains
+
     @classmethod
     def from_params(cls, params: Mapping[str, Any],
-                    clock: Callable[[], float] = time.monotonic) -> "ControllerCore":
-        return cls(load_robot(params), params, clock)
+                    clock: Callable[[], float] = time.monotonic,
+                    folders=()) -> "ControllerCore":
+        """The core of (flat or nested) parameters; relative file names are looked up in
+        ``folders`` (those of the parameter files) first."""
+        return cls(load_robot(params, folders), params, clock)
 
     # ---------------------------------------------------------------- messages in
     def _reject(self, what: str, text: str) -> bool:
@@ -524,8 +398,9 @@ class ControllerCore:
             return self._reject("joint trajectory", _text(exc))
         return True
 
-    # complexity: checks a JointTrajectory field by field, one branch per rejection reason
-    def _trajectory(self, msg: Any):  # noqa: C901
+    def _trajectory(self, msg: Any):
+        """The reference of a JointTrajectory, from the current desired state through its
+        points (checked: bounds, names, limits; :mod:`~vm_dynamics.nodes.joint_trajectories`)."""
         got = rm.msgtype_of(msg)
         if got != JOINT_TRAJECTORY:
             raise ValueError(f"expected a {JOINT_TRAJECTORY} message, got {got}")
@@ -552,47 +427,11 @@ class ControllerCore:
         index = np.array([model_names.index(nm) for nm in names], dtype=int)
         q_d, v_d, a_d = self._joint_desired(now)
         if not msg.points:               # JTC convention: an empty trajectory stops motion
-            return _Hold(q_d)
+            return Hold(q_d)
         if not names:
             raise ValueError("joint_names is empty")
-        k = len(names)
-        times, pos, vel, acc = [], [], [], []
-        have_v = have_a = True
-        for i, pt in enumerate(msg.points):
-            sec, nsec = int(pt.time_from_start.sec), int(pt.time_from_start.nanosec)
-            if not 0 <= nsec < 1_000_000_000:
-                raise ValueError(f"points[{i}].time_from_start.nanosec must be in [0, 1e9), "
-                                 f"got {nsec}")
-            tfs = sec + nsec * 1e-9
-            times.append(tfs)
-            p = np.asarray(pt.positions, dtype=float)
-            if p.shape != (k,):
-                raise ValueError(f"points[{i}].positions has {p.size} values for {k} joints")
-            pos.append(p)
-            for field, store in (("velocities", vel), ("accelerations", acc)):
-                a = np.asarray(getattr(pt, field), dtype=float)
-                if a.size == 0:
-                    store.append(None)
-                elif a.shape != (k,):
-                    raise ValueError(f"points[{i}].{field} has {a.size} values for {k} joints")
-                else:
-                    store.append(a)
-        have_v = all(v is not None for v in vel)
-        have_a = all(a is not None for a in acc)
-        if any(v is not None for v in vel) and not have_v:
-            raise ValueError("velocities given for some points only")
-        if any(a is not None for a in acc) and not have_a:
-            raise ValueError("accelerations given for some points only")
-        P = np.array(pos)
-        for label, arr in (("positions", P), ("velocities", np.array(vel) if have_v else None),
-                           ("accelerations", np.array(acc) if have_a else None)):
-            if arr is not None and not np.all(np.isfinite(arr)):
-                raise ValueError(f"points: {label} contain NaN/Inf")
-        tfs = np.array(times)
-        if not np.all(np.isfinite(tfs)) or np.any(tfs < 0) or np.any(np.diff(tfs) <= 0):
-            raise ValueError(f"time_from_start must be >= 0 and strictly increasing, got "
-                             f"{tfs.tolist()}")
-        self._check_waypoints(names, index, P, np.array(vel) if have_v else None)
+        tfs, P, vel, acc = trajectory_points(msg.points, len(names))
+        check_waypoints(self._limits, names, index, P, vel)
         stamp_ns = rm.time_msg_to_ns(msg.header.stamp)
         start = now if stamp_ns == 0 else self._ref_time(stamp_ns * 1e-9)
         T = start + tfs
@@ -603,66 +442,18 @@ class ControllerCore:
         T, P = T[keep], P[keep]
         times = np.concatenate([[now], T])
         pos = np.vstack([q_d[index], P])
-        if have_v:
-            V = np.vstack([v_d[index], np.array(vel)[keep]])
+        if vel is not None:
+            V = np.vstack([v_d[index], vel[keep]])
         else:
-            V = _monotone_velocities(times, pos, v_d[index])
-        A = np.vstack([a_d[index], np.array(acc)[keep]]) if have_a else np.zeros_like(pos)
+            V = monotone_velocities(times, pos, v_d[index])
+        A = np.vstack([a_d[index], acc[keep]]) if acc is not None else np.zeros_like(pos)
         A[0] = a_d[index]
         wp = JointWaypoints(times, pos, V, A)
-        self._check_motion(names, index, wp, v_d[index])
+        check_motion(self._limits, names, index, wp, v_d[index])
         if len(index) == self.model.n and np.array_equal(index, np.arange(self.model.n)):
             return wp
-        prev = self.reference.joint if self.reference.joint is not None else _Hold(q_d)
+        prev = self.reference.joint if self.reference.joint is not None else Hold(q_d)
         return PartialJointReference.over(prev, self.model.n, index, wp)
-
-    def _check_waypoints(self, names: list, index: np.ndarray, P: np.ndarray,
-                         V: np.ndarray | None) -> None:
-        """Every waypoint position within the URDF position limits (``position_bound`` for
-        joints without them), every given velocity within the URDF velocity limit."""
-        lim = self._limits
-        lo, hi = lim.lower[index], lim.upper[index]
-        tol = 1e-9 * np.maximum(1.0, hi - lo)
-        bad = (P < lo - tol) | (P > hi + tol)
-        if bad.any():
-            i, c = (int(x) for x in np.argwhere(bad)[0])
-            j = index[c]
-            where = (f"the URDF limits [{lo[c]:.6g}, {hi[c]:.6g}]" if lim.limited[j] else
-                     f"position_bound ±{lim.bound:g} (the joint has no URDF position limits)")
-            raise ValueError(f"joint {names[c]!r}: points[{i}].positions = {P[i, c]:.6g} is "
-                             f"outside {where}")
-        if V is not None:
-            vmax = lim.velocity[index]
-            over = np.abs(V) > vmax * (1 + 1e-9)
-            if over.any():
-                i, c = (int(x) for x in np.argwhere(over)[0])
-                raise ValueError(f"joint {names[c]!r}: points[{i}].velocities = "
-                                 f"{V[i, c]:.6g}, above the URDF velocity limit {vmax[c]:.6g}")
-
-    def _check_motion(self, names: list, index: np.ndarray, wp: JointWaypoints,
-                      v_start: np.ndarray) -> None:
-        """The motion the controller will follow (the quintics from the current desired
-        state, sampled :data:`_SAMPLES` times per segment): speed within the URDF velocity
-        limit (or the speed the current reference already has, if higher) and |position|
-        within ``position_bound`` (absurd given accelerations or velocities)."""
-        lim = self._limits
-        t, q, v = _sampled_motion(wp)
-        vmax = np.maximum(lim.velocity[index], np.abs(v_start)) * (1 + 1e-9)
-        over = ~(np.abs(v) <= vmax)               # NaN (overflow) counts as over
-        if over.any():
-            m, c = (int(x) for x in np.argwhere(over)[0])
-            peak = float(np.nanmax(np.abs(v[:, c]))) if np.any(np.isfinite(v[:, c])) \
-                else math.inf
-            raise ValueError(f"joint {names[c]!r}: the interpolated motion reaches "
-                             f"{peak:.6g}/s, above the URDF velocity limit "
-                             f"{lim.velocity[index[c]]:.6g} (first at {t[m]:.6g} s from now); "
-                             f"give the points more time")
-        far = ~(np.abs(q) <= lim.bound)
-        if far.any():
-            m, c = (int(x) for x in np.argwhere(far)[0])
-            raise ValueError(f"joint {names[c]!r}: the interpolated motion reaches "
-                             f"{q[m, c]:.6g} at {t[m]:.6g} s from now, beyond position_bound "
-                             f"±{lim.bound:g}")
 
     def on_base_pose(self, msg: Any) -> bool:
         """``geometry_msgs/PoseStamped`` target of the vehicle in ``odom_frame``."""

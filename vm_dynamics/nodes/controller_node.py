@@ -44,6 +44,7 @@ from .controller_core import (
     controller_parameter_defaults,
 )
 from .entry import run_node
+from .parameters import command_line_parameters, unknown_parameter_warning
 from .publisher_watch import PublisherWatch
 
 __all__ = ["main", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
@@ -147,7 +148,11 @@ def main(argv=None) -> int:
         return controller_parameter_defaults(overrides)
 
     def start(transport):
-        core = ControllerCore.from_params(transport.params)
+        overrides, folders = command_line_parameters(argv, NODE_NAME)
+        warning = unknown_parameter_warning(overrides, controller_parameter_defaults(overrides))
+        if warning:
+            transport.logger.warn(warning)
+        core = ControllerCore.from_params(transport.params, folders=folders)
         core.log.drain_into(transport.logger)
         transport.logger.info(
             f"controller {core.controller_name!r} ({core.ctrl!r}) on {core.model!r}, "

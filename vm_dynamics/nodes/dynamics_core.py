@@ -29,6 +29,12 @@ Safety, in the order it acts:
    ``K(0) + K(t) + |U(t) − U(0)| + ∫|P| dt`` — pauses the simulation with an error and rolls
    back to the last state that passed the check.  Only checked states are ever published.
 
+The parts, each its own module: the command inputs and their watchdog
+(:mod:`~vm_dynamics.nodes.input_channels`), the energy guard with its roll-back
+(:mod:`~vm_dynamics.nodes.energy_guard`), the publish schedule
+(:mod:`~vm_dynamics.nodes.publish_schedule`) and the diagnostics
+(:mod:`~vm_dynamics.nodes.dynamics_diagnostics`); this class composes them around the engine.
+
 Time is simulated time ``t = steps · dt``; pacing to the wall clock (``real_time_factor``) is
 the node's job (:class:`~vm_dynamics.nodes.pacing.Pacer`), so the core is deterministic: the same inputs give
 bit-identical states.  With ``lockstep`` the core advances one control period
@@ -47,36 +53,19 @@ import numpy as np
 
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import initial_state, prescribed_motion
-from ..core.validation import as_positive
+from ..config.spec import DYNAMICS_PARAMETERS, checked_values
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
-from ..sim.integrators import METHODS
 from ..sim.interaction import arm_interaction
-from ..sim.measured import MeasuredJointMotion
+from .dynamics_diagnostics import diagnostics_message
+from .energy_guard import EnergyGuard
 from .event_log import EventLog, reason_key
-from .joint_source import JOINT_SOURCES, MeasuredJointInput
-from .parameters import DYNAMICS_BACKENDS, DYNAMICS_PARAMETERS
+from .input_channels import CommandInputs
+from .joint_source import measured_joint_input
+from .publish_schedule import PublishSchedule
 from .robot import Robot, load_robot
 
 __all__ = ["DynamicsCore"]
-
-_INERTIAL_ALIASES = ("world",)
-
-# ------------------------------------------------------------------------------ the core
-class _Channel:
-    """One input (effort or wrench): last valid value, when it arrived, watchdog state."""
-
-    def __init__(self, size: int):
-        self.value = np.zeros(size)
-        self.time = None          # sim time of the last accepted message
-        self.stale = False
-        self.fresh = False        # arrived since the last lockstep advance
-        self.accepted = 0
-        self.rejected = 0
-        self.last_error = ""
-
-    def applied(self) -> np.ndarray:
-        return np.zeros_like(self.value) if (self.time is None or self.stale) else self.value
 
 
 class DynamicsCore:
@@ -90,55 +79,27 @@ class DynamicsCore:
                  clock: Callable[[], float] = time.monotonic):
         p = parameter_defaults(DYNAMICS_PARAMETERS)
         p.update(flatten(params))
+        p = checked_values(p, DYNAMICS_PARAMETERS)     # the scenario model's checks
         self.robot = robot
         self.model = m = robot.model
         self.params = p
         self.log = EventLog(clock)
         self.clock = clock
-        self.dt = as_positive(p["dt"], "dt")
+        self.dt = p["dt"]
         self.method = p["integrator"]
-        if self.method not in METHODS:
-            raise ValueError(f"integrator: unknown {self.method!r}; choose one of "
-                             f"{', '.join(METHODS)}")
         self.backend = p["dynamics_backend"]
-        if self.backend not in DYNAMICS_BACKENDS:
-            raise ValueError(f"dynamics_backend: unknown {self.backend!r}; choose one of "
-                             f"{', '.join(DYNAMICS_BACKENDS)}")
-        for key in ("publish_rate", "clock_rate", "diagnostics_rate", "control_rate", "path_rate"):
-            if not (isinstance(p[key], (int, float)) and p[key] > 0):
-                raise ValueError(f"{key}: expected a positive rate in Hz, got {p[key]!r}")
-        for key in ("real_time_factor", "command_timeout", "divergence_threshold",
-                    "max_wall_publish_rate"):
-            if not (isinstance(p[key], (int, float)) and math.isfinite(p[key]) and p[key] >= 0):
-                raise ValueError(f"{key}: expected a finite number >= 0, got {p[key]!r}")
         self.lockstep = bool(p["lockstep"])
         self.timeout = float(p["command_timeout"])
         self.steps_per_period = max(1, int(round(1.0 / (float(p["control_rate"]) * self.dt))))
-        self._state_every = max(1, int(round(1.0 / (float(p["publish_rate"]) * self.dt))))
-        self._clock_every = max(1, int(round(1.0 / (float(p["clock_rate"]) * self.dt))))
+        self.schedule = PublishSchedule(p, self.dt, self.lockstep, self.steps_per_period)
         self.ee_frame = self._ee_frame(p["ee_frame"])
         self.ee_path = deque(maxlen=max(1, int(p["ee_path_length"])))
 
         # initial state (the scenario's parser: config.sections)
         init = initial_state(unflatten(p, "initial"), m)
         self.g0, self.V0, self.q0, self.qd0 = init.g, init.V, init.q, init.qd
-
-        # where the joints come from: efforts (simulated), the prescribed section, or a real
-        # arm's joint states (measured: hardware in the loop, nodes/joint_source.py)
         self.joint_source = p["joint_source"]
-        if self.joint_source not in JOINT_SOURCES:
-            raise ValueError(f"joint_source: unknown {self.joint_source!r}; choose one of "
-                             f"{', '.join(JOINT_SOURCES)}")
-        self.prescribed = self.measured = None
-        if self.joint_source == "prescribed":
-            section = {k: v for k, v in unflatten(p, "prescribed").items()
-                       if v is not None and v != ""}
-            if not section.get("type"):
-                raise ValueError("joint_source prescribed: set prescribed.type (sinusoid or "
-                                 "wheel_loop) and its parameters")
-            self.prescribed = prescribed_motion(section, self.q0)
-        elif self.joint_source == "measured":
-            self.measured = self._measured_input(robot, p)
+        self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
 
         # the engine (environment inside: hydrodynamic damping and buoyancy at every stage)
@@ -148,12 +109,11 @@ class DynamicsCore:
         except ValueError as exc:
             raise ValueError(f"dynamics_backend: {exc}") from None
 
-        self.effort = _Channel(len(robot.joints))
-        self.wrench = _Channel(6)
-        self._wrench_inertial = False
-        self._user_paused = False
-        self.diverged = False
-        self.error = ""
+        self.inputs = CommandInputs(robot, self.sim, self.log, lambda: self.sim.t, self.timeout,
+                                    self.lockstep, self.joint_source)
+        self.energy_guard = EnergyGuard(self.sim, m, self.log, p["divergence_threshold"],
+                                        balance_checked=self.joint_source == "simulated")
+        self.user_paused = False
         self.step_times: deque = deque(maxlen=1000)
         self.timing: dict = {}        # filled by the node (Pacer.stats())
         # filled by the node: input samples the transport dropped before they reached the
@@ -163,30 +123,26 @@ class DynamicsCore:
 
     # ---------------------------------------------------------------- construction
     @classmethod
-    def from_params(cls, params: Mapping[str, Any], clock: Callable[[], float] = time.monotonic
-                    ) -> "DynamicsCore":
-        return cls(load_robot(params), params, clock)
+    def from_params(cls, params: Mapping[str, Any], clock: Callable[[], float] = time.monotonic,
+                    folders=()) -> "DynamicsCore":
+        """The core of (flat or nested) parameters; relative file names are looked up in
+        ``folders`` (those of the parameter files) first."""
+        return cls(load_robot(params, folders), params, clock)
 
-    @staticmethod
-    def _measured_input(robot: Robot, p: Mapping[str, Any]) -> MeasuredJointInput:
-        """``measured.joint_names``: the driver's names of the ``joints``, in that order."""
-        m = robot.model
-        if len(robot.joints) != m.n:
-            raise ValueError(f"joint_source measured: joints must list all {m.n} joints of the "
-                             f"model (the real arm drives every joint), got {robot.joints}")
-        names = list(p["measured.joint_names"] or robot.joints)
-        if len(names) != len(robot.joints) or not all(isinstance(x, str) and x for x in names):
-            raise ValueError(f"measured.joint_names: expected {len(robot.joints)} names (the "
-                             f"driver's names of {robot.joints}, in that order), got {names}")
-        if len(set(names)) != len(names):
-            raise ValueError(f"measured.joint_names: duplicate names in {names}")
-        in_model_order = [""] * m.n
-        for k, j in enumerate(robot.joint_index):
-            in_model_order[int(j)] = names[k]
-        motion = MeasuredJointMotion(m.n, velocity_cutoff=p["measured.velocity_cutoff"],
-                                     acceleration_cutoff=p["measured.acceleration_cutoff"])
-        return MeasuredJointInput(in_model_order, motion, p["measured.max_gap"],
-                                  p["measured.timeout"])
+    def _joint_motion(self, robot: Robot, p: Mapping[str, Any]) -> tuple:
+        """``(prescribed, measured)``: where the joints come from -- efforts (simulated: both
+        None), the prescribed section, or a real arm's joint states (measured: hardware in the
+        loop, nodes/joint_source.py)."""
+        if self.joint_source == "prescribed":
+            section = {k: v for k, v in unflatten(p, "prescribed").items()
+                       if v is not None and v != ""}
+            if not section.get("type"):
+                raise ValueError("joint_source prescribed: set prescribed.type (sinusoid or "
+                                 "wheel_loop) and its parameters")
+            return prescribed_motion(section, self.q0), None
+        if self.joint_source == "measured":
+            return None, measured_joint_input(robot, p)
+        return None, None
 
     def _ee_frame(self, name: str) -> str:
         if name:
@@ -204,30 +160,9 @@ class DynamicsCore:
             self.sim.reset(self.g0, self.V0, self.q0, self.qd0)
         else:
             self.sim.reset(self.g0, self.V0)
-        for ch in (self.effort, self.wrench):
-            ch.value[:] = 0.0
-            ch.time, ch.stale, ch.fresh = None, False, False
-        self._wrench_inertial = False
-        self._update_inputs()
-        self.diverged, self.error = False, ""
-        self.E0, self.K0, self.U0 = self._energy()
-        self.momentum0 = self._momentum()
-        self.residual = 0.0
-        self._snapshot = self._take_snapshot()
-        self._checked_steps = 0
-        self._next_state = 0
-        self._next_clock = 0
-        self._path_counter = 0
-        self._next_path_sample = 0
-        self.path_sample = False     # the state last popped is a path sample (see iter_due)
-        self._path_wall: dict = {}
-        self._state_pending = True   # publish the initial state at once
-        self._last_publish_wall = None
-        self._last_publish_steps = -1
-        self._last_pop_steps = -1
-        self._heartbeat_ns = 0       # stamp nudge of the heartbeats while paused (stamp_ns)
-        self._last_clock_wall = None
-        self._next_diag_wall = None
+        self.inputs.reset()
+        self.energy_guard.reset()
+        self.schedule.reset()
         self.ee_path.clear()
 
     # ---------------------------------------------------------------- state access
@@ -266,7 +201,21 @@ class DynamicsCore:
 
     @property
     def paused(self) -> bool:
-        return self._user_paused or self.diverged
+        return self.user_paused or self.diverged
+
+    # the parts' state, by the names the node and the tests read
+    effort = property(lambda self: self.inputs.effort, doc="The effort input channel.")
+    wrench = property(lambda self: self.inputs.wrench, doc="The base-wrench input channel.")
+    watchdog = property(lambda self: self.inputs.watchdog,
+                        doc="``waiting`` (no input yet), ``ok`` or ``tripped``.")
+    diverged = property(lambda self: self.energy_guard.diverged)
+    error = property(lambda self: self.energy_guard.error)
+    residual = property(lambda self: self.energy_guard.residual,
+                        doc="Energy-balance residual E - E0 - W at the last check (J).")
+    E0 = property(lambda self: self.energy_guard.E0)
+    K0 = property(lambda self: self.energy_guard.K0)
+    path_sample = property(lambda self: self.schedule.path_sample,
+                           doc="The state last popped is a path sample (see iter_due).")
 
     @property
     def stamp_ns(self) -> int:
@@ -276,7 +225,7 @@ class DynamicsCore:
         TF listener that starts during a pause never sees the arm's frames ("two or more
         unconnected trees").  The nudge stays below ``dt / 2`` (a pause of hours at 50 Hz), so
         stamps stay strictly increasing when the simulation resumes."""
-        return rm.stamp_to_ns(self.t) + self._heartbeat_ns
+        return rm.stamp_to_ns(self.t) + self.schedule.heartbeat_ns
 
     @property
     def stamp(self) -> float:
@@ -287,67 +236,33 @@ class DynamicsCore:
         """Snapshot ``State(t, g, V, q, qd)`` (copies)."""
         return State(self.t, self.g, self.V, self.q, self.qd)
 
-    @property
-    def watchdog(self) -> str:
-        """``waiting`` (no input yet), ``ok`` or ``tripped``."""
-        chans = [c for c in (self.effort, self.wrench) if c.time is not None]
-        if not chans:
-            return "waiting"
-        return "tripped" if any(c.stale for c in chans) else "ok"
-
     def applied_effort(self) -> np.ndarray:
         """Joint efforts applied now, URDF order."""
-        return self._tau_model.copy()
+        return self.inputs.tau_model.copy()
 
     def applied_base_wrench(self) -> np.ndarray:
         """Commanded vehicle wrench applied now (b-vector, body frame at the current pose;
         environment excluded)."""
-        return self._bw_command(self.sim.arrays()[1]).copy()
+        return self.inputs.base_wrench_at(self.sim.arrays()[1]).copy()
+
+    def energy(self) -> tuple[float, float, float]:
+        """``(E, K, U)``: total, kinetic and potential energy of the current state."""
+        return self.energy_guard.energy()
+
+    @property
+    def checked_steps(self) -> int:
+        """Steps of the last state that passed the energy check (the roll-back point)."""
+        return self.energy_guard.checked_steps
 
     # ---------------------------------------------------------------- inputs
-    def _reject(self, ch: _Channel, what: str, text: str) -> bool:
-        ch.rejected += 1
-        ch.last_error = text
-        # one throttle key per reason (numbers and quoted values stripped), so that each kind
-        # of bad message reaches the log at least once per throttle period
-        self.log.emit("WARN", f"reject-{what}-{reason_key(text)}",
-                      f"rejected {what}: {text}; keeping the last valid input")
-        return False
-
-    def _accept(self, ch: _Channel, what: str, value: np.ndarray, fresh: bool = True) -> bool:
-        ch.value[:] = value
-        if ch.stale:
-            self.log.emit("INFO", f"resume-{what}", f"{what} commands resumed at "
-                          f"t={self.t:.3f} s", throttle=False)
-        ch.time, ch.stale = self.t, False
-        ch.fresh = ch.fresh or fresh
-        ch.accepted += 1
-        self._update_inputs()
-        return True
-
-    def _efforts_ignored(self) -> bool:
-        if self.joint_source == "simulated":
-            return False
-        self._reject(self.effort, "effort command",
-                     f"joint_source is {self.joint_source}: the joints follow the "
-                     f"{self.joint_source} motion and efforts are not applied")
-        return True
-
     def apply_effort_command(self, msg: Any) -> bool:
         """Float64MultiArray of efforts in the order of ``joints``; False if rejected."""
-        if self._efforts_ignored():
-            return False
-        n = len(self.robot.joints)
-        try:
-            values = rm.parse_float64_multi_array(msg, expected_len=n, reshape=False)
-        except ValueError as exc:
-            return self._reject(self.effort, "effort command", str(exc))
-        return self._accept(self.effort, "effort command", values)
+        return self.inputs.apply_effort_command(msg)
 
     def reject_effort_command(self, reason: str) -> bool:
         """Count and log an effort command the node rejected before decoding it (``reason``
         names what is wrong, as the decoded check would); returns False."""
-        return self._reject(self.effort, "effort command", reason)
+        return self.inputs.reject(self.effort, "effort command", reason)
 
     def apply_base_wrench(self, msg: Any) -> bool:
         """WrenchStamped in ``base_frame`` (body) or ``odom_frame``/``world`` (inertial axes,
@@ -355,9 +270,9 @@ class DynamicsCore:
         try:
             w = rm.parse_wrench_stamped(msg)
         except ValueError as exc:
-            return self._reject(self.wrench, "base wrench", str(exc))
+            return self.inputs.reject(self.wrench, "base wrench", str(exc))
         t_ns = rm.stamp_to_ns(self.t)
-        if self.lockstep and not t_ns <= w.stamp_ns <= t_ns + self._heartbeat_ns:
+        if self.lockstep and not t_ns <= w.stamp_ns <= t_ns + self.schedule.heartbeat_ns:
             # lockstep: a wrench answers the state stamped like it (or one of its heartbeats
             # while paused); an older one is stale
             self.log.emit("WARN", "stale-wrench", f"lockstep: ignored a base wrench stamped "
@@ -367,42 +282,12 @@ class DynamicsCore:
 
     def set_effort(self, tau) -> bool:
         """In-process input: efforts in the order of ``joints`` (same checks as a message)."""
-        if self._efforts_ignored():
-            return False
-        n = len(self.robot.joints)
-        try:
-            a = np.asarray(tau, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            return self._reject(self.effort, "effort command", f"not numeric: {tau!r}")
-        if a.shape != (n,):
-            return self._reject(self.effort, "effort command",
-                                f"expected {n} values, got {a.size}")
-        if not np.all(np.isfinite(a)):
-            return self._reject(self.effort, "effort command", "contains NaN/Inf")
-        return self._accept(self.effort, "effort command", a)
+        return self.inputs.set_effort(tau)
 
     def set_base_wrench(self, wrench6, frame_id: str) -> bool:
-        """In-process input: a 6-vector ``[f; n]`` in ``frame_id``.
-
-        ``base_frame``: body-fixed wrench.  ``odom_frame`` (or ``world``): force and moment in
-        inertial axes, the moment taken about the vehicle origin; it stays constant in the
-        inertial frame while held (rotated into the body frame at every RK stage).
-        """
-        w = np.asarray(wrench6, dtype=float).reshape(-1)
-        if w.shape != (6,) or not np.all(np.isfinite(w)):
-            return self._reject(self.wrench, "base wrench",
-                                f"expected 6 finite numbers, got {wrench6!r}")
-        r = self.robot
-        if frame_id == r.base_frame:
-            inertial = False
-        elif frame_id == r.odom_frame or frame_id in _INERTIAL_ALIASES:
-            inertial = True
-        else:
-            return self._reject(self.wrench, "base wrench",
-                                f"frame_id {frame_id!r} is neither the body frame "
-                                f"{r.base_frame!r} nor the inertial frame {r.odom_frame!r}")
-        self._wrench_inertial = inertial
-        return self._accept(self.wrench, "base wrench", w)
+        """In-process input: a 6-vector ``[f; n]`` in ``frame_id`` (``base_frame``: body-fixed;
+        ``odom_frame`` or ``world``: inertial axes, moment about the vehicle origin)."""
+        return self.inputs.set_base_wrench(wrench6, frame_id)
 
     # ---------------------------------------------------------------- measured joints (HIL)
     def apply_measured_joint_state(self, msg: Any, wall: float | None = None) -> bool:
@@ -442,7 +327,7 @@ class DynamicsCore:
                               throttle=False)
             motion.restart(self.t, q, qd)
             self.sim.set_joints()
-            self._rebaseline()
+            self.energy_guard.rebaseline()
             interval = None
         else:
             motion.add(t_new, q, qd)
@@ -486,96 +371,11 @@ class DynamicsCore:
                           f"{mi.timeout:g} s) at t={self.t:.3f} s; the vehicle holds",
                           throttle=False)
 
-    def _rebaseline(self) -> None:
-        """Energy and momentum references restart at the current state (after the joints were
-        replaced by a measured sample: the jump does no work the engine could account for)."""
-        E, K, U = self._energy()
-        self.E0, self.K0, self.U0 = E - self.work, K, U
-        self.momentum0 = self._momentum()
-        self.residual = 0.0
-        self._checked_steps = self.steps
-        self._snapshot = self._take_snapshot()
-
-    def _update_inputs(self) -> None:
-        tau = np.zeros(self.model.n)
-        tau[self.robot.joint_index] = self.effort.applied()
-        self._tau_model = tau
-        self._wrench6 = self.wrench.applied().copy()
-        inertial = self._wrench_inertial and bool(np.any(self._wrench6))
-        self._bw_cmd = None if inertial else self.model.group.project(self._wrench6)
-        self._held = self.sim.held_inputs(tau, self._bw_cmd,
-                                          self._wrench6 if inertial else None)
-
-    def _bw_command(self, g) -> np.ndarray:
-        """Commanded vehicle wrench (b-vector, body frame) at the pose ``g``."""
-        if self._bw_cmd is not None:
-            return self._bw_cmd
-        Rt = g[:3, :3].T
-        w = self._wrench6
-        return self.model.group.project(np.concatenate([Rt @ w[:3], Rt @ w[3:]]))
-
-    def _watchdog(self) -> None:
-        if self.timeout <= 0 or self.lockstep:
-            return
-        changed = False
-        for ch, what in ((self.effort, "effort command"), (self.wrench, "base wrench")):
-            if ch.time is not None and not ch.stale and self.t - ch.time > self.timeout + 1e-12:
-                ch.stale = changed = True
-                self.log.emit("WARN", f"watchdog-{what}",
-                              f"watchdog: no {what} for {self.t - ch.time:.3f} s (timeout "
-                              f"{self.timeout:g} s) at t={self.t:.3f} s; input zeroed",
-                              throttle=False)
-        if changed:
-            self._update_inputs()
-
     # ---------------------------------------------------------------- energy
-    def _energy(self) -> tuple[float, float, float]:
-        K, U = self.sim.energy()
-        return K + U, K, U
-
-    def _momentum(self) -> np.ndarray:
-        _, g, V, q, qd = self.sim.arrays()
-        return self.model.momentum(g, V, q, qd)
-
-    def _take_snapshot(self):
-        return self.sim.snapshot()
-
-    def _restore_snapshot(self) -> None:
-        self.sim.restore(self._snapshot)
-
-    def _diverge(self, reason: str, t_bad: float | None = None) -> None:
-        t_bad = self.t if t_bad is None else t_bad
-        self._restore_snapshot()
-        self.diverged = True
-        self.error = (f"simulation diverged at t={t_bad:.6g} s: {reason}; paused and rolled "
-                      f"back to t={self.t:.6g} s (call ~/reset)")
-        self.log.emit("ERROR", "diverged", self.error, throttle=False)
-
     def check_energy(self) -> bool:
-        """Energy-balance check of the current state; on failure: roll back and pause."""
-        if self.diverged:
-            return False
-        if self._checked_steps == self.steps:
-            return True
-        try:
-            E, K, U = self._energy()
-        except (ArithmeticError, ValueError) as exc:      # overflow in the energy itself
-            self._diverge(f"energy not computable ({type(exc).__name__}: {exc})")
-            return False
-        self.residual = E - self.E0 - self.work
-        scale = self.K0 + K + abs(U - self.U0) + self.abs_work + 1e-12 * (1.0 + abs(self.E0))
-        if self.joint_source != "simulated":
-            # the joints follow a motion from outside, whose work the engine does not know:
-            # no balance to check, only a finite state
-            self.residual, scale = 0.0, 1.0
-        if not (math.isfinite(E) and math.isfinite(scale) and abs(self.residual)
-                <= float(self.params["divergence_threshold"]) * scale):
-            self._diverge(f"energy balance violated (E - E0 - W = {self.residual:.4g} J, "
-                          f"energy scale {scale:.4g} J)")
-            return False
-        self._checked_steps = self.steps
-        self._snapshot = self._take_snapshot()
-        return True
+        """Energy-balance check of the current state; on failure: roll back and pause
+        (:class:`~vm_dynamics.nodes.energy_guard.EnergyGuard`)."""
+        return self.energy_guard.check()
 
     # ---------------------------------------------------------------- stepping
     def _advance(self, steps: int) -> int:
@@ -586,15 +386,15 @@ class DynamicsCore:
         start = time.perf_counter()
         try:
             if steps == 1:
-                self.sim.step(inputs=self._held)
+                self.sim.step(inputs=self.inputs.held)
             else:
-                self.sim.run(steps, inputs=self._held)
+                self.sim.run(steps, inputs=self.inputs.held)
         except SimulationError as exc:
-            self._diverge(f"integrator failed ({exc})", t_bad=exc.t + self.dt)
+            self.energy_guard.diverge(f"integrator failed ({exc})", t_bad=exc.t + self.dt)
             return 0
         except (ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
-            self._diverge(f"integrator failed ({type(exc).__name__}: {exc})",
-                          t_bad=self.t + self.dt)
+            self.energy_guard.diverge(f"integrator failed ({type(exc).__name__}: {exc})",
+                                      t_bad=self.t + self.dt)
             return 0
         done = self.steps - before
         if done:
@@ -602,91 +402,55 @@ class DynamicsCore:
             self.step_times.extend([per] * min(done, 64))
         return done
 
-    def _steps_to_watchdog(self) -> int:
-        """Steps until an input channel's watchdog would trip (large if none can)."""
-        if self.timeout <= 0 or self.lockstep:
-            return 1 << 30
-        left = 1 << 30
-        for ch in (self.effort, self.wrench):
-            if ch.time is not None and not ch.stale:
-                due = ch.time + self.timeout - self.t
-                left = min(left, max(1, int(math.floor(due / self.dt + 1e-9)) + 1))
-        return left
-
     def step(self) -> bool:
         """Advance one step ``dt`` with the current inputs; False if paused or diverged."""
         return self.run(1) == 1
 
     @property
-    def _check_every(self) -> int:
+    def check_every(self) -> int:
+        """Steps between two energy checks (0.01 s of simulated time)."""
         return max(1, int(round(0.01 / self.dt)))
 
     def run(self, steps: int) -> int:
         """Up to ``steps`` steps; returns how many were taken (fewer if paused/diverged).
 
         The steps between two energy checks (and watchdog deadlines) go to the engine in one
-        call; every ``_check_every`` steps the energy balance is checked (and the state
+        call; every :attr:`check_every` steps the energy balance is checked (and the state
         snapshotted for roll-back)."""
         done = 0
         steps = min(int(steps), self.measured_steps_available())
+        inputs = self.inputs
         while done < steps:
             if self.paused:
                 break
-            self._watchdog()
-            chunk = min(steps - done, self._check_every - (self.steps - self._checked_steps),
-                        self._steps_to_watchdog())
+            inputs.check_watchdog()
+            chunk = min(steps - done, self.check_every - (self.steps - self.checked_steps),
+                        inputs.steps_to_watchdog(self.dt))
             taken = self._advance(max(1, chunk))
             if not taken:
                 break
             done += taken
-            self._watchdog()           # inputs (and JointState.effort) for the next step
-            if self.steps - self._checked_steps >= self._check_every and not self.check_energy():
+            inputs.check_watchdog()           # inputs (and JointState.effort) for the next step
+            if self.steps - self.checked_steps >= self.check_every and not self.check_energy():
                 break
         return done
-
-    def _clock_allowed(self, wall_now: float) -> bool:
-        """/clock goes out at ``clock_rate`` Hz of simulated time but, faster than real time,
-        at most ``clock_rate`` times per wall second (subscribers need a monotonic clock, not
-        20 000 messages a second)."""
-        period = 1.0 / float(self.params["clock_rate"])
-        return self._last_clock_wall is None or wall_now - self._last_clock_wall >= period - 1e-9
-
-    def _state_allowed(self, wall_now: float) -> bool:
-        """Faster than real time, state messages go out at most ``max_wall_publish_rate`` times
-        per wall second (0: no limit, every ``1/publish_rate`` of simulated time)."""
-        cap = float(self.params["max_wall_publish_rate"])
-        rtf = float(self.params["real_time_factor"])
-        if cap <= 0 or self.lockstep or (0 < rtf and rtf * float(self.params["publish_rate"])
-                                         <= cap):
-            return True                   # paced slowly enough: every state goes out
-        return (self._last_publish_wall is None
-                or wall_now - self._last_publish_wall >= 1.0 / cap - 1e-9)
 
     @property
     def path_sample_period(self) -> float:
         """Simulated time between two poses of ``ee_path`` and ``base_path`` (s): the state
         period ``1/publish_rate``, also in lockstep, whose states may come far more often
         (``ee_path_length`` poses then span the same time as at the default rate)."""
-        return self._state_every * self.dt
+        return self.schedule.path_sample_period
 
     def path_due(self, wall_now: float, key: str) -> bool:
         """True (and noted) if the path ``key`` may be sent now: at most ``path_rate`` per wall
         second."""
-        last = self._path_wall.get(key)
-        if last is not None and wall_now - last < 1.0 / float(self.params["path_rate"]) - 1e-9:
-            return False
-        self._path_wall[key] = wall_now
-        return True
+        return self.schedule.path_due(wall_now, key)
 
     def steps_until_due(self, wall_now: float | None = None) -> int:
         """Steps until the next state or clock message is due (≥ 1): the node runs that many
         in one call before publishing."""
-        nxt = self._next_state if not self.lockstep else self.steps + self.steps_per_period
-        if not self.lockstep and wall_now is not None and not self._state_allowed(wall_now):
-            nxt = self.steps + max(1, self._state_every)     # not yet: the next publish point
-        if wall_now is None or self._clock_allowed(wall_now):
-            nxt = min(nxt, self._next_clock)
-        return max(1, nxt - self.steps)
+        return self.schedule.steps_until_due(self.steps, wall_now)
 
     def lockstep_ready(self) -> bool:
         """Fresh inputs arrived since the last advance: the efforts (if there are joints) and,
@@ -708,7 +472,7 @@ class DynamicsCore:
             ch.fresh = False
         done = self.run(self.steps_per_period)
         if done:
-            self._state_pending = True
+            self.schedule.state_pending = True
         return done
 
     # ---------------------------------------------------------------- services
@@ -716,7 +480,7 @@ class DynamicsCore:
         """``~/pause`` (std_srvs/SetBool)."""
         if not flag and self.diverged:
             return False, f"cannot resume: {self.error}"
-        self._user_paused = bool(flag)
+        self.user_paused = bool(flag)
         return True, ("paused" if flag else "running") + f" at t={self.t:.6g} s"
 
     def reset(self) -> tuple[bool, str]:
@@ -740,7 +504,7 @@ class DynamicsCore:
         t, g, V, q, qd = self.sim.arrays()
         t = self.stamp
         hil = self.interaction() if self.joint_source != "simulated" else None
-        tau = self._tau_model if hil is None else hil.tau
+        tau = self.inputs.tau_model if hil is None else hil.tau
         yield "joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)
         yield "odom", rm.odometry_msg(t, g, m.group.embed(V), r.odom_frame, r.base_frame)
         yield "tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, g)])
@@ -761,7 +525,7 @@ class DynamicsCore:
             qdd = (self.measured.motion.acceleration() if self.measured is not None
                    else self.prescribed(self.t)[2])
             g = self.sim.arrays()[1]
-            return arm_interaction(self.sim, qdd, base_wrench=self._bw_command(g))
+            return arm_interaction(self.sim, qdd, base_wrench=self.inputs.base_wrench_at(g))
         except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
             self.log.emit("WARN", "interaction", f"base reaction and efforts not computable at "
                           f"t={self.t:.3f} s: {exc}")
@@ -783,75 +547,9 @@ class DynamicsCore:
         self.ee_path.append((self.steps, pose))
 
     def diagnostics_message(self) -> Any:
-        """``diagnostic_msgs/DiagnosticArray``: simulation and watchdog status."""
-        m = self.model
-        st = np.asarray(self.step_times) if self.step_times else np.zeros(1)
-        if self.diverged:
-            level, text = "ERROR", self.error
-        elif self._user_paused:
-            level, text = "OK", "paused"
-        elif self.lockstep and not self.lockstep_ready():
-            level, text = "OK", "lockstep: waiting for a command"
-        else:
-            level, text = "OK", "running"
-        rtf = self.timing.get("real_time_factor")
-        target = float(self.params["real_time_factor"])
-        if level == "OK" and rtf is not None and target > 0 and not self.paused \
-                and rtf < 0.9 * target:
-            level, text = "WARN", f"real-time factor {rtf:.2f} below target {target:g}"
-        scale = abs(self.E0) + self.K0 + self.abs_work
-        momentum = self._momentum() if not self.diverged else self.momentum0
-        values = {
-            "sim_time": self.t, "steps": self.steps, "paused": self.paused,
-            "diverged": self.diverged, "integrator": self.method,
-            "dynamics_backend": self.sim.backend, "formulation": self.sim.formulation,
-            "dt": self.dt, "lockstep": self.lockstep,
-            "step_time_mean_ms": 1e3 * float(np.mean(st)),
-            "step_time_max_ms": 1e3 * float(np.max(st)),
-            "energy": self.E0 + self.work + self.residual,
-            "energy_input_work": self.work,
-            "energy_balance_residual": self.residual,
-            "energy_balance_residual_rel": abs(self.residual) / scale if scale > 0 else 0.0,
-            "momentum_change": float(np.linalg.norm(momentum - self.momentum0)),
-        }
-        values.update({k: v for k, v in self.timing.items()})
-        e, w = self.effort, self.wrench
-        wd = self.watchdog
-        wd_values = {
-            "state": wd, "command_timeout": self.timeout,
-            "effort_age": "never" if e.time is None else self.t - e.time,
-            "wrench_age": "never" if w.time is None else self.t - w.time,
-            "effort_accepted": e.accepted, "effort_rejected": e.rejected,
-            "wrench_accepted": w.accepted, "wrench_rejected": w.rejected,
-            "last_rejection": e.last_error or w.last_error,
-            **self.input_stats,
-        }
-        wd_text = {"waiting": "no command received yet (inputs zero)",
-                   "ok": "commands fresh",
-                   "tripped": "command timeout: inputs zeroed"}[wd]
-        statuses = [
-            dict(name="vm_dynamics: simulation", level=level, message=text,
-                 hardware_id=m.name, values=values),
-            dict(name="vm_dynamics: command watchdog",
-                 level="WARN" if wd == "tripped" else "OK", message=wd_text,
-                 hardware_id=m.name, values=wd_values),
-        ]
-        if self.measured is not None:
-            mi = self.measured
-            if mi.anchor is None:
-                js_level, js_text = "WARN", "waiting for measured joint states (vehicle holds)"
-            elif mi.holding:
-                js_level, js_text = "WARN", "measured joint states stopped: the vehicle holds"
-            else:
-                js_level, js_text = "OK", "measured joint states drive the vehicle"
-            statuses.append(dict(name="vm_dynamics: joint source", level=js_level,
-                                 message=js_text, hardware_id=m.name,
-                                 values={"joint_source": "measured", **mi.statistics()}))
-        elif self.prescribed is not None:
-            statuses.append(dict(name="vm_dynamics: joint source", level="OK",
-                                 message=f"prescribed motion ({self.prescribed.kind})",
-                                 hardware_id=m.name, values={"joint_source": "prescribed"}))
-        return rm.diagnostic_array_msg(self.t, statuses)
+        """``diagnostic_msgs/DiagnosticArray``: simulation and watchdog status
+        (:mod:`~vm_dynamics.nodes.dynamics_diagnostics`)."""
+        return diagnostics_message(self)
 
     def pop_due(self, wall_now: float, idle_republish: float | None = None) -> list:
         """Messages due now, as ``[(key, msg)]`` with keys ``joint_states``, ``odom``, ``tf``,
@@ -861,7 +559,8 @@ class DynamicsCore:
         the state after every advance); ``diagnostics`` follow wall time.  While the simulation
         does not advance (paused, diverged, lockstep waiting) state and clock are re-sent as a
         heartbeat every ``idle_republish`` wall seconds (default ``1 / publish_rate``), so RViz,
-        TF and controllers see a paused robot, not a dead one.
+        TF and controllers see a paused robot, not a dead one
+        (:class:`~vm_dynamics.nodes.publish_schedule.PublishSchedule`).
         """
         return list(self.iter_due(wall_now, idle_republish))
 
@@ -873,48 +572,19 @@ class DynamicsCore:
         controller waits for first and builds the rest while the controller computes.  The
         bookkeeping of what is due is done before the first message is yielded, so a consumer
         that stops early (a failed publish) does not leave it half updated."""
-        if idle_republish is None:
-            idle_republish = 1.0 / float(self.params["publish_rate"])
-        s = self.steps
-        state_due = self._state_pending or (not self.lockstep and s >= self._next_state
-                                            and self._state_allowed(wall_now))
-        idle = s == self._last_pop_steps
-        self._last_pop_steps = s
-        if not idle:
-            self._heartbeat_ns = 0
-        if not state_due and idle and (self._last_publish_wall is None
-                                       or wall_now - self._last_publish_wall
-                                       >= idle_republish - 1e-9):
-            state_due = True              # not advancing: heartbeat
-            if self.paused and self._heartbeat_ns + 1 < rm.stamp_to_ns(self.dt) // 2:
-                self._heartbeat_ns += 1    # see stamp_ns
-        clock_due = state_due or (s >= self._next_clock and self._clock_allowed(wall_now))
-        if state_due:
+        def checked_steps():
             self.check_energy()                # first: may roll back
-            s = self.steps
-            self._state_pending = False
-            self._last_publish_wall = wall_now
-            self._last_publish_steps = s
-            self._next_state = (s // self._state_every + 1) * self._state_every
-            # ee_path and the node's base_path take one pose per path_sample_period
-            self.path_sample = s >= self._next_path_sample
-            if self.path_sample:
-                self._next_path_sample = (s // self._state_every + 1) * self._state_every
-        if clock_due:
-            self._last_clock_wall = wall_now
-            self._next_clock = (s // self._clock_every + 1) * self._clock_every
-        diag_due = self._next_diag_wall is None or wall_now >= self._next_diag_wall
-        if diag_due:
-            self._next_diag_wall = wall_now + 1.0 / float(self.params["diagnostics_rate"])
-        if state_due:
+            return self.steps
+        due = self.schedule.plan(wall_now, self.steps, self.paused, checked_steps,
+                                 idle_republish)
+        if due.state:
             yield from self.iter_state_messages()
             if self.ee_frame:
                 if self.path_sample:
                     self._record_ee_pose()
-                self._path_counter += 1
-                if self._path_counter % 10 == 1 and self.path_due(wall_now, "ee_path"):
+                if self.schedule.ee_path_due(wall_now):
                     yield "ee_path", self.ee_path_message()
-        if clock_due:
+        if due.clock:
             yield "clock", self.clock_message()
-        if diag_due:
+        if due.diagnostics:
             yield "diagnostics", self.diagnostics_message()

@@ -57,7 +57,12 @@ from ..transport import ros_args as rargs
 from .dynamics_core import DynamicsCore
 from .entry import run_node
 from .pacing import Pacer
-from .parameters import DYNAMICS_PARAMETERS
+from .parameters import (
+    DYNAMICS_NODE_PARAMETERS,
+    DYNAMICS_PARAMETERS,
+    command_line_parameters,
+    unknown_parameter_warning,
+)
 from .publisher_watch import PublisherWatch
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
@@ -73,19 +78,9 @@ NODE_NAME = "dynamics_node"
 TICK_BUDGET_S = 0.02
 
 #: Parameters of the node itself (input bounds), in addition to the core's
-#: ``DYNAMICS_PARAMETERS``: ``name: (default, description)``.
-NODE_PARAMETERS = {
-    "max_message_bytes": (65536, "drop command samples larger than this (serialized bytes) "
-                          "before deserialising them"),
-    "max_layout_dims": (8, "reject effort commands whose layout.dim has more entries"),
-    "command_queue_depth": (1000, "reader history (KEEP_LAST, reliable) of the command topics: "
-                            "samples queued between two executor turns"),
-    "max_commands_per_turn": (10, "command samples handled per executor turn and topic; when "
-                             "more are queued the newest are kept and the older dropped "
-                             "(effort_dropped / wrench_dropped in /diagnostics): a turn's input "
-                             "work stays small next to the stepping that follows it, so that "
-                             "no input rate holds up stepping and publishing"),
-}
+#: ``DYNAMICS_PARAMETERS``: the scenario model's table
+#: (:data:`vm_dynamics.config.spec.DYNAMICS_NODE_PARAMETERS`).
+NODE_PARAMETERS = DYNAMICS_NODE_PARAMETERS
 
 
 def node_parameter_defaults() -> dict:
@@ -96,10 +91,9 @@ def node_parameter_defaults() -> dict:
 
 
 def _limit(params, name: str) -> int:
-    value = params.get(name, NODE_PARAMETERS[name][0])
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
-    return value
+    entry = NODE_PARAMETERS[name]
+    return entry.check(params.get(name, entry.default), name)
+
 
 #: core output key -> (topic, message type, QoS profile)
 PUBLICATIONS = {
@@ -119,6 +113,9 @@ PUBLICATIONS = {
 NODE_PUBLICATIONS = {
     "base_path": ("base_path", "nav_msgs/msg/Path", "default"),   # from the published odom
 }
+#: topic -> message type, subscribed by the node (:meth:`DynamicsNode._subscribe` gives each
+#: its handler; the measured joint states only with ``joint_source: measured``, on
+#: ``measured.topic``)
 SUBSCRIPTIONS = {
     "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
     "base_wrench": rm.WRENCH_STAMPED,
@@ -150,23 +147,7 @@ class DynamicsNode:
         # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
-        transport.subscribe("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY,
-                            self.on_effort, commands, max_bytes=self.max_bytes,
-                            max_per_turn=per_turn, screen=self.screen_effort,
-                            on_drop=lambda n: self._count_dropped("effort_dropped", n))
-        transport.subscribe("base_wrench", rm.WRENCH_STAMPED, self.on_wrench, commands,
-                            max_bytes=self.max_bytes, max_per_turn=per_turn,
-                            on_drop=lambda n: self._count_dropped("wrench_dropped", n))
-        if core.measured is not None:
-            topic = core.params["measured.topic"]
-            if not isinstance(topic, str) or not topic:
-                raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
-            # best effort (matches reliable and best-effort drivers, as sensor data), deep
-            # enough to keep 1 s of 1 kHz samples queued: a node that falls behind on a
-            # loaded machine catches up instead of dropping samples
-            transport.subscribe(topic, rm.JOINT_STATE, self.on_measured,
-                                QosSpec(reliable=False, transient_local=False, depth=1000),
-                                max_bytes=self.max_bytes)
+        self._subscribe(transport, commands, per_turn)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
             transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
@@ -182,6 +163,37 @@ class DynamicsNode:
         self.watch = PublisherWatch(transport, {self.pubs[key].topic: 1 for key in
                                                 ("clock", "joint_states", "odom")})
         self.flush()
+
+    def _subscribe(self, transport, commands: QosSpec, per_turn: int) -> None:
+        """Subscribe every topic of :data:`SUBSCRIPTIONS` this node's configuration uses, with
+        its handler: the command topics (reliable, ``command_queue_depth`` deep, at most
+        ``max_commands_per_turn`` per executor turn) and, with ``joint_source: measured``, the
+        real arm's joint states on ``measured.topic``."""
+        core = self.core
+        handlers = {
+            "effort_controller/commands": dict(
+                callback=self.on_effort, qos=commands, max_per_turn=per_turn,
+                screen=self.screen_effort,
+                on_drop=lambda n: self._count_dropped("effort_dropped", n)),
+            "base_wrench": dict(
+                callback=self.on_wrench, qos=commands, max_per_turn=per_turn,
+                on_drop=lambda n: self._count_dropped("wrench_dropped", n)),
+        }
+        if core.measured is not None:
+            topic = core.params["measured.topic"]
+            if not isinstance(topic, str) or not topic:
+                raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
+            # best effort (matches reliable and best-effort drivers, as sensor data), deep
+            # enough to keep 1 s of 1 kHz samples queued: a node that falls behind on a
+            # loaded machine catches up instead of dropping samples
+            handlers["measured/joint_states"] = dict(
+                callback=self.on_measured, topic=topic,
+                qos=QosSpec(reliable=False, transient_local=False, depth=1000))
+        for default_topic, mtype in SUBSCRIPTIONS.items():
+            h = handlers.get(default_topic)
+            if h is not None:
+                transport.subscribe(h.pop("topic", default_topic), mtype, h.pop("callback"),
+                                    h.pop("qos"), max_bytes=self.max_bytes, **h)
 
     # ---------------------------------------------------------------- callbacks
     def _count_dropped(self, key: str, count: int) -> None:
@@ -338,8 +350,13 @@ def main(argv=None) -> int:
     argv = list(sys.argv if argv is None else argv)
 
     def start(transport):
+        overrides, folders = command_line_parameters(argv, NODE_NAME)
+        warning = unknown_parameter_warning(overrides, node_parameter_defaults())
+        if warning:
+            transport.logger.warn(warning)
         core = DynamicsCore.from_params(
-            {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS})
+            {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS},
+            folders=folders)
         m = core.model
         transport.logger.info(
             f"{m!r} from {core.robot.source}; {core.method}, dt={core.dt:g} s, backend "

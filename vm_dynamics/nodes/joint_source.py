@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from ..config.spec import JOINT_SOURCES
 from ..ros import messages as rm
 from ..sim.measured import MeasuredJointMotion
 
-__all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival"]
-
-JOINT_SOURCES = ("simulated", "measured", "prescribed")
+__all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival", "measured_joint_input"]
 
 
 class Arrival:
@@ -127,3 +127,26 @@ class MeasuredJointInput:
             if self.motion.velocity_cutoff > 0:
                 lag += 1.0 / (2 * math.pi * self.motion.velocity_cutoff)
         return lag
+
+
+def measured_joint_input(robot, p: Mapping[str, Any]) -> MeasuredJointInput:
+    """The measured joint input of ``robot`` (``joint_source: measured``) from the node
+    parameters ``p``: ``measured.joint_names`` are the driver's names of the ``joints``, in
+    that order; the filters and watchdog from ``measured.*``."""
+    m = robot.model
+    if len(robot.joints) != m.n:
+        raise ValueError(f"joint_source measured: joints must list all {m.n} joints of the "
+                         f"model (the real arm drives every joint), got {robot.joints}")
+    names = list(p["measured.joint_names"] or robot.joints)
+    if len(names) != len(robot.joints) or not all(isinstance(x, str) and x for x in names):
+        raise ValueError(f"measured.joint_names: expected {len(robot.joints)} names (the "
+                         f"driver's names of {robot.joints}, in that order), got {names}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"measured.joint_names: duplicate names in {names}")
+    in_model_order = [""] * m.n
+    for k, j in enumerate(robot.joint_index):
+        in_model_order[int(j)] = names[k]
+    motion = MeasuredJointMotion(m.n, velocity_cutoff=p["measured.velocity_cutoff"],
+                                 acceleration_cutoff=p["measured.acceleration_cutoff"])
+    return MeasuredJointInput(in_model_order, motion, p["measured.max_gap"],
+                              p["measured.timeout"])

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-__all__ = ["launch_lockstep", "parse_bool_argument"]
+__all__ = ["launch_lockstep", "parse_bool_argument", "launch_scenario"]
 
 
 def parse_bool_argument(text: str, name: str) -> bool:
@@ -36,3 +37,19 @@ def launch_lockstep(argument: str, scenario: Mapping[str, Any], controller_start
                              f"{value!r}")
         return value
     return bool(controller_started)
+
+
+def launch_scenario(scenario: str) -> tuple[str, dict, str, str]:
+    """``(path, parameters, node URDF, model URDF)`` of a scenario name or YAML path: the
+    library's lookup and bounded reader (:func:`vm_dynamics.config.scenario.scenario_path`,
+    :func:`~vm_dynamics.config.params.read_params_file`), as vm-sim and the nodes read it; the
+    URDF the nodes take and the URDF of the model they build
+    (:func:`~vm_dynamics.nodes.robot.robot_descriptions`), its file looked up next to the
+    scenario first.  ``ValueError`` naming the problem."""
+    from ..config.params import read_params_file
+    from ..config.scenario import scenario_path
+    from .robot import robot_descriptions
+    path = scenario_path(scenario)
+    params = read_params_file(path)
+    node_urdf, model_urdf = robot_descriptions(params, [str(Path(path).resolve().parent)])
+    return str(path), params, node_urdf, model_urdf

@@ -3,20 +3,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..config.params import flatten, parameter_defaults
-from ..config.scenario import share_dir
-from ..core.validation import MAX_MAGNITUDE, as_vector
+from ..config.scenario import find_file
+from ..config.spec import ROBOT_PARAMETERS, checked_values
 from ..model.hydrodynamics import load_hydrodynamics
 from ..model.model import load_model
 from ..model.mounting import effective_urdf, kinematic_urdf, model_options
-from ..model.urdf import DEFAULT_XACRO, read_urdf_source, resolve_package_path
+from ..model.urdf import DEFAULT_XACRO, read_urdf_source
 from ..model.xacro_expansion import xacro_mode
-from .parameters import ROBOT_PARAMETERS
 
 __all__ = ["Robot", "load_robot", "robot_descriptions"]
 
@@ -35,18 +33,10 @@ class Robot:
     urdf_xml: str = ""     # the (xacro-expanded) URDF text
 
 
-def _share_file(path: str, sub: str, what: str) -> Path:
-    p = Path(path).expanduser()
-    if not p.is_absolute():
-        p = share_dir() / sub / p
-    if not p.is_file():
-        raise ValueError(f"{what}: file not found: {str(p)!r}")
-    return p
-
-
-def robot_descriptions(params: Mapping[str, Any]) -> tuple[str, str]:
+def robot_descriptions(params: Mapping[str, Any], folders=()) -> tuple[str, str]:
     """``(for the nodes, for robot_state_publisher)`` from scenario or node parameters with a
-    ``robot_description_file`` (a ``package://`` URI, or relative to the package's ``urdf/``):
+    ``robot_description_file`` (a ``package://`` URI, or relative to one of ``folders`` -- the
+    scenario file's -- else to the package's ``urdf/``: :func:`~vm_dynamics.config.scenario.find_file`):
     the xacro-expanded URDF the nodes take together with the ``vehicle``/``locked_joints``
     parameters, and the URDF of the model they build (vehicle spliced in, locked joints fixed;
     :func:`~vm_dynamics.model.mounting.effective_urdf`), which robot_state_publisher and RViz
@@ -56,35 +46,27 @@ def robot_descriptions(params: Mapping[str, Any]) -> tuple[str, str]:
     ``safe`` unless the parameters say ``full`` (:mod:`vm_dynamics.model.xacro_expansion`), as
     the nodes do."""
     p = flatten(params)
-    rdf = p.get("robot_description_file")
-    if not isinstance(rdf, str) or not rdf:
-        raise ValueError("robot_description_file: expected a file name or package:// URI")
-    path = rdf if rdf.startswith("package://") else str(_share_file(
-        rdf, "urdf", "robot_description_file"))
-    xml, _ = read_urdf_source(path, xacro=xacro_mode(
+    path = find_file(p.get("robot_description_file"), "robot_description_file", folders)
+    xml, _ = read_urdf_source(str(path), xacro=xacro_mode(
         p.get("robot_description_xacro", DEFAULT_XACRO), "robot_description_xacro"))
     opts = model_options(p)
     effective = effective_urdf(xml, **opts) if opts["locked_joints"] or opts["vehicle"] else xml
     return xml, kinematic_urdf(effective)
 
 
-def load_robot(params: Mapping[str, Any]) -> Robot:
-    """Model, hydrodynamics and frame/joint names from (flat) node parameters."""
+def load_robot(params: Mapping[str, Any], folders=()) -> Robot:
+    """Model, hydrodynamics and frame/joint names from (flat) node parameters; relative file
+    names are looked up in ``folders`` (those of the parameter files) first
+    (:func:`~vm_dynamics.config.scenario.find_file`)."""
     p = parameter_defaults(ROBOT_PARAMETERS)
     p.update(flatten(params))
-    gravity = as_vector(p["gravity"], 3, "gravity", limit=MAX_MAGNITUDE)
-    base = p["base_type"]
-    xml = p["robot_description"]
-    if not isinstance(xml, str) or not isinstance(p["robot_description_file"], str):
-        raise ValueError("robot_description/robot_description_file must be strings")
+    p = checked_values(p, ROBOT_PARAMETERS)
+    gravity, base, xml = p["gravity"], p["base_type"], p["robot_description"]
     if xml.strip():
         source = "robot_description"
     elif p["robot_description_file"]:
-        rdf = p["robot_description_file"]
-        path = (resolve_package_path(rdf) if rdf.startswith("package://") else
-                _share_file(rdf, "urdf", "robot_description_file"))
-        xml, source = read_urdf_source(str(path), xacro=xacro_mode(
-            p["robot_description_xacro"], "robot_description_xacro"))
+        path = find_file(p["robot_description_file"], "robot_description_file", folders)
+        xml, source = read_urdf_source(str(path), xacro=p["robot_description_xacro"])
     else:
         raise ValueError("no robot: set robot_description (URDF XML) or robot_description_file")
     opts = model_options(p)
@@ -93,7 +75,7 @@ def load_robot(params: Mapping[str, Any]) -> Robot:
         xml = effective_urdf(xml, **opts)
     hydro = None
     if p["hydrodynamics_file"]:
-        hpath = _share_file(p["hydrodynamics_file"], "urdf", "hydrodynamics_file")
+        hpath = find_file(p["hydrodynamics_file"], "hydrodynamics_file", folders)
         hydro = load_hydrodynamics(hpath, gravity_magnitude=float(np.linalg.norm(gravity)))
         model = model.with_added_vehicle_inertia(hydro.added_mass)
         missing = [k for k in hydro.link_buoyancy if k not in model.frame_body]

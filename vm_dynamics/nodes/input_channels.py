@@ -1,0 +1,200 @@
+"""The dynamics node's command inputs: joint efforts and the vehicle wrench, each a channel
+with its last valid value, its watchdog, and the inputs the engine holds over the next steps.
+
+Bad messages (wrong length, NaN/Inf, unknown frame, wrong type) are rejected with a throttled
+warning and the last valid input stays applied; a channel not refreshed for
+``command_timeout`` seconds of simulated time is zeroed until a fresh message arrives (not in
+lockstep, where the simulation waits for commands instead).  Part of
+:class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ros import messages as rm
+from .event_log import EventLog, reason_key
+
+__all__ = ["InputChannel", "CommandInputs", "INERTIAL_ALIASES"]
+
+#: Frame names taken as the inertial frame besides ``odom_frame``.
+INERTIAL_ALIASES = ("world",)
+
+
+class InputChannel:
+    """One input (effort or wrench): last valid value, when it arrived, watchdog state."""
+
+    def __init__(self, size: int):
+        self.value = np.zeros(size)
+        self.time = None          # sim time of the last accepted message
+        self.stale = False
+        self.fresh = False        # arrived since the last lockstep advance
+        self.accepted = 0
+        self.rejected = 0
+        self.last_error = ""
+
+    def applied(self) -> np.ndarray:
+        return np.zeros_like(self.value) if (self.time is None or self.stale) else self.value
+
+    def clear(self) -> None:
+        self.value[:] = 0.0
+        self.time, self.stale, self.fresh = None, False, False
+
+
+class CommandInputs:
+    """The effort and wrench channels of a simulation ``sim`` of ``robot``, with the inputs
+    held over the next steps (:attr:`held`, the engine's held-inputs object).
+
+    ``now()`` is the simulated time; ``efforts_apply`` is False when the joints follow a
+    measured or prescribed motion (``joint_source``), so efforts are rejected."""
+
+    def __init__(self, robot, sim, log: EventLog, now: Callable[[], float], timeout: float,
+                 lockstep: bool, joint_source: str):
+        self.robot, self.model, self.sim, self.log, self.now = robot, robot.model, sim, log, now
+        self.timeout, self.lockstep, self.joint_source = timeout, lockstep, joint_source
+        self.effort = InputChannel(len(robot.joints))
+        self.wrench = InputChannel(6)
+        self.wrench_inertial = False     # the held wrench is in inertial axes
+        # the held inputs (update()): efforts in model order, wrench, its body-frame
+        # b-vector (None when inertial) and the engine's held-inputs object
+        self.tau_model = self.wrench6 = self.bw_cmd = self.held = None
+
+    def reset(self) -> None:
+        """No input received, inputs zero."""
+        self.effort.clear()
+        self.wrench.clear()
+        self.wrench_inertial = False
+        self.update()
+
+    @property
+    def watchdog(self) -> str:
+        """``waiting`` (no input yet), ``ok`` or ``tripped``."""
+        chans = [c for c in (self.effort, self.wrench) if c.time is not None]
+        if not chans:
+            return "waiting"
+        return "tripped" if any(c.stale for c in chans) else "ok"
+
+    # ---------------------------------------------------------------- accept / reject
+    def reject(self, ch: InputChannel, what: str, text: str) -> bool:
+        """Count and log a rejected input (one throttle key per reason, numbers and quoted
+        values stripped, so each kind of bad message reaches the log); returns False."""
+        ch.rejected += 1
+        ch.last_error = text
+        self.log.emit("WARN", f"reject-{what}-{reason_key(text)}",
+                      f"rejected {what}: {text}; keeping the last valid input")
+        return False
+
+    def accept(self, ch: InputChannel, what: str, value: np.ndarray, fresh: bool = True) -> bool:
+        ch.value[:] = value
+        if ch.stale:
+            self.log.emit("INFO", f"resume-{what}", f"{what} commands resumed at "
+                          f"t={self.now():.3f} s", throttle=False)
+        ch.time, ch.stale = self.now(), False
+        ch.fresh = ch.fresh or fresh
+        ch.accepted += 1
+        self.update()
+        return True
+
+    def efforts_ignored(self) -> bool:
+        if self.joint_source == "simulated":
+            return False
+        self.reject(self.effort, "effort command",
+                    f"joint_source is {self.joint_source}: the joints follow the "
+                    f"{self.joint_source} motion and efforts are not applied")
+        return True
+
+    def apply_effort_command(self, msg: Any) -> bool:
+        """Float64MultiArray of efforts in the order of ``joints``; False if rejected."""
+        if self.efforts_ignored():
+            return False
+        n = len(self.robot.joints)
+        try:
+            values = rm.parse_float64_multi_array(msg, expected_len=n, reshape=False)
+        except ValueError as exc:
+            return self.reject(self.effort, "effort command", str(exc))
+        return self.accept(self.effort, "effort command", values)
+
+    def set_effort(self, tau) -> bool:
+        """In-process input: efforts in the order of ``joints`` (same checks as a message)."""
+        if self.efforts_ignored():
+            return False
+        n = len(self.robot.joints)
+        try:
+            a = np.asarray(tau, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            return self.reject(self.effort, "effort command", f"not numeric: {tau!r}")
+        if a.shape != (n,):
+            return self.reject(self.effort, "effort command",
+                               f"expected {n} values, got {a.size}")
+        if not np.all(np.isfinite(a)):
+            return self.reject(self.effort, "effort command", "contains NaN/Inf")
+        return self.accept(self.effort, "effort command", a)
+
+    def set_base_wrench(self, wrench6, frame_id: str) -> bool:
+        """A 6-vector ``[f; n]`` in ``frame_id``: ``base_frame`` (body-fixed) or ``odom_frame``
+        / ``world`` (inertial axes, moment about the vehicle origin; constant in the inertial
+        frame while held, rotated into the body frame at every RK stage)."""
+        w = np.asarray(wrench6, dtype=float).reshape(-1)
+        if w.shape != (6,) or not np.all(np.isfinite(w)):
+            return self.reject(self.wrench, "base wrench",
+                               f"expected 6 finite numbers, got {wrench6!r}")
+        r = self.robot
+        if frame_id == r.base_frame:
+            inertial = False
+        elif frame_id == r.odom_frame or frame_id in INERTIAL_ALIASES:
+            inertial = True
+        else:
+            return self.reject(self.wrench, "base wrench",
+                               f"frame_id {frame_id!r} is neither the body frame "
+                               f"{r.base_frame!r} nor the inertial frame {r.odom_frame!r}")
+        self.wrench_inertial = inertial
+        return self.accept(self.wrench, "base wrench", w)
+
+    # ---------------------------------------------------------------- held inputs
+    def update(self) -> None:
+        """The inputs held over the next steps, from the channels' applied values."""
+        tau = np.zeros(self.model.n)
+        tau[self.robot.joint_index] = self.effort.applied()
+        self.tau_model = tau
+        self.wrench6 = self.wrench.applied().copy()
+        inertial = self.wrench_inertial and bool(np.any(self.wrench6))
+        self.bw_cmd = None if inertial else self.model.group.project(self.wrench6)
+        self.held = self.sim.held_inputs(tau, self.bw_cmd, self.wrench6 if inertial else None)
+
+    def base_wrench_at(self, g) -> np.ndarray:
+        """Commanded vehicle wrench (b-vector, body frame) at the pose ``g``."""
+        if self.bw_cmd is not None:
+            return self.bw_cmd
+        Rt = g[:3, :3].T
+        w = self.wrench6
+        return self.model.group.project(np.concatenate([Rt @ w[:3], Rt @ w[3:]]))
+
+    # ---------------------------------------------------------------- watchdog
+    def check_watchdog(self) -> None:
+        """Zero the inputs of channels not refreshed for ``timeout`` (simulated s)."""
+        if self.timeout <= 0 or self.lockstep:
+            return
+        changed = False
+        t = self.now()
+        for ch, what in ((self.effort, "effort command"), (self.wrench, "base wrench")):
+            if ch.time is not None and not ch.stale and t - ch.time > self.timeout + 1e-12:
+                ch.stale = changed = True
+                self.log.emit("WARN", f"watchdog-{what}",
+                              f"watchdog: no {what} for {t - ch.time:.3f} s (timeout "
+                              f"{self.timeout:g} s) at t={t:.3f} s; input zeroed",
+                              throttle=False)
+        if changed:
+            self.update()
+
+    def steps_to_watchdog(self, dt: float) -> int:
+        """Steps of ``dt`` until a channel's watchdog would trip (large if none can)."""
+        if self.timeout <= 0 or self.lockstep:
+            return 1 << 30
+        left = 1 << 30
+        for ch in (self.effort, self.wrench):
+            if ch.time is not None and not ch.stale:
+                due = ch.time + self.timeout - self.now()
+                left = min(left, max(1, int(math.floor(due / dt + 1e-9)) + 1))
+        return left
