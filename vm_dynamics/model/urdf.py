@@ -45,6 +45,7 @@ import numpy as np
 
 from ..core import lie
 from ..core.rotations import rpy_to_matrix
+from .packages import resolve_package_path
 from .xacro_expansion import DEFAULT_XACRO, MAX_URDF_BYTES, XACRO_MODES, expand_xacro, xacro_mode
 from .xacro_worker import SAFE_XACRO_FUNCTIONS
 
@@ -126,33 +127,6 @@ def transform_inertia(M: np.ndarray, g: np.ndarray) -> np.ndarray:
     """Spatial inertia of a body given in frame B, re-expressed in frame A where g = pose of B in A."""
     Ai = lie.Ad_inv(g)
     return Ai.T @ M @ Ai
-
-
-def resolve_package_path(uri: str) -> str:
-    """Path of a ``package://PKG/rest`` URI: ``share/PKG/rest`` under the ament prefixes
-    (``AMENT_PREFIX_PATH``), ``ROS_PACKAGE_PATH``, the Python environment (``sys.prefix`` and
-    pip's ``cmeel.prefix``, where e.g. the ``example-robot-data`` wheel installs)."""
-    import sys
-    if not uri.startswith("package://"):
-        return uri
-    rest = uri[len("package://"):]
-    pkg, _, rel = rest.partition("/")
-    if not pkg or not rel or ".." in rel.split("/"):
-        raise ValueError(f"{uri!r}: expected package://PACKAGE/relative/path")
-    roots = []
-    for var in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH"):
-        roots += [os.path.join(d, "share", pkg) for d in os.environ.get(var, "").split(os.pathsep)
-                  if d]
-    roots += [os.path.join(d, pkg) for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)
-              if d]
-    roots.append(os.path.join(sys.prefix, "share", pkg))
-    roots += [os.path.join(d, "cmeel.prefix", "share", pkg) for d in sys.path if d]
-    for r in roots:
-        cand = os.path.join(r, rel)
-        if os.path.isfile(cand):
-            return cand
-    raise ValueError(f"{uri!r}: package '{pkg}' or its file '{rel}' not found (searched "
-                     f"AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the Python environment)")
 
 
 def read_urdf_source(source, xacro: str = DEFAULT_XACRO) -> tuple[str, str]:
