@@ -19,7 +19,7 @@ import sys
 from ..core.signals import deferred_interrupts
 
 __all__ = ["dynamics_node", "controller_node", "fake_arm_driver", "vm_sim", "vm_foxglove",
-           "vm_view"]
+           "vm_view", "vm_send"]
 
 
 def _run(module: str, interrupted: int) -> int:
@@ -69,6 +69,10 @@ def vm_sim() -> int:
 
 def vm_view() -> int:
     return _run("vm_dynamics.viewer.cli", 130)
+
+
+def vm_send() -> int:
+    return _run("vm_dynamics.app.send", 130)
 
 
 if __name__ == "__main__":  # pragma: no cover
