@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from processes import dds_env, stop_processes
 
 pytest.importorskip("cyclonedds")
