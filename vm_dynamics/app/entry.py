@@ -106,7 +106,29 @@ def vm_foxglove() -> int:
     return _run("vm_dynamics.nodes.foxglove_bridge", 0)
 
 
+#: vm-sim's arguments that print and exit without running (no recording needed).
+_NO_RUN = ("-h", "--help", "--list")
+_SIM_HINT = ("vm-sim: error: rosbags is not installed; vm-sim records its runs with it "
+             "(trajectory.mcap). Install it with: pip install 'vm_dynamics[sim]'")
+
+
+def _missing(module: str) -> bool:
+    """True if ``module`` cannot be imported here (looked up, not imported)."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):      # a parent that is no package; a blocked module
+        return True
+
+
 def vm_sim() -> int:
+    """``vm-sim``: a run records with rosbags, so without it one line says what to install,
+    before any output directory is created (exit code 2, as for other usage errors)."""
+    args = sys.argv[1:]
+    if args and not any(a in _NO_RUN for a in args) and not EARLY_SIGNALS \
+            and _missing("rosbags"):
+        print(_SIM_HINT, file=sys.stderr)
+        return 2
     return _run("vm_dynamics.app.cli", 130)
 
 

@@ -46,6 +46,7 @@ import numpy as np
 from ..core import lie
 from ..core.rotations import rpy_to_matrix
 from .packages import resolve_package_path
+from .urdf_attributes import check_inertial
 from .xacro_expansion import DEFAULT_XACRO, MAX_URDF_BYTES, XACRO_MODES, expand_xacro, xacro_mode
 from .xacro_worker import SAFE_XACRO_FUNCTIONS
 
@@ -208,6 +209,7 @@ def _link_inertia(link) -> np.ndarray:
     if inertial is None:
         return np.zeros((6, 6))
     what = f"link '{name}'"
+    check_inertial(inertial, what)
     m_el = inertial.find("mass")
     mass = 0.0 if m_el is None else float(_floats(m_el.get("value", "0"), 1, f"{what} mass")[0])
     if mass < 0.0:
