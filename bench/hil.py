@@ -62,7 +62,18 @@ def run(rate: float, seconds: float, tmp: Path) -> dict:
             if max(odom) > last:
                 last, quiet = max(odom), time.monotonic()
         t_reached = time.monotonic()
-        probe.spin_once(0.5)
+
+        def accepted():
+            for msg in reversed(diags):
+                for s in rm.parse_diagnostic_array(msg):
+                    if s["name"].endswith("joint source"):
+                        return s["values"]["samples_accepted"]
+            return None
+        last, quiet = accepted(), time.monotonic()      # the periodic diagnostics settle
+        while time.monotonic() - quiet < 3.0:
+            probe.spin_once(0.05)
+            if accepted() != last:
+                last, quiet = accepted(), time.monotonic()
     finally:
         for p in (driver, node):
             if p is not None and p.poll() is None:
