@@ -32,7 +32,7 @@ setup(
         "dds": ["cyclonedds>=11,<12", "rosbags>=0.10"],
         # the browser viewer (vm-view, vm-sim --view/--video) and the Foxglove bridge
         "viz": ["foxglove-sdk>=0.10", "viser>=1.0", "mcap>=1.1", "matplotlib>=3.5",
-                "imageio-ffmpeg>=0.5", "rosbags>=0.10"],
+                "imageio-ffmpeg>=0.5", "rosbags>=0.10", "pycollada>=0.8"],
         "fast": ["numba>=0.58"],
         "test": ["pytest>=7", "hypothesis>=6.80", "import-linter>=2.0", "ruff>=0.6", "pin>=3",
                  "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1", "mujoco>=3",
@@ -51,6 +51,7 @@ setup(
             "fake_arm_driver = vm_dynamics.app.entry:fake_arm_driver",
             "vm-foxglove = vm_dynamics.app.entry:vm_foxglove",
             "vm-view = vm_dynamics.app.entry:vm_view",
+            "vm-send = vm_dynamics.app.entry:vm_send",
         ],
         "vm_dynamics.controllers": [
             "computed_torque = vm_dynamics.control.computed_torque:ComputedTorqueController",

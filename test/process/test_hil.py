@@ -17,10 +17,19 @@ bus attitude is a function of the path, ``θ ≈ −𝒜 Δq`` to first order, s
 is bounded by ``‖𝒜‖ (6σ)`` (six standard deviations of the last sample's 3-vector of noise:
 the chance that one of the ~250 published samples exceeds it is about 2e-5) plus the
 second-order (curvature) accumulation ``‖𝒜‖² σ L`` along a path of length ``L``.
+
+A busy machine.  The tests assert what holds at any speed: every sample the driver sends is
+taken (nothing lost), the vehicle agrees with the oracle to the bound at every published stamp,
+and the node gets to the end of the path — eventually.  So the driver runs at :data:`RATE`
+(100 Hz): a path of up to 10 s is at most 1 000 samples, what the node's measured-sample queue
+holds, so a node slower than real time works through the backlog instead of losing the
+oldest samples; the driver waits :data:`START_DELAY_S` for the node's subscription to match.
+Whether a node keeps real time at 1 kHz is a rate, measured by ``bench/hil.py``.
 """
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -37,12 +46,29 @@ from vm_dynamics.ros import messages as rm
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+#: How long the node may take to start publishing (model, kernels from the disk cache; a busy
+#: machine makes it minutes): a deadline for "eventually", not a measurement.
+START_S = 600.0
+#: Samples per second of the driver in these tests (module docstring).
+RATE = 100.0
+#: The driver's wait before its first sample, for discovery (loopback; generous).
+START_DELAY_S = 5.0
+#: The node's watchdog in the runs checked against the oracle (wall seconds without a sample):
+#: a busy machine can starve the driver or the node for longer than the default 0.2 s, and the
+#: vehicle then holds, as it must with a real arm; here the samples are late, not missing.
+#: The watchdog itself is exercised by the drop-out test's long silences, at the default.
+PATIENT_WATCHDOG = ["-p", "measured.timeout:=5.0"]
+#: Collection ends when the node's simulated time reaches the path's end, or has not advanced
+#: for this long (a path with long silences ends early), or after :data:`START_S`.
+QUIET_S = 20.0
 
 
-def run_hil(tmp_path, monkeypatch, params: str, node_args=(), driver_args=(), extra_s=1.0):
-    """Start the dynamics node and the fake driver; record /odom, /joint_states, /diagnostics
-    and the HIL topics until the driver has exited and the node's simulated time has stopped
-    advancing; return (messages, node log, driver log)."""
+def run_hil(tmp_path, monkeypatch, params: str, node_args=(), driver_args=(), end_t=None,
+            wait_log=None):
+    """Start the dynamics node and the fake driver (at :data:`RATE`); record /odom,
+    /joint_states, /diagnostics and the HIL topics until the driver has exited and the node's
+    simulated time has reached ``end_t`` (or stopped advancing for :data:`QUIET_S`) and, with
+    ``wait_log``, the node has logged that text; return (messages, node log, driver log)."""
     import cyclonedds  # noqa: F401
     domain = 140 + os.getpid() % 90
     env = dds_env(domain)
@@ -67,30 +93,55 @@ def run_hil(tmp_path, monkeypatch, params: str, node_args=(), driver_args=(), ex
             [str(BIN / "dynamics_node"), *common, "-p", "joint_source:=measured",
              "-p", "publish_rate:=50.0", *node_args],
             env=env, cwd=tmp_path, stdout=logs["node"], stderr=subprocess.STDOUT)
-        assert probe.spin_until(lambda: bool(got["/odom"]), 30.0), \
+        assert probe.spin_until(lambda: bool(got["/odom"]), START_S), \
             (tmp_path / "node.log").read_text()
         procs["driver"] = subprocess.Popen(
-            [str(BIN / "fake_arm_driver"), *common, *driver_args],
+            [str(BIN / "fake_arm_driver"), *common, "-p", f"rate:={RATE}",
+             "-p", f"start_delay:={START_DELAY_S}", *driver_args],
             env=env, cwd=tmp_path, stdout=logs["driver"], stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + START_S
         while procs["driver"].poll() is None and time.monotonic() < deadline:
             probe.spin_once(0.05)
         assert procs["driver"].returncode == 0, (tmp_path / "driver.log").read_text()
-        # the node may still be working through queued samples (a loaded machine): collect
-        # until its simulated time has stopped advancing for extra_s (at most 30 s)
+
+        # the node may still be working through queued samples (a loaded machine)
         def latest():
-            return max((rm.parse_odometry(m).stamp_ns for m in got["/odom"][-20:]), default=0)
-        last, quiet_since, cap = latest(), time.monotonic(), time.monotonic() + 30.0
-        while time.monotonic() - quiet_since < extra_s and time.monotonic() < cap:
+            return max((rm.parse_odometry(m).stamp_ns for m in got["/odom"][-20:]),
+                       default=0) * 1e-9
+        last, quiet_since = latest(), time.monotonic()
+        while time.monotonic() - quiet_since < QUIET_S and time.monotonic() < deadline \
+                and (end_t is None or last < end_t):
             probe.spin_once(0.05)
             now = latest()
             if now > last:
                 last, quiet_since = now, time.monotonic()
+        # the diagnostics (published periodically) of the last samples: until they count
+        # every sample the driver sent, or stop changing
+        sent = _sent((tmp_path / "driver.log").read_text())
+
+        def accepted():
+            st = _joint_source_status(got)
+            return -1 if st is None else int(float(st["values"]["samples_accepted"]))
+        last, quiet_since = accepted(), time.monotonic()
+        while accepted() < sent and time.monotonic() - quiet_since < QUIET_S:
+            probe.spin_once(0.05)
+            if accepted() != last:
+                last, quiet_since = accepted(), time.monotonic()
+        while wait_log is not None and wait_log not in (tmp_path / "node.log").read_text() \
+                and time.monotonic() < deadline:
+            probe.spin_once(0.05)
         assert procs["node"].poll() is None, (tmp_path / "node.log").read_text()
     finally:
         stop_processes(procs.values(), logs.values())
         probe.shutdown()
     return got, (tmp_path / "node.log").read_text(), (tmp_path / "driver.log").read_text()
+
+
+def _sent(driver_log: str) -> int:
+    """Samples the driver sent (its last log line)."""
+    m = re.search(r"path done after [\d.]+ s: (\d+) samples sent", driver_log)
+    assert m, driver_log
+    return int(m.group(1))
 
 
 def _odom_poses(got):
@@ -132,11 +183,13 @@ def wheel_reference():
 
 def test_measured_wheel_loop_moves_the_bus_as_the_full_simulation(tmp_path, monkeypatch,
                                                                    wheel_reference):
-    """1 kHz, no noise, one whole loop: bus attitude within 1e-4 rad of vm.simulate at every
-    published stamp; the HIL outputs are published; the diagnostics report the samples."""
+    """No noise, one whole loop: bus attitude within 1e-4 rad of vm.simulate at every
+    published stamp; the HIL outputs are published; every sample sent is taken."""
     scn, ref_t, ref_g = wheel_reference
-    got, node_log, _ = run_hil(tmp_path, monkeypatch, str(REPO / "config/satellite_wheels.yaml"),
-                               driver_args=["-p", "duration:=10.0"])
+    got, node_log, drv = run_hil(tmp_path, monkeypatch,
+                                 str(REPO / "config/satellite_wheels.yaml"),
+                                 node_args=PATIENT_WATCHDOG, driver_args=["-p", "duration:=10.0"],
+                                 end_t=9.95, wait_log="no measured joint states")
     errs = _attitude_errors(_odom_poses(got), ref_t, ref_g)
     moving = errs[errs[:, 0] > 0]
     assert moving[:, 0].max() > 9.9, moving[-3:]          # the whole loop arrived
@@ -145,7 +198,7 @@ def test_measured_wheel_loop_moves_the_bus_as_the_full_simulation(tmp_path, monk
     assert got["/hil/base_reaction_wrench"] and got["/hil/vehicle_pose_command"] \
         and got["/hil/joint_efforts"]
     st = _joint_source_status(got)
-    assert st is not None and float(st["values"]["samples_accepted"]) > 9000, st
+    assert st is not None and int(float(st["values"]["samples_accepted"])) == _sent(drv), st
     assert float(st["values"]["samples_out_of_order"]) == 0
     # the watchdog speaks when the driver stops (the vehicle holds)
     assert "no measured joint states" in node_log
@@ -159,19 +212,22 @@ def test_dropouts_are_bridged_or_held_with_a_warning_and_the_node_recovers(
     scn, ref_t, ref_g = wheel_reference
     got, node_log, drv = run_hil(
         tmp_path, monkeypatch, str(REPO / "config/satellite_wheels.yaml"),
+        node_args=PATIENT_WATCHDOG,
         driver_args=["-p", "duration:=4.0", "-p", "dropout_period:=1.0",
-                     "-p", "dropout_duration:=0.03"])
+                     "-p", "dropout_duration:=0.03"], end_t=3.95)
     errs = _attitude_errors(_odom_poses(got), ref_t, ref_g)
     assert errs[:, 0].max() > 3.9 and errs[:, 1].max() < 1e-4, errs[:, 1].max()
     st = _joint_source_status(got)
     assert float(st["values"]["dropouts_bridged"]) >= 3, st
+    assert int(float(st["values"]["samples_accepted"])) == _sent(drv), st
     # long silences: 0.3 s every 1.5 s
     got, node_log, drv = run_hil(
         tmp_path, monkeypatch, str(REPO / "config/satellite_wheels.yaml"),
         driver_args=["-p", "duration:=4.0", "-p", "dropout_period:=1.5",
                      "-p", "dropout_duration:=0.3"])
     assert "watchdog: no measured joint states" in node_log
-    assert "gap of 0.30" in node_log and "restarting from the new sample" in node_log
+    # 0.3 s without samples: the stamps jump by 0.3 s plus one sample interval
+    assert re.search(r"gap of 0\.3\d", node_log) and "restarting from the new sample" in node_log
     assert "measured joint states resumed" in node_log
     poses = _odom_poses(got)
     t_last = max(poses)
@@ -189,12 +245,13 @@ def test_noisy_positions_without_velocities_stay_within_the_derived_bound(
     scn, ref_t, ref_g = wheel_reference
     sigma = 1e-3
     got, _, _ = run_hil(tmp_path, monkeypatch, str(REPO / "config/satellite_wheels.yaml"),
-                        node_args=["-p", "dt:=0.001"],     # one step per sample (see the core)
+                        node_args=["-p", f"dt:={1 / RATE}",    # one step per sample (the core)
+                                   *PATIENT_WATCHDOG],
                         driver_args=["-p", "duration:=5.0", "-p", f"noise_std:={sigma}",
-                                     "-p", "publish_velocity:=false"])
+                                     "-p", "publish_velocity:=false"], end_t=4.95)
     A = lp_blocks(scn.model, scn.q0).A
     normA = float(np.linalg.norm(A, 2))
-    q = np.array([scn.prescribed_motion()(t)[0] for t in np.arange(0, 5.0, 1e-3)])
+    q = np.array([scn.prescribed_motion()(t)[0] for t in np.arange(0, 5.0, 1 / RATE)])
     L = float(np.sum(np.linalg.norm(np.diff(q, axis=0), axis=1)))
     bound = normA * 6 * sigma + normA**2 * sigma * L
     errs = _attitude_errors(_odom_poses(got), ref_t, ref_g)
@@ -205,7 +262,7 @@ def test_noisy_positions_without_velocities_stay_within_the_derived_bound(
 def test_spacecraft_arm_replayed_computed_torque_trajectory_moves_the_bus_as_simulated(
         tmp_path, monkeypatch):
     """The spacecraft arm's computed-torque run (vm.simulate with the controller at every
-    stage) is saved as a path file; the driver replays it at 1 kHz and the node's bus pose
+    stage) is saved as a path file; the driver replays it and the node's bus pose
     matches the full simulation: attitude 1e-4 rad, position 1e-4 m."""
     from vm_dynamics.app import cli
     scn = load_scenario("spacecraft_arm")
@@ -218,9 +275,9 @@ def test_spacecraft_arm_replayed_computed_torque_trajectory_moves_the_bus_as_sim
     np.savez(tmp_path / "arm_path.npz", t=t, q=np.asarray(traj.q), qd=np.asarray(traj.qd),
              joint_names=np.array(scn.model.joint_names))
     got, _, _ = run_hil(tmp_path, monkeypatch, str(REPO / "config/spacecraft_arm.yaml"),
-                        node_args=["-p", f"dt:={dt}"],
+                        node_args=["-p", f"dt:={dt}", *PATIENT_WATCHDOG],
                         driver_args=["-p", f"path_file:={tmp_path / 'arm_path.npz'}",
-                                     "-p", f"duration:={T}"])
+                                     "-p", f"duration:={T}"], end_t=T - 0.05)
     g = np.asarray(traj.g)
     errs = _attitude_errors(_odom_poses(got), t, g)
     turn = np.linalg.norm(lie.so3_log(g[-1][:3, :3]))

@@ -45,6 +45,8 @@ import numpy as np
 
 from ..core import lie
 from ..core.rotations import rpy_to_matrix
+from .packages import resolve_package_path
+from .urdf_attributes import check_inertial
 from .xacro_expansion import DEFAULT_XACRO, MAX_URDF_BYTES, XACRO_MODES, expand_xacro, xacro_mode
 from .xacro_worker import SAFE_XACRO_FUNCTIONS
 
@@ -128,33 +130,6 @@ def transform_inertia(M: np.ndarray, g: np.ndarray) -> np.ndarray:
     return Ai.T @ M @ Ai
 
 
-def resolve_package_path(uri: str) -> str:
-    """Path of a ``package://PKG/rest`` URI: ``share/PKG/rest`` under the ament prefixes
-    (``AMENT_PREFIX_PATH``), ``ROS_PACKAGE_PATH``, the Python environment (``sys.prefix`` and
-    pip's ``cmeel.prefix``, where e.g. the ``example-robot-data`` wheel installs)."""
-    import sys
-    if not uri.startswith("package://"):
-        return uri
-    rest = uri[len("package://"):]
-    pkg, _, rel = rest.partition("/")
-    if not pkg or not rel or ".." in rel.split("/"):
-        raise ValueError(f"{uri!r}: expected package://PACKAGE/relative/path")
-    roots = []
-    for var in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH"):
-        roots += [os.path.join(d, "share", pkg) for d in os.environ.get(var, "").split(os.pathsep)
-                  if d]
-    roots += [os.path.join(d, pkg) for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)
-              if d]
-    roots.append(os.path.join(sys.prefix, "share", pkg))
-    roots += [os.path.join(d, "cmeel.prefix", "share", pkg) for d in sys.path if d]
-    for r in roots:
-        cand = os.path.join(r, rel)
-        if os.path.isfile(cand):
-            return cand
-    raise ValueError(f"{uri!r}: package '{pkg}' or its file '{rel}' not found (searched "
-                     f"AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the Python environment)")
-
-
 def read_urdf_source(source, xacro: str = DEFAULT_XACRO) -> tuple[str, str]:
     """Return ``(xml_text, description)`` for a path, ``.xacro`` path, or XML string.
 
@@ -234,6 +209,7 @@ def _link_inertia(link) -> np.ndarray:
     if inertial is None:
         return np.zeros((6, 6))
     what = f"link '{name}'"
+    check_inertial(inertial, what)
     m_el = inertial.find("mass")
     mass = 0.0 if m_el is None else float(_floats(m_el.get("value", "0"), 1, f"{what} mass")[0])
     if mass < 0.0:

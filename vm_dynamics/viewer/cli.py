@@ -123,6 +123,8 @@ def _follow(args) -> int:
                          f"vm_dynamics[dds] or source ROS 2") from None
     follower = follow_nodes(viewer, transport, args.namespace)
     try:
+        for w in viewer.warnings:
+            print(f"vm-view: warning: {w}", file=sys.stderr)
         print(f"vm-view: following {args.namespace or ''}/joint_states and /odom for "
               f"{scn.name}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
         while True:

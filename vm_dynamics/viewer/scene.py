@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import xml.etree.ElementTree as ET
@@ -20,10 +21,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..model.packages import SEARCHED, resolve_resource
 from ..model.urdf import origin_transform
 from ..ros.urdf_tf import UrdfTree
+from . import VIZ_HINT
 
-__all__ = ["Visual", "urdf_visuals", "Playback", "PlaybackBuilder", "playback_from_mcap",
+__all__ = ["Visual", "urdf_visuals", "mesh_problem", "load_mesh", "Playback", "PlaybackBuilder", "playback_from_mcap",
            "default_ee_frame"]
 
 _DEFAULT_RGBA = (0.7, 0.7, 0.72, 1.0)
@@ -58,34 +61,122 @@ def _rgba(material: Any, named: Mapping[str, tuple], what: str) -> tuple:
     return named.get(material.get("name"), _DEFAULT_RGBA)
 
 
-def _resolve_mesh(filename: str, base_dir: Path | None) -> str | None:
-    """A mesh file name (``package://pkg/...``, ``file://...``, absolute or relative) as an
-    existing path, or None.  ``package://`` is looked up in ROS_PACKAGE_PATH and the ``share``
-    directories of AMENT_PREFIX_PATH."""
-    if filename.startswith("file://"):
-        p = Path(filename[7:])
-        return str(p) if p.is_file() else None
-    if filename.startswith("package://"):
-        pkg, _, rest = filename[10:].partition("/")
-        roots = []
-        for var, sub in (("ROS_PACKAGE_PATH", ""), ("AMENT_PREFIX_PATH", "share")):
-            for d in os.environ.get(var, "").split(os.pathsep):
-                if d:
-                    roots.append(Path(d) / sub / pkg if sub else Path(d) / pkg)
-        for root in roots:
-            if (root / rest).is_file():
-                return str(root / rest)
-        return None
-    p = Path(filename)
-    if not p.is_absolute() and base_dir is not None:
-        p = base_dir / p
-    return str(p) if p.is_file() else None
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def mesh_problem(path: str) -> str | None:
+    """Why the mesh file ``path`` cannot be read here (a missing optional reader), or None.
+    trimesh reads STL, OBJ and PLY itself; COLLADA (``.dae``) needs pycollada."""
+    if not _importable("trimesh"):
+        return f"trimesh is not installed ({VIZ_HINT})"
+    if Path(path).suffix.lower() == ".dae" and not _importable("collada"):
+        return "COLLADA (.dae) meshes need pycollada (pip install pycollada)"
+    return None
+
+
+def load_mesh(visual: Visual):
+    """The trimesh of a mesh :class:`Visual`, scaled; raises ValueError naming the file if it
+    cannot be read."""
+    import trimesh
+    try:
+        mesh = trimesh.load(visual.mesh, force="mesh")
+        mesh.apply_scale(np.asarray(visual.size))
+    except Exception as exc:  # noqa: BLE001 - any reader error is "unreadable"
+        raise ValueError(f"mesh {visual.mesh!r}: cannot be read "
+                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") \
+            from None
+    if len(mesh.faces) == 0:
+        raise ValueError(f"mesh {visual.mesh!r}: no triangles")
+    return mesh
+
+
+def _shapes(parent: ET.Element, tag: str, lname: str, named: Mapping[str, tuple],
+            base: Path | None, rgba_default: tuple | None = None):
+    """``[(what, Visual or None, problem)]`` for the ``<visual>`` or ``<collision>`` elements
+    of a link: a drawable Visual and no problem, or None and why (a mesh that cannot be found
+    or read, a geometry that is not drawn).  Malformed elements raise ValueError."""
+    out = []
+    for k, el in enumerate(parent.findall(tag)):
+        what = f"link {lname!r} {tag} {k}"
+        geom = el.find("geometry")
+        if geom is None or len(geom) == 0:
+            raise ValueError(f"{what}: no <geometry>")
+        shape = geom[0]
+        origin = origin_transform(el.find("origin"), what)
+        material = el.find("material")
+        rgba = (_rgba(material, named, what) if material is not None or rgba_default is None
+                else rgba_default)
+
+        def floats(attr, n, default=None):
+            text = shape.get(attr, default)
+            try:
+                vals = tuple(float(v) for v in (text or "").split())
+            except ValueError:
+                raise ValueError(f"{what}: {shape.tag} {attr} is not numeric") from None
+            if len(vals) != n or not all(math.isfinite(v) and v >= 0 for v in vals):
+                raise ValueError(f"{what}: {shape.tag} {attr} needs {n} finite "
+                                 f"non-negative values, got {text!r}")
+            return vals
+
+        if shape.tag == "box":
+            out.append((what, Visual(lname, "box", floats("size", 3), origin, rgba), None))
+        elif shape.tag == "cylinder":
+            out.append((what, Visual(lname, "cylinder", floats("radius", 1) +
+                                     floats("length", 1), origin, rgba), None))
+        elif shape.tag == "sphere":
+            out.append((what, Visual(lname, "sphere", floats("radius", 1), origin, rgba), None))
+        elif shape.tag == "mesh":
+            fname = shape.get("filename", "")
+            scale = floats("scale", 3, "1 1 1")
+            path = resolve_resource(fname, base)
+            if path is None:
+                out.append((what, None, ("not found", fname)))
+                continue
+            problem = mesh_problem(path)
+            if problem is not None:
+                out.append((what, None, (problem, fname)))
+                continue
+            out.append((what, Visual(lname, "mesh", scale, origin, rgba, path), None))
+        else:
+            out.append((what, None, (f"geometry <{shape.tag}> is not drawn", shape.tag)))
+    return out
+
+
+def _mesh_warning(problems: list, substituted: list, dropped: list) -> str:
+    """One line for every visual that could not be drawn: how many, why (with an example
+    file), which links show their collision shapes instead and which show nothing."""
+    reasons: dict[str, list[str]] = {}
+    for reason, name in problems:
+        reasons.setdefault(reason, []).append(name)
+    why = []
+    for reason, names in reasons.items():
+        if reason == "not found":
+            reason = f"not found (searched {SEARCHED}, and relative to the URDF)"
+        why.append(f"{len(names)}: {reason}, e.g. {names[0]!r}" if len(names) > 1 else
+                   f"{names[0]!r}: {reason}")
+    n = len(problems)
+    line = f"{n} visual{'s' if n > 1 else ''} cannot be drawn ({'; '.join(why)})"
+    if substituted:
+        line += f"; drawn with their collision shapes instead: links {', '.join(substituted)}"
+    if dropped:
+        line += f"; not drawn: links {', '.join(dropped)}"
+    return line
 
 
 def urdf_visuals(urdf_xml: str, base_dir: str | os.PathLike | None = None
                  ) -> tuple[list[Visual], list[str]]:
-    """The visuals of every link and the warnings for those that cannot be drawn (mesh files
-    not found).  ``base_dir`` resolves relative mesh paths."""
+    """The visuals of every link and the warnings for those that cannot be drawn.
+
+    A visual that cannot be drawn (a mesh file that is not found, a COLLADA mesh without
+    pycollada) is replaced by the link's ``<collision>`` shapes that can be, so the robot
+    keeps its shape; all such cases make a single warning line.  ``package://`` names are
+    resolved like the URDF loader does (:mod:`vm_dynamics.model.packages`), relative ones
+    against ``base_dir``."""
     try:
         robot = ET.fromstring(urdf_xml)
     except ET.ParseError as exc:
@@ -94,47 +185,28 @@ def urdf_visuals(urdf_xml: str, base_dir: str | os.PathLike | None = None
     for m in robot.findall("material"):
         if m.get("name"):
             named[m.get("name")] = _rgba(m, {}, f"material {m.get('name')!r}")
-    out, warnings = [], []
+    out: list[Visual] = []
+    problems, substituted, dropped = [], [], []
     base = Path(base_dir) if base_dir is not None else None
     for link in robot.findall("link"):
         lname = link.get("name")
-        for k, vis in enumerate(link.findall("visual")):
-            what = f"link {lname!r} visual {k}"
-            geom = vis.find("geometry")
-            if geom is None or len(geom) == 0:
-                raise ValueError(f"{what}: no <geometry>")
-            shape = geom[0]
-            origin = origin_transform(vis.find("origin"), what)
-            rgba = _rgba(vis.find("material"), named, what)
-
-            def floats(attr, n, default=None):
-                text = shape.get(attr, default)
-                try:
-                    vals = tuple(float(v) for v in (text or "").split())
-                except ValueError:
-                    raise ValueError(f"{what}: {shape.tag} {attr} is not numeric") from None
-                if len(vals) != n or not all(math.isfinite(v) and v >= 0 for v in vals):
-                    raise ValueError(f"{what}: {shape.tag} {attr} needs {n} finite "
-                                     f"non-negative values, got {text!r}")
-                return vals
-
-            if shape.tag == "box":
-                out.append(Visual(lname, "box", floats("size", 3), origin, rgba))
-            elif shape.tag == "cylinder":
-                out.append(Visual(lname, "cylinder", floats("radius", 1) + floats("length", 1),
-                                  origin, rgba))
-            elif shape.tag == "sphere":
-                out.append(Visual(lname, "sphere", floats("radius", 1), origin, rgba))
-            elif shape.tag == "mesh":
-                fname = shape.get("filename", "")
-                path = _resolve_mesh(fname, base)
-                if path is None:
-                    warnings.append(f"{what}: mesh {fname!r} not found; not drawn")
-                    continue
-                out.append(Visual(lname, "mesh", floats("scale", 3, "1 1 1"), origin, rgba,
-                                  path))
-            else:
-                warnings.append(f"{what}: geometry <{shape.tag}> is not drawn")
+        visuals = _shapes(link, "visual", lname, named, base)
+        failed = [problem for _, v, problem in visuals if v is None]
+        out += [v for _, v, _ in visuals if v is not None]
+        if not failed:
+            continue
+        problems += failed
+        first = next((el for el in link.findall("visual")), None)
+        rgba = _rgba(first.find("material") if first is not None else None, named,
+                     f"link {lname!r} visual 0")
+        collisions = [v for _, v, _ in _shapes(link, "collision", lname, named, base, rgba)
+                      if v is not None]
+        if collisions:
+            out += collisions
+            substituted.append(lname)
+        elif len(failed) == len(visuals):
+            dropped.append(lname)
+    warnings = [_mesh_warning(problems, substituted, dropped)] if problems else []
     return out, warnings
 
 

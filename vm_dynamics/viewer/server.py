@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..ros.urdf_tf import UrdfTree
-from .scene import Playback, default_ee_frame, urdf_visuals
+from .scene import Playback, default_ee_frame, load_mesh, urdf_visuals
 
 __all__ = ["RobotViewer", "wxyz"]
 
@@ -60,6 +60,7 @@ class RobotViewer:
         sc.add_frame("/inertial", axes_length=0.5, axes_radius=0.012)
         self._links = {lk: sc.add_frame(f"/robot/{lk}", show_axes=False)
                        for lk in self.tree.links}
+        unreadable = []
         for k, v in enumerate(visuals):
             name = f"/robot/{v.link}/visual_{k}"
             pose = dict(position=tuple(v.origin[:3, 3]), wxyz=tuple(wxyz(v.origin[:3, :3])))
@@ -73,10 +74,15 @@ class RobotViewer:
                 sc.add_icosphere(name, radius=v.size[0], color=_rgb(v.rgba), opacity=opacity,
                                  **pose)
             elif v.kind == "mesh":
-                import trimesh
-                mesh = trimesh.load(v.mesh, force="mesh")
-                mesh.apply_scale(np.asarray(v.size))
+                try:
+                    mesh = load_mesh(v)
+                except ValueError as exc:   # a corrupt file: the rest is still drawn
+                    unreadable.append(f"link {v.link!r}: {exc}")
+                    continue
                 sc.add_mesh_trimesh(name, mesh, **pose)
+        if unreadable:
+            self.warnings.append(f"{len(unreadable)} mesh(es) not drawn: "
+                                 f"{'; '.join(unreadable)}")
         self._ee = sc.add_icosphere("/ee_marker", radius=0.04, color=(220, 40, 40))
         self._path = None
         self._path_points: list = []

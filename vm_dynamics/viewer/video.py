@@ -1,9 +1,9 @@
 """Offscreen videos of a :class:`~vm_dynamics.viewer.scene.Playback` (``vm-sim --video``).
 
 Each frame is drawn by matplotlib's Agg canvas (no display, no GPU): the URDF's boxes,
-cylinders and spheres as shaded polygons (meshes are drawn as their bounding boxes), the
-inertial frame's axes, the end-effector path so far and the time.  The camera looks at the
-whole motion from a fixed direction.  ``.gif`` is written with Pillow (a matplotlib
+cylinders and spheres as shaded polygons (meshes as their convex hulls), the inertial frame's
+axes (when its origin is in view), the end-effector path so far and the time.  A fixed camera
+frames the robot over its whole motion and the path.  ``.gif`` is written with Pillow (a matplotlib
 dependency); ``.mp4`` (H.264) with the ffmpeg binary of the ``imageio-ffmpeg`` package
 (``pip install vm_dynamics[viz]``).
 """
@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from .scene import Playback, urdf_visuals
+from .scene import Playback, load_mesh, urdf_visuals
 
-__all__ = ["write_video", "render_frames", "VIDEO_SUFFIXES", "VIDEO_DEFAULTS"]
+__all__ = ["write_video", "render_frames", "link_polygons", "framing_points", "VIDEO_SUFFIXES",
+           "VIDEO_DEFAULTS", "HULL_VERTICES"]
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 
@@ -54,24 +56,32 @@ def _sphere(radius, n=10):
     return polys
 
 
-def _mesh_box(visual):
+#: Most vertices of a mesh whose convex hull is drawn in a video (more are thinned evenly):
+#: keeps a frame of a meshed arm to a few thousand polygons.
+HULL_VERTICES = 400
+
+
+def _mesh_hull(visual):
+    """Triangles of the convex hull of a mesh visual (scaled, in its own frame)."""
+    from scipy.spatial import ConvexHull, QhullError
+    v = np.asarray(load_mesh(visual).vertices, dtype=float)
+    if len(v) > HULL_VERTICES:
+        v = v[np.linspace(0, len(v) - 1, HULL_VERTICES).astype(int)]
     try:
-        import trimesh
-        lo, hi = trimesh.load(visual.mesh, force="mesh").bounds
-    except Exception:  # no trimesh or an unreadable file: skip the mesh
-        return [], np.eye(4)
-    size = (hi - lo) * np.asarray(visual.size)
-    center = np.eye(4)
-    center[:3, 3] = 0.5 * (hi + lo) * np.asarray(visual.size)
-    return _box(size), center
+        return [v[s] for s in ConvexHull(v).simplices]
+    except (QhullError, ValueError):   # flat or degenerate: its triangles' bounding box
+        lo, hi = v.min(axis=0), v.max(axis=0)
+        return [p + 0.5 * (lo + hi) for p in _box(np.maximum(hi - lo, 1e-3))]
 
 
-def _link_polygons(urdf: str):
-    """{link: [(polygon (k, 3) in the link frame, rgba)]} from the URDF visuals."""
-    visuals, _ = urdf_visuals(urdf)
+def link_polygons(urdf: str, base_dir=None) -> tuple[dict, list]:
+    """``({link: [(polygon (k, 3) in the link frame, rgba)]}, warnings)`` from the URDF
+    visuals (:func:`~.scene.urdf_visuals`: meshes that cannot be drawn are replaced by the
+    collision shapes); meshes are drawn as their convex hulls."""
+    visuals, warnings = urdf_visuals(urdf, base_dir)
     out: dict = {}
+    unreadable = []
     for v in visuals:
-        offset = np.eye(4)
         if v.kind == "box":
             polys = _box(v.size)
         elif v.kind == "cylinder":
@@ -79,19 +89,66 @@ def _link_polygons(urdf: str):
         elif v.kind == "sphere":
             polys = _sphere(v.size[0])
         else:
-            polys, offset = _mesh_box(v)
-        T = v.origin @ offset
+            try:
+                polys = _mesh_hull(v)
+            except ValueError as exc:
+                unreadable.append(f"link {v.link!r}: {exc}")
+                continue
+        T = v.origin
         out.setdefault(v.link, []).extend(
             (poly @ T[:3, :3].T + T[:3, 3], v.rgba) for poly in polys)
-    return out
+    if unreadable:
+        warnings = warnings + [f"{len(unreadable)} mesh(es) not drawn: {'; '.join(unreadable)}"]
+    return out, warnings
+
+
+def framing_points(playback: Playback, polys: dict, samples: int = 24) -> np.ndarray:
+    """(N, 3) points the camera must show: the robot's geometry (or its link origins, for
+    links without any) at up to ``samples`` times spread over the motion, and the whole
+    end-effector path.  The inertial frame's origin is not among them: a vehicle far from
+    it is framed, not the empty space between."""
+    names = playback.links
+    local = {}
+    for link in names:
+        verts = [poly for poly, _ in polys.get(link, [])]
+        local[link] = np.concatenate(verts) if verts else np.zeros((1, 3))
+    ks = np.unique(np.linspace(0, len(playback) - 1, min(samples, len(playback))).astype(int))
+    pts = [playback.ee_path()]
+    for k in ks:
+        for i, link in enumerate(names):
+            T = playback.poses[k, i]
+            pts.append(local[link] @ T[:3, :3].T + T[:3, 3])
+    return np.concatenate(pts)
+
+
+def _fit_zoom(fig, ax, pts: np.ndarray, region=(0.04, 0.04, 0.96, 0.88)) -> float:
+    """The zoom of the 3D box that puts every point of ``pts`` inside ``region`` (fractions
+    of the figure: left, bottom, right, top), from where they fall at zoom 1.  The
+    projection scales about the centre of the axes, so each side is checked."""
+    from mpl_toolkits.mplot3d import proj3d
+    fig.canvas.draw()
+    xs, ys, _ = proj3d.proj_transform(pts[:, 0], pts[:, 1], pts[:, 2], ax.get_proj())
+    px = ax.transData.transform(np.column_stack([xs, ys]))
+    w, h = fig.canvas.get_width_height()
+    cx, cy = ax.transAxes.transform((0.5, 0.5))
+    left, bottom, right, top = region
+    limits = []
+    for d, lo, hi, c, size in ((px[:, 0], left, right, cx, w), (px[:, 1], bottom, top, cy, h)):
+        if d.max() > c:
+            limits.append((hi * size - c) / (d.max() - c))
+        if d.min() < c:
+            limits.append((c - lo * size) / (c - d.min()))
+    return float(min(limits)) if limits else 1.0
 
 
 def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed: float = 1.0,
-                  elev: float = 28.0, azim: float = -20.0, zoom: float = 1.8,
-                  title: str | None = None):
+                  elev: float = 28.0, azim: float = -20.0, zoom: float | None = None,
+                  title: str | None = None, base_dir=None, warn=None):
     """Yield RGB frames (H, W, 3 uint8) of ``playback`` at ``fps`` frames per ``speed``
-    simulated seconds, seen from elevation ``elev`` and azimuth ``azim`` (degrees) with
-    ``zoom`` magnification of the box that holds the whole motion."""
+    simulated seconds, seen from elevation ``elev`` and azimuth ``azim`` (degrees) by a fixed
+    camera that frames the robot over its whole motion and the end-effector path
+    (:func:`framing_points`; ``zoom`` overrides the magnification).  ``warn(line)`` is called
+    once with what cannot be drawn (default: printed to stderr)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
@@ -100,20 +157,18 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
         raise ValueError(f"fps must be a finite positive number, got {fps!r}")
     if not (math.isfinite(speed) and speed > 0):
         raise ValueError(f"speed must be a finite positive number, got {speed!r}")
+    if zoom is not None and not (math.isfinite(zoom) and zoom > 0):
+        raise ValueError(f"zoom must be a finite positive number, got {zoom!r}")
     w, h = (int(v) for v in size)
     if w < 64 or h < 64 or w > 4096 or h > 4096:
         raise ValueError(f"size must be between 64 and 4096 pixels per side, got {size!r}")
-    polys = _link_polygons(playback.urdf)
+    polys, warnings = link_polygons(playback.urdf, base_dir)
+    for line in warnings:
+        (warn or _print_warning)(line)
     names = playback.links
-    # bounds of the whole motion (link origins and geometry) -> one fixed camera
-    pts = [playback.poses[:, :, :3, 3].reshape(-1, 3), np.zeros((1, 3))]
-    for k in (0, len(playback) - 1):
-        for i, link in enumerate(names):
-            T = playback.poses[k, i]
-            pts += [poly @ T[:3, :3].T + T[:3, 3] for poly, _ in polys.get(link, [])]
-    pts = np.concatenate(pts)
+    pts = framing_points(playback, polys)
     lo, hi = pts.min(axis=0), pts.max(axis=0)
-    center, half = 0.5 * (lo + hi), max(0.5 * float(np.max(hi - lo)), 0.25)
+    center, half = 0.5 * (lo + hi), max(0.5 * float(np.max(hi - lo)), 0.05)
     light = np.array([0.4, -0.5, 0.75])
     light /= np.linalg.norm(light)
     ee = playback.ee_path()
@@ -122,8 +177,8 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
     fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi)
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes([0, 0, 1, 1], projection="3d")
-    for tf in t_frames:
-        k = playback.index(tf)
+
+    def set_view(z):
         ax.cla()
         ax.set_axis_off()
         ax.set_proj_type("persp", focal_length=0.9)
@@ -131,7 +186,17 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
         ax.set_xlim(center[0] - half, center[0] + half)
         ax.set_ylim(center[1] - half, center[1] + half)
         ax.set_zlim(center[2] - half, center[2] + half)
-        ax.set_box_aspect((1, 1, 1), zoom=zoom)
+        ax.set_box_aspect((1, 1, 1), zoom=z)
+
+    if zoom is None:
+        set_view(1.0)
+        zoom = _fit_zoom(fig, ax, pts)
+    # the inertial frame's axes, if its origin is in view: a scale and a direction reference
+    axes_len = 0.35 * half
+    show_axes = bool(np.all(np.abs(center) <= half))
+    for tf in t_frames:
+        k = playback.index(tf)
+        set_view(zoom)
         faces, colors = [], []
         for i, link in enumerate(names):
             T = playback.poses[k, i]
@@ -145,11 +210,11 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
         if faces:
             ax.add_collection3d(Poly3DCollection(faces, facecolors=colors,
                                                  edgecolors=(0, 0, 0, 0.15), linewidths=0.3))
-        axes_len = 0.35 * half
-        ax.add_collection3d(Line3DCollection(
-            [[(0, 0, 0), (axes_len, 0, 0)], [(0, 0, 0), (0, axes_len, 0)],
-             [(0, 0, 0), (0, 0, axes_len)]], colors=["#d62728", "#2ca02c", "#1f77b4"],
-            linewidths=2))
+        if show_axes:
+            ax.add_collection3d(Line3DCollection(
+                [[(0, 0, 0), (axes_len, 0, 0)], [(0, 0, 0), (0, axes_len, 0)],
+                 [(0, 0, 0), (0, 0, axes_len)]], colors=["#d62728", "#2ca02c", "#1f77b4"],
+                linewidths=2))
         if ee.size and k > 0:
             ax.plot(ee[:k + 1, 0], ee[:k + 1, 1], ee[:k + 1, 2], color="#1f5fd6", lw=1.5)
         ax.text2D(0.02, 0.95, f"{title + '   ' if title else ''}t = {playback.t[k]:5.2f} s",
@@ -157,6 +222,10 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
         canvas.draw()
         frame = np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
         yield frame
+
+
+def _print_warning(line: str) -> None:
+    print(f"vm_dynamics video: warning: {line}", file=sys.stderr, flush=True)
 
 
 #: (fps, size) by file type: GIFs are kept small enough for a README (a few hundred KB)
@@ -167,8 +236,8 @@ def write_video(path: str | os.PathLike, playback: Playback, fps: float | None =
                 size=None, speed: float = 1.0, title: str | None = None,
                 gif_colors: int = 32, **view) -> Path:
     """Render ``playback`` to ``path`` (``.mp4`` or ``.gif``; ``fps`` and ``size`` default to
-    :data:`VIDEO_DEFAULTS`; ``view``: ``elev``, ``azim``, ``zoom`` of :func:`render_frames`);
-    returns the path."""
+    :data:`VIDEO_DEFAULTS`; ``view``: ``elev``, ``azim``, ``zoom``, ``base_dir`` and ``warn`` of
+    :func:`render_frames`); returns the path."""
     path = Path(path)
     if path.suffix.lower() not in VIDEO_SUFFIXES:
         raise ValueError(f"video file must end with {' or '.join(VIDEO_SUFFIXES)}, got "
