@@ -626,7 +626,7 @@ def test_package_xml_lists_exactly_what_the_package_needs_with_rosdep_keys():
     assert not unknown, f"imports without a known rosdep key: {sorted(unknown)}"
     node_code = [p for p in code if p.parent.name in ("nodes", "transport")
                  and p.name not in ("dds.py", "foxglove_bridge.py")] \
-        + [REPO / "vm_dynamics" / "ros" / "messages.py"]
+        + [REPO / "vm_dynamics" / "ros" / name for name in ("messages.py", "msgtypes.py")]
     interfaces = _interface_packages(node_code)
     assert {"sensor_msgs", "std_srvs", "rosgraph_msgs"} <= interfaces
     expected = ({_ROSDEP_OF_MODULE[m] for m in modules if m in _ROSDEP_OF_MODULE}

@@ -141,6 +141,36 @@ def _fit_zoom(fig, ax, pts: np.ndarray, region=(0.04, 0.04, 0.96, 0.88)) -> floa
     return float(min(limits)) if limits else 1.0
 
 
+def _checked_frame_options(fps, speed, zoom, size) -> tuple[int, int]:
+    """Check the options of :func:`render_frames`; return the frame's width and height."""
+    if not (math.isfinite(fps) and fps > 0):
+        raise ValueError(f"fps must be a finite positive number, got {fps!r}")
+    if not (math.isfinite(speed) and speed > 0):
+        raise ValueError(f"speed must be a finite positive number, got {speed!r}")
+    if zoom is not None and not (math.isfinite(zoom) and zoom > 0):
+        raise ValueError(f"zoom must be a finite positive number, got {zoom!r}")
+    w, h = (int(v) for v in size)
+    if w < 64 or h < 64 or w > 4096 or h > 4096:
+        raise ValueError(f"size must be between 64 and 4096 pixels per side, got {size!r}")
+    return w, h
+
+
+def _shaded_faces(polys, names, poses, light):
+    """The links' polygons placed at ``poses`` (one 4×4 per link of ``names``), each with its
+    colour shaded by the angle of its normal to ``light``."""
+    faces, colors = [], []
+    for i, link in enumerate(names):
+        T = poses[i]
+        for poly, rgba in polys.get(link, []):
+            P = poly @ T[:3, :3].T + T[:3, 3]
+            n = np.cross(P[1] - P[0], P[2] - P[0])
+            nn = np.linalg.norm(n)
+            shade = 0.45 + 0.55 * abs(float(n @ light)) / nn if nn > 0 else 0.7
+            faces.append(P)
+            colors.append((rgba[0] * shade, rgba[1] * shade, rgba[2] * shade, rgba[3]))
+    return faces, colors
+
+
 def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed: float = 1.0,
                   elev: float = 28.0, azim: float = -20.0, zoom: float | None = None,
                   title: str | None = None, base_dir=None, warn=None):
@@ -153,15 +183,7 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
     from matplotlib.figure import Figure
     from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
 
-    if not (math.isfinite(fps) and fps > 0):
-        raise ValueError(f"fps must be a finite positive number, got {fps!r}")
-    if not (math.isfinite(speed) and speed > 0):
-        raise ValueError(f"speed must be a finite positive number, got {speed!r}")
-    if zoom is not None and not (math.isfinite(zoom) and zoom > 0):
-        raise ValueError(f"zoom must be a finite positive number, got {zoom!r}")
-    w, h = (int(v) for v in size)
-    if w < 64 or h < 64 or w > 4096 or h > 4096:
-        raise ValueError(f"size must be between 64 and 4096 pixels per side, got {size!r}")
+    w, h = _checked_frame_options(fps, speed, zoom, size)
     polys, warnings = link_polygons(playback.urdf, base_dir)
     for line in warnings:
         (warn or _print_warning)(line)
@@ -197,16 +219,7 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
     for tf in t_frames:
         k = playback.index(tf)
         set_view(zoom)
-        faces, colors = [], []
-        for i, link in enumerate(names):
-            T = playback.poses[k, i]
-            for poly, rgba in polys.get(link, []):
-                P = poly @ T[:3, :3].T + T[:3, 3]
-                n = np.cross(P[1] - P[0], P[2] - P[0])
-                nn = np.linalg.norm(n)
-                shade = 0.45 + 0.55 * abs(float(n @ light)) / nn if nn > 0 else 0.7
-                faces.append(P)
-                colors.append((rgba[0] * shade, rgba[1] * shade, rgba[2] * shade, rgba[3]))
+        faces, colors = _shaded_faces(polys, names, playback.poses[k], light)
         if faces:
             ax.add_collection3d(Poly3DCollection(faces, facecolors=colors,
                                                  edgecolors=(0, 0, 0, 0.15), linewidths=0.3))
