@@ -361,7 +361,7 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
         ctrl = get_controller(name, params)
         reference = reference_from_config(scn.reference or {})
         state0 = State(0.0, scn.g0, scn.V0, scn.q0, scn.qd0)
-        external = _external(scn) if scn.hydrodynamics is not None else None
+        external = list(scn.forces) or None       # the controller compensates them
         ctrl.reset(scn.model, state0, external=external)
         tau, bw = ctrl.compute(0.0, state0, reference)       # dimension errors surface now
         from ..core.validation import as_vector
@@ -371,16 +371,6 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
     out = _output_dir(scn, out_dir, force)
     return _Run(scn=scn, ctrl_name=name, ctrl=ctrl, reference=reference, out=out,
                 record_rate=float(record_rate), plots=plots, progress=progress, notes=notes)
-
-
-def _external(scn):
-    """The controller's model of the known external wrenches: the scenario's environment
-    (``environment`` names it, so that a compiled law may use the engine's own)."""
-    def external(t, state):
-        bw, frames = scn.environment_wrenches(t, state)
-        return bw, frames or None
-    external.environment = scn.hydrodynamics
-    return external
 
 
 # ----------------------------------------------------------------------------- running
@@ -538,7 +528,7 @@ def _simulate(run: _Run, log):
             traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
                             tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
                             prescribed=prescribed, progress=run.progress, callback=callback,
-                            environment=scn.hydrodynamics, record_every=run.record_every,
+                            forces=scn.forces, record_every=run.record_every,
                             on_sample=on_sample,
                             **({"frame_wrenches": frame_fn} if frame_fn else {}))
     except SimulationDiverged as exc:
@@ -704,7 +694,7 @@ def _write_outputs(run, traj, wall, diverged, interrupted, stop, log):
 
     with _phase(log, "energy and momentum balance"):
         frame_fn = None
-        if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
+        if any(e.acts_on_frames for e in scn.forces):
             def frame_fn(t, state):
                 return scn.environment_wrenches(t, state)[1]
         checks = analysis.conservation_checks(model, traj, frame_fn)

@@ -106,6 +106,8 @@ class Scenario:
     effort_input: EffortInput | None = None
     prescribed: PrescribedMotion | None = None
     xacro: str = DEFAULT_XACRO       # how urdf_path is expanded (robot_description_xacro)
+    #: the force elements (``forces`` parameters, then the hydrodynamics' effects)
+    forces: tuple = ()
 
     # the initial state by its short names
     g0 = property(lambda self: self.initial.g)
@@ -127,11 +129,10 @@ class Scenario:
         return effective_urdf(xml, **opts)
 
     def environment_wrenches(self, t, state) -> tuple[np.ndarray, dict]:
-        """The water's wrenches at ``state``: ``(vehicle b-vector, {link: [f; n]})`` (zero and
-        empty without hydrodynamics); see :meth:`Hydrodynamics.environment_wrenches`."""
-        if self.hydrodynamics is None:
-            return np.zeros(self.model.b), {}
-        return self.hydrodynamics.environment_wrenches(self.model, state.g, state.V, state.q)
+        """The force elements' wrenches at ``state``: ``(vehicle b-vector, {frame: [f; n]})``
+        (zero and empty without elements); see :func:`vm_dynamics.forces.total_wrenches`."""
+        from ..forces import total_wrenches
+        return total_wrenches(self.model, self.forces, state.g, state.V, state.q)
 
     def open_loop_torque(self, t, state) -> np.ndarray:
         """Joint efforts of the ``input`` section at ``t``."""
@@ -240,6 +241,9 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         reference=unflatten_reference(reference, model.n),
         effort_input=effort_input(input_, model.n), xacro=xacro,
     )
+    from ..forces import as_elements, compile_forces, elements_from_config
+    scn.forces = as_elements(elements_from_config(params.get("forces")), hydro)
+    compile_forces(model, scn.forces)           # unknown frames or links surface now
     scn.prescribed = prescribed_motion(prescribed, scn.q0)
     if scn.prescribed is not None:      # evaluate once, so that its errors surface now
         scn.prescribed(0.0)

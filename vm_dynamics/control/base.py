@@ -60,6 +60,7 @@ class Controller:
         self._check_params(self.params)
         self.model = None
         self.external = None
+        self.external_forces = None
 
     @classmethod
     def validate_params(cls, params: Mapping | None) -> dict:
@@ -91,14 +92,26 @@ class Controller:
         """Bind to ``model`` and (re)initialise from ``state`` (the hold set-points).
 
         ``external`` is an optional model of *known* external wrenches acting on the system
-        (buoyancy, hydrodynamics, ...): a callable ``(t, state) -> (base_wrench, frame_wrenches)``
+        (buoyancy, hydrodynamics, ...): a list of force elements (:mod:`vm_dynamics.forces`,
+        e.g. the engine's own), or a callable ``(t, state) -> (base_wrench, frame_wrenches)``
         with ``base_wrench`` a b-vector in the vehicle body frame (or ``None``) and
         ``frame_wrenches`` a ``{frame: [f; n]}`` dict as in
-        :meth:`vm_dynamics.Model.forward_dynamics` (or ``None``).  Every built-in compensates it.
+        :meth:`vm_dynamics.Model.forward_dynamics` (or ``None``).  Every built-in compensates it;
+        force elements can also be compensated inside a compiled law (:meth:`compiled_law`).
         """
+        from ..forces import ForceElement, as_elements, total_wrenches
+        #: the force elements of ``external`` (None if it is a callable or absent)
+        self.external_forces = None
         if external is not None and not callable(external):
-            raise ValueError("external: expected a callable (t, state) -> (base_wrench, "
-                             "frame_wrenches)")
+            if isinstance(external, ForceElement) or not isinstance(external, (list, tuple)):
+                raise ValueError("external: expected a list of force elements or a callable "
+                                 "(t, state) -> (base_wrench, frame_wrenches)")
+            elements = as_elements(external)
+            self.external_forces = elements
+
+            def external(t, state):
+                bw, frames = total_wrenches(model, elements, state.g, state.V, state.q)
+                return bw, frames or None
         self.model = model
         self.external = external
         self._reset(model, state)

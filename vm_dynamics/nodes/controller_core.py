@@ -315,14 +315,8 @@ class ControllerCore:
             raise ValueError(f"control_rate: expected a positive rate, got {p['control_rate']!r}")
         self.period = 1.0 / float(p["control_rate"])
         self.lockstep = bool(p["lockstep"])
-        self._external = None
-        if robot.hydrodynamics is not None:
-            hyd = robot.hydrodynamics
-
-            def external(t, s):
-                bw, frames = hyd.environment_wrenches(m, s.g, s.V, s.q)
-                return bw, frames or None
-            self._external = external
+        from ..forces import as_elements
+        self._external = list(as_elements(environment=robot.hydrodynamics)) or None
         self._js = None          # (t, q, qd)
         self._od = None          # (t, g, V)
         # ROS time at which the latest joint state / odometry was accepted (None: unknown),

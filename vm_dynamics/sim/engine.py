@@ -31,13 +31,14 @@ comes from the O(n) articulated-body algorithm, which solves the same equations 
 
 * *held* (``step(tau=…, base_wrench=…, base_wrench_inertial=…, frame_wrenches=…)``): constant
   over the step (zero-order hold, as a digital controller applies them).  With the numba backend
-  the whole step is **one compiled call** (:func:`vm_dynamics.dynamics.fast.kernels.engine.engine_step`).
+  the whole step is **one compiled call** (:func:`vm_dynamics.sim.kernels.engine_step`).
 * *per stage* (``step(stage_inputs=f)``): ``f(t, state)`` is called at every RK stage with the
   stage state, as a continuous-time controller is; the stages are compiled calls, the loop over
   the 1–4 stages is Python.
 
-The environment (hydrodynamic damping and buoyancy of the vehicle, buoyancy of the arm links,
-``environment=Hydrodynamics``) is evaluated inside every stage.  ``prescribed(t) -> (q, q̇, q̈)``
+The force elements (:mod:`vm_dynamics.forces`: hydrodynamic damping and buoyancy of the vehicle,
+buoyancy of the arm links, springs, …; ``forces=[...]``, or ``environment=Hydrodynamics`` whose
+effects become elements) are evaluated inside every stage.  ``prescribed(t) -> (q, q̇, q̈)``
 makes the joints follow a motion exactly while the vehicle follows the coupled dynamics
 (LP-1)+(LP-3); only ``(g, m, W)`` is integrated.
 
@@ -49,7 +50,7 @@ Python driver of :func:`vm_dynamics.sim.integrators.integrate` over the same sta
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -58,11 +59,21 @@ from ..core.errors import SimulationDiverged
 from ..core.state import State
 from ..core.validation import as_pose, as_positive, as_returned_vectors, as_vector
 from ..dynamics import lp
-from ..model.hydrodynamics import Hydrodynamics
 from .integrators import TABLEAUX, IntegrationStats, integrate
+from .records import (
+    EngineState,
+    LawOutputs,
+    PrescribedRows,
+    Rates,
+    Stage,
+    StageInputs,
+    StepSpec,
+    TableauArrays,
+    buffer_size,
+)
 
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
-           "environment_arrays"]
+           "Inputs"]
 
 FORMULATIONS = ("auto", "spatial_momentum", "body_momentum", "velocity")
 _FORM = {"velocity": 0, "spatial_momentum": 1, "body_momentum": 2}
@@ -102,38 +113,21 @@ def choose_formulation(model, g0, formulation: str = "auto") -> str:
     return "body_momentum" if falls else "spatial_momentum"
 
 
-def environment_arrays(model, hydrodynamics=None) -> tuple:
-    """The environment tuple ``E`` of the compiled kernels (see
-    :mod:`vm_dynamics.dynamics.fast.kernels.engine`) for a :class:`~vm_dynamics.model.hydrodynamics.
-    Hydrodynamics` (or none), ending with the model's mimic coupling ``G`` and its independent
-    joints (empty if none)."""
-    z6 = np.zeros(6)
-    gn = float(np.linalg.norm(model.gravity))
-    up = -np.asarray(model.gravity, dtype=float) / gn if gn > 0 else np.zeros(3)
-    cp = getattr(model, "coupling", None)
-    if cp is None or cp.trivial:
-        G, indep = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
-    else:
-        G = np.ascontiguousarray(cp.G, dtype=float)
-        indep = np.ascontiguousarray(cp.independent, dtype=np.int64)
-    if hydrodynamics is None:
-        return (0, z6, z6.copy(), 0.0, np.zeros(3), np.zeros(3), up,
-                np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), G, indep)
-    h = hydrodynamics
-    bodies, points, forces = [], [], []
-    for link, (force, cob) in h.link_buoyancy.items():
-        if link not in model.frame_body:
-            raise ValueError(f"hydrodynamics: arm_links: unknown link {link!r}; links are "
-                             f"{', '.join(model.frame_names)}")
-        home = model.frame_home[link]
-        bodies.append(int(model.frame_body[link]))
-        points.append(home[:3, :3] @ np.asarray(cob, dtype=float) + home[:3, 3])
-        forces.append(float(force))
-    return (1, np.array(h.linear_damping, dtype=float), np.array(h.quadratic_damping, dtype=float),
-            float(h.buoyancy_force), np.array(h.center_of_buoyancy, dtype=float),
-            np.array(h.current, dtype=float), up, np.array(bodies, dtype=np.int64),
-            np.array(points, dtype=float).reshape(-1, 3), np.array(forces, dtype=float), G,
-            indep)
+class Inputs(NamedTuple):
+    """Inputs validated once by :meth:`Simulator.held_inputs`: the compiled step's record
+    ``kernel`` (:class:`~vm_dynamics.sim.records.StageInputs`) and the frame wrenches as given
+    ``frames`` ``{frame: [f; n]}`` (frame axes)."""
+
+    kernel: StageInputs
+    frames: dict
+
+    @property
+    def tau(self):
+        return self.kernel.tau
+
+    @property
+    def base_wrench(self):
+        return self.kernel.bw
 
 
 # ------------------------------------------------------------------------------ stage evaluators
@@ -142,21 +136,24 @@ class _CompiledStages:
 
     def __init__(self, sim):
         from ..dynamics.fast import fast_model
-        from ..dynamics.fast.kernels import engine as ek
+        from . import kernels as ek
         self.ek = ek
         fm = fast_model(sim.model, "numba" if sim.backend == "numba" else "numpy")
         self.fm = fm
         self.C = fm.kernel_constants
+        self.F = sim.F
+        self.tab = sim.tableau
         self.b, self.n = sim.model.b, sim._nq          # joints of the integrated state
         n_tree = len(fm.xi)                 # joints of the tree (the workspace's size)
-        self.buf = np.zeros(ek.buffer_size(self.b, n_tree))
-        self.ws, self.sc = ek.buffer_views(self.buf, self.b, n_tree)   # views into buf
-        self.dTheta, self.dm, self.qdd = np.empty(6), np.empty(self.b), np.empty(self.n)
-        self.pw, self.V, self.g_s = np.empty(2), np.empty(self.b), np.empty((4, 4))
+        self.buf = np.zeros(buffer_size(self.b, n_tree))
+        from .buffer import buffer_views
+        self.sc = buffer_views(self.buf, self.b, n_tree).sc      # views into buf
+        self.rates = Rates(np.empty(6), np.empty(self.b), np.empty(self.n), np.empty(2))
+        self.stage_rec = Stage(np.empty((4, 4)), np.empty((4, 4)), np.empty(self.b),
+                               np.empty(self.n), np.empty(self.n), np.empty(self.b))
         self.Theta6 = np.zeros(6)
         self.frames = fm.frames
         self.axes = list(sim.model.group.axes)
-        ek = self.ek
         self.k_step, self.k_rollout = ek.engine_step, ek.engine_rollout
         self.k_stage, self.k_stage_state = ek.engine_stage, ek.engine_stage_state
         self.k_begin, self.k_end, self.k_finish = ek.stage_begin, ek.stage_end, ek.stage_finish
@@ -169,44 +166,41 @@ class _CompiledStages:
         with a notice, or loads them from numba's disk cache) before any timed loop, and bind
         their compiled entry points (:func:`vm_dynamics.dynamics.fast.bind_compiled`)."""
         from ..dynamics.fast import bind_compiled, compile_notice
-        ek = self.ek
-        b, n, s = self.b, self.n, sim.tab.stages
+        ek, C, F, tab, buf = self.ek, self.C, self.F, self.tab, self.buf
+        b, n, s = self.b, self.n, sim.tableau.b.shape[0]
         g, zb, z = np.eye(4), np.zeros(b), np.zeros(n)
-        held = (z, zb, np.zeros(6), np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
+        spec = StepSpec(1, False, g, 0.001)
+        held = sim.held_inputs().kernel
         P = np.zeros((s + 1, n))
-        outs = (np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n), np.empty(b),
-                np.empty(2))
+        pr = PrescribedRows(P, P, P)
+        x = EngineState(g, zb, z, z, zb, np.zeros(2))
+
+        def out(*lead):
+            return EngineState(np.empty((*lead, 4, 4)), np.empty((*lead, b)),
+                               np.empty((*lead, n)), np.empty((*lead, n)),
+                               np.empty((*lead, b)), np.empty((*lead, 2)))
         with compile_notice(ek.engine_step, ek.engine_rollout, ek.engine_stage,
                             ek.stage_begin, ek.stage_end, ek.stage_finish):
-            self.k_step = bind_compiled(ek.engine_step, (
-                self.C, sim.env, sim._tab_a, sim._tab_b, 1, False, g, 0.001, g, zb, z, z,
-                np.zeros(2), *held, P, P, P, *outs, self.buf))
+            self.k_step = bind_compiled(ek.engine_step, (C, F, tab, spec, x, held, pr, out(),
+                                                         buf))
             self.k_rollout = bind_compiled(ek.engine_rollout, (
-                self.C, sim.env, sim._tab_a, sim._tab_b, 1, False, g, 0.001, g, zb, z, z,
-                np.zeros(2), *held, P[None], P[None], P[None], np.empty((1, 4, 4)),
-                np.empty((1, b)), np.empty((1, n)), np.empty((1, n)), np.empty((1, b)),
-                np.empty((1, 2)), self.buf))
+                C, F, tab, spec, x, held, PrescribedRows(P[None], P[None], P[None]), out(1),
+                buf))
             self.k_stage_state = bind_compiled(ek.engine_stage_state, (
-                self.C, 1, g, g, self.Theta6, zb, z, z, self.g_s, self.V, self.buf))
+                C, spec, g, self.Theta6, self.stage_rec, buf))
             self.k_stage = bind_compiled(ek.engine_stage, (
-                self.C, sim.env, 1, False, g, g, self.Theta6, zb, z, z, z, *held, self.dTheta,
-                self.dm, self.qdd, self.pw, self.V, self.buf))
-            self.k_begin = bind_compiled(ek.stage_begin, (
-                self.C, 1, False, g, sim._tab_a, 0.001, 0, g, zb, z, z, P, P, self.buf))
-            self.k_end = bind_compiled(ek.stage_end, (
-                self.C, sim.env, 1, False, 0, z, *held, self.buf))
-            self.k_finish = bind_compiled(ek.stage_finish, (
-                self.C, 1, False, g, sim._tab_b, 0.001, g, zb, z, z, np.zeros(2), P, P, *outs,
-                self.buf))
-            ek.momentum_variable(self.C, 1, g, g, zb, z, z, np.empty(b), self.buf)
-            ek.energy(self.C, g, zb, z, z, self.buf)
+                C, F, spec, g, self.Theta6, self.stage_rec, z, held, self.rates, buf))
+            self.k_begin = bind_compiled(ek.stage_begin, (C, spec, tab, 0, x, pr, buf))
+            self.k_end = bind_compiled(ek.stage_end, (C, F, spec, 0, pr, held, buf))
+            self.k_finish = bind_compiled(ek.stage_finish, (C, spec, tab, x, pr, out(), buf))
+            ek.momentum_variable(C, spec, g, zb, z, z, np.empty(b), buf)
+            ek.energy(C, F, g, zb, z, z, buf)
 
-    def rollout_law(self, sim, law, TS, G, M, Q, QD, VV, WW, TAU, BW):
+    def rollout_law(self, sim, law, TS, X, outputs):
         """:func:`engine_rollout_law` (bound on first use; compiled on a machine's first run,
         with the notice); returns (status, steps completed)."""
-        args = (self.C, sim.env, sim._tab_a, sim._tab_b, sim._tab_c, sim._form, sim._gri,
-                sim.dt, TS, sim._g, sim._m, sim._q, sim._qd, sim._W, *law.arrays(), G, M, Q,
-                QD, VV, WW, TAU, BW, self.buf)
+        args = (self.C, self.F, self.tab, sim.spec, TS, sim.engine_state(), law.params(), X,
+                outputs, self.buf)
         if self.k_law is None:
             from ..dynamics.fast import bind_compiled, compile_notice
             kernel = self.ek.engine_rollout_law
@@ -223,57 +217,56 @@ class _CompiledStages:
         self.Theta6[self.axes] = Theta
         return self.Theta6
 
+    def _stage(self, m, q, qd):
+        s = self.stage_rec
+        s.m[:] = m
+        s.q[:] = q
+        s.qd[:] = qd
+        return s
+
     def stage_state(self, sim, g, Theta, m, q, qd):
-        st = self.k_stage_state(self.C, sim._form, sim._gri, g, self._theta6(Theta), m,
-                                        q, qd, self.g_s, self.V, self.buf)
-        return st, self.g_s, self.V
+        s = self._stage(m, q, qd)
+        st = self.k_stage_state(self.C, sim.spec, g, self._theta6(Theta), s, self.buf)
+        return st, s.g, s.V
 
     def stage(self, sim, g, Theta, m, q, qd, qdd_p, inputs):
-        tau, bw, bwi, fwb, fw, _ = inputs
-        st = self.k_stage(self.C, sim.env, sim._form, sim._presc, sim._gri, g,
-                                  self._theta6(Theta), m, q, qd, qdd_p, tau, bw, bwi, fwb, fw,
-                                  self.dTheta, self.dm, self.qdd, self.pw, self.V, self.buf)
-        return st, self.dTheta[self.axes], self.dm, self.qdd, self.pw, self.V
+        s, r = self._stage(m, q, qd), self.rates
+        st = self.k_stage(self.C, self.F, sim.spec, g, self._theta6(Theta), s,
+                          np.ascontiguousarray(qdd_p, dtype=float), inputs.kernel, r, self.buf)
+        return st, r.dTheta[self.axes], r.dm, r.qdd, r.pw, s.V
 
     def step_staged(self, sim, fn):
         """One fixed-step RKMK step whose inputs come from ``fn(t, state)`` at every stage:
         compiled :func:`stage_begin` / :func:`stage_end` around the Python call, then
         :func:`stage_finish`.  Returns the status and the new state arrays."""
-        sc, buf, C = self.sc, self.buf, self.C
-        tab, dt, t0 = sim.tab, sim.dt, sim._t
-        if sim._presc:
-            pq, pqd, pqdd = sim._prescribed_rows()
-        else:
-            pq = pqd = pqdd = sim._pdummy
-        g, m, q, qd = sim._g, sim._m, sim._q, sim._qd
-        for i in range(tab.stages):
-            st = self.k_begin(C, sim._form, sim._presc, sim._gri, sim._tab_a, dt, i, g, m, q,
-                              qd, pq, pqd, buf)
+        sc, buf, C, F, tab = self.sc, self.buf, self.C, self.F, self.tab
+        spec, t0, dt = sim.spec, sim.t, sim.dt
+        pr = sim._prescribed_rows() if sim._presc else sim._pdummy
+        x = sim.engine_state()
+        for i in range(tab.b.shape[0]):
+            st = self.k_begin(C, spec, tab, i, x, pr, buf)
             if st:
                 return st, None
             ti = t0 + tab.c[i] * dt
-            state = State(ti, _ro(sc[4].copy()), _ro(sc[20].copy()),
-                          _ro(np.array(sim._model_q(sc[17]))), _ro(np.array(sim._model_q(sc[18]))))
+            state = State(ti, _ro(sc.pose.copy()), _ro(sc.Vs.copy()),
+                          _ro(np.array(sim._model_q(sc.qs))), _ro(np.array(sim._model_q(sc.qds))))
             inputs = sim._call_inputs(fn, ti, state)
             if i == 0:
                 sim.last_stage_inputs = inputs
-            tau, bw, bwi, fwb, fw, _ = inputs
-            st = self.k_end(C, sim.env, sim._form, sim._presc, i, pqdd[i],
-                            sim._kernel_tau(tau), bw, bwi, fwb, fw, buf)
+            st = self.k_end(C, F, spec, i, pr, sim._kernel_inputs(inputs), buf)
             if st:
                 return st, None
-        outs = sim._out
-        st = self.k_finish(C, sim._form, sim._presc, sim._gri, sim._tab_b, dt, g, m, q, qd,
-                           sim._W, pq, pqd, *outs, buf)
-        return st, outs
+        y = sim._out
+        st = self.k_finish(C, spec, tab, x, pr, y, buf)
+        return st, y
 
     def momentum_variable(self, sim, g, V, q, qd):
         m = np.empty(self.b)
-        self.ek.momentum_variable(self.C, sim._form, sim._gri, g, V, q, qd, m, self.buf)
+        self.ek.momentum_variable(self.C, sim.spec, g, V, q, qd, m, self.buf)
         return m
 
     def energy(self, g, V, q, qd):
-        return self.ek.energy(self.C, g, V, q, qd, self.buf)
+        return self.ek.energy(self.C, self.F, g, V, q, qd, self.buf)
 
 
 class _ReferenceStages:
@@ -283,7 +276,8 @@ class _ReferenceStages:
     def __init__(self, sim):
         self.model = m = sim.model
         self.group = m.group
-        self.hydro = sim.hydrodynamics
+        self.forces = sim.forces
+        self.conservative = tuple(e for e in sim.forces if e.conservative)
         from ..dynamics.fast import fast_model
         self.frames = fast_model(m, "numpy").frames      # body + Ad⁻ᵀ(ḡ_frame) per frame
         #: the O(n) recursions when the stages use them (mimic models), else None
@@ -311,25 +305,28 @@ class _ReferenceStages:
         return 0, g_s, V
 
     def _wrenches(self, sim, g_s, V, q, inputs):
-        """Vehicle wrench (b) and frame wrenches {frame: [f; n]} of the inputs + environment."""
-        tau, bw, bwi, fwb, fw, fw_dict = inputs
-        grp, model = self.group, self.model
+        """Vehicle wrench (b) and frame wrenches {frame: [f; n]} of the inputs + the force
+        elements."""
+        from ..forces import total_wrenches
+        k = inputs.kernel
         R = g_s[:3, :3]
-        F = np.array(bw, dtype=float) + grp.project(np.concatenate([R.T @ bwi[:3],
-                                                                     R.T @ bwi[3:]]))
-        frames = dict(fw_dict)
-        if self.hydro is not None:
-            env, env_frames = self.hydro.environment_wrenches(model, g_s, V, q)
-            F = F + env
-            for link, w in env_frames.items():
-                frames[link] = frames.get(link, 0.0) + w
-        return F, frames
+        F = np.array(k.bw, dtype=float) + self.group.project(np.concatenate([R.T @ k.bwi[:3],
+                                                                          R.T @ k.bwi[3:]]))
+        return total_wrenches(self.model, self.forces, g_s, V, q, F, inputs.frames)
+
+    def _power(self, kin, V, qd, F, frames):
+        """Power of the vehicle wrench ``F`` and the frame wrenches at the stage."""
+        pe = float(F @ V)
+        for name, w in frames.items():
+            J0, Jm = lp.frame_jacobian(self.model, kin, name)
+            pe += float(w @ (J0 @ V + Jm @ qd))
+        return pe
 
     def stage(self, sim, g, Theta, m, q, qd, qdd_p, inputs):
         model, grp = self.model, self.group
         g_s = g @ grp.exp(Theta) if np.any(Theta) else g
         t, V, P = self._velocity(sim, g_s, m, q, qd)
-        tau = inputs[0]
+        tau = inputs.kernel.tau
         F, frames = self._wrenches(sim, g_s, V, q, inputs)
         if self.fm is not None:         # F_η = f₀ − (static load of gravity and frame wrenches)
             zb, zn = np.zeros(model.b), np.zeros(model.n)
@@ -356,12 +353,15 @@ class _ReferenceStages:
             dm = grp.project(lie.Ad_inv(h).T @ grp.embed(F_eta))            # μ̇ = Ad*_{h⁻¹}F_η
         else:
             dm = grp.ad(V).T @ P + F_eta                                    # (LP-1)
-        # power of the applied inputs (not gravity)
+        # power of the applied inputs (not gravity, not the conservative elements)
         pj = 0.0 if sim._presc else float(np.dot(tau, qd))
-        pe = float(F @ V)
-        for name, w in frames.items():
-            J0, Jm = lp.frame_jacobian(model, kin, name)
-            pe += float(w @ (J0 @ V + Jm @ qd))
+        if (frames or self.conservative) and kin is None:
+            kin = lp.kinematics(model, q)
+        pe = self._power(kin, V, qd, F, frames)
+        if self.conservative:
+            from ..forces import total_wrenches
+            Fc, frames_c = total_wrenches(model, self.conservative, g_s, V, q)
+            pe -= self._power(kin, V, qd, Fc, frames_c)
         dTheta = grp.dexp_inv_body(Theta) @ V if np.any(Theta) else V.copy()
         return 0, dTheta, dm, qdd, np.array([pj + pe, abs(pj) + abs(pe)]), V
 
@@ -376,8 +376,10 @@ class _ReferenceStages:
         return self.group.project(lie.Ad_inv(h).T @ self.group.embed(P))
 
     def energy(self, g, V, q, qd):
+        from ..forces import potential_energy
         K = self.model.kinetic_energy(V, q, qd)
-        return K, self.model.potential_energy(g, q)
+        return K, self.model.potential_energy(g, q) + potential_energy(self.model, self.forces,
+                                                                       g, q)
 
 
 # ------------------------------------------------------------------------------ the simulator
@@ -393,9 +395,10 @@ class Simulator:
     formulation : momentum variable, see the module docstring (default ``"auto"``).
     backend : ``"auto"`` (numba if installed, else the kernels as plain Python), ``"numba"``,
         or ``"lp"`` (the closed-form reference).
+    forces : force elements (:mod:`vm_dynamics.forces`) acting at every stage.
     environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy) or
-        None.  Its added mass must already be in the model
-        (:meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
+        None: its effects become force elements after ``forces``.  Its added mass must already
+        be in the model (:meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
     prescribed : ``prescribed(t) -> (q, q̇, q̈)``: the joints follow this motion exactly.
     forward_dynamics : optional user function with the signature of
         :meth:`~vm_dynamics.Model.forward_dynamics` giving (V̇, q̈); the stages then use it with
@@ -405,9 +408,10 @@ class Simulator:
     def __init__(self, model, dt: float, method: str = "rkmk4", *, formulation: str = "auto",
                  backend: str = "auto", environment=None, prescribed: Callable | None = None,
                  rtol: float = 1e-9, atol: float = 1e-12,
-                 forward_dynamics: Callable | None = None):
+                 forward_dynamics: Callable | None = None, forces=None):
         from ..dynamics.fast import resolve_backend
         self.model = model
+        self._spec = None
         self.dt = as_positive(dt, "dt")
         if method not in TABLEAUX:
             raise ValueError(f"method={method!r}: unknown; choose one of {', '.join(TABLEAUX)}")
@@ -454,20 +458,22 @@ class Simulator:
         self.prescribed = prescribed
         self._presc = prescribed is not None
         self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
-        if environment is not None and not isinstance(environment, Hydrodynamics):
-            raise ValueError(f"environment: expected a Hydrodynamics (vm_dynamics.model."
-                             f"hydrodynamics) or None, got {type(environment).__name__}")
+        from ..forces import as_elements, compile_forces
+        #: the force elements acting at every stage (``forces``, then ``environment``'s)
+        self.forces = as_elements(forces, environment)
         self.hydrodynamics = environment
-        self.env = environment_arrays(model, environment)
+        #: their compiled parameters (:class:`vm_dynamics.forces.registry.Forces`)
+        self.F = compile_forces(model, self.forces)
         b, n = model.b, model.n
         self._nq = len(self._c) if self._tree else n      # joints of the integrated state
         self._zero_tau, self._zero_b, self._zero6 = np.zeros(n), np.zeros(b), np.zeros(6)
         self._no_fw = (np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
         s = self.tab.stages
-        self._tab_a = np.ascontiguousarray(self.tab.a, dtype=float)
-        self._tab_b = np.ascontiguousarray(self.tab.b, dtype=float)
-        self._tab_c = np.ascontiguousarray(self.tab.c, dtype=float)
-        self._pdummy = np.zeros((s + 1, n))
+        #: the method's tableau as the compiled step takes it
+        self.tableau = TableauArrays(*(np.ascontiguousarray(x, dtype=float)
+                                       for x in (self.tab.a, self.tab.b, self.tab.c)))
+        P = np.zeros((s + 1, n))
+        self._pdummy = PrescribedRows(P, P, P)
         self._stages = (_ReferenceStages(self) if self.python_stages
                         else _CompiledStages(self))
         self._t = 0.0
@@ -501,6 +507,7 @@ class Simulator:
         self.formulation = choose_formulation(model, g, self._formulation_arg)
         self._form = _FORM[self.formulation]
         self._gri = lie.se3_inv(g)
+        self._update_spec()
         self._g, self._V, self._q, self._qd = g, V, q.copy(), qd.copy()
         self._m = self._stages.momentum_variable(self, g, V, self._q, self._qd)
         self._W = np.zeros(2)
@@ -512,8 +519,32 @@ class Simulator:
 
     def _ensure_buffers(self):
         b, n = self.model.b, self._nq
-        self._out = (np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n), np.empty(b),
-                     np.empty(2))
+        self._out = EngineState(np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n),
+                                np.empty(b), np.empty(2))
+
+    # ------------------------------------------------------------------ step settings
+    @property
+    def dt(self) -> float:
+        """The step size, s."""
+        return self._dt
+
+    @dt.setter
+    def dt(self, value: float) -> None:
+        self._dt = float(value)
+        if self._spec is not None:
+            self._update_spec()
+
+    def _update_spec(self):
+        self._spec = StepSpec(int(self._form), bool(self._presc), self._gri, self._dt)
+
+    @property
+    def spec(self) -> StepSpec:
+        """The compiled step's settings (:class:`~vm_dynamics.sim.records.StepSpec`)."""
+        return self._spec
+
+    def engine_state(self) -> EngineState:
+        """The integrated state as the compiled step takes it (the simulator's own arrays)."""
+        return EngineState(self._g, self._m, self._q, self._qd, self._V, self._W)
 
     # ------------------------------------------------------------------ mimic coupling
     def _to_tree(self, q, qd):
@@ -612,7 +643,7 @@ class Simulator:
         bwi = self._zero6 if base_wrench_inertial is None else \
             np.array(as_vector(base_wrench_inertial, 6, "base_wrench_inertial"))
         if not frame_wrenches:
-            return tau, bw, bwi, *self._no_fw, {}
+            return Inputs(StageInputs(tau, bw, bwi, *self._no_fw), {})
         if not isinstance(frame_wrenches, dict):
             raise ValueError("frame_wrenches: expected a dict {frame name: 6-vector wrench}")
         bodies, ws, raw = [], [], {}
@@ -625,8 +656,14 @@ class Simulator:
             raw[name] = as_vector(w, 6, f"frame_wrenches[{name!r}]")
             bodies.append(body)
             ws.append(T @ raw[name])
-        return (tau, bw, bwi, np.array(bodies, dtype=np.int64),
-                np.ascontiguousarray(ws, dtype=float), raw)
+        return Inputs(StageInputs(tau, bw, bwi, np.array(bodies, dtype=np.int64),
+                                  np.ascontiguousarray(ws, dtype=float)), raw)
+
+    def _kernel_inputs(self, inputs) -> StageInputs:
+        """The compiled step's record of ``inputs``: with mimic joints the efforts act on the
+        masters of the tree."""
+        k = inputs.kernel
+        return k if not self._tree else k._replace(tau=self._kernel_tau(k.tau))
 
     def _prescribed_at(self, t):
         return as_returned_vectors(self.prescribed(t), ("q", "qd", "qdd"), self.model.n,
@@ -638,7 +675,7 @@ class Simulator:
         times = list(t + self.tab.c * dt) + [t + dt]
         cache = {}
         rows = [cache.setdefault(tt, self._prescribed_at(tt)) for tt in times]
-        return tuple(np.ascontiguousarray([r[i] for r in rows]) for i in range(3))
+        return PrescribedRows(*(np.ascontiguousarray([r[i] for r in rows]) for i in range(3)))
 
     # ------------------------------------------------------------------ stepping
     def step(self, tau=None, base_wrench=None, base_wrench_inertial=None, frame_wrenches=None,
@@ -699,35 +736,35 @@ class Simulator:
                     raise
                 G[k], VV[k], Q[k], QD[k], WW[k] = self._g, self._V, self._q, self._qd, self._W
             return t0 + self.dt * np.arange(1, steps + 1), G, VV, Q, QD
-        tau, bw, bwi, fwb, fw, _ = inputs
-        tau = self._kernel_tau(tau)
-        if self._tree:
-            Q, QD = np.empty((steps, self._nq)), np.empty((steps, self._nq))
-        M, WW = np.empty((steps, b)), np.empty((steps, 2))
+        X = self._trajectory_arrays(steps)
         if self._presc:
             rows = []
             for k in range(steps):
                 self._t = t0 + k * self.dt
                 rows.append(self._prescribed_rows())
             self._t = t0
-            PQ, PQD, PQDD = (np.ascontiguousarray([r[i] for r in rows]) for i in range(3))
+            PR = PrescribedRows(*(np.ascontiguousarray([r[i] for r in rows]) for i in range(3)))
         else:
-            PQ = PQD = PQDD = self._pdummy[None]
+            PR = PrescribedRows(*(a[None] for a in self._pdummy))
         st_ = self._stages
         with np.errstate(all="ignore"):
-            st, done = st_.k_rollout(
-                st_.C, self.env, self._tab_a, self._tab_b, self._form, self._presc, self._gri,
-                self.dt, self._g, self._m, self._q, self._qd, self._W, tau, bw, bwi, fwb, fw,
-                PQ, PQD, PQDD, G, M, Q, QD, VV, WW, st_.buf)
-        return self._rolled(st, done, t0, G, M, Q, QD, VV, WW)
+            st, done = st_.k_rollout(st_.C, st_.F, st_.tab, self.spec, self.engine_state(),
+                                     self._kernel_inputs(inputs), PR, X, st_.buf)
+        return self._rolled(st, done, t0, X)
 
-    def _rolled(self, st, done, t0, G, M, Q, QD, VV, WW):
+    def _trajectory_arrays(self, steps) -> EngineState:
+        b, n = self.model.b, self._nq
+        return EngineState(np.empty((steps, 4, 4)), np.empty((steps, b)), np.empty((steps, n)),
+                           np.empty((steps, n)), np.empty((steps, b)), np.empty((steps, 2)))
+
+    def _rolled(self, st, done, t0, X):
         """Commit the last of ``done`` compiled steps; raise on a failed status."""
+        G, Q, QD, VV, WW = X.g, X.q, X.qd, X.V, X.W
         if done:
             k = done - 1
-            self._g, self._m, self._q, self._qd = G[k].copy(), M[k].copy(), Q[k].copy(), \
-                QD[k].copy()
-            self._V, self._W = VV[k].copy(), WW[k].copy()
+            self._g, self._m, self._q, self._qd = X.g[k].copy(), X.m[k].copy(), \
+                X.q[k].copy(), X.qd[k].copy()
+            self._V, self._W = X.V[k].copy(), X.W[k].copy()
             self.steps += done
             self._t = self._t0 + self.steps * self.dt
             self.evaluations += done * self.tab.stages
@@ -756,10 +793,11 @@ class Simulator:
         if self._tree and not (m is self.model or np.array_equal(
                 getattr(m.coupling, "G", None), self._G)):
             return False
-        # the engine's environment arrays index the plant's bodies: the law may use them
-        # only on the plant's own model
-        return law.environment is None or (law.environment is self.hydrodynamics
-                                           and m is self.model)
+        if bool(self._tree) != (law.consts.coupling.shape[0] > 0):
+            return False
+        # the engine's compiled force elements index the plant's bodies: the law may
+        # compensate them only on the plant's own model, and only if they are the engine's
+        return not law.forces or (tuple(law.forces) == self.forces and m is self.model)
 
     def prepare_law(self, law) -> None:
         """Compile (on a machine's first run, with the notice) or load the kernel of
@@ -785,37 +823,29 @@ class Simulator:
               else np.ascontiguousarray(start_times, dtype=float))
         if TS.shape != (steps,):
             raise ValueError(f"start_times: expected {steps} values, got shape {TS.shape}")
-        G, VV = np.empty((steps, 4, 4)), np.empty((steps, b))
-        Q, QD, TAU = np.empty((steps, self._nq)), np.empty((steps, self._nq)), np.empty((steps, n))
-        M, WW, BW = np.empty((steps, b)), np.empty((steps, 2)), np.empty((steps, b))
+        X = self._trajectory_arrays(steps)
+        out = LawOutputs(np.empty((steps, n)), np.empty((steps, b)))
         with np.errstate(all="ignore"):
-            st, done = self._stages.rollout_law(self, law, TS, G, M, Q, QD, VV, WW, TAU, BW)
-        self.run_efforts, self.run_base_wrenches = TAU[:done], BW[:done]
-        return self._rolled(st, done, t0, G, M, Q, QD, VV, WW)
+            st, done = self._stages.rollout_law(self, law, TS, X, out)
+        self.run_efforts, self.run_base_wrenches = out.tau[:done], out.bw[:done]
+        return self._rolled(st, done, t0, X)
 
     def _fail(self, st, where=""):
         raise SimulationError(self._t, f"the step from t = {self._t:.9g} s failed{where}: "
                               f"{_STATUS.get(int(st), f'status {st}')}")
 
     def _step_compiled(self, inputs):
-        tau, bw, bwi, fwb, fw, _ = inputs
-        tau = self._kernel_tau(tau)
         st_ = self._stages
-        if self._presc:
-            pq, pqd, pqdd = self._prescribed_rows()
-        else:
-            pq = pqd = pqdd = self._pdummy
-        g_o, m_o, q_o, qd_o, V_o, W_o = self._out
+        pr = self._prescribed_rows() if self._presc else self._pdummy
+        y = self._out
         with np.errstate(all="ignore"):
-            st = st_.k_step(st_.C, self.env, self._tab_a, self._tab_b, self._form,
-                                    self._presc, self._gri, self.dt, self._g, self._m, self._q,
-                                    self._qd, self._W, tau, bw, bwi, fwb, fw, pq, pqd, pqdd,
-                                    g_o, m_o, q_o, qd_o, V_o, W_o, st_.buf)
+            st = st_.k_step(st_.C, st_.F, st_.tab, self._spec, self.engine_state(),
+                            self._kernel_inputs(inputs), pr, y, st_.buf)
         if st:
             self._fail(st)
         # double buffering: the old state's arrays receive the next step's output
-        self._out = (self._g, self._m, self._q, self._qd, self._V, self._W)
-        self._commit(g_o, m_o, q_o, qd_o, V_o, W_o)
+        self._out = self.engine_state()
+        self._commit(*y)
         self.evaluations += self.tab.stages
 
     def _commit(self, g, m, q, qd, V, W):
@@ -897,7 +927,7 @@ class Simulator:
                 st, outs = self._stages.step_staged(self, fn)
             if st:
                 self._fail(st)
-            self._out = (self._g, self._m, self._q, self._qd, self._V, self._W)
+            self._out = self.engine_state()
             self._commit(*outs)
             self.evaluations += self.tab.stages
             return
@@ -929,9 +959,7 @@ class Simulator:
         Kq, Kqd, KW = np.zeros((s, n)), np.zeros((s, n)), np.zeros((s, 2))
         g, m, q, qd = self._g, self._m, self._q, self._qd
         stages = self._stages
-        presc = self._pdummy, self._pdummy, self._pdummy
-        if self._presc:
-            presc = self._prescribed_rows()
+        presc = self._prescribed_rows() if self._presc else self._pdummy
         with np.errstate(all="ignore"):
             for i in range(s):
                 a = tab.a[i, :i]
@@ -1013,13 +1041,9 @@ class Simulator:
                               as_vector(state.qd, model.n, "state.qd"))
         _, _, qdd_p = self._prescribed_at(t)
         bw = None if base_wrench is None else as_vector(base_wrench, model.b, "base_wrench")
-        if self.hydrodynamics is not None:
-            env, env_frames = self.hydrodynamics.environment_wrenches(model, g, V, q)
-            bw = env if bw is None else bw + env
-            fws = dict(frame_wrenches or {})
-            for link, w in env_frames.items():
-                fws[link] = fws.get(link, 0.0) + w
-            frame_wrenches = fws
+        if self.forces:
+            from ..forces import total_wrenches
+            bw, frame_wrenches = total_wrenches(model, self.forces, g, V, q, bw, frame_wrenches)
         if self.backend == "lp":
             terms = lp.lp_terms(model, q, derivatives=True)
             _, qdd0, _ = lp.forward_dynamics(model, g, V, q, qd, self._zero_tau, bw,

@@ -180,7 +180,8 @@ _CHUNK = 100      # held inputs: compiled steps per engine call (Ctrl-C, progres
 def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",  # noqa: C901
              prescribed=None, frame_wrenches=None, rtol=1e-9, atol=1e-12, callback=None,
              progress=False, *, formulation="auto", dynamics="auto", substeps=1,
-             environment=None, record_every=1, on_sample=None, max_steps=MAX_STEPS) -> Trajectory:
+             environment=None, record_every=1, on_sample=None, max_steps=MAX_STEPS,
+             forces=None) -> Trajectory:
     """Simulate the vehicle-manipulator from ``(g0, V0, q0, qd0)`` for ``t_final`` seconds.
 
     Parameters
@@ -206,9 +207,11 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     dynamics : ``"auto"`` (numba if installed, else the same kernels as plain Python),
         ``"numba"`` (``"fast"`` is an alias), ``"lp"`` (the closed-form LP reference), or a
         forward-dynamics function with the signature of :meth:`Model.forward_dynamics`.
+    forces : force elements (:mod:`vm_dynamics.forces`: springs, hydrodynamics, …) evaluated at
+        every stage; ``traj.base_wrench`` includes their vehicle wrench.
     environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy of the
-        vehicle and the arm links, evaluated at every stage); its added mass must be in the
-        model already.
+        vehicle and the arm links, evaluated at every stage as force elements after
+        ``forces``); its added mass must be in the model already.
     record_every : keep every ``record_every``-th sample in the returned trajectory (and the
         last one); ``callback`` still sees every sample.  Memory then grows ``record_every``
         times slower with the duration (``vm-sim`` bounds it this way and streams every sample
@@ -278,6 +281,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     with deferred_interrupts() as setup_interrupted:
         sim = Simulator(model, float(dt) / substeps, "rkmk4" if method == "dopri5" else method,
                         formulation=formulation, backend=backend, environment=environment,
+                        forces=forces,
                         prescribed=prescribed, rtol=rtol, atol=atol, forward_dynamics=user_fd)
         sim.reset(g0, V0, q0, qd0)
         tau_fn = _input_fn(tau, n, "tau")
@@ -321,17 +325,18 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
     def set_inputs(k, t, g, V, q, qd, inputs=None):
         """The inputs applied at sample k: from the engine's first stage there (``inputs``, the
-        validated tuple of Simulator.held_inputs) or evaluated at the sample."""
+        (tau, base_wrench)) or evaluated at the sample."""
         k = slot(k)
         if inputs is not None:
-            tau_k, bw_k = inputs[0], inputs[1]
+            tau_k, bw_k = inputs
         else:
             inputs = sim._call_inputs(stage_inputs, t, State(t, _ro(g), _ro(V), _ro(q), _ro(qd)))
-            tau_k, bw_k = inputs[0], inputs[1]
+            tau_k, bw_k = inputs.tau, inputs.base_wrench
         rec["tau"][k] = tau_k
         rec["base_wrench"][k] = bw_k
-        if environment is not None and b:     # the applied vehicle wrench includes the water's
-            rec["base_wrench"][k] += environment.vehicle_wrench_of(model, g, V)
+        if sim.forces and b:     # the applied vehicle wrench includes the force elements'
+            from ..forces import vehicle_wrench
+            rec["base_wrench"][k] += vehicle_wrench(model, sim.forces, g, V, q)
         if prescribed is not None:          # at the sample's own state (not the engine's)
             st = State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
             fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
@@ -386,7 +391,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
             efforts, wrenches = law_inputs
             if pending[0] == k0:
                 inputs_of(k0, (efforts[0], wrenches[0]))
-        if callback is not None or on_sample is not None or environment is not None:
+        if callback is not None or on_sample is not None or sim.forces:
             for i in range(m):
                 k = k0 + 1 + i
                 if record(k, float(t_grid[k]), G[i], VV[i], Q[i], QD[i], work=WW[i],
@@ -411,8 +416,8 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
             rec["base_wrench"][rows_of[nxt]] = wrenches[nxt + 1]
             pending[0] = k0 + m     # its efforts start the next block (or are evaluated)
         else:
-            rec["tau"][js] = held_inputs[0]
-            rec["base_wrench"][js] = held_inputs[1]
+            rec["tau"][js] = held_inputs.tau
+            rec["base_wrench"][js] = held_inputs.base_wrench
         stored = js[js < kept]
         if stored.size:
             count[0] = int(stored[-1]) + 1
@@ -533,7 +538,8 @@ def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_
             if staged:
                 sim.step(stage_inputs=stage_inputs)
                 if j == 0:
-                    inputs_of(k, sim.last_stage_inputs)
+                    inputs_of(k, (sim.last_stage_inputs.tau,
+                                  sim.last_stage_inputs.base_wrench))
             else:
                 sim.step(inputs=held_inputs)
         sim._t = float(t_grid[k + 1])
