@@ -136,36 +136,14 @@ class Controller:
         return None
 
     def inputs(self, reference):
-        """``(tau_fn, base_wrench_fn)``, callables ``(t, state) -> array`` for
-        :func:`vm_dynamics.sim.simulate`; :meth:`compute` runs once per distinct ``(t, state)``.
-
-        Both carry ``stage_law``, a callable returning :meth:`compiled_law` of the controller's
-        state when simulate starts; given both, simulate evaluates that law inside the
-        compiled engine step."""
-        cache = {"key": None, "state": None, "out": None}
-
-        def _both(t, state):
-            # the same state object (simulate passes one per stage to both callables) → reuse;
-            # otherwise compare the values
-            if state is not cache["state"] or float(t) != cache["key"][0]:
-                key = (float(t),) + tuple(np.asarray(getattr(state, a), dtype=float).tobytes()
-                                          for a in ("g", "V", "q", "qd"))
-                if key != cache["key"]:
-                    cache["out"] = self.compute(t, state, reference)
-                    cache["key"] = key
-                cache["state"] = state
-            return cache["out"]
-
-        def tau_fn(t, s):
-            return _both(t, s)[0]
-
-        def base_wrench_fn(t, s):
-            return _both(t, s)[1]
-
-        def stage_law():
-            return self.compiled_law(reference)
-        tau_fn.stage_law = base_wrench_fn.stage_law = stage_law
-        return tau_fn, base_wrench_fn
+        """What this controller hands the engine for ``reference``: a
+        :class:`~vm_dynamics.control.inputs.ControllerInputs`, which unpacks as ``tau_fn,
+        base_wrench_fn`` (callables ``(t, state) -> array`` for :func:`vm_dynamics.sim.simulate`;
+        :meth:`compute` runs once per distinct ``(t, state)``) and knows :meth:`compiled_law`:
+        given both channels, simulate evaluates that law inside the compiled engine step."""
+        from .inputs import ControllerInputs
+        return ControllerInputs(lambda t, state: self.compute(t, state, reference),
+                                lambda: self.compiled_law(reference))
 
     def __repr__(self):
         changed = {k: v for k, v in self.params.items() if self.PARAMS.get(k) is not v}

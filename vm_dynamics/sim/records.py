@@ -15,10 +15,44 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..core.errors import SimulationDiverged
 from ..dynamics.fast.records import Workspace
 
-__all__ = ["TableauArrays", "StepSpec", "EngineState", "StageInputs", "PrescribedRows",
+__all__ = ["FORMULATIONS", "FORM_CODES", "STATUS", "SimulationError", "choose_formulation",
+           "TableauArrays", "StepSpec", "EngineState", "StageInputs", "PrescribedRows",
            "Stage", "Rates", "LawOutputs", "Scratch", "Work", "MAX_STAGES", "buffer_size"]
+
+FORMULATIONS = ("auto", "spatial_momentum", "body_momentum", "velocity")
+FORM_CODES = {"velocity": 0, "spatial_momentum": 1, "body_momentum": 2}
+STATUS = {1: "the vehicle pose is not a rigid transform",
+           2: "the state became non-finite (NaN/Inf)",
+           3: "singular locked or articulated inertia"}
+
+
+class SimulationError(SimulationDiverged):
+    """A step of the engine failed (non-finite or overflowing state, singular inertia).
+
+    ``t`` is the time of the step's start (the last good state), ``reason`` what failed;
+    ``partial`` (from :meth:`Simulator.run`) the rows completed before, ``trajectory`` (from
+    :func:`vm_dynamics.sim.simulate`) the samples recorded before.  A
+    :class:`~vm_dynamics.core.errors.SimulationDiverged`, hence a ``ValueError``."""
+
+    partial = None
+
+
+def choose_formulation(model, g0, formulation: str = "auto") -> str:
+    """Resolve ``"auto"``: ``body_momentum`` if gravity acts along a translation axis of the
+    vehicle at ``g0`` (μ would grow like m·g·t), otherwise ``spatial_momentum``."""
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"formulation={formulation!r}: unknown; choose one of "
+                         f"{', '.join(FORMULATIONS)}")
+    if formulation != "auto":
+        return formulation
+    lin = [a for a in model.group.axes if a < 3]
+    along = np.asarray(g0)[:3, :3][:, lin].T @ model.gravity if lin else np.zeros(0)
+    falls = bool(np.any(np.abs(along) > 1e-12 * max(1.0, np.linalg.norm(model.gravity))))
+    return "body_momentum" if falls else "spatial_momentum"
+
 
 #: Stage slots in the scratch (lie_euler 1, rkmk4 4; adaptive methods use the Python driver).
 MAX_STAGES = 4
