@@ -252,7 +252,7 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     # leaves the interpreter to die by SIGINT at exit.  A Ctrl-C there is recorded instead and
     # ends the run once the set-up is over, before the first step (no samples, interrupted).
     with deferred_interrupts() as setup_interrupted:
-        sim = Simulator(model, float(dt) / substeps, run.engine_method, formulation=formulation,
+        sim = Simulator(model, float(dt) / substeps, method, formulation=formulation,
                         backend=run.backend, environment=environment, forces=forces,
                         prescribed=prescribed, rtol=rtol, atol=atol,
                         forward_dynamics=run.user_fd)
@@ -313,12 +313,12 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
 
 @dataclass(frozen=True)
 class _Run:
-    """A validated run: the sample times, the engine's method and backend, the user's forward
-    dynamics (or None), whether the method is adaptive, the substeps and the recording step."""
+    """A validated run: the sample times, the method and the backend, the user's forward
+    dynamics (or None), whether the method is adaptive (it then runs over the whole grid on the
+    engine's stages), the substeps and the recording step."""
 
     t_grid: np.ndarray
     method: str
-    engine_method: str
     backend: str
     user_fd: object
     adaptive: bool
@@ -368,11 +368,8 @@ def _validated(model, g0, V0, q0, qd0, t_final, dt, tau, method, prescribed,  # 
     if prescribed is not None and tau is not None:
         raise ValueError("tau: cannot be given together with prescribed joint motion "
                          "(the efforts are computed and returned in traj.tau)")
-    adaptive = TABLEAUX[method].adaptive
-    # an adaptive method runs over the whole grid on the engine's stages (its own steps are
-    # the engine's fixed method's size only at set-up)
-    return _Run(t_grid, method, "rkmk4" if adaptive else method, backend, user_fd, adaptive,
-                int(substeps), int(record_every))
+    return _Run(t_grid, method, backend, user_fd, TABLEAUX[method].adaptive, int(substeps),
+                int(record_every))
 
 
 class _Inputs:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import lie
 from ..dynamics import lp
-from .records import EngineState, PrescribedRows, Rates, Stage, StepSpec, buffer_size
+from .records import MAX_STAGES, EngineState, PrescribedRows, Rates, Stage, StepSpec, buffer_size
 
 __all__ = ["CompiledStages", "ReferenceStages"]
 
@@ -63,21 +63,23 @@ class CompiledStages:
         x = EngineState(g, zb, z, z, zb, np.zeros(2))
         with compile_notice(ek.engine_step, ek.engine_rollout, ek.engine_stage,
                             ek.stage_begin, ek.stage_end, ek.stage_finish):
+            self.k_stage_state = bind_compiled(ek.engine_stage_state, (
+                C, spec, g, self.Theta6, self.stage_rec, buf))
+            self.k_stage = bind_compiled(ek.engine_stage, (
+                C, F, spec, g, self.Theta6, self.stage_rec, z, held, self.rates, buf))
+            ek.momentum_variable(C, spec, g, zb, z, z, np.empty(b), buf)
+            ek.energy(C, F, g, zb, z, z, buf)
+            if s > MAX_STAGES:      # an adaptive method: one stage at a time (AdaptiveStep)
+                return
             self.k_step = bind_compiled(ek.engine_step, (C, F, tab, spec, x, held, pr,
                                                          self.state_arrays(), buf))
             self.k_rollout = bind_compiled(ek.engine_rollout, (
                 C, F, tab, spec, x, held, PrescribedRows(P[None], P[None], P[None]),
                 self.state_arrays(1), buf))
-            self.k_stage_state = bind_compiled(ek.engine_stage_state, (
-                C, spec, g, self.Theta6, self.stage_rec, buf))
-            self.k_stage = bind_compiled(ek.engine_stage, (
-                C, F, spec, g, self.Theta6, self.stage_rec, z, held, self.rates, buf))
             self.k_begin = bind_compiled(ek.stage_begin, (C, spec, tab, 0, x, pr, buf))
             self.k_end = bind_compiled(ek.stage_end, (C, F, spec, 0, pr, held, buf))
             self.k_finish = bind_compiled(ek.stage_finish, (C, spec, tab, x, pr,
                                                             self.state_arrays(), buf))
-            ek.momentum_variable(C, spec, g, zb, z, z, np.empty(b), buf)
-            ek.energy(C, F, g, zb, z, z, buf)
 
     def state_arrays(self, *lead) -> EngineState:
         """Empty state arrays (with leading dimensions ``lead``: a trajectory)."""
