@@ -180,3 +180,20 @@ def test_spring_from_parameters_and_its_errors():
         Simulator(model, 0.01, forces=[Spring("nowhere", [0, 0, 0], [0, 0, 0], 1.0)])
     with pytest.raises(ValueError, match=r"forces\[1\]: expected a force element"):
         Simulator(model, 0.01, forces=[s, "spring"])
+
+
+def test_scenario_parameters_add_a_spring_to_the_run():
+    """A scenario's ``forces`` list becomes Scenario.forces, which vm-sim passes to simulate:
+    the spring then pulls the vehicle (its vehicle-frame point) towards the anchor."""
+    from vm_dynamics.config.scenario import load_scenario
+    spec = {"kind": "spring", "frame": "base_link", "point": [0, 0, 0],
+            "anchor": [5.0, 0, 0], "stiffness": 50.0}
+    scn = load_scenario("tumbling", {"forces": [spec]})
+    assert scn.forces == (Spring("base_link", [0, 0, 0], [5.0, 0, 0], 50.0),)
+    free = vm.simulate(scn.model, scn.g0, scn.V0, scn.q0, scn.qd0, 0.2, scn.dt)
+    held = vm.simulate(scn.model, scn.g0, scn.V0, scn.q0, scn.qd0, 0.2, scn.dt,
+                       forces=scn.forces)
+    dx = held.g[-1, 0, 3] - free.g[-1, 0, 3]
+    assert dx > 1e-3                                   # pulled towards +x
+    with pytest.raises(ValueError, match=r"spring: unknown frame 'nowhere'"):
+        load_scenario("tumbling", {"forces": [dict(spec, frame="nowhere")]})
