@@ -10,7 +10,7 @@ from .spring import spring_potential, spring_wrenches
 __all__ = ["add_wrenches", "potential"]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def add_wrenches(F, axes, g, V, Rw, Pw, ext, cons, w6):
     """Add the wrenches of the elements (vehicle frame, about its origin, per body) at the
     vehicle pose ``g``, velocity ``V`` and body poses ``Rw, Pw``: those of the conservative

@@ -257,8 +257,7 @@ class Simulator:
         """The integrated state as the compiled step takes it (the simulator's own arrays)."""
         return EngineState(self._g, self._m, self._q, self._qd, self._V, self._W)
 
-    def model_q(self, x):
-        """The model's coordinates of integrated joint values (rows of them)."""
+    def model_q(self, x):      # the model's coordinates of integrated joint values (rows)
         return self.tree.model_q(x)
 
     _tree = property(lambda self: self.tree.active)     # (tests read it)
@@ -372,7 +371,7 @@ class Simulator:
             return
         if inputs is None:
             inputs = self.held_inputs(tau, base_wrench, base_wrench_inertial, frame_wrenches)
-        self._held_step.step(self, inputs=inputs)
+        self._held_step.step(self, inputs)
 
     def advance_to(self, t: float, substeps: int = 1, *, stage_inputs: Callable | None = None,
                    inputs=None):
@@ -504,13 +503,14 @@ class Simulator:
         """The arrays the next step writes its end state into (double buffering)."""
         return self._out
 
-    def commit(self, y: EngineState, evaluations: int) -> None:
+    def commit(self, y: EngineState, evaluations: int, x: EngineState | None = None) -> None:
         """Take the end state ``y`` of one step (written into :meth:`spare_state`) that made
-        ``evaluations`` stage evaluations."""
-        self._out = self.engine_state()      # the old state's arrays receive the next step
+        ``evaluations`` stage evaluations from ``x`` (default: :meth:`engine_state`)."""
+        self._out = x or self.engine_state()    # the old state's arrays take the next step
         self._g, self._m, self._q, self._qd, self._V, self._W = y
-        self.count_step(evaluations)
-        self._t = self._t0 + self.steps * self.dt       # no accumulated round-off in t
+        self.steps += 1
+        self.evaluations += evaluations
+        self._t = self._t0 + self.steps * self._dt      # no accumulated round-off in t
 
     def commit_vector_state(self, g, y, evaluations: int) -> None:
         """Take the end ``(g, y)`` (:meth:`vector_state` form) of one step that made

@@ -1,31 +1,21 @@
 """Compiled kernels of the simulation engine (:class:`vm_dynamics.sim.engine.Simulator`): the one
-RKMK step.
+RKMK step, :func:`stage_begin` (the stage state from the earlier slopes), :func:`stage_end` (its
+rates with given inputs) and :func:`stage_finish` (the end state).  :func:`engine_step` runs them
+with held inputs, :func:`engine_rollout` for many steps, :func:`engine_rollout_law` with the
+compiled law (:func:`vm_dynamics.control.laws.computed_torque`) between begin and end; the
+per-stage Python driver calls the same three.  Arguments are the records of :mod:`.records`
+(``C`` the model's ModelConstants, ``F`` the force elements' Forces).
 
-:func:`stage_begin` (the stage state from the earlier slopes), :func:`stage_end` (its rates with
-given inputs) and :func:`stage_finish` (the step's end state) are the step, written once;
-:func:`engine_step` runs them for every stage with the inputs held, :func:`engine_rollout` for
-many steps, and :func:`engine_rollout_law` with a compiled control law
-(:func:`vm_dynamics.control.laws.computed_torque`) evaluated between :func:`stage_begin` and
-:func:`stage_end`; the per-stage Python driver calls the same three around a Python controller.
-Without numba the same functions run as plain Python (see :data:`vm_dynamics.dynamics.fast.
-kernels.jit.NUMBA`).  Arguments are the records of :mod:`.records`; ``C`` is the model's
-:class:`~vm_dynamics.dynamics.fast.records.ModelConstants`, ``F`` the force elements'
-:class:`~vm_dynamics.forces.registry.Forces`.
-
-The momentum variable ``m`` of the vector state (``spec.form``):
-0 ``velocity`` m = V, ṁ = V̇ from the ABA;
-1 ``spatial_momentum`` m = μ = Ad*_{h⁻¹}P, ``h = g_ref⁻¹g``, μ̇ = Ad*_{h⁻¹}F_η (LP-1): μ is
-constant without external wrenches and gravity, so momentum is conserved to rounding;
-2 ``body_momentum`` m = P (77), Ṗ = ad*_V P + F_η (LP-1);
-for 1 and 2, V = M₀⁻¹(P − M₀𝔪q̇) (LP-3).  ``F_η`` is ι₀ᵀ of the total external wrench
-(gravity, vehicle and frame wrenches, force elements) in the vehicle frame about its origin.
+The momentum variable ``m`` (``spec.form``): 0 ``velocity`` m = V, ṁ = V̇ from the ABA;
+1 ``spatial_momentum`` m = μ = Ad*_{h⁻¹}P, ``h = g_ref⁻¹g``, μ̇ = Ad*_{h⁻¹}F_η (LP-1), constant
+without external wrenches and gravity; 2 ``body_momentum`` m = P (77), Ṗ = ad*_V P + F_η; for
+1 and 2, V = M₀⁻¹(P − M₀𝔪q̇) (LP-3).  ``F_η`` is ι₀ᵀ of the total external wrench (gravity,
+vehicle and frame wrenches, force elements) in the vehicle frame about its origin.
 
 Work: ``W[0]`` integrates the power of every applied effort and wrench except gravity and the
-conservative force elements (``τ·q̇ + Σ_k w_k·v_k``; their potential energy is in
-:func:`energy`), ``W[1]`` the integral of its absolute value; the node's energy guard checks
-``E − E₀ − W[0]`` against a scale containing ``W[1]``.
-
-Status codes: 0 ok, 1 bad pose, 2 non-finite state, 3 singular locked/articulated inertia.
+conservative force elements (their potential is in :func:`energy`), ``W[1]`` the integral of
+its absolute value (the scale of the energy balance ``E − E₀ − W[0]``).  Status codes: 0 ok,
+1 bad pose, 2 non-finite state, 3 singular locked/articulated inertia.
 """
 from __future__ import annotations
 
@@ -79,7 +69,7 @@ def _orthonormalize(g):
             g[r, c] = Rn[r, c]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_velocity(C, form, s, wk):
     """Kinematics at ``s.q`` and the vehicle velocity ``s.V`` of the stage state (LP-3)."""
     ws, sc = wk
@@ -87,36 +77,37 @@ def _stage_velocity(C, form, s, wk):
     b = axes.shape[0]
     kinematics(C.parent, C.jtype, C.xi, C.inert, s.q, ws.Rw, ws.Pw, ws.S, ws.IA)
     momentum_terms(C.parent, axes, s.qd, ws.S, ws.IA, ws.vel, ws.cacc, sc.Ic0, sc.hm)
+    m, V, six, six2 = s.m, s.V, sc.six, sc.six2
     if form == 0:
         for r in range(b):
-            s.V[r] = s.m[r]
+            V[r] = m[r]
         return 0
     P = sc.P
     if form == 1:                              # P = Ad*_h μ
         for r in range(6):
-            sc.six[r] = 0.0
+            six[r] = 0.0
         for r in range(b):
-            sc.six[axes[r]] = s.m[r]
-        coad(s.h, sc.six, sc.six2, False)
+            six[axes[r]] = m[r]
+        coad(s.h, six, six2, False)
         for r in range(b):
-            P[r] = sc.six2[axes[r]]
+            P[r] = six2[axes[r]]
     else:
         for r in range(b):
-            P[r] = s.m[r]
+            P[r] = m[r]
     if not velocity_from_momentum(axes, P, sc.Ic0, C.rootx, sc.hm, ws.K, s.V):
         return 3
     return 0
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _applied_wrenches(C, F, s, inp, wk):
     """Every wrench on every body at the stage (inputs and force elements) into ``sc.ext`` and
     ``sc.cons`` (conservative elements), and gravity in vehicle axes into ``sc.gloc``."""
     ws, sc = wk
-    ext, cons, g_s = sc.ext, sc.cons, s.g
+    ext, cons, g_s, gloc, grav = sc.ext, sc.cons, s.g, sc.gloc, C.grav
     n = ext.shape[0] - 1
     for c in range(3):
-        sc.gloc[c] = g_s[0, c] * C.grav[0] + g_s[1, c] * C.grav[1] + g_s[2, c] * C.grav[2]
+        gloc[c] = g_s[0, c] * grav[0] + g_s[1, c] * grav[1] + g_s[2, c] * grav[2]
     for k in range(n + 1):
         for r in range(6):
             ext[k, r] = 0.0
@@ -132,13 +123,13 @@ def _applied_wrenches(C, F, s, inp, wk):
             ext[k, r] += cons[k, r]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _momentum_rate(C, form, s, dm, wk):
     """``ṁ`` of the momentum variable from the ABA output and F_η (``sc.force``)."""
     ws, sc = wk
     axes = C.axes
     b = axes.shape[0]
-    w6, f6, out = sc.six, sc.force, sc.acc_out
+    w6, f6, out, six2, V, m = sc.six, sc.force, sc.acc_out, sc.six2, s.V, s.m
     if form == 0:
         for r in range(b):
             dm[r] = out[r]
@@ -147,17 +138,17 @@ def _momentum_rate(C, form, s, dm, wk):
             w6[r] = 0.0
         for r in range(b):
             w6[axes[r]] = f6[axes[r]]
-        coad(s.h, w6, sc.six2, True)
+        coad(s.h, w6, six2, True)
         for r in range(b):
-            dm[r] = sc.six2[axes[r]]
+            dm[r] = six2[axes[r]]
     else:                                      # Ṗ = ad*_V P + F_η, ad*_V P = ad_Vᵀ P on 𝔥
         for r in range(6):
             w6[r] = 0.0
-            sc.six2[r] = 0.0
+            six2[r] = 0.0
         for r in range(b):
-            w6[axes[r]] = s.V[r]
-            sc.six2[axes[r]] = s.m[r]
-        P = sc.six2
+            w6[axes[r]] = V[r]
+            six2[axes[r]] = m[r]
+        P = six2
         a0, a1, a2 = cross(P[0], P[1], P[2], w6[3], w6[4], w6[5])     # f × ω
         c0, c1, c2 = cross(P[0], P[1], P[2], w6[0], w6[1], w6[2])     # f × v
         d0, d1, d2 = cross(P[3], P[4], P[5], w6[3], w6[4], w6[5])     # n × ω
@@ -166,27 +157,28 @@ def _momentum_rate(C, form, s, dm, wk):
             dm[r] = adP[axes[r]] + f6[axes[r]]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _power(presc, s, inp, rates, wk):
     """The power ``(P, |P|)`` of the applied inputs and non-conservative elements (gravity and
     conservative elements excluded: they are in the potential energy)."""
     ws, sc = wk
+    qd, tau, ext, cons, vel = s.qd, inp.tau, sc.ext, sc.cons, ws.vel
     pj = 0.0
     if not presc:
-        for j in range(s.qd.shape[0]):
-            pj += inp.tau[j] * s.qd[j]
+        for j in range(qd.shape[0]):
+            pj += tau[j] * qd[j]
     pe = 0.0
     pc = 0.0
-    for k in range(sc.ext.shape[0]):
+    for k in range(ext.shape[0]):
         for r in range(6):
-            pe += sc.ext[k, r] * ws.vel[k, r]
-            pc += sc.cons[k, r] * ws.vel[k, r]
+            pe += ext[k, r] * vel[k, r]
+            pc += cons[k, r] * vel[k, r]
     pe -= pc
     rates.pw[0] = pj + pe
     rates.pw[1] = abs(pj) + abs(pe)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
     """Rates of the stage state after :func:`_stage_velocity`: ``ṁ`` (by ``spec.form``), ``q̈``
     (ABA, or ``qdd_p`` if ``spec.presc``) and the power of the applied inputs."""
@@ -195,16 +187,17 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
     b = axes.shape[0]
     n = s.q.shape[0]
     _applied_wrenches(C, F, s, inp, wk)
+    Ic0, gloc, ext, f6, qdd, out = sc.Ic0, sc.gloc, sc.ext, sc.force, rates.qdd, sc.acc_out
     if spec.form != 0:       # F_η (6-vector): gravity on the composite rigid body + all wrenches
         for r in range(6):
-            f = sc.Ic0[r, 0] * sc.gloc[0] + sc.Ic0[r, 1] * sc.gloc[1] + sc.Ic0[r, 2] * sc.gloc[2]
+            f = Ic0[r, 0] * gloc[0] + Ic0[r, 1] * gloc[1] + Ic0[r, 2] * gloc[2]
             for k in range(n + 1):
-                f += sc.ext[k, r]
-            sc.force[r] = f
+                f += ext[k, r]
+            f6[r] = f
     if spec.presc:
         velocities(C.parent, ws.S, axes, s.V, s.qd, ws.vel, ws.cacc)
         for j in range(n):
-            rates.qdd[j] = qdd_p[j]
+            qdd[j] = qdd_p[j]
     else:
         st = aba_core(C.parent, C.rootx, axes, sc.gloc, s.V, s.qd, inp.tau, sc.ext, sc.acc_out,
                       ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, ws.aux, ws.acc, ws.K, ws.rhs)
@@ -215,14 +208,15 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
             if st != 0:
                 return st
         for j in range(n):
-            rates.qdd[j] = sc.acc_out[b + j]
-    _momentum_rate(C, spec.form, s, rates.dm, wk)
+            qdd[j] = out[b + j]
+    dm = rates.dm
+    _momentum_rate(C, spec.form, s, dm, wk)
     _power(spec.presc, s, inp, rates, wk)
     for r in range(b):
-        if not np.isfinite(rates.dm[r]):
+        if not np.isfinite(dm[r]):
             return 2
     for j in range(n):
-        if not np.isfinite(rates.qdd[j]):
+        if not np.isfinite(qdd[j]):
             return 2
     return 0
 
@@ -237,7 +231,7 @@ def _weighted(coef, K, count, r):
     return acc
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_state(wk):
     """The stage state held in the scratch."""
     sc = wk.sc
@@ -252,21 +246,25 @@ def _stage_begin(C, spec, tab, i, x, pr, wk):
     sc = wk.sc
     b = C.axes.shape[0]
     n = x.q.shape[0]
-    dt = spec.dt
+    dt, presc = spec.dt, spec.presc
     a = tab.a[i]
+    # the records' fields as locals, read once (not once per loop iteration)
+    KT, Km, Kq, Kqd = sc.KT, sc.Km, sc.Kq, sc.Kqd
+    Th, t6, ms, qs, qds = sc.neg_theta, sc.theta, sc.ms, sc.qs, sc.qds
+    m, q, qd, pq, pqd = x.m, x.q, x.qd, pr.q, pr.qd
     for r in range(6):
-        acc = _weighted(a, sc.KT, i, r)
-        sc.neg_theta[r] = -dt * acc            # −Θ (the argument of dexp⁻¹ in stage_end)
-        sc.theta[r] = dt * acc
+        acc = _weighted(a, KT, i, r)
+        Th[r] = -dt * acc                      # −Θ (the argument of dexp⁻¹ in stage_end)
+        t6[r] = dt * acc
     for r in range(b):
-        sc.ms[r] = x.m[r] + dt * _weighted(a, sc.Km, i, r)
+        ms[r] = m[r] + dt * _weighted(a, Km, i, r)
     for r in range(n):
-        if spec.presc:
-            sc.qs[r] = pr.q[i, r]
-            sc.qds[r] = pr.qd[i, r]
+        if presc:
+            qs[r] = pq[i, r]
+            qds[r] = pqd[i, r]
         else:
-            sc.qs[r] = x.q[r] + dt * _weighted(a, sc.Kq, i, r)
-            sc.qds[r] = x.qd[r] + dt * _weighted(a, sc.Kqd, i, r)
+            qs[r] = q[r] + dt * _weighted(a, Kq, i, r)
+            qds[r] = qd[r] + dt * _weighted(a, Kqd, i, r)
     se3_exp(sc.theta, sc.exp)
     _mul4(x.g, sc.exp, sc.pose)
     _mul4(spec.gri, x.g, sc.rel_k)
@@ -286,21 +284,22 @@ def _stage_end(C, F, spec, i, pr, inp, wk):
                                                             sc.KW[i]), wk)
     if st != 0:
         return st
+    six, t6, KT, Kq, V, qd = sc.six, sc.theta, sc.KT, sc.Kq, s.V, s.qd
     for r in range(6):
-        sc.six[r] = 0.0
+        six[r] = 0.0
     for r in range(b):
-        sc.six[axes[r]] = s.V[r]
-    dexp_inv_apply(sc.neg_theta, sc.six, sc.theta)
+        six[axes[r]] = V[r]
+    dexp_inv_apply(sc.neg_theta, six, t6)
     for r in range(6):
-        sc.KT[i, r] = 0.0
+        KT[i, r] = 0.0
     for r in range(b):
-        sc.KT[i, axes[r]] = sc.theta[axes[r]]  # Θ̇ ∈ 𝔥 (exact: 𝔥 is a subalgebra)
-    for r in range(s.q.shape[0]):
-        sc.Kq[i, r] = s.qd[r]
+        KT[i, axes[r]] = t6[axes[r]]           # Θ̇ ∈ 𝔥 (exact: 𝔥 is a subalgebra)
+    for r in range(qd.shape[0]):
+        Kq[i, r] = qd[r]
     return 0
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _finite_state(y):
     """0 if every entry of the state ``y`` is finite, else 2."""
     for r in range(4):
@@ -327,23 +326,26 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
     b = C.axes.shape[0]
     n = x.q.shape[0]
     s = tab.b.shape[0]
-    dt = spec.dt
+    dt, presc, w = spec.dt, spec.presc, tab.b
+    KT, Km, Kq, Kqd, KW, t6 = sc.KT, sc.Km, sc.Kq, sc.Kqd, sc.KW, sc.theta
     for r in range(6):
-        sc.theta[r] = dt * _weighted(tab.b, sc.KT, s, r)
-    se3_exp(sc.theta, sc.exp)
+        t6[r] = dt * _weighted(w, KT, s, r)
+    se3_exp(t6, sc.exp)
     _mul4(x.g, sc.exp, y.g)
     _orthonormalize(y.g)
+    m, q, qd, W, ym, yq, yqd, yW = x.m, x.q, x.qd, x.W, y.m, y.q, y.qd, y.W
+    pq, pqd = pr.q, pr.qd
     for r in range(b):
-        y.m[r] = x.m[r] + dt * _weighted(tab.b, sc.Km, s, r)
+        ym[r] = m[r] + dt * _weighted(w, Km, s, r)
     for r in range(n):
-        if spec.presc:
-            y.q[r] = pr.q[s, r]
-            y.qd[r] = pr.qd[s, r]
+        if presc:
+            yq[r] = pq[s, r]
+            yqd[r] = pqd[s, r]
         else:
-            y.q[r] = x.q[r] + dt * _weighted(tab.b, sc.Kq, s, r)
-            y.qd[r] = x.qd[r] + dt * _weighted(tab.b, sc.Kqd, s, r)
+            yq[r] = q[r] + dt * _weighted(w, Kq, s, r)
+            yqd[r] = qd[r] + dt * _weighted(w, Kqd, s, r)
     for r in range(2):
-        y.W[r] = x.W[r] + dt * _weighted(tab.b, sc.KW, s, r)
+        yW[r] = W[r] + dt * _weighted(w, KW, s, r)
     _mul4(spec.gri, y.g, sc.rel)
     st = _stage_velocity(C, spec.form, Stage(y.g, sc.rel, y.m, y.q, y.qd, y.V), wk)
     if st != 0:
@@ -371,7 +373,7 @@ def _engine_step(C, F, tab, spec, x, inp, pr, y, wk):
     return _stage_finish(C, spec, tab, x, pr, y, wk)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _row(X, k):
     """Row ``k`` of a trajectory record."""
     return EngineState(X.g[k], X.m[k], X.q[k], X.qd[k], X.V[k], X.W[k])

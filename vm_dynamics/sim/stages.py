@@ -31,6 +31,7 @@ class CompiledStages:
         self.ek = ek
         fm = fast_model(model, "numba" if compile else "numpy")
         self.C, self.F, self.tab = fm.kernel_constants, F, tableau
+        self.stages = tableau.b.shape[0]      # stage evaluations per step
         self.b, self.n = model.b, nq          # joints of the integrated state
         n_tree = len(fm.xi)                 # joints of the tree (the workspace's size)
         self.buf = np.zeros(buffer_size(self.b, n_tree))

@@ -71,13 +71,13 @@ class CompiledHeldStep:
     """Held inputs: one compiled call per step."""
 
     def step(self, sim, inputs=None, fn=None) -> None:
-        y = sim.spare_state()
+        y, x, ev = sim.spare_state(), sim.engine_state(), sim.stages
         with np.errstate(all="ignore"):
-            st = sim.stages.step(sim.spec, sim.engine_state(), sim.kernel_inputs(inputs),
-                                 sim.prescribed_rows(), y)
+            st = ev.k_step(ev.C, ev.F, ev.tab, sim.spec, x, sim.kernel_inputs(inputs),
+                           sim.prescribed_rows(), y, ev.buf)
         if st:
             sim.fail(st)
-        sim.commit(y, sim.tab.stages)
+        sim.commit(y, ev.stages, x)
 
 
 class CompiledStagedStep:
