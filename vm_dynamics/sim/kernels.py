@@ -3,8 +3,7 @@ RKMK step, :func:`stage_begin` (the stage state from the earlier slopes), :func:
 rates with given inputs) and :func:`stage_finish` (the end state).  :func:`engine_step` runs them
 with held inputs, :func:`engine_rollout` for many steps, :func:`engine_rollout_law` with the
 compiled law (:func:`vm_dynamics.control.laws.computed_torque`) between begin and end; the
-per-stage Python driver calls the same three.  Arguments are the records of :mod:`.records`
-(``C`` the model's ModelConstants, ``F`` the force elements' Forces).
+per-stage Python driver calls the same three.  Arguments: the records of :mod:`.records`.
 
 The momentum variable ``m`` (``spec.form``): 0 ``velocity`` m = V, ṁ = V̇ from the ABA;
 1 ``spatial_momentum`` m = μ = Ad*_{h⁻¹}P, ``h = g_ref⁻¹g``, μ̇ = Ad*_{h⁻¹}F_η (LP-1), constant
