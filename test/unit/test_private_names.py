@@ -32,15 +32,6 @@ NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
 #: Known uses of another module's private names, in files being split in issue 20 by the
 #: engine/config work: ``"file: expression"`` -> why it is still there.
 KNOWN = {
-    "vm_dynamics/sim/simulate.py: sim._t": "simulate() writes the engine's time; issue 20 "
-                                           "item 4 gives the engine advance_to(t)",
-    "vm_dynamics/sim/simulate.py: sim._g": "simulate() reads the engine state; issue 20 item 4",
-    "vm_dynamics/sim/simulate.py: sim._rhs": "simulate() calls the engine's right-hand side; "
-                                             "issue 20 item 4",
-    "vm_dynamics/sim/simulate.py: sim._call_inputs": "per-stage inputs; issue 20 items 3-4",
-    "vm_dynamics/dynamics/lp.py: model._frame_wrenches": "frame wrenches of a Model; issue 20 "
-                                                         "item 2 (force elements)",
-    "vm_dynamics/control/task_space.py: model._frame_wrenches": "as above; issue 20 item 2",
     # not a vm_dynamics name: numba's Dispatcher._cache (whether the kernels are cached on
     # disk), which shares its name with the rosidl message library's own _cache
     "vm_dynamics/dynamics/fast/backend.py: d._cache": "numba private API, see above",

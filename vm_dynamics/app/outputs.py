@@ -99,7 +99,7 @@ def analyse(run, traj, summary, diverged, stop, log):
     scn, model = run.scn, run.scn.model
     with phase(log, "energy and momentum balance"):
         frame_fn = None
-        if scn.hydrodynamics is not None and scn.hydrodynamics.link_buoyancy:
+        if any(e.acts_on_frames for e in scn.forces):
             def frame_fn(t, state):
                 return scn.environment_wrenches(t, state)[1]
         checks = analysis.conservation_checks(model, traj, frame_fn)

@@ -17,7 +17,7 @@ from .output_dir import output_dir
 from .outputs import base_summary, write_outputs, write_summary
 
 __all__ = ["MAX_KEPT_SAMPLES", "Run", "check_initial_within_limits", "prepare_run",
-           "controller_environment", "DivergenceMonitor", "run_inputs", "SampleRecorder",
+           "DivergenceMonitor", "run_inputs", "SampleRecorder",
            "simulate_run", "run_scenario", "execute_run", "open_recorder"]
 
 #: The most samples a run keeps in memory for its summary and plots: a longer run keeps every
@@ -89,7 +89,7 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
         ctrl = get_controller(name, params)
         reference = reference_from_config(scn.reference or {})
         state0 = State(0.0, scn.g0, scn.V0, scn.q0, scn.qd0)
-        external = controller_environment(scn) if scn.hydrodynamics is not None else None
+        external = list(scn.forces) or None       # the controller compensates them
         ctrl.reset(scn.model, state0, external=external)
         tau, bw = ctrl.compute(0.0, state0, reference)       # dimension errors surface now
         from ..core.validation import as_vector
@@ -99,16 +99,6 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
     out = output_dir(scn, out_dir, force)
     return Run(scn=scn, ctrl_name=name, ctrl=ctrl, reference=reference, out=out,
                 record_rate=float(record_rate), plots=plots, progress=progress, notes=notes)
-
-
-def controller_environment(scn):
-    """The controller's model of the known external wrenches: the scenario's environment
-    (``environment`` names it, so that a compiled law may use the engine's own)."""
-    def external(t, state):
-        bw, frames = scn.environment_wrenches(t, state)
-        return bw, frames or None
-    external.environment = scn.hydrodynamics
-    return external
 
 
 # ----------------------------------------------------------------------------- running
@@ -217,7 +207,7 @@ def simulate_run(run: Run, log):
             traj = simulate(model, scn.g0, scn.V0, scn.q0, scn.qd0, scn.duration, scn.dt,
                             tau=tau_fn, base_wrench=bw_fn, method=scn.integrator,
                             prescribed=prescribed, progress=run.progress, callback=callback,
-                            environment=scn.hydrodynamics, record_every=run.record_every,
+                            forces=scn.forces, record_every=run.record_every,
                             on_sample=on_sample,
                             **({"frame_wrenches": frame_fn} if frame_fn else {}))
     except SimulationDiverged as exc:

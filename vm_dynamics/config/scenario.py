@@ -123,6 +123,8 @@ class Scenario:
     prescribed: PrescribedMotion | None = None
     xacro: str = DEFAULT_XACRO       # how urdf_path is expanded (robot_description_xacro)
     divergence_threshold: float = ENERGY_BALANCE_THRESHOLD   # see core.divergence
+    #: the force elements (``forces`` parameters, then the hydrodynamics' effects)
+    forces: tuple = ()
 
     # the initial state by its short names
     g0 = property(lambda self: self.initial.g)
@@ -144,11 +146,10 @@ class Scenario:
         return effective_urdf(xml, **opts)
 
     def environment_wrenches(self, t, state) -> tuple[np.ndarray, dict]:
-        """The water's wrenches at ``state``: ``(vehicle b-vector, {link: [f; n]})`` (zero and
-        empty without hydrodynamics); see :meth:`Hydrodynamics.environment_wrenches`."""
-        if self.hydrodynamics is None:
-            return np.zeros(self.model.b), {}
-        return self.hydrodynamics.environment_wrenches(self.model, state.g, state.V, state.q)
+        """The force elements' wrenches at ``state``: ``(vehicle b-vector, {frame: [f; n]})``
+        (zero and empty without elements); see :func:`vm_dynamics.forces.total_wrenches`."""
+        from ..forces import total_wrenches
+        return total_wrenches(self.model, self.forces, state.g, state.V, state.q)
 
     def open_loop_torque(self, t, state) -> np.ndarray:
         """Joint efforts of the ``input`` section at ``t``."""
@@ -261,6 +262,9 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         xacro=top["robot_description_xacro"],
         divergence_threshold=top["divergence_threshold"],
     )
+    from ..forces import as_elements, compile_forces, elements_from_config
+    scn.forces = as_elements(elements_from_config(params.get("forces")), hydro)
+    compile_forces(model, scn.forces)           # unknown frames or links surface now
     scn.prescribed = prescribed_motion(sections["prescribed"], scn.q0)
     if scn.prescribed is not None:      # evaluate once, so that its errors surface now
         scn.prescribed(0.0)

@@ -258,6 +258,9 @@ SCENARIO_PARAMETERS: dict[str, Parameter] = _table({
     "input.frequency": (None, "sinusoid: Hz"),
     "input.phase": (None, "sinusoid: one phase per joint (rad)"),
     "use_sim_time": (False, "ROS: follow /clock (set by the launch files)"),
+    "forces": ([], "vm-sim: force elements besides gravity and the hydrodynamics_file, a list "
+               "of mappings with a 'kind' (vm_dynamics.forces.ELEMENTS) and its parameters; "
+               "checked by vm_dynamics.forces.elements_from_config"),
 })
 
 #: Every name a scenario file may hold (it is the parameter file of vm-sim and both nodes).

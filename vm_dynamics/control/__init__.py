@@ -2,7 +2,8 @@
 
 ``get_controller(name, params)`` builds a controller registered under the entry-point group
 ``vm_dynamics.controllers`` (built-ins: ``computed_torque``, ``pd_gravity``, ``task_space``);
-``reset(model, state)`` binds it; ``compute(t, state, reference) -> (tau, base_wrench)``.
+``reset(model, state)`` binds it; ``compute(t, state, reference) -> (tau, base_wrench)``;
+``inputs(reference)`` is what it hands the engine (:class:`~.inputs.ControllerInputs`).
 References (joint waypoints/sinusoids/set-points, SE(3) pose waypoints) are in
 :mod:`vm_dynamics.control.references`.
 """

@@ -60,6 +60,7 @@ class Controller:
         self._check_params(self.params)
         self.model = None
         self.external = None
+        self.external_forces = None
 
     @classmethod
     def validate_params(cls, params: Mapping | None) -> dict:
@@ -91,14 +92,26 @@ class Controller:
         """Bind to ``model`` and (re)initialise from ``state`` (the hold set-points).
 
         ``external`` is an optional model of *known* external wrenches acting on the system
-        (buoyancy, hydrodynamics, ...): a callable ``(t, state) -> (base_wrench, frame_wrenches)``
+        (buoyancy, hydrodynamics, ...): a list of force elements (:mod:`vm_dynamics.forces`,
+        e.g. the engine's own), or a callable ``(t, state) -> (base_wrench, frame_wrenches)``
         with ``base_wrench`` a b-vector in the vehicle body frame (or ``None``) and
         ``frame_wrenches`` a ``{frame: [f; n]}`` dict as in
-        :meth:`vm_dynamics.Model.forward_dynamics` (or ``None``).  Every built-in compensates it.
+        :meth:`vm_dynamics.Model.forward_dynamics` (or ``None``).  Every built-in compensates it;
+        force elements can also be compensated inside a compiled law (:meth:`compiled_law`).
         """
+        from ..forces import ForceElement, as_elements, total_wrenches
+        #: the force elements of ``external`` (None if it is a callable or absent)
+        self.external_forces = None
         if external is not None and not callable(external):
-            raise ValueError("external: expected a callable (t, state) -> (base_wrench, "
-                             "frame_wrenches)")
+            if isinstance(external, ForceElement) or not isinstance(external, (list, tuple)):
+                raise ValueError("external: expected a list of force elements or a callable "
+                                 "(t, state) -> (base_wrench, frame_wrenches)")
+            elements = as_elements(external)
+            self.external_forces = elements
+
+            def external(t, state):
+                bw, frames = total_wrenches(model, elements, state.g, state.V, state.q)
+                return bw, frames or None
         self.model = model
         self.external = external
         self._reset(model, state)
@@ -123,36 +136,14 @@ class Controller:
         return None
 
     def inputs(self, reference):
-        """``(tau_fn, base_wrench_fn)``, callables ``(t, state) -> array`` for
-        :func:`vm_dynamics.sim.simulate`; :meth:`compute` runs once per distinct ``(t, state)``.
-
-        Both carry ``stage_law``, a callable returning :meth:`compiled_law` of the controller's
-        state when simulate starts; given both, simulate evaluates that law inside the
-        compiled engine step."""
-        cache = {"key": None, "state": None, "out": None}
-
-        def _both(t, state):
-            # the same state object (simulate passes one per stage to both callables) → reuse;
-            # otherwise compare the values
-            if state is not cache["state"] or float(t) != cache["key"][0]:
-                key = (float(t),) + tuple(np.asarray(getattr(state, a), dtype=float).tobytes()
-                                          for a in ("g", "V", "q", "qd"))
-                if key != cache["key"]:
-                    cache["out"] = self.compute(t, state, reference)
-                    cache["key"] = key
-                cache["state"] = state
-            return cache["out"]
-
-        def tau_fn(t, s):
-            return _both(t, s)[0]
-
-        def base_wrench_fn(t, s):
-            return _both(t, s)[1]
-
-        def stage_law():
-            return self.compiled_law(reference)
-        tau_fn.stage_law = base_wrench_fn.stage_law = stage_law
-        return tau_fn, base_wrench_fn
+        """What this controller hands the engine for ``reference``: a
+        :class:`~vm_dynamics.control.inputs.ControllerInputs`, which unpacks as ``tau_fn,
+        base_wrench_fn`` (callables ``(t, state) -> array`` for :func:`vm_dynamics.sim.simulate`;
+        :meth:`compute` runs once per distinct ``(t, state)``) and knows :meth:`compiled_law`:
+        given both channels, simulate evaluates that law inside the compiled engine step."""
+        from .inputs import ControllerInputs
+        return ControllerInputs(lambda t, state: self.compute(t, state, reference),
+                                lambda: self.compiled_law(reference))
 
     def __repr__(self):
         changed = {k: v for k, v in self.params.items() if self.PARAMS.get(k) is not v}

@@ -3,8 +3,8 @@
 A controller whose law is a fixed formula over the O(n) recursions can describe it as a
 :class:`CompiledLaw` (:meth:`vm_dynamics.control.Controller.compiled_law`).  ``vm.simulate``
 given the ``inputs()`` of such a controller then runs the law inside the engine's compiled
-step (:func:`vm_dynamics.dynamics.fast.kernels.engine.engine_rollout_law`, the law in
-:mod:`vm_dynamics.dynamics.fast.kernels.laws`) instead of calling
+step (:func:`vm_dynamics.sim.kernels.engine_rollout_law`, the law in
+:mod:`vm_dynamics.control.laws`) instead of calling
 :meth:`~vm_dynamics.control.Controller.compute` from Python at every stage; the inputs are the
 same (the tests compare both paths).  Everything else keeps the Python path.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .laws import LawParams
 from .references import JointSetpoint, JointSinusoid, JointWaypoints, PoseWaypoints
 
 __all__ = ["CompiledLaw", "joint_reference_arrays", "constant_pose"]
@@ -30,13 +31,12 @@ def _c(a, dtype=float) -> np.ndarray:
 @dataclass(frozen=True)
 class CompiledLaw:
     """Computed torque (``kind = "computed_torque"``, see :mod:`.computed_torque`) as the
-    arrays of :func:`vm_dynamics.dynamics.fast.kernels.laws.computed_torque`: ``li = [mode,
+    arrays of :func:`vm_dynamics.control.laws.computed_torque`: ``li = [mode,
     joint_kind, base_law, use_env]``; the joint reference ``times, coef, first, last, osc``
     (:func:`joint_reference_arrays`); joint gains ``kp, kd``; the constant vehicle pose
-    reference ``gd`` and its gains ``kp6, kd6`` (actuated base).  ``environment`` is the
-    known environment model the law compensates (the engine's, or None); ``model`` the
-    controller's model and ``consts`` its kernel constants (the law runs on them, not on the
-    plant's)."""
+    reference ``gd`` and its gains ``kp6, kd6`` (actuated base).  ``forces`` are the force
+    elements the law compensates (the engine's, or none); ``model`` the controller's model
+    and ``consts`` its kernel constants (the law runs on them, not on the plant's)."""
 
     kind: str
     li: np.ndarray
@@ -50,14 +50,14 @@ class CompiledLaw:
     gd: np.ndarray
     kp6: np.ndarray
     kd6: np.ndarray
-    environment: Any = None
+    forces: tuple = ()
     model: Any = None
     consts: tuple = ()
 
-    def arrays(self) -> tuple:
-        """The kernel's arguments, in its order."""
-        return (self.consts, self.li, self.times, self.coef, self.first, self.last, self.osc, self.kp,
-                self.kd, self.gd, self.kp6, self.kd6)
+    def params(self) -> LawParams:
+        """The kernel's record (:class:`vm_dynamics.control.laws.LawParams`)."""
+        return LawParams(self.consts, self.li, self.times, self.coef, self.first, self.last,
+                         self.osc, self.kp, self.kd, self.gd, self.kp6, self.kd6)
 
 
 def joint_reference_arrays(traj, n: int, hold) -> tuple | None:

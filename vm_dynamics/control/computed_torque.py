@@ -175,19 +175,17 @@ class ComputedTorqueController(Controller):
         """This law on the numba kernels (:class:`~vm_dynamics.control.compiled.CompiledLaw`)
         when it can be: free-floating (or a fixed base), or an actuated base with a constant
         pose reference; a joint reference of waypoints, a set-point, a sinusoid or none; no
-        known external wrenches, or only those of the engine's environment
-        (``external.environment``).  Otherwise None."""
+        known external wrenches, or only force elements (``reset(..., external=[elements])``),
+        which the law compensates in compiled form.  Otherwise None."""
         from ..dynamics import fast
         from .compiled import BASE_LAWS, MODES, CompiledLaw, constant_pose, joint_reference_arrays
         model = self._require_reset()
         if self.fast is None \
                 or fast.resolve_backend("auto") != "numba":
             return None
-        environment = None
-        if self.external is not None:
-            environment = getattr(self.external, "environment", None)
-            if environment is None:
-                return None
+        if self.external is not None and self.external_forces is None:
+            return None
+        forces = self.external_forces or ()
         ref = as_reference(reference)
         joint = joint_reference_arrays(ref.joint, model.n, self.q_hold)
         mode = MODES[self.params["mode"]] if model.b else 0
@@ -196,12 +194,12 @@ class ComputedTorqueController(Controller):
             return None
         kind, times, coef, first, last, osc = joint
         li = np.array([mode, kind, BASE_LAWS[self.params["base_law"]],
-                       environment is not None], dtype=np.int64)
+                       bool(forces)], dtype=np.int64)
         return CompiledLaw("computed_torque", li, times, coef, first, last, osc,
                            np.ascontiguousarray(self.kp), np.ascontiguousarray(self.kd),
                            np.ascontiguousarray(gd, dtype=float),
                            np.ascontiguousarray(self.kp_base, dtype=float),
-                           np.ascontiguousarray(self.kd_base, dtype=float), environment,
+                           np.ascontiguousarray(self.kd_base, dtype=float), tuple(forces),
                            model, self.fast.kernel_constants)
 
     def joint_command(self, t, q, qd, reference):

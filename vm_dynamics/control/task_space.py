@@ -126,5 +126,5 @@ class TaskSpaceController(Controller):
         Jp = damped_pinv(Jm, lam, eps)
         qdd = Jp @ (r - J0 @ Vdot_b) + qdd0 - Jp @ (Jm @ qdd0)
         f0, tau = lp.inverse_dynamics(model, g, V, q, qd, Vdot_b, qdd,
-                                      frame_wrenches=model._frame_wrenches(frame_w), terms=terms)
+                                      frame_wrenches=model.checked_frame_wrenches(frame_w), terms=terms)
         return tau, f0 - f_ext

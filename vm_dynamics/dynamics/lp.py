@@ -423,7 +423,7 @@ def free_floating_terms(model, g, V, q, qd, base_wrench=None, frame_wrenches=Non
     t = terms if terms is not None else lp_terms(model, q)
     P = t.M0 @ V + t.M0m @ qd                                           # (77)
     f_u, du_dq = gravity_forces(model, t.kin, g)                     # (113), (133)
-    fe0, fem = external_forces(model, t.kin, model._frame_wrenches(frame_wrenches))
+    fe0, fem = external_forces(model, t.kin, model.checked_frame_wrenches(frame_wrenches))
     f0 = np.zeros(model.b) if base_wrench is None else base_wrench
     F_eta = f0 + fe0 - f_u                                              # (94)
     Cqd, N, Adot = coriolis_terms(model, t, V, qd, P)              # (99), (100) corrected

@@ -13,7 +13,10 @@ How each term enters (documented in the README, "UVMS"):
 * **Arm-link buoyancy** (volume and centre of buoyancy per link) enters as *frame wrenches*
   ``J_𝔢ᵀ f_𝔢`` at each link (90)–(91). Arm-link drag is not modelled.
 
-All wrenches are ``[f; n]`` in body frames, consistent with the rest of vm_dynamics.
+All wrenches are ``[f; n]`` in body frames, consistent with the rest of vm_dynamics.  In a
+simulation the damping and buoyancy act as force elements
+(:func:`vm_dynamics.forces.hydrodynamics_elements`); this module holds the parameters, the
+file reader and the formulas.
 """
 from __future__ import annotations
 
@@ -89,21 +92,6 @@ class Hydrodynamics:
             f = force * (Rl.T @ up)
             out[link] = np.concatenate([f, np.cross(cob, f)])
         return out
-
-    def environment_wrenches(self, model, g: np.ndarray, V: np.ndarray, q: np.ndarray
-                             ) -> tuple[np.ndarray, dict]:
-        """The water's action on the system at one state, as the engine and controllers take
-        it: the vehicle wrench projected on the vehicle's subgroup (a b-vector, body frame)
-        and the link buoyancy as frame wrenches ``{link: [f; n]}``.  The one place where the
-        hydrodynamic environment becomes wrenches (engine, simulate, vm-sim, controller node).
-        """
-        return self.vehicle_wrench_of(model, g, V), self.link_wrenches(model, g, q)
-
-    def vehicle_wrench_of(self, model, g: np.ndarray, V: np.ndarray) -> np.ndarray:
-        """The first part of :meth:`environment_wrenches` alone: the vehicle wrench as a
-        b-vector of the model's subgroup (body frame)."""
-        grp = model.group
-        return grp.project(self.vehicle_wrench(g, grp.embed(V), model.gravity))
 
 
 def _up(gravity):

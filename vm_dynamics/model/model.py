@@ -304,7 +304,9 @@ class Model:
             return value
         raise overflow_error(inputs)
 
-    def _frame_wrenches(self, frame_wrenches):
+    def checked_frame_wrenches(self, frame_wrenches):
+        """``frame_wrenches`` ``{frame name: 6-vector [f; n]}`` checked against the model's frames
+        (None passes through); a ``ValueError`` names an unknown frame or a bad wrench."""
         if frame_wrenches is None:
             return None
         if not isinstance(frame_wrenches, dict):
@@ -426,7 +428,7 @@ class Model:
         g = as_pose(g)
         V, q, qd, tau = self._V(V), self._q(q), self._q(qd, "qd"), self._q(tau, "tau")
         bw = None if base_wrench is None else self._V(base_wrench, "base_wrench")
-        fw = self._frame_wrenches(frame_wrenches)
+        fw = self.checked_frame_wrenches(frame_wrenches)
         with np.errstate(all="ignore"):     # an overflow is the ValueError below
             Vdot, qdd, _ = lp.forward_dynamics(self, g, V, q, qd, tau, bw, fw)
         self._finite((Vdot, qdd), dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw,
@@ -444,7 +446,7 @@ class Model:
         g = as_pose(g)
         args = (self._V(V), self._q(q), self._q(qd, "qd"), self._V(Vdot, "Vdot"),
                 self._q(qdd, "qdd"))
-        fw = self._frame_wrenches(frame_wrenches)
+        fw = self.checked_frame_wrenches(frame_wrenches)
         with np.errstate(all="ignore"):     # an overflow is the ValueError below
             out = lp.inverse_dynamics(self, g, *args, frame_wrenches=fw)
         return self._finite(out, dict(zip(("g", "V", "q", "qd", "Vdot", "qdd"), (g, *args)),

@@ -163,14 +163,8 @@ class ControllerCore:
         self._limits = joint_limits(m, float(p["position_bound"]))
         self.period = 1.0 / float(p["control_rate"])
         self.lockstep = bool(p["lockstep"])
-        self._external = None
-        if robot.hydrodynamics is not None:
-            hyd = robot.hydrodynamics
-
-            def external(t, s):
-                bw, frames = hyd.environment_wrenches(m, s.g, s.V, s.q)
-                return bw, frames or None
-            self._external = external
+        from ..forces import as_elements
+        self._external = list(as_elements(environment=robot.hydrodynamics)) or None
         self._js = None          # (t, q, qd)
         self._od = None          # (t, g, V)
         # ROS time at which the latest joint state / odometry was accepted (None: unknown),

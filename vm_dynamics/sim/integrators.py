@@ -228,7 +228,13 @@ def integrate(rhs: Callable, group, method: str, t_grid: np.ndarray, g0: np.ndar
                 g = reorthonormalize(_stage_pose(group, g, Theta).copy())
         return stats
 
-    # adaptive Dormand–Prince with dense output
+    return _integrate_adaptive(rhs, group, tab, t_grid, g, y, on_sample, rtol, atol, stats)
+
+
+def _integrate_adaptive(rhs, group, tab, t_grid, g, y, on_sample, rtol, atol, stats):
+    """The adaptive branch of :func:`integrate`: error-controlled steps with the embedded pair
+    of ``tab``, the samples by its dense output."""
+    N = len(t_grid) - 1
     if on_sample(0, float(t_grid[0]), g, y, None) or N == 0:
         return stats
     t = float(t_grid[0])

@@ -36,20 +36,14 @@ def arm_interaction(sim, qdd, base_wrench=None, frame_wrenches=None) -> ArmInter
     joint acceleration ``qdd`` (for example a filtered estimate of a real arm's).
 
     ``base_wrench`` (b, body frame) and ``frame_wrenches`` are the external wrenches acting now;
-    the simulator's environment (hydrodynamics) is added as at every engine stage.
+    the simulator's force elements are added as at every engine stage.
     """
     model = sim.model
     _, g, V, q, qd = sim.arrays()
     qdd = as_vector(qdd, model.n, "qdd")
-    bw = np.zeros(model.b) if base_wrench is None else \
-        as_vector(base_wrench, model.b, "base_wrench").copy()
-    fws = dict(frame_wrenches or {})
-    hydro = getattr(sim, "hydrodynamics", None)
-    if hydro is not None:
-        env, env_frames = hydro.environment_wrenches(model, g, V, q)
-        bw = bw + env
-        for link, w in env_frames.items():
-            fws[link] = fws.get(link, 0.0) + w
+    from ..forces import total_wrenches
+    bw = None if base_wrench is None else as_vector(base_wrench, model.b, "base_wrench")
+    bw, fws = total_wrenches(model, sim.forces, g, V, q, bw, frame_wrenches)
     backend = "numba" if sim.backend == "numba" else "auto"
     fm = fast_model(model, backend)
     Vdot, tau = fm.free_floating_inverse_dynamics(g, V, q, qd, qdd, bw, fws or None)

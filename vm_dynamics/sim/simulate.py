@@ -26,7 +26,8 @@ import numpy as np
 from ..core.signals import deferred_interrupts
 from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_positive, as_vector
 from .engine import FORMULATIONS, SimulationError, Simulator, State
-from .integrators import METHODS, IntegrationStats, integrate
+from .integrators import METHODS, TABLEAUX, IntegrationStats, integrate
+from .samples import SampleBuffer, SampleInputs
 
 __all__ = ["simulate", "Trajectory", "State", "FORMULATIONS", "MAX_STEPS"]
 
@@ -136,11 +137,19 @@ def _input_fn(value, size: int, name: str):
         return checked
     a = as_vector(value, size, name, limit=MAX_MAGNITUDE).copy()
     a.flags.writeable = False
+    return _Constant(a)
 
-    def constant(t, state):
-        return a
-    constant.constant = a          # marks an input held for the whole run
-    return constant
+
+class _Constant:
+    """An input held for the whole run: ``(t, state) -> value``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self, t, state):
+        return self.value
 
 
 def _frame_inputs(model, frame_wrenches):
@@ -176,11 +185,11 @@ def _time_grid(t_final, dt, max_steps=MAX_STEPS) -> np.ndarray:
 _CHUNK = 100      # held inputs: compiled steps per engine call (Ctrl-C, progress, callbacks between)
 
 
-# complexity: one branch per documented argument; the stepping itself is sim/engine.py
-def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",  # noqa: C901
+def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",
              prescribed=None, frame_wrenches=None, rtol=1e-9, atol=1e-12, callback=None,
              progress=False, *, formulation="auto", dynamics="auto", substeps=1,
-             environment=None, record_every=1, on_sample=None, max_steps=MAX_STEPS) -> Trajectory:
+             environment=None, record_every=1, on_sample=None, max_steps=MAX_STEPS,
+             forces=None) -> Trajectory:
     """Simulate the vehicle-manipulator from ``(g0, V0, q0, qd0)`` for ``t_final`` seconds.
 
     Parameters
@@ -206,9 +215,11 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     dynamics : ``"auto"`` (numba if installed, else the same kernels as plain Python),
         ``"numba"`` (``"fast"`` is an alias), ``"lp"`` (the closed-form LP reference), or a
         forward-dynamics function with the signature of :meth:`Model.forward_dynamics`.
+    forces : force elements (:mod:`vm_dynamics.forces`: springs, hydrodynamics, …) evaluated at
+        every stage; ``traj.base_wrench`` includes their vehicle wrench.
     environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy of the
-        vehicle and the arm links, evaluated at every stage); its added mass must be in the
-        model already.
+        vehicle and the arm links, evaluated at every stage as force elements after
+        ``forces``); its added mass must be in the model already.
     record_every : keep every ``record_every``-th sample in the returned trajectory (and the
         last one); ``callback`` still sees every sample.  Memory then grows ``record_every``
         times slower with the duration (``vm-sim`` bounds it this way and streams every sample
@@ -232,9 +243,97 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     ``"diverged at t = X s (…); reduce dt or the gains"``, with the samples computed before in
     its ``trajectory``.
     """
+    run = _validated(model, g0, V0, q0, qd0, t_final, dt, tau, method, prescribed,
+                     frame_wrenches, callback, formulation, dynamics, substeps, record_every,
+                     on_sample, max_steps)
+    setup_start = time.perf_counter()
+    # the engine's set-up loads (or compiles) the kernels in numba/llvmlite, whose C code calls
+    # back into Python: a KeyboardInterrupt raised inside such a callback is swallowed or
+    # leaves the interpreter to die by SIGINT at exit.  A Ctrl-C there is recorded instead and
+    # ends the run once the set-up is over, before the first step (no samples, interrupted).
+    with deferred_interrupts() as setup_interrupted:
+        sim = Simulator(model, float(dt) / substeps, method, formulation=formulation,
+                        backend=run.backend, environment=environment, forces=forces,
+                        prescribed=prescribed, rtol=rtol, atol=atol,
+                        forward_dynamics=run.user_fd)
+        sim.reset(g0, V0, q0, qd0)
+        inputs = _Inputs(model, tau, base_wrench, frame_wrenches)
+        law = _compiled_law(tau, base_wrench, frame_wrenches, sim)
+        if law is not None:
+            sim.prepare_law(law)        # part of the set-up, not of the timed integration
+    held = sim.held_inputs(*inputs.constants()) if inputs.held else None
+    N = len(run.t_grid) - 1
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=N, desc=f"simulate[{method}]", unit="sample")
+    buf = SampleBuffer(N, run.record_every, model.b, model.n,
+                       SampleInputs(sim, inputs, prescribed is not None, inputs.frame_fns,
+                                    inputs.bw_fn is not None),
+                       callback, on_sample, bar, track_work=not run.adaptive,
+                       per_sample=bool(sim.forces))
+    stats = IntegrationStats()
+    interrupted = stopped = False
+    start = time.perf_counter()          # after the engine's set-up (kernel loading)
+    try:
+        if setup_interrupted:
+            raise KeyboardInterrupt     # Ctrl-C during the set-up: no step taken
+        with np.errstate(all="ignore"):
+            if run.adaptive:
+                stopped = _run_adaptive(sim, buf, run, inputs, held, stats, rtol, atol)
+            else:
+                stopped = _run_fixed(sim, buf, run, inputs, held, prescribed is not None, law)
+    except KeyboardInterrupt:
+        interrupted = True
+    except SimulationError as exc:          # keep what was computed: the samples before
+        buf.flush()
+        exc.trajectory = Trajectory(**buf.arrays(prescribed is not None), method=method,
+                                    formulation=sim.formulation, steps=sim.steps,
+                                    evaluations=sim.evaluations,
+                                    wall_time=time.perf_counter() - start, stopped=True,
+                                    meta=dict(dt=float(dt), diverged=True, backend=sim.backend))
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        buf.flush()                     # the last sample's inputs were not yet evaluated
+    wall = time.perf_counter() - start
+    if not run.adaptive:
+        stats.steps, stats.evals = sim.steps, sim.evaluations
+    return Trajectory(**buf.arrays(prescribed is not None),
+                      method=method, formulation=sim.formulation, steps=stats.steps,
+                      evaluations=stats.evals, rejected_steps=stats.rejected, wall_time=wall,
+                      interrupted=interrupted, stopped=stopped,
+                      meta=dict(dt=float(dt), t_final=float(run.t_grid[-1]), rtol=rtol, atol=atol,
+                                substeps=substeps, record_every=run.record_every,
+                                prescribed=prescribed is not None, backend=sim.backend,
+                                setup_time=start - setup_start,
+                                compiled_law=law.kind if law is not None else None))
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A validated run: the sample times, the method and the backend, the user's forward
+    dynamics (or None), whether the method is adaptive (it then runs over the whole grid on the
+    engine's stages), the substeps and the recording step."""
+
+    t_grid: np.ndarray
+    method: str
+    backend: str
+    user_fd: object
+    adaptive: bool
+    substeps: int
+    record_every: int
+
+
+# complexity: one check per documented argument, each naming it
+def _validated(model, g0, V0, q0, qd0, t_final, dt, tau, method, prescribed,  # noqa: C901
+               frame_wrenches, callback, formulation, dynamics, substeps, record_every,
+               on_sample, max_steps) -> _Run:
+    """Check every argument (a ``ValueError`` naming the culprit) before anything runs."""
     n, b = model.n, model.b
-    g0 = as_pose(g0, "g0")
-    V0 = as_vector(V0, b, "V0", limit=MAX_MAGNITUDE)
+    as_pose(g0, "g0")
+    as_vector(V0, b, "V0", limit=MAX_MAGNITUDE)
     for nm, x in (("q0", q0), ("qd0", qd0)):        # None: taken from prescribed(0)
         if x is not None or prescribed is None:
             as_vector(x, n, nm, limit=MAX_COORDINATE if nm == "q0" else MAX_MAGNITUDE)
@@ -258,7 +357,6 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     if isinstance(record_every, bool) or not isinstance(record_every, (int, np.integer)) \
             or record_every < 1:
         raise ValueError(f"record_every: expected a positive integer, got {record_every!r}")
-    record_every = int(record_every)
     if on_sample is not None and not callable(on_sample):
         raise ValueError("on_sample: expected a callable (t, g, V, q, qd, tau, base_wrench)")
     if callback is not None and not callable(callback):
@@ -270,307 +368,134 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
     if prescribed is not None and tau is not None:
         raise ValueError("tau: cannot be given together with prescribed joint motion "
                          "(the efforts are computed and returned in traj.tau)")
-    setup_start = time.perf_counter()
-    # the engine's set-up loads (or compiles) the kernels in numba/llvmlite, whose C code calls
-    # back into Python: a KeyboardInterrupt raised inside such a callback is swallowed or
-    # leaves the interpreter to die by SIGINT at exit.  A Ctrl-C there is recorded instead and
-    # ends the run once the set-up is over, before the first step (no samples, interrupted).
-    with deferred_interrupts() as setup_interrupted:
-        sim = Simulator(model, float(dt) / substeps, "rkmk4" if method == "dopri5" else method,
-                        formulation=formulation, backend=backend, environment=environment,
-                        prescribed=prescribed, rtol=rtol, atol=atol, forward_dynamics=user_fd)
-        sim.reset(g0, V0, q0, qd0)
-        tau_fn = _input_fn(tau, n, "tau")
-        bw_fn = _input_fn(base_wrench, b, "base_wrench")
-        fw_fns = _frame_inputs(model, frame_wrenches)
-        held = all(f is None or getattr(f, "constant", None) is not None
-                   for f in [tau_fn, bw_fn] + [fn for _, fn in fw_fns or []])
-
-        def stage_inputs(t, state):
-            return (tau_fn(t, state) if tau_fn is not None else None,
-                    bw_fn(t, state) if bw_fn is not None else None,
-                    {name: fn(t, state) for name, fn in fw_fns} if fw_fns else None)
-
-        law = _stage_law(tau, base_wrench, frame_wrenches, sim)
-        if law is not None:
-            sim.prepare_law(law)        # part of the set-up, not of the timed integration
-    held_inputs = None
-    if held:
-        held_inputs = sim.held_inputs(*(None if f is None else f.constant for f in (tau_fn, bw_fn)),
-                                      None, {name: fn.constant for name, fn in fw_fns}
-                                      if fw_fns else None)
-    N = len(t_grid) - 1
-    r = record_every
-    kept = N // r + 1 + (1 if N % r else 0)     # samples 0, r, 2r, ... and N
-    S = kept + 1                                # + one scratch row for the samples not kept
-    rec = dict(t=np.empty(S), g=np.empty((S, 4, 4)), V=np.empty((S, b)),
-               q=np.empty((S, n)), qd=np.empty((S, n)), tau=np.empty((S, n)),
-               base_wrench=np.empty((S, b)), work=np.full((S, 2), np.nan))
-
-    def slot(k):
-        """Row of sample k: its own if it is kept, else the scratch row."""
-        if k % r == 0:
-            return k // r
-        return kept - 1 if k == N else kept
-    count = [0]
-    last = [-1]                 # the last sample recorded
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=N, desc=f"simulate[{method}]", unit="sample")
-
-    def set_inputs(k, t, g, V, q, qd, inputs=None):
-        """The inputs applied at sample k: from the engine's first stage there (``inputs``, the
-        validated tuple of Simulator.held_inputs) or evaluated at the sample."""
-        k = slot(k)
-        if inputs is not None:
-            tau_k, bw_k = inputs[0], inputs[1]
-        else:
-            inputs = sim._call_inputs(stage_inputs, t, State(t, _ro(g), _ro(V), _ro(q), _ro(qd)))
-            tau_k, bw_k = inputs[0], inputs[1]
-        rec["tau"][k] = tau_k
-        rec["base_wrench"][k] = bw_k
-        if environment is not None and b:     # the applied vehicle wrench includes the water's
-            rec["base_wrench"][k] += environment.vehicle_wrench_of(model, g, V)
-        if prescribed is not None:          # at the sample's own state (not the engine's)
-            st = State(t, _ro(g), _ro(V), _ro(q), _ro(qd))
-            fws = {name: fn(t, st) for name, fn in fw_fns} if fw_fns else None
-            rec["tau"][k] = sim.prescribed_effort(           # (adds the environment itself)
-                fws, np.array(bw_k, dtype=float) if bw_fn is not None else None, state=st)
-        if on_sample is not None:
-            on_sample(t, g, V, q, qd, _ro(rec["tau"][k]), _ro(rec["base_wrench"][k]))
-
-    def record(k, t, g, V, q, qd, defer=False, work=None):
-        """Store sample k (its inputs now, or later by set_inputs if ``defer``; ``work`` the
-        engine's ``[work, abs_work]`` there, default its current account); returns True if the
-        callback asks to stop."""
-        if pending[0] is not None and pending[0] != k:   # before its row can be reused
-            inputs_of(pending[0], None)
-        j = slot(k)
-        rec["t"][j] = t
-        rec["g"][j] = g
-        rec["V"][j] = V
-        rec["q"][j] = q
-        rec["qd"][j] = qd
-        if method != "dopri5":          # dense-output samples lie between the engine's steps
-            rec["work"][j] = (sim.work, sim.abs_work) if work is None else work
-        if defer:
-            pending[0] = k
-        else:
-            set_inputs(k, t, g, V, q, qd)
-        count[0] = j + 1 if j < kept else count[0]
-        last[0] = k
-        if bar is not None and k:
-            bar.update(1)
-        if callback is not None:
-            rows = [rec[a][j] for a in ("g", "V", "q", "qd")]
-            if j == kept:                       # the scratch row is overwritten next sample
-                rows = [a.copy() for a in rows]
-            return bool(callback(State(t, *(_ro(a) for a in rows))))
-        return False
-
-    pending = [None]
-
-    def record_block(k0, G, VV, Q, QD, WW, law_inputs=None):
-        """Samples ``k0 + 1 .. k0 + m`` of a compiled run with held inputs, or with a compiled
-        law (``law_inputs = (efforts, base wrenches)``, row i: the inputs at sample ``k0 + i``,
-        where step i started; the last sample's wait for the next block); the sample at which
-        the callback asked to stop, or None.  Without a per-sample consumer (callback,
-        on_sample, environment) they are stored as whole slices, not one Python call per
-        sample."""
-        m = len(G)
-        if m == 0:
-            return None
-        law_run = law_inputs is not None
-        if law_run:
-            efforts, wrenches = law_inputs
-            if pending[0] == k0:
-                inputs_of(k0, (efforts[0], wrenches[0]))
-        if callback is not None or on_sample is not None or environment is not None:
-            for i in range(m):
-                k = k0 + 1 + i
-                if record(k, float(t_grid[k]), G[i], VV[i], Q[i], QD[i], work=WW[i],
-                          defer=law_run):
-                    if law_run:
-                        inputs_of(k, (efforts[i + 1], wrenches[i + 1]) if i + 1 < m else None)
-                    return k
-                if law_run and i + 1 < m:
-                    inputs_of(k, (efforts[i + 1], wrenches[i + 1]))
-            return None
-        rows_of = np.fromiter((slot(k) for k in range(k0 + 1, k0 + m + 1)), np.int64, m)
-        sel = np.flatnonzero(rows_of < kept)
-        if rows_of[-1] == kept:                 # the newest sample also goes to the scratch row
-            sel = np.append(sel, m - 1)
-        js = rows_of[sel]
-        rec["t"][js] = t_grid[k0 + 1 + sel]
-        for key, a in (("g", G), ("V", VV), ("q", Q), ("qd", QD), ("work", WW)):
-            rec[key][js] = a[sel]
-        if law_run:                 # sample k0 + 1 + i: the efforts of step i + 1
-            nxt = sel[sel < m - 1]
-            rec["tau"][rows_of[nxt]] = efforts[nxt + 1]
-            rec["base_wrench"][rows_of[nxt]] = wrenches[nxt + 1]
-            pending[0] = k0 + m     # its efforts start the next block (or are evaluated)
-        else:
-            rec["tau"][js] = held_inputs[0]
-            rec["base_wrench"][js] = held_inputs[1]
-        stored = js[js < kept]
-        if stored.size:
-            count[0] = int(stored[-1]) + 1
-        last[0] = k0 + m
-        if bar is not None:
-            bar.update(m)
-        return None
-
-    def inputs_of(k, inputs):
-        pending[0] = None
-        j = slot(k)
-        set_inputs(k, rec["t"][j], rec["g"][j], rec["V"][j], rec["q"][j], rec["qd"][j], inputs)
-
-    def rows():
-        """The kept rows, and the last sample if it was not kept (a run cut short)."""
-        K = count[0]
-        idx = list(range(K))
-        if last[0] >= 0 and slot(last[0]) == kept:
-            idx.append(kept)
-        arrays = {key: v[idx] for key, v in rec.items()}
-        work = arrays.pop("work")
-        # the engine's account covers applied efforts and wrenches, not the efforts that
-        # realise prescribed motion; dense-output samples lie between its steps
-        good = method != "dopri5" and prescribed is None and len(idx) \
-            and np.all(np.isfinite(work))
-        return dict(arrays, work=work[:, 0].copy() if good else None,
-                    abs_work=work[:, 1].copy() if good else None)
-
-    stats = IntegrationStats()
-    interrupted = stopped = False
-    start = time.perf_counter()          # after the engine's set-up (kernel loading)
-    try:
-        if setup_interrupted:
-            raise KeyboardInterrupt     # Ctrl-C during the set-up: no step taken
-        with np.errstate(all="ignore"):
-            if method == "dopri5":
-                stopped = _run_dopri5(sim, t_grid, stage_inputs, held_inputs, record, stats,
-                                      rtol, atol)
-            else:
-                stopped = _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record,
-                                     inputs_of, prescribed is not None, record_block, law)
-    except KeyboardInterrupt:
-        interrupted = True
-    except SimulationError as exc:          # keep what was computed: the samples before
-        if pending[0] is not None:
-            inputs_of(pending[0], None)
-        exc.trajectory = Trajectory(**rows(),
-                                    method=method, formulation=sim.formulation,
-                                    steps=sim.steps, evaluations=sim.evaluations,
-                                    wall_time=time.perf_counter() - start, stopped=True,
-                                    meta=dict(dt=float(dt), diverged=True,
-                                              backend=sim.backend))
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-        if pending[0] is not None:           # the last sample's inputs were not yet evaluated
-            inputs_of(pending[0], None)
-    wall = time.perf_counter() - start
-    if method != "dopri5":
-        stats.steps, stats.evals = sim.steps, sim.evaluations
-    return Trajectory(**rows(),
-                      method=method, formulation=sim.formulation, steps=stats.steps,
-                      evaluations=stats.evals, rejected_steps=stats.rejected, wall_time=wall,
-                      interrupted=interrupted, stopped=stopped,
-                      meta=dict(dt=float(dt), t_final=float(t_grid[-1]), rtol=rtol, atol=atol,
-                                substeps=substeps, record_every=r, prescribed=prescribed is not None,
-                                backend=sim.backend, setup_time=start - setup_start,
-                                compiled_law=law.kind if law is not None else None))
+    return _Run(t_grid, method, backend, user_fd, TABLEAUX[method].adaptive, int(substeps),
+                int(record_every))
 
 
-def _run_fixed(sim, t_grid, substeps, stage_inputs, held_inputs, record, inputs_of,
-               per_sample, record_block, law=None):
+class _Inputs:
+    """The inputs of a run as the engine's per-stage callable ``(t, state) -> (tau,
+    base_wrench, frame_wrenches)``; ``held`` if every one is an array (held for the run)."""
+
+    def __init__(self, model, tau, base_wrench, frame_wrenches):
+        self.tau_fn = _input_fn(tau, model.n, "tau")
+        self.bw_fn = _input_fn(base_wrench, model.b, "base_wrench")
+        self.frame_fns = _frame_inputs(model, frame_wrenches)
+        fns = [self.tau_fn, self.bw_fn] + [fn for _, fn in self.frame_fns or []]
+        self.held = all(f is None or isinstance(f, _Constant) for f in fns)
+
+    def __call__(self, t, state):
+        return (self.tau_fn(t, state) if self.tau_fn is not None else None,
+                self.bw_fn(t, state) if self.bw_fn is not None else None,
+                {name: fn(t, state) for name, fn in self.frame_fns} if self.frame_fns
+                else None)
+
+    def constants(self) -> tuple:
+        """The held arrays as :meth:`Simulator.held_inputs` takes them."""
+        return (*(None if f is None else f.value for f in (self.tau_fn, self.bw_fn)), None,
+                {name: fn.value for name, fn in self.frame_fns} if self.frame_fns else None)
+
+
+def _run_fixed(sim, buf, run, stage_inputs, held, per_sample, law=None):
     """Fixed-step methods: held inputs → compiled multi-step runs; a controller's compiled law
     → compiled multi-step runs evaluating it at every stage; other callables → per stage (the
-    inputs recorded at a sample are those of the next step's first stage, evaluated there)."""
-    N = len(t_grid) - 1
+    inputs recorded at a sample are those of the next step's first stage, evaluated there).
+    Returns True if the callback stopped the run early."""
+    t_grid, N = run.t_grid, len(run.t_grid) - 1
     t, g, V, q, qd = sim.arrays()
-    staged = held_inputs is None
-    if record(0, float(t_grid[0]), g, V, q, qd, defer=staged):
+    staged = held is None
+    if buf.record(0, float(t_grid[0]), g, V, q, qd, defer=staged, work=_work(sim)):
         if staged:
-            inputs_of(0, None)
+            buf.inputs_of(0, None)
         return True
     uniform = np.allclose(np.diff(t_grid), t_grid[1] - t_grid[0], rtol=0, atol=1e-12)
-    k = 0
-    while k < N and law is not None and uniform and substeps == 1:
-        steps = min(_CHUNK, N - k)
-        try:
-            times, G, VV, Q, QD = sim.run_law(steps, law, t_grid[k:k + steps])
-        except SimulationError as exc:
-            times, G, VV, Q, QD = exc.partial
-            record_block(k, G, VV, Q, QD, sim.run_work, (sim.run_efforts,
-                                                         sim.run_base_wrenches))
-            raise
-        stop_k = record_block(k, G, VV, Q, QD, sim.run_work, (sim.run_efforts,
-                                                              sim.run_base_wrenches))
-        if stop_k is not None:
-            return stop_k < N
-        k += steps
-    while k < N:
-        if not staged and uniform and substeps == 1 and not per_sample:
-            steps = min(_CHUNK, N - k)
-            try:
-                times, G, VV, Q, QD = sim.run(steps, inputs=held_inputs)
-            except SimulationError as exc:
-                times, G, VV, Q, QD = exc.partial
-                for i in range(len(times)):
-                    record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i],
-                           work=sim.run_work[i])
-                raise
-            stop_k = record_block(k, G, VV, Q, QD, sim.run_work)
-            if stop_k is not None:       # a callback may stop the run at any sample
-                return stop_k < N
-            k += steps
-            continue
-        sim.dt = (float(t_grid[k + 1]) - float(t_grid[k])) / substeps
-        for j in range(substeps):
-            if staged:
-                sim.step(stage_inputs=stage_inputs)
-                if j == 0:
-                    inputs_of(k, sim.last_stage_inputs)
-            else:
-                sim.step(inputs=held_inputs)
-        sim._t = float(t_grid[k + 1])
-        k += 1
+    blocks = uniform and run.substeps == 1
+    if law is not None and blocks:
+        return _run_blocks(sim, buf, t_grid, law=law)
+    if not staged and blocks and not per_sample:
+        return _run_blocks(sim, buf, t_grid, held=held)
+    for k in range(N):
+        first = sim.advance_to(float(t_grid[k + 1]), run.substeps,
+                               stage_inputs=stage_inputs if staged else None,
+                               inputs=None if staged else held)
+        if staged:
+            buf.inputs_of(k, (first.tau, first.base_wrench))
         t, g, V, q, qd = sim.arrays()
-        if record(k, float(t_grid[k]), g, V, q, qd, defer=staged and k < N):
-            if staged and k < N:
-                inputs_of(k, None)
-            return k < N
+        last = k + 1 == N
+        if buf.record(k + 1, float(t_grid[k + 1]), g, V, q, qd, defer=staged and not last,
+                      work=_work(sim)):
+            if staged and not last:
+                buf.inputs_of(k + 1, None)
+            return not last
     return False
 
 
-def _stage_law(tau, base_wrench, frame_wrenches, sim):
-    """The compiled law of a controller's ``inputs()`` (their ``stage_law``) if the engine can
-    run it: ``tau`` and ``base_wrench`` both carry it, no frame wrenches.  None otherwise (the
-    Python stage path)."""
-    factory = getattr(tau, "stage_law", None) if callable(tau) else None
-    if factory is None or frame_wrenches is not None \
-            or getattr(base_wrench, "stage_law", None) is not factory:
+def _work(sim):
+    return sim.work, sim.abs_work
+
+
+def _run_blocks(sim, buf, t_grid, held=None, law=None):
+    """Compiled runs of up to :data:`_CHUNK` steps with the ``held`` inputs or the compiled
+    ``law``, recorded block by block; True if the callback stopped the run early."""
+    N = len(t_grid) - 1
+    k = 0
+    while k < N:
+        steps = min(_CHUNK, N - k)
+        try:
+            if law is not None:
+                _, G, VV, Q, QD = sim.run_law(steps, law, t_grid[k:k + steps])
+            else:
+                _, G, VV, Q, QD = sim.run(steps, inputs=held)
+        except SimulationError as exc:
+            _, G, VV, Q, QD = exc.partial
+            if law is not None:
+                buf.record_block(k, t_grid, (G, VV, Q, QD), sim.run_work,
+                                 law=(sim.run_efforts, sim.run_base_wrenches))
+            else:
+                for i in range(len(G)):
+                    buf.record(k + 1 + i, float(t_grid[k + 1 + i]), G[i], VV[i], Q[i], QD[i],
+                               work=sim.run_work[i])
+            raise
+        stop_k = buf.record_block(k, t_grid, (G, VV, Q, QD), sim.run_work, held=held,
+                                  law=(sim.run_efforts, sim.run_base_wrenches)
+                                  if law is not None else None)
+        if stop_k is not None:       # a callback may stop the run at any sample
+            return stop_k < N
+        k += steps
+    return False
+
+
+def _compiled_law(tau, base_wrench, frame_wrenches, sim):
+    """The compiled law of a controller's inputs (:class:`vm_dynamics.control.inputs.
+    ControllerInputs`: ``tau`` and ``base_wrench`` both its channels, no frame wrenches) if the
+    engine can run it; None otherwise (the Python stage path)."""
+    if frame_wrenches is not None:
         return None
-    law = factory()
-    return law if sim.supports_law(law) else None
+    from ..control.inputs import compiled_law_of
+    law = compiled_law_of(tau, base_wrench)
+    return law if law is not None and sim.supports_law(law) else None
 
 
-def _run_dopri5(sim, t_grid, stage_inputs, held_inputs, record, stats, rtol, atol):
-    """Adaptive Dormand–Prince over the whole grid (dense output) on the engine's stages."""
-    rhs = (sim._rhs(lambda t, s: held_inputs, True) if held_inputs is not None
-           else sim._rhs(stage_inputs, False))
-    stopped = [False]
+class _AdaptiveSamples:
+    """``on_sample`` of :func:`integrate` for the adaptive run: the engine takes the dense
+    output's state, the buffer records it."""
 
-    def on_sample(k, t, g, y, aux):
-        sim.set_vector_state(t, g, y)
-        _, g_, V, q, qd = sim.arrays()
-        if record(k, t, g_, V, q, qd):
-            stopped[0] = k < len(t_grid) - 1
+    def __init__(self, sim, buf, N):
+        self.sim, self.buf, self.N = sim, buf, N
+        self.stopped = False
+
+    def __call__(self, k, t, g, y, aux):
+        self.sim.set_vector_state(t, g, y)
+        _, g_, V, q, qd = self.sim.arrays()
+        if self.buf.record(k, t, g_, V, q, qd):
+            self.stopped = k < self.N
             return True
         return False
-    integrate(rhs, sim.model.group, "dopri5", t_grid, sim._g, sim.vector_state(), on_sample,
-              rtol=rtol, atol=atol, stats=stats)
-    return stopped[0]
+
+
+def _run_adaptive(sim, buf, run, stage_inputs, held, stats, rtol, atol):
+    """An adaptive method over the whole grid (dense output) on the engine's stages."""
+    rhs = sim.rhs(inputs=held) if held is not None else sim.rhs(stage_inputs)
+    samples = _AdaptiveSamples(sim, buf, len(run.t_grid) - 1)
+    integrate(rhs, sim.model.group, run.method, run.t_grid, sim.arrays()[1], sim.vector_state(),
+              samples, rtol=rtol, atol=atol, stats=stats)
+    return samples.stopped

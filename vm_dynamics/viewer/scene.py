@@ -327,18 +327,15 @@ def _mcap_file(path: str | os.PathLike) -> Path:
 
 
 # complexity: one branch per recorded topic and per malformed-recording rejection
-def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  # noqa: C901
-                       ee_frame: str | None = None) -> Playback:
-    """Read a recording: the robot from ``/robot_description`` (std_msgs/String), the link
-    poses from ``/tf_static`` and ``/tf`` (TF messages with the same log time form one
-    sample), kept at most ``max_rate`` samples per second.  Link poses are expressed in the
-    root of the TF tree (e.g. ``odom``).  Raises ValueError naming what is missing."""
+def _read_tf_messages(f):
+    """``(description, static, groups)`` of the MCAP file ``f``: the first
+    ``/robot_description``, the ``/tf_static`` transforms by child frame, and the ``/tf``
+    transforms grouped by log time (``[(log_time, [(parent, child, T), ...]), ...]``)."""
     from mcap.exceptions import McapError
     from mcap.reader import make_reader
 
     from ..ros import messages as rm
 
-    f = _mcap_file(path)
     description = None
     static: dict[str, tuple[str, np.ndarray]] = {}
     groups: list[tuple[int, list]] = []   # (log_time, [(parent, child, T), ...])
@@ -364,6 +361,37 @@ def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  
                     groups.append((message.log_time, tfs))
     except (McapError, OSError, EOFError) as exc:
         raise ValueError(f"{f}: cannot read the MCAP file: {exc}") from None
+    return description, static, groups
+
+
+def _poses_in_root(links, current):
+    """The pose of each of ``links`` in the root of the transforms ``current``
+    (``{child: (parent, T)}``), and the set of roots reached (one for a connected tree)."""
+    world: dict[str, np.ndarray] = {}
+    roots: set = set()
+
+    def pose(frame, seen=()):
+        if frame in world:
+            return world[frame]
+        if frame not in current or frame in seen:   # a root of the TF tree (or a cycle)
+            roots.add(frame)
+            world[frame] = np.eye(4)
+            return world[frame]
+        parent, T = current[frame]
+        world[frame] = pose(parent, seen + (frame,)) @ T
+        return world[frame]
+
+    return [pose(link) for link in links], roots
+
+
+def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  # noqa: C901
+                       ee_frame: str | None = None) -> Playback:
+    """Read a recording: the robot from ``/robot_description`` (std_msgs/String), the link
+    poses from ``/tf_static`` and ``/tf`` (TF messages with the same log time form one
+    sample), kept at most ``max_rate`` samples per second.  Link poses are expressed in the
+    root of the TF tree (e.g. ``odom``).  Raises ValueError naming what is missing."""
+    f = _mcap_file(path)
+    description, static, groups = _read_tf_messages(f)
     if description is None:
         raise ValueError(f"{f}: no /robot_description in the recording (vm-sim writes it; "
                          f"with ros2 bag record, record /robot_description too)")
@@ -394,21 +422,7 @@ def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  
         if lacking:
             missing = lacking
             continue
-        world: dict[str, np.ndarray] = {}
-        roots: set = set()
-
-        def pose(frame, seen=()):
-            if frame in world:
-                return world[frame]
-            if frame not in current or frame in seen:   # a root of the TF tree (or a cycle)
-                roots.add(frame)
-                world[frame] = np.eye(4)
-                return world[frame]
-            parent, T = current[frame]
-            world[frame] = pose(parent, seen + (frame,)) @ T
-            return world[frame]
-
-        stack = [pose(link) for link in tree.links]
+        stack, roots = _poses_in_root(tree.links, current)
         if len(roots) != 1:
             missing = {f"(several fixed frames: {', '.join(sorted(roots))})"}
             continue

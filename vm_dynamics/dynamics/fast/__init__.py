@@ -15,7 +15,7 @@ API (same conventions as :meth:`vm_dynamics.Model.forward_dynamics`: ``g`` the 4
     mass_matrix(model, q);  lp_blocks(model, q) -> LPBlocks(M0, M0m, Mm, A, Mhat)
 
 Time stepping is the engine's job (:class:`vm_dynamics.sim.engine.Simulator`, whose compiled step
-lives in :mod:`.kernels.engine`); :func:`resolve_backend` is the one place that picks numba,
+lives in :mod:`vm_dynamics.sim.kernels`); :func:`resolve_backend` is the one place that picks numba,
 numpy or the LP reference.
 
 ``model`` is a :class:`~vm_dynamics.Model` or a :class:`FastModel` built from one (the constant

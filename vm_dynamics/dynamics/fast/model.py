@@ -20,6 +20,7 @@ from ...core.validation import (
 )
 from . import numpy_kernels as _npk
 from .backend import bind_compiled, compile_notice, numba_kernels
+from .records import ModelConstants
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "forward_dynamics", "forward_dynamics_batch",
            "inverse_dynamics", "mass_matrix", "lp_blocks"]
@@ -105,6 +106,9 @@ class FastModel:
         self._nb = nb
         self._consts = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes,
                         self.grav)
+        self._kc = ModelConstants(*self._consts, *(
+            (self.G, np.ascontiguousarray(cp.independent, dtype=np.int64)) if self.coupled
+            else (np.zeros((0, 0)), np.zeros(0, dtype=np.int64))))
         if nb is not None:
             self._warm_up()
 
@@ -210,10 +214,10 @@ class FastModel:
         raise ValueError(where + _STATUS.get(int(status), f"status {status}"))
 
     @property
-    def kernel_constants(self) -> tuple:
-        """``C = (parent, jtype, xi, inert, rootx, axes, grav)``: the model as the compiled
-        kernels take it (:mod:`vm_dynamics.dynamics.fast.kernels`)."""
-        return self._consts
+    def kernel_constants(self) -> ModelConstants:
+        """The model as the compiled kernels take it, mimic coupling included
+        (:class:`~vm_dynamics.dynamics.fast.kernels.constants.ModelConstants`)."""
+        return self._kc
 
     # ------------------------------------------------------------------ mimic coupling
     def _tree(self, q, qd=None, qdd=None):
@@ -464,6 +468,7 @@ class FastModel:
         arm.root_extra = np.zeros((6, 6))
         arm._consts = (arm.parent, arm.jtype, arm.xi, arm.inert, arm.root_extra, arm.axes,
                        arm.grav)
+        arm._kc = ModelConstants(*arm._consts, self._kc.coupling, self._kc.masters)
         arm._arm = self._arm = arm
         return arm
 

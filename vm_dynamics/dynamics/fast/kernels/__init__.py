@@ -12,8 +12,9 @@ result (a NaN/Inf input), 3 a non-positive articulated pivot (cannot happen for 
 
 Modules: :mod:`.jit` (numba set-up), :mod:`.algebra`, :mod:`.kinematics`, :mod:`.momentum`,
 :mod:`.aba` (forward dynamics), :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix),
-:mod:`.checked` (those with the inputs' range test first), :mod:`.engine` (the simulation
-engine's step).
+:mod:`.checked` (those with the inputs' range test first), :mod:`.coupling` (mimic joints).
+The simulation step is :mod:`vm_dynamics.sim.kernels`, the compiled control law
+:mod:`vm_dynamics.control.laws`, the force elements' kernels :mod:`vm_dynamics.forces.kernels`.
 """
 from . import checked
 from .aba import forward_dynamics, forward_dynamics_batch, forward_dynamics_range, num_threads

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..records import Workspace
 from .algebra import cross
 from .jit import OPT, njit
 
@@ -257,4 +258,4 @@ def workspace(n):
     acc = np.empty((n + 1, 6))
     K = np.empty((6, 6))
     rhs = np.empty(6)
-    return Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs
+    return Workspace(Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)

@@ -1,9 +1,9 @@
 """Compiled control laws evaluated inside the engine's RKMK stages.
 
 A controller that can be written as a fixed formula over the O(n) recursions hands the engine
-its data (:class:`vm_dynamics.control.compiled.CompiledLaw`); the engine then evaluates the law
-at every stage state in compiled code, with no Python call per stage
-(:func:`vm_dynamics.dynamics.fast.kernels.engine.engine_rollout_law`).
+its data (:class:`vm_dynamics.control.compiled.CompiledLaw`, whose :class:`LawParams` this
+module's kernel takes); the engine then evaluates the law at every stage state in compiled
+code, with no Python call per stage (:func:`vm_dynamics.sim.kernels.engine_rollout_law`).
 
 The law is computed torque (:mod:`vm_dynamics.control.computed_torque`), with the joint
 command ``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)`` and
@@ -18,22 +18,48 @@ command ``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)`` and
 
 The joint reference is piecewise quintic (:class:`~vm_dynamics.control.references.JointWaypoints`;
 a set-point or a hold is one piece) or a sinusoid (:class:`~vm_dynamics.control.references.JointSinusoid`).
-The known environment (``use_env``) is the engine's own (:func:`.environment.environment_wrenches`).
+The known external wrenches (``use_env``) are the engine's force elements
+(:func:`vm_dynamics.forces.kernels.add_wrenches`).
 
 Integer options ``li = [mode, joint_kind, base_law, use_env]``: mode 0 free-floating,
 1 actuated base; joint_kind 0 quintic pieces, 1 sinusoid; base_law 0 exponential, 1 pd.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from .algebra import cross, dexp_inv_apply
-from .environment import environment_wrenches
-from .jit import OPT, njit
-from .kinematics import kinematics, workspace
-from .rnea import free_floating_inverse_dynamics, inverse_dynamics
+from ..dynamics.fast.kernels.algebra import cross, dexp_inv_apply
+from ..dynamics.fast.kernels.jit import OPT, njit
+from ..dynamics.fast.kernels.kinematics import kinematics, workspace
+from ..dynamics.fast.kernels.rnea import free_floating_inverse_dynamics, inverse_dynamics
+from ..dynamics.fast.records import ModelConstants
+from ..forces.kernels import add_wrenches
 
-__all__ = ["joint_reference", "se3_log", "setpoint_acceleration", "computed_torque"]
+__all__ = ["LawParams", "joint_reference", "se3_log", "setpoint_acceleration",
+           "computed_torque"]
+
+
+class LawParams(NamedTuple):
+    """Computed torque as data: the controller's model ``model`` (its own, possibly
+    mismatched, :class:`~vm_dynamics.dynamics.fast.records.ModelConstants`), the
+    options ``li`` (module docstring), the joint reference ``times, coef, first, last, osc``
+    (:func:`joint_reference`), the joint gains ``kp, kd``, the constant vehicle pose reference
+    ``gd`` and its gains ``kp6, kd6``."""
+
+    model: ModelConstants
+    li: np.ndarray
+    times: np.ndarray
+    coef: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    osc: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+    gd: np.ndarray
+    kp6: np.ndarray
+    kd6: np.ndarray
 
 _EPS_SMALL = 1e-4      # as vm_dynamics.core.lie: Taylor series below this angle
 
@@ -262,45 +288,59 @@ def setpoint_acceleration(gd, g, V6, kp6, kd6, pd, out):
 
 
 @njit(**OPT)
-def _environment_as_frame_wrenches(C, E, g, V, q, fb, fw):
-    """The environment's wrenches on every body (:func:`.environment.environment_wrenches`, in
-    vehicle axes about the vehicle origin) in the frame-wrench form the recursions take
-    (``fw[k] = [Rᵀf; Rᵀ(n − p × f)]`` on body ``fb[k] = k``)."""
-    parent, jtype, xi, inert, rootx, axes, grav = C
+def _elements_as_frame_wrenches(C, F, g, V, q, fb, fw):
+    """The force elements' wrenches on every body (:func:`vm_dynamics.forces.kernels.
+    add_wrenches`, in vehicle axes about the vehicle origin) in the frame-wrench form the
+    recursions take (``fw[k] = [Rᵀf; Rᵀ(n − p × f)]`` on body ``fb[k] = k``)."""
     n = q.shape[0]
     Rw, Pw, S, Ib, vel, cacc, pA, U, aux, acc, K, rhs = workspace(n)
-    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib)
+    kinematics(C.parent, C.jtype, C.xi, C.inert, q, Rw, Pw, S, Ib)
     ext = np.zeros((n + 1, 6))
+    cons = np.zeros((n + 1, 6))
     w6 = np.empty(6)
-    environment_wrenches(E, axes, g, V, Rw, Pw, ext, w6)
+    add_wrenches(F, C.axes, g, V, Rw, Pw, ext, cons, w6)
     for k in range(n + 1):
         fb[k] = k
         R, p = Rw[k], Pw[k]
-        x0, x1, x2 = cross(p[0], p[1], p[2], ext[k, 0], ext[k, 1], ext[k, 2])
-        m0, m1, m2 = ext[k, 3] - x0, ext[k, 4] - x1, ext[k, 5] - x2
+        e0, e1, e2 = ext[k, 0] + cons[k, 0], ext[k, 1] + cons[k, 1], ext[k, 2] + cons[k, 2]
+        x0, x1, x2 = cross(p[0], p[1], p[2], e0, e1, e2)
+        m0 = ext[k, 3] + cons[k, 3] - x0
+        m1 = ext[k, 4] + cons[k, 4] - x1
+        m2 = ext[k, 5] + cons[k, 5] - x2
         for r in range(3):
-            fw[k, r] = R[0, r] * ext[k, 0] + R[1, r] * ext[k, 1] + R[2, r] * ext[k, 2]
+            fw[k, r] = R[0, r] * e0 + R[1, r] * e1 + R[2, r] * e2
             fw[k, 3 + r] = R[0, r] * m0 + R[1, r] * m1 + R[2, r] * m2
 
 
 @njit(**OPT)
-def computed_torque(C, E, li, times, coef, first, last, osc, kp, kd, gd, kp6, kd6, t, g, V, q,
-                    qd, tau, bw):
-    """Efforts ``tau`` and base wrench ``bw`` of computed torque at the state
-    ``(g, V, q, q̇)`` and time ``t`` (see the module docstring).  With mimic joints
-    (``E[10] = G``, ``E[11]`` the masters) ``q, q̇`` are the tree's, ``tau`` the model's
-    (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).  Returns a status code."""
-    parent, jtype, xi, inert, rootx, axes, grav = C
-    Gc, indep = E[10], E[11]
+def _joint_command(law, t, q, qd, coupled):
+    """``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)`` on the model's coordinates (the
+    masters of the tree's ``q`` with mimic joints)."""
+    n = law.first.shape[0]
+    masters = law.model.masters
+    q_d, qd_d, qdd_cmd = np.empty(n), np.empty(n), np.empty(n)
+    joint_reference(law.li[1], law.times, law.coef, law.first, law.last, law.osc, t, q_d, qd_d,
+                    qdd_cmd)
+    for j in range(n):
+        jj = masters[j] if coupled else j
+        qdd_cmd[j] = qdd_cmd[j] + law.kd[j] * (qd_d[j] - qd[jj]) + law.kp[j] * (q_d[j] - q[jj])
+    return qdd_cmd
+
+
+@njit(**OPT)
+def computed_torque(law, F, t, g, V, q, qd, tau, bw):
+    """Efforts ``tau`` and base wrench ``bw`` of computed torque (:class:`LawParams` ``law``)
+    at the state ``(g, V, q, q̇)`` and time ``t``, compensating the force elements ``F`` if
+    ``law.li[3]`` (see the module docstring).  With mimic joints (``law.model.coupling = G``)
+    ``q, q̇`` are the tree's, ``tau`` the model's (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).
+    Returns a status code."""
+    C = law.model
+    Gc = C.coupling
     coupled = Gc.shape[0] > 0
     nt = q.shape[0]
-    n = first.shape[0]
-    b = axes.shape[0]
-    q_d, qd_d, qdd_cmd = np.empty(n), np.empty(n), np.empty(n)
-    joint_reference(li[1], times, coef, first, last, osc, t, q_d, qd_d, qdd_cmd)
-    for j in range(n):
-        jj = indep[j] if coupled else j
-        qdd_cmd[j] = qdd_cmd[j] + kd[j] * (qd_d[j] - qd[jj]) + kp[j] * (q_d[j] - q[jj])
+    n = law.first.shape[0]
+    b = C.axes.shape[0]
+    qdd_cmd = _joint_command(law, t, q, qd, coupled)
     if coupled:
         qdd_tree = np.zeros(nt)
         for r in range(nt):
@@ -311,31 +351,31 @@ def computed_torque(C, E, li, times, coef, first, last, osc, kp, kd, gd, kp6, kd
     else:
         qdd_tree = qdd_cmd
     out = np.empty(b + nt)
-    if li[3]:
+    if law.li[3]:
         fb = np.empty(nt + 1, dtype=np.int64)
         fw = np.empty((nt + 1, 6))
-        _environment_as_frame_wrenches(C, E, g, V, q, fb, fw)
+        _elements_as_frame_wrenches(C, F, g, V, q, fb, fw)
     else:
         fb = np.zeros(0, dtype=np.int64)
         fw = np.zeros((0, 6))
-    if li[0] == 0 or b == 0:
+    if law.li[0] == 0 or b == 0:
         zero_b = np.zeros(b)
-        st = free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V,
-                                            q, qd, qdd_tree, zero_b, fb, fw, out)
+        st = free_floating_inverse_dynamics(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes,
+                                            C.grav, g, V, q, qd, qdd_tree, zero_b, fb, fw, out)
         for r in range(b):
             bw[r] = 0.0
     else:
         V6 = np.zeros(6)
         for r in range(b):
-            V6[axes[r]] = V[r]
+            V6[C.axes[r]] = V[r]
         a6 = np.empty(6)
-        if not setpoint_acceleration(gd, g, V6, kp6, kd6, li[2] == 1, a6):
+        if not setpoint_acceleration(law.gd, g, V6, law.kp6, law.kd6, law.li[2] == 1, a6):
             return 3
         Vdot = np.empty(b)
         for r in range(b):
-            Vdot[r] = a6[axes[r]]
-        st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot,
-                              qdd_tree, fb, fw, out)
+            Vdot[r] = a6[C.axes[r]]
+        st = inverse_dynamics(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, C.grav, g, V,
+                              q, qd, Vdot, qdd_tree, fb, fw, out)
         for r in range(b):
             bw[r] = out[r]
     if st != 0:

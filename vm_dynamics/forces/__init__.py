@@ -1,0 +1,12 @@
+"""Force elements: every external effect on a vehicle-manipulator (hydrodynamic damping and
+buoyancy, link buoyancy, springs, …) as one object with its wrenches, its potential energy if
+conservative, and its compiled counterpart (:mod:`.base`, :mod:`.registry`, :mod:`.kernels`).
+Imports the model and dynamics layers."""
+from .base import ForceElement, as_elements, potential_energy, total_wrenches, vehicle_wrench
+from .hydrodynamics import LinkBuoyancy, VehicleHydrodynamics, hydrodynamics_elements
+from .registry import ELEMENTS, Forces, compile_forces, elements_from_config
+from .spring import Spring
+
+__all__ = ["ForceElement", "as_elements", "potential_energy", "total_wrenches", "vehicle_wrench",
+           "LinkBuoyancy", "VehicleHydrodynamics", "hydrodynamics_elements", "Forces",
+           "ELEMENTS", "compile_forces", "elements_from_config", "Spring"]

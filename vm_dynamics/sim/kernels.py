@@ -1,0 +1,600 @@
+"""Compiled kernels of the simulation engine (:class:`vm_dynamics.sim.engine.Simulator`): the one
+RKMK step, :func:`stage_begin` (the stage state from the earlier slopes), :func:`stage_end` (its
+rates with given inputs) and :func:`stage_finish` (the end state).  :func:`engine_step` runs them
+with held inputs, :func:`engine_rollout` for many steps, :func:`engine_rollout_law` with the
+compiled law (:func:`vm_dynamics.control.laws.computed_torque`) between begin and end; the
+per-stage Python driver calls the same three.  Arguments: the records of :mod:`.records`.
+
+The momentum variable ``m`` (``spec.form``): 0 ``velocity`` m = V, ṁ = V̇ from the ABA;
+1 ``spatial_momentum`` m = μ = Ad*_{h⁻¹}P, ``h = g_ref⁻¹g``, μ̇ = Ad*_{h⁻¹}F_η (LP-1), constant
+without external wrenches and gravity; 2 ``body_momentum`` m = P (77), Ṗ = ad*_V P + F_η; for
+1 and 2, V = M₀⁻¹(P − M₀𝔪q̇) (LP-3).  ``F_η`` is ι₀ᵀ of the total external wrench (gravity,
+vehicle and frame wrenches, force elements) in the vehicle frame about its origin.
+
+Work: ``W[0]`` integrates the power of every applied effort and wrench except gravity and the
+conservative force elements (their potential is in :func:`energy`), ``W[1]`` the integral of
+its absolute value (the scale of the energy balance ``E − E₀ − W[0]``).  Status codes: 0 ok,
+1 bad pose, 2 non-finite state, 3 singular locked/articulated inertia.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..control.laws import computed_torque
+from ..dynamics.fast.kernels.aba import aba_core
+from ..dynamics.fast.kernels.algebra import coad, cross, dexp_inv_apply, se3_exp
+from ..dynamics.fast.kernels.coupling import couple
+from ..dynamics.fast.kernels.jit import OPT, njit
+from ..dynamics.fast.kernels.kinematics import add_external, kinematics, velocities
+from ..dynamics.fast.kernels.momentum import momentum_terms, velocity_from_momentum
+from ..forces.kernels import add_wrenches, potential
+from .buffer import buffer_views
+from .records import EngineState, PrescribedRows, Rates, Stage, StageInputs
+
+__all__ = ["stage_begin", "stage_end", "stage_finish", "engine_step", "engine_rollout",
+           "engine_rollout_law", "engine_stage_state", "engine_stage", "momentum_variable",
+           "energy"]
+
+
+@njit(**OPT)
+def _work(C, buf):
+    return buffer_views(buf, C.axes.shape[0], C.xi.shape[0])
+
+
+@njit(**OPT)
+def _mul4(A, B, out):
+    for r in range(4):
+        for c in range(4):
+            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c] \
+                + A[r, 3] * B[3, c]
+
+
+@njit(**OPT)
+def _orthonormalize(g):
+    """One Newton–Schulz step ``R ← R(3I − RᵀR)/2`` (removes round-off drift of RᵀR − I)."""
+    RtR = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            RtR[r, c] = g[0, r] * g[0, c] + g[1, r] * g[1, c] + g[2, r] * g[2, c]
+    Rn = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            s = 0.0
+            for k in range(3):
+                s += g[r, k] * ((1.5 if k == c else 0.0) - 0.5 * RtR[k, c])
+            Rn[r, c] = s
+    for r in range(3):
+        for c in range(3):
+            g[r, c] = Rn[r, c]
+
+
+@njit(inline="always", **OPT)
+def _stage_velocity(C, form, s, wk):
+    """Kinematics at ``s.q`` and the vehicle velocity ``s.V`` of the stage state (LP-3)."""
+    ws, sc = wk
+    axes = C.axes
+    b = axes.shape[0]
+    kinematics(C.parent, C.jtype, C.xi, C.inert, s.q, ws.Rw, ws.Pw, ws.S, ws.IA)
+    momentum_terms(C.parent, axes, s.qd, ws.S, ws.IA, ws.vel, ws.cacc, sc.Ic0, sc.hm)
+    m, V, six, six2 = s.m, s.V, sc.six, sc.six2
+    if form == 0:
+        for r in range(b):
+            V[r] = m[r]
+        return 0
+    P = sc.P
+    if form == 1:                              # P = Ad*_h μ
+        for r in range(6):
+            six[r] = 0.0
+        for r in range(b):
+            six[axes[r]] = m[r]
+        coad(s.h, six, six2, False)
+        for r in range(b):
+            P[r] = six2[axes[r]]
+    else:
+        for r in range(b):
+            P[r] = m[r]
+    if not velocity_from_momentum(axes, P, sc.Ic0, C.rootx, sc.hm, ws.K, s.V):
+        return 3
+    return 0
+
+
+@njit(inline="always", **OPT)
+def _applied_wrenches(C, F, s, inp, wk):
+    """Every wrench on every body at the stage (inputs and force elements) into ``sc.ext`` and
+    ``sc.cons`` (conservative elements), and gravity in vehicle axes into ``sc.gloc``."""
+    ws, sc = wk
+    ext, cons, g_s, gloc, grav = sc.ext, sc.cons, s.g, sc.gloc, C.grav
+    n = ext.shape[0] - 1
+    for c in range(3):
+        gloc[c] = g_s[0, c] * grav[0] + g_s[1, c] * grav[1] + g_s[2, c] * grav[2]
+    for k in range(n + 1):
+        for r in range(6):
+            ext[k, r] = 0.0
+            cons[k, r] = 0.0
+    add_external(C.axes, inp.bw, inp.fw_body, inp.fw, ws.Rw, ws.Pw, ext, 1.0)
+    bwi = inp.bwi
+    for r in range(3):                         # inertial-frame vehicle wrench → vehicle axes
+        ext[0, r] += g_s[0, r] * bwi[0] + g_s[1, r] * bwi[1] + g_s[2, r] * bwi[2]
+        ext[0, 3 + r] += g_s[0, r] * bwi[3] + g_s[1, r] * bwi[4] + g_s[2, r] * bwi[5]
+    add_wrenches(F, C.axes, g_s, s.V, ws.Rw, ws.Pw, ext, cons, sc.six)
+    for k in range(n + 1):
+        for r in range(6):
+            ext[k, r] += cons[k, r]
+
+
+@njit(inline="always", **OPT)
+def _momentum_rate(C, form, s, dm, wk):
+    """``ṁ`` of the momentum variable from the ABA output and F_η (``sc.force``)."""
+    ws, sc = wk
+    axes = C.axes
+    b = axes.shape[0]
+    w6, f6, out, six2, V, m = sc.six, sc.force, sc.acc_out, sc.six2, s.V, s.m
+    if form == 0:
+        for r in range(b):
+            dm[r] = out[r]
+    elif form == 1:                            # μ̇ = Ad*_{h⁻¹} ι₀ᵀF
+        for r in range(6):
+            w6[r] = 0.0
+        for r in range(b):
+            w6[axes[r]] = f6[axes[r]]
+        coad(s.h, w6, six2, True)
+        for r in range(b):
+            dm[r] = six2[axes[r]]
+    else:                                      # Ṗ = ad*_V P + F_η, ad*_V P = ad_Vᵀ P on 𝔥
+        for r in range(6):
+            w6[r] = 0.0
+            six2[r] = 0.0
+        for r in range(b):
+            w6[axes[r]] = V[r]
+            six2[axes[r]] = m[r]
+        P = six2
+        a0, a1, a2 = cross(P[0], P[1], P[2], w6[3], w6[4], w6[5])     # f × ω
+        c0, c1, c2 = cross(P[0], P[1], P[2], w6[0], w6[1], w6[2])     # f × v
+        d0, d1, d2 = cross(P[3], P[4], P[5], w6[3], w6[4], w6[5])     # n × ω
+        adP = (a0, a1, a2, c0 + d0, c1 + d1, c2 + d2)
+        for r in range(b):
+            dm[r] = adP[axes[r]] + f6[axes[r]]
+
+
+@njit(inline="always", **OPT)
+def _power(presc, s, inp, rates, wk):
+    """The power ``(P, |P|)`` of the applied inputs and non-conservative elements (gravity and
+    conservative elements excluded: they are in the potential energy)."""
+    ws, sc = wk
+    qd, tau, ext, cons, vel = s.qd, inp.tau, sc.ext, sc.cons, ws.vel
+    pj = 0.0
+    if not presc:
+        for j in range(qd.shape[0]):
+            pj += tau[j] * qd[j]
+    pe = 0.0
+    pc = 0.0
+    for k in range(ext.shape[0]):
+        for r in range(6):
+            pe += ext[k, r] * vel[k, r]
+            pc += cons[k, r] * vel[k, r]
+    pe -= pc
+    rates.pw[0] = pj + pe
+    rates.pw[1] = abs(pj) + abs(pe)
+
+
+@njit(inline="always", **OPT)
+def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
+    """Rates of the stage state after :func:`_stage_velocity`: ``ṁ`` (by ``spec.form``), ``q̈``
+    (ABA, or ``qdd_p`` if ``spec.presc``) and the power of the applied inputs."""
+    ws, sc = wk
+    axes = C.axes
+    b = axes.shape[0]
+    n = s.q.shape[0]
+    _applied_wrenches(C, F, s, inp, wk)
+    Ic0, gloc, ext, f6, qdd, out = sc.Ic0, sc.gloc, sc.ext, sc.force, rates.qdd, sc.acc_out
+    if spec.form != 0:       # F_η (6-vector): gravity on the composite rigid body + all wrenches
+        for r in range(6):
+            f = Ic0[r, 0] * gloc[0] + Ic0[r, 1] * gloc[1] + Ic0[r, 2] * gloc[2]
+            for k in range(n + 1):
+                f += ext[k, r]
+            f6[r] = f
+    if spec.presc:
+        velocities(C.parent, ws.S, axes, s.V, s.qd, ws.vel, ws.cacc)
+        for j in range(n):
+            qdd[j] = qdd_p[j]
+    else:
+        st = aba_core(C.parent, C.rootx, axes, sc.gloc, s.V, s.qd, inp.tau, sc.ext, sc.acc_out,
+                      ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, ws.aux, ws.acc, ws.K, ws.rhs)
+        if st != 0:
+            return st
+        if C.coupling.shape[0] > 0:            # mimic joints: project onto the coupling
+            st = couple(C, s.q, sc.acc_out)
+            if st != 0:
+                return st
+        for j in range(n):
+            qdd[j] = out[b + j]
+    dm = rates.dm
+    _momentum_rate(C, spec.form, s, dm, wk)
+    _power(spec.presc, s, inp, rates, wk)
+    for r in range(b):
+        if not np.isfinite(dm[r]):
+            return 2
+    for j in range(n):
+        if not np.isfinite(qdd[j]):
+            return 2
+    return 0
+
+
+@njit(**OPT)
+def _weighted(coef, K, count, r):
+    """``Σ_{j < count} coef[j] K[j, r]``: a Runge–Kutta combination of stage slopes (row ``i``
+    of the tableau for a stage, the weights ``b`` for the step's end)."""
+    acc = 0.0
+    for j in range(count):
+        acc += coef[j] * K[j, r]
+    return acc
+
+
+@njit(inline="always", **OPT)
+def _stage_state(wk):
+    """The stage state held in the scratch."""
+    sc = wk.sc
+    return Stage(sc.pose, sc.rel, sc.ms, sc.qs, sc.qds, sc.Vs)
+
+
+@njit(**OPT)
+def _stage_begin(C, spec, tab, i, x, pr, wk):
+    """Stage ``i`` of an RKMK step from the state ``x``: the stage state from the slopes of
+    the earlier stages (``Θ_i = dt Σ_j a_ij K_j``, …), its pose ``g exp(ι₀Θ_i)`` and velocity
+    (LP-3), in the scratch (:func:`_stage_state`)."""
+    sc = wk.sc
+    b = C.axes.shape[0]
+    n = x.q.shape[0]
+    dt, presc = spec.dt, spec.presc
+    a = tab.a[i]
+    # the records' fields as locals, read once (not once per loop iteration)
+    KT, Km, Kq, Kqd = sc.KT, sc.Km, sc.Kq, sc.Kqd
+    Th, t6, ms, qs, qds = sc.neg_theta, sc.theta, sc.ms, sc.qs, sc.qds
+    m, q, qd, pq, pqd = x.m, x.q, x.qd, pr.q, pr.qd
+    for r in range(6):
+        acc = _weighted(a, KT, i, r)
+        Th[r] = -dt * acc                      # −Θ (the argument of dexp⁻¹ in stage_end)
+        t6[r] = dt * acc
+    for r in range(b):
+        ms[r] = m[r] + dt * _weighted(a, Km, i, r)
+    for r in range(n):
+        if presc:
+            qs[r] = pq[i, r]
+            qds[r] = pqd[i, r]
+        else:
+            qs[r] = q[r] + dt * _weighted(a, Kq, i, r)
+            qds[r] = qd[r] + dt * _weighted(a, Kqd, i, r)
+    se3_exp(sc.theta, sc.exp)
+    _mul4(x.g, sc.exp, sc.pose)
+    _mul4(spec.gri, x.g, sc.rel_k)
+    _mul4(sc.rel_k, sc.exp, sc.rel)
+    return _stage_velocity(C, spec.form, _stage_state(wk), wk)
+
+
+@njit(**OPT)
+def _stage_end(C, F, spec, i, pr, inp, wk):
+    """Rates of the stage state left by :func:`_stage_begin` with the inputs ``inp``, stored as
+    the stage's slopes (row ``i`` of ``Θ̇, ṁ, q̇, q̈`` and the power)."""
+    sc = wk.sc
+    axes = C.axes
+    b = axes.shape[0]
+    s = _stage_state(wk)
+    st = _stage_rates(C, F, spec, s, pr.qdd[i], inp, Rates(sc.theta, sc.Km[i], sc.Kqd[i],
+                                                            sc.KW[i]), wk)
+    if st != 0:
+        return st
+    six, t6, KT, Kq, V, qd = sc.six, sc.theta, sc.KT, sc.Kq, s.V, s.qd
+    for r in range(6):
+        six[r] = 0.0
+    for r in range(b):
+        six[axes[r]] = V[r]
+    dexp_inv_apply(sc.neg_theta, six, t6)
+    for r in range(6):
+        KT[i, r] = 0.0
+    for r in range(b):
+        KT[i, axes[r]] = t6[axes[r]]           # Θ̇ ∈ 𝔥 (exact: 𝔥 is a subalgebra)
+    for r in range(qd.shape[0]):
+        Kq[i, r] = qd[r]
+    return 0
+
+
+@njit(inline="always", **OPT)
+def _finite_state(y):
+    """0 if every entry of the state ``y`` is finite, else 2."""
+    for r in range(4):
+        for c in range(4):
+            if not np.isfinite(y.g[r, c]):
+                return 2
+    for r in range(y.V.shape[0]):
+        if not (np.isfinite(y.V[r]) and np.isfinite(y.m[r])):
+            return 2
+    for j in range(y.q.shape[0]):
+        if not (np.isfinite(y.q[j]) and np.isfinite(y.qd[j])):
+            return 2
+    if not (np.isfinite(y.W[0]) and np.isfinite(y.W[1])):
+        return 2
+    return 0
+
+
+@njit(**OPT)
+def _stage_finish(C, spec, tab, x, pr, y, wk):
+    """Combine the stage slopes into the step's end state ``y``: ``g_k exp(ι₀Θ)``
+    (re-orthonormalised) and ``(m, q, q̇, W) + dt Σ b_i K_i``, then V by (LP-3).  Returns a
+    status code."""
+    sc = wk.sc
+    b = C.axes.shape[0]
+    n = x.q.shape[0]
+    s = tab.b.shape[0]
+    dt, presc, w = spec.dt, spec.presc, tab.b
+    KT, Km, Kq, Kqd, KW, t6 = sc.KT, sc.Km, sc.Kq, sc.Kqd, sc.KW, sc.theta
+    for r in range(6):
+        t6[r] = dt * _weighted(w, KT, s, r)
+    se3_exp(t6, sc.exp)
+    _mul4(x.g, sc.exp, y.g)
+    _orthonormalize(y.g)
+    m, q, qd, W, ym, yq, yqd, yW = x.m, x.q, x.qd, x.W, y.m, y.q, y.qd, y.W
+    pq, pqd = pr.q, pr.qd
+    for r in range(b):
+        ym[r] = m[r] + dt * _weighted(w, Km, s, r)
+    for r in range(n):
+        if presc:
+            yq[r] = pq[s, r]
+            yqd[r] = pqd[s, r]
+        else:
+            yq[r] = q[r] + dt * _weighted(w, Kq, s, r)
+            yqd[r] = qd[r] + dt * _weighted(w, Kqd, s, r)
+    for r in range(2):
+        yW[r] = W[r] + dt * _weighted(w, KW, s, r)
+    _mul4(spec.gri, y.g, sc.rel)
+    st = _stage_velocity(C, spec.form, Stage(y.g, sc.rel, y.m, y.q, y.qd, y.V), wk)
+    if st != 0:
+        return st
+    return _finite_state(y)
+
+
+@njit(**OPT)
+def _engine_step(C, F, tab, spec, x, inp, pr, y, wk):
+    """One RKMK step of size ``spec.dt`` from ``x`` into ``y`` with the inputs held
+    (docs/corrections.md, "Time integration").
+
+    ``g(t) = g_k exp(ι₀Θ)``, ``Θ̇ = dexp⁻¹_{−Θ}(ι₀V)``; the vector part (m, q, q̇, W) by the
+    explicit Runge–Kutta tableau ``tab``: :func:`_stage_begin` and :func:`_stage_end` for every
+    stage, then :func:`_stage_finish`.  With ``spec.presc`` the joints follow the rows of
+    ``pr`` and only (g, m, W) are integrated.  Returns a status code.
+    """
+    for i in range(tab.b.shape[0]):
+        st = _stage_begin(C, spec, tab, i, x, pr, wk)
+        if st != 0:
+            return st
+        st = _stage_end(C, F, spec, i, pr, inp, wk)
+        if st != 0:
+            return st
+    return _stage_finish(C, spec, tab, x, pr, y, wk)
+
+
+@njit(inline="always", **OPT)
+def _row(X, k):
+    """Row ``k`` of a trajectory record."""
+    return EngineState(X.g[k], X.m[k], X.q[k], X.qd[k], X.V[k], X.W[k])
+
+
+@njit(**OPT)
+def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
+    """``len(X.g)`` steps of :func:`engine_step` from ``x`` with the same held inputs, looped in
+    compiled code; step k writes row k of the trajectory ``X``.  With ``spec.presc``, block k of
+    ``PR`` holds the prescribed rows of step k.  Returns (status, number of steps completed)."""
+    wk = _work(C, buf)
+    for k in range(X.g.shape[0]):
+        kp = k if spec.presc else 0
+        pr = PrescribedRows(PR.q[kp], PR.qd[kp], PR.qdd[kp])
+        xk = x if k == 0 else _row(X, k - 1)
+        st = _engine_step(C, F, tab, spec, xk, inp, pr, _row(X, k), wk)
+        if st != 0:
+            return st, k
+    return 0, X.g.shape[0]
+
+
+@njit(**OPT)
+def _law_efforts(C, law, F, t, wk, tau, bw):
+    """The compiled law's efforts at the stage state in the scratch: ``tau`` on the tree's
+    joints (the masters with mimic joints), ``bw``; returns (status, the model's efforts)."""
+    sc = wk.sc
+    n = tau.shape[0]
+    nr = law.first.shape[0]
+    tau_r = np.empty(nr)
+    st = computed_torque(law, F, t, sc.pose, sc.Vs, sc.qs[:n], sc.qds[:n], tau_r, bw)
+    masters = C.masters
+    if masters.shape[0] > 0:
+        for j in range(nr):
+            tau[masters[j]] = tau_r[j]
+    else:
+        for j in range(n):
+            tau[j] = tau_r[j]
+    return st, tau_r
+
+
+@njit(**OPT)
+def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
+    """``len(X.g)`` RKMK steps whose joint efforts and base wrench come from the compiled
+    ``law`` (:func:`vm_dynamics.control.laws.computed_torque`, on the constants of the
+    controller's own, possibly mismatched, model) evaluated at every stage state, at
+    ``TS[k] + tab.c[i] dt``.  Step k writes row k of ``X`` and of ``out`` (a
+    :class:`~.records.LawOutputs`: the inputs of its first stage, the law at the state the
+    step starts from).  Returns (status, number of steps completed)."""
+    wk = _work(C, buf)
+    b = C.axes.shape[0]
+    n = x.q.shape[0]                    # joints of the integrated state (the tree's)
+    tau, bw = np.zeros(n), np.empty(b)
+    nop = np.zeros((tab.b.shape[0] + 1, n))
+    inp = StageInputs(tau, bw, np.zeros(6), np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
+    pr = PrescribedRows(nop, nop, nop)
+    for k in range(X.g.shape[0]):
+        xk = x if k == 0 else _row(X, k - 1)
+        for i in range(tab.b.shape[0]):
+            st = _stage_begin(C, spec, tab, i, xk, pr, wk)
+            if st != 0:
+                return st, k
+            st, tau_r = _law_efforts(C, law, F, TS[k] + tab.c[i] * spec.dt, wk, tau, bw)
+            if st != 0:
+                return st, k
+            if i == 0:
+                for j in range(tau_r.shape[0]):
+                    out.tau[k, j] = tau_r[j]
+                for r in range(b):
+                    out.bw[k, r] = bw[r]
+            st = _stage_end(C, F, spec, i, pr, inp, wk)
+            if st != 0:
+                return st, k
+        st = _stage_finish(C, spec, tab, xk, pr, _row(X, k), wk)
+        if st != 0:
+            return st, k
+    return 0, X.g.shape[0]
+
+
+@njit(**OPT)
+def _at_increment(spec, g, Theta, s, wk):
+    """``s.g = g exp(ι₀Θ)`` and ``s.h = g_ref⁻¹ s.g``."""
+    se3_exp(Theta, wk.sc.exp)
+    _mul4(g, wk.sc.exp, s.g)
+    _mul4(spec.gri, s.g, s.h)
+
+
+@njit(**OPT)
+def _momentum_variable(C, spec, g, V, q, qd, m, wk):
+    """The momentum variable ``m`` of ``spec.form`` at the state (g, V, q, q̇): V,
+    μ = Ad*_{h⁻¹}P or P = M₀V + M₀𝔪q̇ (77)."""
+    ws, sc = wk
+    axes = C.axes
+    b = axes.shape[0]
+    if spec.form == 0:
+        for r in range(b):
+            m[r] = V[r]
+        return
+    kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
+    momentum_terms(C.parent, axes, qd, ws.S, ws.IA, ws.vel, ws.cacc, sc.Ic0, sc.hm)
+    six = sc.six
+    for r in range(6):
+        six[r] = 0.0
+    for r in range(b):
+        f = sc.hm[axes[r]]
+        for c in range(b):
+            f += (sc.Ic0[axes[r], axes[c]] + C.rootx[axes[r], axes[c]]) * V[c]
+        six[axes[r]] = f
+    if spec.form == 2:
+        for r in range(b):
+            m[r] = six[axes[r]]
+        return
+    _mul4(spec.gri, g, sc.rel)
+    coad(sc.rel, six, sc.six2, True)
+    for r in range(b):
+        m[r] = sc.six2[axes[r]]
+
+
+@njit(**OPT)
+def _energy(C, F, g, V, q, qd, wk):
+    """(kinetic, potential) energy: ``½Σ_k v_kᵀI_kv_k + ½VᵀM_AV`` and the gravitational
+    ``−aᵀ(m p_g + R_g h)`` (h the total first moment of the rigid masses) plus the conservative
+    force elements' potential."""
+    ws = wk.ws
+    n = q.shape[0]
+    axes = C.axes
+    b = axes.shape[0]
+    kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
+    velocities(C.parent, ws.S, axes, V, qd, ws.vel, ws.cacc)
+    T = 0.0
+    h0 = 0.0
+    h1 = 0.0
+    h2 = 0.0
+    mass = 0.0
+    for k in range(n + 1):
+        for r in range(6):
+            f = 0.0
+            for c in range(6):
+                f += ws.IA[k, r, c] * ws.vel[k, c]
+            T += 0.5 * ws.vel[k, r] * f
+        mass += ws.IA[k, 0, 0]
+        h0 += ws.IA[k, 5, 1]
+        h1 += ws.IA[k, 3, 2]
+        h2 += ws.IA[k, 4, 0]
+    for r in range(b):
+        for c in range(b):
+            T += 0.5 * V[r] * C.rootx[axes[r], axes[c]] * V[c]
+    U = 0.0
+    for r in range(3):
+        U -= C.grav[r] * (mass * g[r, 3] + g[r, 0] * h0 + g[r, 1] * h1 + g[r, 2] * h2)
+    return T, U + potential(F, g, ws.Rw, ws.Pw)
+
+
+# ----------------------------------------------------------------------------- entry points
+# Each takes the one buffer of records.buffer_views instead of the Work views.
+@njit(**OPT)
+def stage_begin(C, spec, tab, i, x, pr, buf):
+    """:func:`_stage_begin`; the stage state is then in the scratch (``sc.pose``, ``sc.Vs``,
+    ``sc.qs``, ``sc.qds``)."""
+    return _stage_begin(C, spec, tab, i, x, pr, _work(C, buf))
+
+
+@njit(**OPT)
+def stage_end(C, F, spec, i, pr, inp, buf):
+    """:func:`_stage_end`."""
+    return _stage_end(C, F, spec, i, pr, inp, _work(C, buf))
+
+
+@njit(**OPT)
+def stage_finish(C, spec, tab, x, pr, y, buf):
+    """:func:`_stage_finish`."""
+    return _stage_finish(C, spec, tab, x, pr, y, _work(C, buf))
+
+
+@njit(**OPT)
+def engine_step(C, F, tab, spec, x, inp, pr, y, buf):
+    """One whole RKMK step in one call (:func:`_engine_step`)."""
+    return _engine_step(C, F, tab, spec, x, inp, pr, y, _work(C, buf))
+
+
+@njit(**OPT)
+def engine_stage_state(C, spec, g, Theta, s, buf):
+    """The pose ``s.g = g exp(ι₀Θ)`` and velocity ``s.V`` of the stage state ``(s.m, s.q,
+    s.qd)`` (for a controller called at the stage).  Returns a status code."""
+    wk = _work(C, buf)
+    _at_increment(spec, g, Theta, s, wk)
+    return _stage_velocity(C, spec.form, s, wk)
+
+
+@njit(**OPT)
+def engine_stage(C, F, spec, g, Theta, s, qdd_p, inp, rates, buf):
+    """All rates of one stage state ``(g exp(ι₀Θ), s.m, s.q, s.qd)`` with given inputs:
+    ``Θ̇`` (6-vector, zero off 𝔥), ``ṁ``, ``q̈``, the power and the velocity ``s.V``."""
+    wk = _work(C, buf)
+    sc = wk.sc
+    b = C.axes.shape[0]
+    _at_increment(spec, g, Theta, s, wk)
+    st = _stage_velocity(C, spec.form, s, wk)
+    if st != 0:
+        return st
+    st = _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk)
+    if st != 0:
+        return st
+    for r in range(6):
+        sc.six[r] = 0.0
+        sc.theta[r] = -Theta[r]
+    for r in range(b):
+        sc.six[C.axes[r]] = s.V[r]
+    dexp_inv_apply(sc.theta, sc.six, sc.six2)
+    for r in range(6):
+        rates.dTheta[r] = 0.0
+    for r in range(b):
+        rates.dTheta[C.axes[r]] = sc.six2[C.axes[r]]
+    return 0
+
+
+@njit(**OPT)
+def momentum_variable(C, spec, g, V, q, qd, m, buf):
+    """:func:`_momentum_variable`."""
+    _momentum_variable(C, spec, g, V, q, qd, m, _work(C, buf))
+
+
+@njit(**OPT)
+def energy(C, F, g, V, q, qd, buf):
+    """:func:`_energy`: (kinetic, potential)."""
+    return _energy(C, F, g, V, q, qd, _work(C, buf))
