@@ -57,7 +57,10 @@ def _nodes(context):
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              name="robot_state_publisher", output="screen",
              parameters=[{"robot_description": ParameterValue(model_urdf, value_type=str),
-                          "use_sim_time": False}]),
+                          "use_sim_time": False,
+                          # TF for every state, also the heartbeats while the node holds
+                          # (see sim.launch.py)
+                          "ignore_timestamp": True}]),
         Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
              arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz")],
              parameters=[{"use_sim_time": False}],

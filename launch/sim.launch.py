@@ -86,7 +86,14 @@ def _nodes(context):
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              name="robot_state_publisher", output="screen",
              parameters=[{"robot_description": ParameterValue(model_urdf, value_type=str),
-                          "use_sim_time": use_sim_time}]),
+                          "use_sim_time": use_sim_time,
+                          # TF for every joint state, not only for one stamped
+                          # 1/publish_frequency after its last: while the simulation is
+                          # paused, the dynamics node's heartbeat states advance the stamp by
+                          # nanoseconds only, and a TF listener started during the pause (RViz,
+                          # tf2_echo) would never get the arm's frames ("two or more
+                          # unconnected trees"); tf2 drops exact repeats silently
+                          "ignore_timestamp": True}]),
         Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
              arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz")],
              parameters=[{"use_sim_time": use_sim_time}],

@@ -490,6 +490,11 @@ def _check_launch(launch_file, args):
     rsp = resolved_parameters(by_exe["robot_state_publisher"], ctx)
     rsp_urdf = rargs.parameter_overrides_for(rsp, "/robot_state_publisher")["robot_description"]
     assert rsp_urdf == model_urdf
+    # TF for every joint state, also for the paused heartbeats, whose stamps advance by
+    # nanoseconds only: a TF listener started during a pause gets the arm's frames
+    # (test_sim_launch_real.py checks it with the real robot_state_publisher)
+    assert rargs.parameter_overrides_for(rsp, "/robot_state_publisher")["ignore_timestamp"] \
+        is True
     scn = load_scenario(scenario)
     from vm_dynamics import load_model
     rsp_model = load_model(rsp_urdf, base=scn.model.base_type, gravity=scn.model.gravity)
@@ -533,6 +538,8 @@ def test_hil_launch_wires_the_driver_to_the_measured_node(args):
             assert resolved.values["dt"] == pytest.approx(1.0 / float(args.get("rate", 250.0)))
         if node.executable == "fake_arm_driver":
             assert resolved.values["topic"] == topic
+        if node.executable == "robot_state_publisher":    # TF also while the node holds
+            assert resolved.values["ignore_timestamp"] is True
         _, pub, _ = node_interface(node)
         published.update(pub)
     if "fake_arm_driver" in names:

@@ -104,8 +104,8 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
         t_paused = got["clock"][-1].clock.sec + 1e-9 * got["clock"][-1].clock.nanosec
         _spin_until(node, lambda: False, 1.0)
         later = got["clock"][n_clock:] if len(got["clock"]) > n_clock else []
-        # paused: simulated time stands (each heartbeat is stamped 1 ns later, so that TF
-        # listeners that start now still get the tree; DynamicsCore.stamp_ns)
+        # paused: simulated time stands (each heartbeat is stamped 1 ns later; see
+        # DynamicsCore.stamp_ns, and test_sim_launch_real.py for a TF listener joining now)
         assert all(0 <= c.clock.sec + 1e-9 * c.clock.nanosec - t_paused < 1e-6 for c in later)
         fut = pause.call_async(SetBool.Request(data=False))
         assert _spin_until(node, fut.done, 20.0) and fut.result().success

@@ -220,11 +220,13 @@ class DynamicsCore:
     @property
     def stamp_ns(self) -> int:
         """Stamp of the state and clock messages (ns): simulated time ``steps · dt``, plus one
-        nanosecond per heartbeat sent while paused.  robot_state_publisher republishes TF only
-        for a new stamp and tf2 drops a repeated one (TF_REPEATED_DATA), so without the nudge a
-        TF listener that starts during a pause never sees the arm's frames ("two or more
-        unconnected trees").  The nudge stays below ``dt / 2`` (a pause of hours at 50 Hz), so
-        stamps stay strictly increasing when the simulation resumes."""
+        nanosecond per heartbeat sent while paused, so that each paused state is a new sample
+        for TF listeners.  (robot_state_publisher republishes the arm's TF for a heartbeat only
+        with ``ignore_timestamp``, as the launch files start it: by default it waits for a stamp
+        ``1/publish_frequency`` after its last, and a TF listener that starts during a pause
+        would never see the arm's frames, "two or more unconnected trees".)  The nudge stays
+        below ``dt / 2`` (a pause of hours at 50 Hz), so stamps stay strictly increasing when
+        the simulation resumes."""
         return rm.stamp_to_ns(self.t) + self.schedule.heartbeat_ns
 
     @property
