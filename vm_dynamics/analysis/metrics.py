@@ -44,8 +44,10 @@ def _fast(model):
     return None
 
 
-def energy_series(model, traj) -> tuple[np.ndarray, np.ndarray]:
-    """(E(t), K(t)) along a trajectory."""
+def energy_series(model, traj, elements=()) -> tuple[np.ndarray, np.ndarray]:
+    """(E(t), K(t)) along a trajectory; E includes the potential energy of the conservative
+    force elements among ``elements``."""
+    from ..forces import potential_energy
     N = len(traj.t)
     E = np.empty(N)
     K = np.empty(N)
@@ -57,6 +59,8 @@ def energy_series(model, traj) -> tuple[np.ndarray, np.ndarray]:
         else:
             K[k] = model.kinetic_energy(traj.V[k], traj.q[k], traj.qd[k])
         E[k] = K[k] + model.potential_energy(traj.g[k], traj.q[k])
+        if elements:
+            E[k] += potential_energy(model, elements, traj.g[k], traj.q[k])
     return E, K
 
 
@@ -216,11 +220,14 @@ class ConservationChecks:
         }
 
 
-def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
+def conservation_checks(model, traj, frame_wrenches=None, elements=()) -> ConservationChecks:
     """Energy balance and the conservation laws that hold for this run, decided from what
     acted on the system (see the module docstring); ``frame_wrenches`` as in
-    :func:`input_power`."""
-    E, K = energy_series(model, traj)
+    :func:`input_power` (the non-conservative ones: they do work); the conservative force
+    elements among ``elements`` are in the energy as potential energy (and stop the momentum
+    from being conserved)."""
+    elements = tuple(e for e in elements if e.conservative)
+    E, K = energy_series(model, traj, elements)
     frames_act = False
     if frame_wrenches is not None:      # stops at the first sample with a non-zero wrench
         frames_act = any(np.any(np.asarray(w) != 0.0)
@@ -254,6 +261,8 @@ def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
         why.append("vehicle wrench")
     if frames_act:
         why.append("frame wrenches")
+    if elements:
+        why.append("force elements " + ", ".join(sorted({e.kind for e in elements})))
     momentum_conserved = not why
     change, mscale = None, 1.0
     if momentum_conserved:
