@@ -113,6 +113,24 @@ def test_two_body_parameters_and_errors():
         Simulator(model, 0.01, forces=[TwoBody()])
 
 
+def test_scenario_two_body_section():
+    """A scenario file asks for an orbit with the flat ``two_body`` section (a ROS parameter
+    file holds no list of mappings); its values and names are checked, and uniform gravity
+    with it is an error naming both."""
+    from vm_dynamics.config.scenario import load_scenario
+    assert load_scenario("orbit_spacecraft_arm").forces == (TwoBody(),)
+    scn = load_scenario("orbit_spacecraft_arm", {"two_body.mu": 4.9048695e12,
+                                                 "two_body.gradient": False})
+    assert scn.forces == (TwoBody(4.9048695e12, gradient=False),)
+    assert load_scenario("orbit_spacecraft_arm", {"two_body.mu": 0.0}).forces == ()
+    for over, msg in (({"two_body.mu": -1.0}, r"two_body"),
+                      ({"two_body.gradient": "yes"}, r"two_body.gradient"),
+                      ({"two_body.radius": 1.0}, r"two_body.radius"),
+                      ({"gravity": [0.0, 0.0, -9.81]}, r"two_body: the model's uniform gravity")):
+        with pytest.raises(ValueError, match=msg):
+            load_scenario("orbit_spacecraft_arm", over)
+
+
 # ----------------------------------------------------------------------------- orbits
 def _two_body_rhs(t, y):
     r = y[:3]
