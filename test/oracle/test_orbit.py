@@ -318,5 +318,10 @@ def test_conservation_checks_count_the_orbital_potential():
     s = checks.summary()
     assert s["energy_balance_rel"] <= 1e-9, s          # 5e-11 measured (integration error)
     assert s["momentum_drift_rel"] is None and "two_body" in s["conservation"]["momentum"]
+    # the compiled potential of the analysis == the element's own (Python) potential
+    U = metrics.element_potentials(scn.model, traj, scn.forces)
+    for k in (0, len(traj.t) // 2, -1):
+        Uk = scn.forces[0].potential_energy(scn.model, traj.g[k], traj.q[k])
+        assert abs(U[k] - Uk) <= 1e-13 * abs(Uk)
     without = metrics.conservation_checks(scn.model, traj).summary()
     assert without["energy_balance_rel"] > 1e-5, without
