@@ -30,7 +30,8 @@ import numpy as np
 from ..core import lie
 from ..dynamics import lp
 
-__all__ = ["energy_series", "momentum_series", "energy_drift_rel", "momentum_drift_rel",
+__all__ = ["energy_series", "element_potentials", "momentum_series", "energy_drift_rel",
+           "momentum_drift_rel",
            "tracking_errors", "attitude_changes_deg", "input_power", "cumulative_work",
            "conserved_momentum", "gravity_conserves_momentum", "conservation_checks",
            "ConservationChecks"]
@@ -44,8 +45,33 @@ def _fast(model):
     return None
 
 
-def energy_series(model, traj) -> tuple[np.ndarray, np.ndarray]:
-    """(E(t), K(t)) along a trajectory."""
+def element_potentials(model, traj, elements) -> np.ndarray:
+    """Potential energy of the conservative force ``elements`` at every sample (N,): by the
+    engine's compiled dispatcher (:func:`vm_dynamics.forces.kernels.potential`) when numba is
+    installed, else by each element's :meth:`~vm_dynamics.forces.ForceElement.potential_energy`
+    (about a millisecond a sample)."""
+    from ..dynamics import fast
+    from ..forces import compile_forces, potential_energy
+    elements = [e for e in elements if e.conservative]
+    if not fast.numba_available():
+        return np.array([potential_energy(model, elements, g, q)
+                         for g, q in zip(traj.g, traj.q)])
+    from ..dynamics.fast.kernels.kinematics import kinematics, workspace
+    from ..forces.kernels import potential
+    C = fast.fast_model(model).kernel_constants
+    F = compile_forces(model, elements)
+    ws = workspace(model.n_full)
+    out = np.empty(len(traj.t))
+    for k in range(len(traj.t)):
+        qf = np.ascontiguousarray(model.coupling.full_positions(traj.q[k]), dtype=float)
+        kinematics(C.parent, C.jtype, C.xi, C.inert, qf, ws.Rw, ws.Pw, ws.S, ws.IA)
+        out[k] = potential(F, np.ascontiguousarray(traj.g[k]), ws.Rw, ws.Pw)
+    return out
+
+
+def energy_series(model, traj, elements=()) -> tuple[np.ndarray, np.ndarray]:
+    """(E(t), K(t)) along a trajectory; E includes the potential energy of the conservative
+    force elements among ``elements``."""
     N = len(traj.t)
     E = np.empty(N)
     K = np.empty(N)
@@ -57,6 +83,8 @@ def energy_series(model, traj) -> tuple[np.ndarray, np.ndarray]:
         else:
             K[k] = model.kinetic_energy(traj.V[k], traj.q[k], traj.qd[k])
         E[k] = K[k] + model.potential_energy(traj.g[k], traj.q[k])
+    if any(e.conservative for e in elements):
+        E += element_potentials(model, traj, elements)
     return E, K
 
 
@@ -216,11 +244,14 @@ class ConservationChecks:
         }
 
 
-def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
+def conservation_checks(model, traj, frame_wrenches=None, elements=()) -> ConservationChecks:
     """Energy balance and the conservation laws that hold for this run, decided from what
     acted on the system (see the module docstring); ``frame_wrenches`` as in
-    :func:`input_power`."""
-    E, K = energy_series(model, traj)
+    :func:`input_power` (the non-conservative ones: they do work); the conservative force
+    elements among ``elements`` are in the energy as potential energy (and stop the momentum
+    from being conserved)."""
+    elements = tuple(e for e in elements if e.conservative)
+    E, K = energy_series(model, traj, elements)
     frames_act = False
     if frame_wrenches is not None:      # stops at the first sample with a non-zero wrench
         frames_act = any(np.any(np.asarray(w) != 0.0)
@@ -254,6 +285,8 @@ def conservation_checks(model, traj, frame_wrenches=None) -> ConservationChecks:
         why.append("vehicle wrench")
     if frames_act:
         why.append("frame wrenches")
+    if elements:
+        why.append("force elements " + ", ".join(sorted({e.kind for e in elements})))
     momentum_conserved = not why
     change, mscale = None, 1.0
     if momentum_conserved:

@@ -98,11 +98,13 @@ def analyse(run, traj, summary, diverged, stop, log):
     from ..analysis import metrics as analysis
     scn, model = run.scn, run.scn.model
     with phase(log, "energy and momentum balance"):
+        from ..forces import total_wrenches
         frame_fn = None
-        if any(e.acts_on_frames for e in scn.forces):
+        working = [e for e in scn.forces if not e.conservative]   # the others: potential energy
+        if any(e.acts_on_frames for e in working):
             def frame_fn(t, state):
-                return scn.environment_wrenches(t, state)[1]
-        checks = analysis.conservation_checks(model, traj, frame_fn)
+                return total_wrenches(model, working, state.g, state.V, state.q)[1]
+        checks = analysis.conservation_checks(model, traj, frame_fn, scn.forces)
     summary.update(checks.summary())
     if diverged is None:
         diverged = energy_divergence(run, traj, checks)

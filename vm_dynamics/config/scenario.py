@@ -263,7 +263,8 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         divergence_threshold=top["divergence_threshold"],
     )
     from ..forces import as_elements, compile_forces, elements_from_config
-    scn.forces = as_elements(elements_from_config(params.get("forces")), hydro)
+    scn.forces = as_elements(elements_from_config(params.get("forces"))
+                             + _two_body(mapping(params, "two_body")), hydro)
     compile_forces(model, scn.forces)           # unknown frames or links surface now
     scn.prescribed = prescribed_motion(sections["prescribed"], scn.q0)
     if scn.prescribed is not None:      # evaluate once, so that its errors surface now
@@ -272,6 +273,16 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
 
 
 #: The top-level values vm-sim reads, checked by the scenario model's table.
+def _two_body(section: dict | None) -> tuple:
+    """The two_body element of the ``two_body`` section (``mu`` > 0, ``gradient``), or none
+    (no section or ``mu`` 0).  A ROS parameter file holds no list of mappings, so this flat
+    section is how a scenario file asks for an orbit."""
+    if not section or section.get("mu", 0.0) == 0.0:
+        return ()
+    from ..forces import ELEMENTS
+    return (ELEMENTS["two_body"].from_config({"kind": "two_body", **section}, "two_body"),)
+
+
 _TOP_LEVEL = ("robot_description_xacro", "base_type", "gravity", "integrator", "dt", "duration",
               "hydrodynamics_file", "divergence_threshold")
 

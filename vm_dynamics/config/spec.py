@@ -258,6 +258,12 @@ SCENARIO_PARAMETERS: dict[str, Parameter] = _table({
     "input.frequency": (None, "sinusoid: Hz"),
     "input.phase": (None, "sinusoid: one phase per joint (rad)"),
     "use_sim_time": (False, "ROS: follow /clock (set by the launch files)"),
+    "two_body.mu": (0.0, "vm-sim: gravitational parameter of a central body at the inertial "
+                    "origin, m^3/s^2 (Earth 3.986004418e14): two-body gravity and its gradient "
+                    "on every body (force element two_body; gravity must be [0, 0, 0]); 0: none",
+                    _nonnegative),
+    "two_body.gradient": (True, "vm-sim: with two_body.mu, the gravity-gradient force and "
+                          "torque (false: point masses at the centres of mass)", _flag),
     "forces": ([], "vm-sim: force elements besides gravity and the hydrodynamics_file, a list "
                "of mappings with a 'kind' (vm_dynamics.forces.ELEMENTS) and its parameters; "
                "checked by vm_dynamics.forces.elements_from_config"),

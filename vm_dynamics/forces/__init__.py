@@ -6,7 +6,8 @@ from .base import ForceElement, as_elements, potential_energy, total_wrenches, v
 from .hydrodynamics import LinkBuoyancy, VehicleHydrodynamics, hydrodynamics_elements
 from .registry import ELEMENTS, Forces, compile_forces, elements_from_config
 from .spring import Spring
+from .two_body import MU_EARTH, TwoBody
 
 __all__ = ["ForceElement", "as_elements", "potential_energy", "total_wrenches", "vehicle_wrench",
            "LinkBuoyancy", "VehicleHydrodynamics", "hydrodynamics_elements", "Forces",
-           "ELEMENTS", "compile_forces", "elements_from_config", "Spring"]
+           "ELEMENTS", "compile_forces", "elements_from_config", "Spring", "TwoBody", "MU_EARTH"]

@@ -39,6 +39,10 @@ class ForceElement:
     conservative: ClassVar[bool] = False
     #: False if :meth:`wrenches` never returns frame wrenches (a vehicle wrench only)
     acts_on_frames: ClassVar[bool] = True
+    #: True if the element keeps the system in orbit (a lasting central force at orbital
+    #: speed): ``formulation="auto"`` then integrates the velocity
+    #: (:func:`vm_dynamics.sim.records.choose_formulation` says why)
+    orbital: ClassVar[bool] = False
 
     def key(self) -> tuple:
         """What makes two elements the same effect (equality and hash; default: identity).

@@ -10,6 +10,7 @@ import numpy as np
 
 from .hydrodynamics import LinkBuoyancy, LinkBuoyancyParams, VehicleHydrodynamics, VehicleHydrodynamicsParams
 from .spring import Spring, SpringParams
+from .two_body import TwoBody, TwoBodyParams
 
 __all__ = ["Forces", "ELEMENTS", "compile_forces", "elements_from_config"]
 
@@ -34,10 +35,13 @@ class Forces(NamedTuple):
     spring: SpringParams = _none(
         SpringParams, body=((0,), _I), point=((0, 3), _F), anchor=((0, 3), _F),
         stiffness=((0,), _F))
+    two_body: TwoBodyParams = _none(
+        TwoBodyParams, body=((0,), _I), mu=((0,), _F), mass=((0,), _F), com=((0, 3), _F),
+        inertia=((0, 3, 3), _F), gradient=((0,), _F))
 
 
 #: the element class of each kind (``kind`` in scenario/node parameters)
-ELEMENTS = {cls.kind: cls for cls in (VehicleHydrodynamics, LinkBuoyancy, Spring)}
+ELEMENTS = {cls.kind: cls for cls in (VehicleHydrodynamics, LinkBuoyancy, Spring, TwoBody)}
 
 
 def elements_from_config(specs, where: str = "forces") -> tuple:
