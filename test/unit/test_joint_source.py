@@ -101,3 +101,20 @@ def test_prescribed_source_runs_the_wheel_loop_and_bad_sources_are_named():
         core(joint_source="prescribed", **{"prescribed.type": ""})
     with pytest.raises(ValueError, match="measured.joint_names: expected 3 names"):
         core(joint_source="measured", **{"measured.joint_names": ["a"]})
+
+
+def test_the_fake_drivers_drop_outs_drop_whole_samples_only():
+    """A 0.03 s drop-out every 1 s at 100 Hz drops exactly 3 samples each time (a 0.04 s gap,
+    below the default ``measured.max_gap`` of 0.05 s): the float phase ``2.03 % 1.0`` is
+    0.0299999…, which once dropped a fourth sample and made a 0.05 s gap that the node, with
+    stamps near 1.8e9 s, took for a long gap or not depending on the wall clock."""
+    from types import SimpleNamespace
+
+    from vm_dynamics.nodes.fake_arm_driver import FakeArmDriver
+
+    drv = SimpleNamespace(drop_period=1.0, drop_len=0.03)
+    dropped = [k for k in range(1001) if FakeArmDriver._dropped(drv, k / 100)]
+    assert dropped == [100 * m + i for m in range(1, 10) for i in range(3)] + [1000]
+    drv = SimpleNamespace(drop_period=1.5, drop_len=0.3)
+    dropped = [k for k in range(451) if FakeArmDriver._dropped(drv, k / 100)]
+    assert dropped == list(range(150, 180)) + list(range(300, 330)) + list(range(450, 451))

@@ -18,6 +18,7 @@ so the stamps are exact whatever the scheduling jitter (the arrival times carry 
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -143,8 +144,13 @@ class FakeArmDriver:
         transport.timer(min(1.0 / self.rate, 0.002), self.tick)
 
     def _dropped(self, tk: float) -> bool:
-        return self.drop_period > 0 and tk >= self.drop_period and \
-            (tk % self.drop_period) < self.drop_len
+        """Whether the sample at ``tk`` falls in a drop-out ``[m·period, m·period + duration)``,
+        m ≥ 1.  The phase is taken with a 1 ns tolerance: ``2.03 % 1.0`` is 0.0299999…, and a
+        plain ``<`` would drop a fourth sample of a 0.03 s drop-out at 100 Hz (a 0.05 s gap)."""
+        if self.drop_period <= 0 or tk < self.drop_period - 1e-9:
+            return False
+        phase = tk - self.drop_period * math.floor(tk / self.drop_period + 1e-9)
+        return phase < self.drop_len - 1e-9
 
     def tick(self) -> None:
         if self.done:
