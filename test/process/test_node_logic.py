@@ -726,7 +726,7 @@ def test_dynamics_and_controller_nodes_over_dds(monkeypatch, tmp_path):
         assert errs[-50:, 1].mean() < 2e-2 and errs[:, 1].max() > 0.2
         # kill the controller: the watchdog trips and the simulation keeps publishing
         procs["ctl"].terminate()
-        procs["ctl"].wait(10)
+        procs["ctl"].wait(60)             # eventually: a loaded machine slows the exit
         n_before = len(got["/joint_states"])
 
         def tripped():
