@@ -75,8 +75,7 @@ def run(dyn, ctrl, until):
     while dyn.t < until - 1e-9:
         assert all(feed(dyn, ctrl, dyn.t))
         for key, msg in ctrl.command_messages(dyn.t):
-            (dyn.apply_effort_command if key == "effort_commands"
-             else dyn.apply_base_wrench)(msg)
+            dyn.apply_command(key, msg)
         assert dyn.run(dyn.steps_per_period) == dyn.steps_per_period, dyn.error
 
 

@@ -67,8 +67,7 @@ def feed_state(dyn, ctrl):
 def feed_commands(dyn, ctrl, t=None):
     msgs = ctrl.command_messages(t)
     for key, msg in msgs:
-        ok = (dyn.apply_effort_command if key == "effort_commands"
-              else dyn.apply_base_wrench)(wire(msg))
+        ok = dyn.apply_command(key, wire(msg))
         assert ok, dyn.log.records
     return msgs
 
@@ -344,7 +343,7 @@ def _lockstep_run(seed):
             ctrl.on_odometry(wire(out["odom"]))
             if ctrl.lockstep_ready():                 # ... but commands once per state
                 msgs = dict(ctrl.command_messages())
-                assert dyn.apply_effort_command(wire(msgs["effort_commands"]))
+                assert dyn.apply_joint_command(wire(msgs["joint_commands"]))
                 assert dyn.advance_lockstep() == 0    # efforts alone are not enough
                 if dyn.t > 0:                             # a late wrench for an old state
                     stale = rm.wrench_stamped_msg(dyn.t - 0.01, np.ones(6), "base_link")
@@ -814,6 +813,63 @@ def test_foxglove_server_on_loopback_serves_joint_states():
         server.stop()
 
 
+def _lockstep_states(duplicate_at=None, periods=20):
+    """Closed loop in lockstep over the wire; at period ``duplicate_at`` the controller's
+    answer arrives twice (it answered a state the dynamics node re-sent while the first
+    answer was still on its way)."""
+    p = scenario("planar_rover", dt=0.005, lockstep=True,
+                 **{"initial.joint_positions": [0.5, 0.0]})
+    dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
+    ignored = []
+    for k in range(periods):
+        feed_state(dyn, ctrl)
+        msgs = feed_commands(dyn, ctrl, dyn.t)
+        assert [key for key, _ in msgs] == ["joint_commands", "base_wrench"]
+        assert dyn.advance_lockstep() == dyn.steps_per_period
+        if k == duplicate_at:
+            ignored = [dyn.apply_command(key, wire(msg)) for key, msg in msgs]
+            assert not dyn.lockstep_ready() and dyn.advance_lockstep() == 0
+    return np.concatenate([dyn.g.ravel(), dyn.V, dyn.q, dyn.qd]), ignored, dyn.log.records
+
+
+def test_lockstep_a_second_answer_to_one_state_is_not_applied_to_the_next_period():
+    """In lockstep the controller's efforts go as a JointState stamped with the state they
+    answer, so a duplicate answer is ignored: the run is bit-identical to one without it.
+    (Unstamped Float64MultiArray efforts could not say which state they answered: the
+    duplicate counted as the next period's command and every later period got the command of
+    the state before — a one-period lag for the rest of the run.)"""
+    clean, _, _ = _lockstep_states()
+    dup, ignored, records = _lockstep_states(duplicate_at=5)
+    assert ignored == [False, False]
+    assert np.array_equal(clean, dup)
+    assert any("lockstep: ignored a joint command stamped" in r[2] for r in records), records
+
+
+def test_joint_commands_by_name_are_checked_and_name_the_culprit():
+    p = scenario("planar_rover", dt=0.005)
+    dyn = DynamicsCore.from_params(p)
+    joints = dyn.robot.joints
+    ok = rm.joint_state_msg(0.0, list(reversed(joints)), None, effort=[2.0, 1.0])
+    assert dyn.apply_joint_command(wire(ok))
+    assert list(dyn.applied_effort()) == [1.0, 2.0]           # by name, not by position
+    bad = [(rm.joint_state_msg(0.0, joints + ["joint_3"], None, effort=[0.0, 0.0, 1.0]),
+            "unknown joint names ['joint_3']"),
+           (rm.joint_state_msg(0.0, joints[:1], None, effort=[1.0]),
+            f"missing joint names ['{joints[1]}']"),
+           (rm.joint_state_msg(0.0, joints, [0.0, 0.0]), "effort has 0 entries"),
+           (rm.float64_multi_array_msg([1.0, 2.0]), "expected a sensor_msgs/msg/JointState")]
+    for msg, text in bad:
+        assert not dyn.apply_joint_command(msg)
+        assert text in dyn.effort.last_error, (text, dyn.effort.last_error)
+        assert list(dyn.applied_effort()) == [1.0, 2.0]       # the last valid input stays
+    nan = rm.joint_state_msg(0.0, joints, None, effort=[0.0, 0.0])
+    nan.effort[1] = float("nan")
+    assert not dyn.apply_joint_command(nan) and "NaN" in dyn.effort.last_error
+    # outside lockstep the stamp does not gate the command
+    assert dyn.run(4) == 4
+    assert dyn.apply_joint_command(rm.joint_state_msg(0.0, joints, None, effort=[3.0, 4.0]))
+
+
 def test_heartbeats_while_paused_carry_new_stamps_so_a_late_tf_listener_can_join():
     """robot_state_publisher republishes TF only for a new joint-state stamp and tf2 drops a
     repeated stamp, so a TF listener started during a pause would never see the arm's frames.
@@ -888,6 +944,6 @@ def test_the_dynamics_node_subscribes_what_its_subscriptions_table_says(monkeypa
     monkeypatch.setattr(dn, "SUBSCRIPTIONS", edited)
     t = RecordingTransport(dict(dn.node_parameter_defaults(), **params))
     node = dn.DynamicsNode(t, DynamicsCore.from_params(params), wall=FakeClock())
-    assert set(t.subscribed) == {"effort_controller/commands"}
+    assert set(t.subscribed) == {"effort_controller/commands", "joint_commands"}
     assert t.subscribed["effort_controller/commands"] == ("std_msgs/msg/Float32MultiArray",
                                                           node.on_effort)

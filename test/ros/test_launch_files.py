@@ -510,7 +510,8 @@ def _check_launch(launch_file, args):
     for topic, mtype in subscribed.items():
         if topic.startswith("/controller_node/"):
             continue                                   # references: from the user
-        if topic in ("/effort_controller/commands", "/base_wrench") and not expect_ctrl:
+        if topic in ("/effort_controller/commands", "/joint_commands", "/base_wrench") \
+                and not expect_ctrl:
             continue                                   # open loop: nobody commands
         if topic == "/measured/joint_states":
             continue                                   # joint_source measured (hil.launch.py)

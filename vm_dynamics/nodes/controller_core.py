@@ -543,14 +543,21 @@ class ControllerCore:
 
     def command_messages(self, now: float | None = None) -> list:
         """``[('effort_commands', Float64MultiArray), ('base_wrench', WrenchStamped)]`` or [];
-        the wrench is stamped with the state it answers (see :meth:`compute`)."""
+        the wrench is stamped with the state it answers (see :meth:`compute`).  In lockstep
+        the efforts go as ``('joint_commands', JointState)`` by joint name, stamped with that
+        state too, so the dynamics node applies each answer to its own period only."""
         out = self.compute(now)
         if out is None:
             return []
         tau, bw = out
         stamp = self.last_t
+        tau = tau[self.robot.joint_index]
         try:
-            return [("effort_commands", rm.float64_multi_array_msg(tau[self.robot.joint_index])),
+            efforts = (("joint_commands", rm.joint_state_msg(stamp, self.robot.joints, None,
+                                                              effort=tau))
+                       if self.lockstep else
+                       ("effort_commands", rm.float64_multi_array_msg(tau)))
+            return [efforts,
                     ("base_wrench", rm.wrench_stamped_msg(stamp, self.model.group.embed(bw),
                                                           self.robot.base_frame))]
         except (ValueError, ArithmeticError) as exc:  # e.g. a stamp outside int32 seconds

@@ -53,6 +53,7 @@ NODE_NAME = "controller_node"
 
 PUBLICATIONS = {
     "effort_commands": ("effort_controller/commands", rm.FLOAT64_MULTI_ARRAY, "default"),
+    "joint_commands": ("joint_commands", rm.JOINT_STATE, "default"),     # lockstep
     "base_wrench": ("base_wrench", rm.WRENCH_STAMPED, "default"),
 }
 SUBSCRIPTIONS = {
@@ -68,8 +69,9 @@ class ControllerNode:
 
     def __init__(self, transport, core: ControllerCore):
         self.t, self.core = transport, core
+        unused = "effort_commands" if core.lockstep else "joint_commands"
         self.pubs = {key: transport.publisher(topic, mtype, qos)
-                     for key, (topic, mtype, qos) in PUBLICATIONS.items()}
+                     for key, (topic, mtype, qos) in PUBLICATIONS.items() if key != unused}
         handlers = {"joint_states": self.on_joint_state, "odom": self.on_odometry,
                     "~/joint_trajectory": core.on_joint_trajectory,
                     "~/base_pose": core.on_base_pose}

@@ -110,7 +110,8 @@ class DynamicsCore:
             raise ValueError(f"dynamics_backend: {exc}") from None
 
         self.inputs = CommandInputs(robot, self.sim, self.log, lambda: self.sim.t, self.timeout,
-                                    self.lockstep, self.joint_source)
+                                    self.lockstep, self.joint_source,
+                                    heartbeat_ns=lambda: self.schedule.heartbeat_ns)
         self.energy_guard = EnergyGuard(self.sim, m, self.log, p["divergence_threshold"],
                                         balance_checked=self.joint_source == "simulated")
         self.user_paused = False
@@ -267,20 +268,20 @@ class DynamicsCore:
         return self.inputs.reject(self.effort, "effort command", reason)
 
     def apply_base_wrench(self, msg: Any) -> bool:
-        """WrenchStamped in ``base_frame`` (body) or ``odom_frame``/``world`` (inertial axes,
-        moment about the vehicle origin: rotated into the body frame); False if rejected."""
-        try:
-            w = rm.parse_wrench_stamped(msg)
-        except ValueError as exc:
-            return self.inputs.reject(self.wrench, "base wrench", str(exc))
-        t_ns = rm.stamp_to_ns(self.t)
-        if self.lockstep and not t_ns <= w.stamp_ns <= t_ns + self.schedule.heartbeat_ns:
-            # lockstep: a wrench answers the state stamped like it (or one of its heartbeats
-            # while paused); an older one is stale
-            self.log.emit("WARN", "stale-wrench", f"lockstep: ignored a base wrench stamped "
-                          f"{w.stamp_ns * 1e-9:.6g} s at t={self.t:.6g} s")
-            return False
-        return self.set_base_wrench(w.wrench, w.frame_id)
+        """WrenchStamped in ``base_frame`` or ``odom_frame``/``world``; False if rejected
+        (see :meth:`CommandInputs.apply_base_wrench`)."""
+        return self.inputs.apply_base_wrench(msg)
+
+    def apply_joint_command(self, msg: Any) -> bool:
+        """JointState effort command by joint name, stamped with the state it answers; False
+        if rejected or ignored (see :meth:`CommandInputs.apply_joint_command`)."""
+        return self.inputs.apply_joint_command(msg)
+
+    def apply_command(self, key: str, msg: Any) -> bool:
+        """A controller's command by its key in ``ControllerCore.command_messages``."""
+        return {"effort_commands": self.apply_effort_command,
+                "joint_commands": self.apply_joint_command,
+                "base_wrench": self.apply_base_wrench}[key](msg)
 
     def set_effort(self, tau) -> bool:
         """In-process input: efforts in the order of ``joints`` (same checks as a message)."""

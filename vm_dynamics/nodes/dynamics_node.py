@@ -118,6 +118,7 @@ NODE_PUBLICATIONS = {
 #: ``measured.topic``)
 SUBSCRIPTIONS = {
     "effort_controller/commands": rm.FLOAT64_MULTI_ARRAY,
+    "joint_commands": rm.JOINT_STATE,            # efforts by joint name, stamped
     "base_wrench": rm.WRENCH_STAMPED,
     "measured/joint_states": rm.JOINT_STATE,     # joint_source measured; measured.topic
 }
@@ -174,6 +175,9 @@ class DynamicsNode:
             "effort_controller/commands": dict(
                 callback=self.on_effort, qos=commands, max_per_turn=per_turn,
                 screen=self.screen_effort,
+                on_drop=lambda n: self._count_dropped("effort_dropped", n)),
+            "joint_commands": dict(
+                callback=self.on_joint_command, qos=commands, max_per_turn=per_turn,
                 on_drop=lambda n: self._count_dropped("effort_dropped", n)),
             "base_wrench": dict(
                 callback=self.on_wrench, qos=commands, max_per_turn=per_turn,
@@ -237,6 +241,12 @@ class DynamicsNode:
         if self._too_many_dims(ndims):
             return
         self.core.apply_effort_command(msg)
+        if self.core.lockstep:
+            self.advance_lockstep()
+        self.core.log.drain_into(self.t.logger)
+
+    def on_joint_command(self, msg) -> None:
+        self.core.apply_joint_command(msg)
         if self.core.lockstep:
             self.advance_lockstep()
         self.core.log.drain_into(self.t.logger)

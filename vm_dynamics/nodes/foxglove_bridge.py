@@ -91,7 +91,8 @@ class FoxgloveBridge:
 
     def __init__(self, params, controller: str | None = None, sink=None,
                  wall=time.monotonic):
-        params = flatten(params)
+        # the cores exchange every period synchronously here: no lockstep between them
+        params = dict(flatten(params), lockstep=False)
         self.wall = wall
         self.dyn = DynamicsCore.from_params(params)
         name = controller if controller is not None else (
@@ -149,7 +150,7 @@ class FoxgloveBridge:
                 elif key == "odom":
                     c.on_odometry(msg)
             for key, msg in c.command_messages():
-                (d.apply_effort_command if key == "effort_commands" else d.apply_base_wrench)(msg)
+                d.apply_command(key, msg)
                 self._emit(key, msg, stamp)
         return d.run(self.steps_per_period) > 0
 

@@ -51,9 +51,11 @@ class CommandInputs:
     measured or prescribed motion (``joint_source``), so efforts are rejected."""
 
     def __init__(self, robot, sim, log: EventLog, now: Callable[[], float], timeout: float,
-                 lockstep: bool, joint_source: str):
+                 lockstep: bool, joint_source: str,
+                 heartbeat_ns: Callable[[], int] = lambda: 0):
         self.robot, self.model, self.sim, self.log, self.now = robot, robot.model, sim, log, now
         self.timeout, self.lockstep, self.joint_source = timeout, lockstep, joint_source
+        self.heartbeat_ns = heartbeat_ns   # stamps of the paused heartbeats: t + 1..this ns
         self.effort = InputChannel(len(robot.joints))
         self.wrench = InputChannel(6)
         self.wrench_inertial = False     # the held wrench is in inertial axes
@@ -115,6 +117,47 @@ class CommandInputs:
         except ValueError as exc:
             return self.reject(self.effort, "effort command", str(exc))
         return self.accept(self.effort, "effort command", values)
+
+    def answers_current_state(self, stamp_ns: int, what: str) -> bool:
+        """Lockstep: a command counts for the current period only if stamped with the state
+        being waited on, ``t`` (or one of its heartbeats while paused).  One stamped with an
+        older state — a late answer, or a second answer to a state re-sent while waiting — is
+        logged and ignored, so no period applies another period's command."""
+        t_ns = rm.stamp_to_ns(self.now())
+        if not self.lockstep or t_ns <= stamp_ns <= t_ns + self.heartbeat_ns():
+            return True
+        self.log.emit("WARN", f"stale-{what.replace(' ', '-')}",
+                      f"lockstep: ignored a {what} stamped {stamp_ns * 1e-9:.6g} s at "
+                      f"t={self.now():.6g} s (it answers an earlier state)")
+        return False
+
+    def apply_joint_command(self, msg: Any) -> bool:
+        """``sensor_msgs/JointState`` effort command by joint name: ``effort`` for every joint
+        of ``joints`` (any order), ``position``/``velocity`` empty or full, no unknown names.
+        Stamped with the state it answers (:meth:`answers_current_state`; 0: unstamped,
+        applied as it arrives, like a Float64MultiArray).  False if rejected or ignored."""
+        if self.efforts_ignored():
+            return False
+        try:
+            js = rm.parse_joint_state(msg, self.robot.joints, required="effort",
+                                      extra_names=False)
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+            return self.reject(self.effort, "joint command", str(exc))
+        if js.stamp_ns and not self.answers_current_state(js.stamp_ns, "joint command"):
+            return False
+        return self.accept(self.effort, "effort command", js.effort)
+
+    def apply_base_wrench(self, msg: Any) -> bool:
+        """WrenchStamped in ``base_frame`` (body) or ``odom_frame``/``world`` (inertial axes,
+        moment about the vehicle origin: rotated into the body frame), stamped with the state
+        it answers (:meth:`answers_current_state`); False if rejected or ignored."""
+        try:
+            w = rm.parse_wrench_stamped(msg)
+        except ValueError as exc:
+            return self.reject(self.wrench, "base wrench", str(exc))
+        if not self.answers_current_state(w.stamp_ns, "base wrench"):
+            return False
+        return self.set_base_wrench(w.wrench, w.frame_id)
 
     def set_effort(self, tau) -> bool:
         """In-process input: efforts in the order of ``joints`` (same checks as a message)."""

@@ -296,8 +296,8 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
                     effort: Any = None, frame_id: str = "") -> Any:
     """``sensor_msgs/JointState``.
 
-    ``pos`` must have one entry per name; ``vel``/``effort`` either the same length
-    or ``None`` (sent as empty arrays, as JointState.msg allows).
+    ``pos``, ``vel`` and ``effort`` each have one entry per name or are ``None`` (sent as
+    an empty array, as JointState.msg allows: an effort command has no positions).
     """
     names = list(names)
     for i, nm in enumerate(names):
@@ -308,7 +308,7 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
     if dup:
         raise ValueError(f"JointState: duplicate joint names {dup}")
     n = len(names)
-    p = finite_vector(pos, n, "JointState.position")
+    p = np.zeros(0) if pos is None else finite_vector(pos, n, "JointState.position")
     v = np.zeros(0) if vel is None else finite_vector(vel, n, "JointState.velocity")
     e = np.zeros(0) if effort is None else finite_vector(effort, n, "JointState.effort")
     f64 = _lib().f64seq

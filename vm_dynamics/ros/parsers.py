@@ -69,12 +69,15 @@ class WrenchData(NamedTuple):
 
 
 
-def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStateData:
+def parse_joint_state(msg: Any, names: Sequence[str] | None = None, *,
+                      required: str = "position", extra_names: bool = True) -> JointStateData:
     """Check a JointState and return its arrays, reordered to ``names`` if given.
 
-    ``position`` must match ``name`` in length; ``velocity``/``effort`` may be empty
-    (returned as ``None``) or must match too.  With ``names``, every requested
-    joint must be present (extra joints in the message are ignored).
+    The ``required`` field (``position`` for a state, ``effort`` for an effort command) must
+    match ``name`` in length; the other fields may be empty (returned as ``None``) or must
+    match too.  With ``names``, every requested joint must be present; names the message has
+    beyond them are ignored, or rejected with ``extra_names=False`` (a command naming an
+    unknown joint is a typo, not extra information).
     """
     expect_msgtype(msg, JOINT_STATE)
     msg_names = list(msg.name)
@@ -85,7 +88,7 @@ def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStat
     fields = {}
     for field in ("position", "velocity", "effort"):
         a = np.asarray(getattr(msg, field), dtype=np.float64).reshape(-1)
-        if a.size == 0 and field != "position" and n > 0:
+        if a.size == 0 and field != required and n > 0:
             fields[field] = None
             continue
         if a.size != n:
@@ -99,6 +102,10 @@ def parse_joint_state(msg: Any, names: Sequence[str] | None = None) -> JointStat
             has = (f"{msg_names}" if n <= 20 else
                    f"{n} names: {msg_names[:10]} … {msg_names[-3:]}")
             raise ValueError(f"JointState: missing joint names {missing} (message has {has})")
+        unknown = [] if extra_names else [nm for nm in msg_names if nm not in set(names)]
+        if unknown:
+            raise ValueError(f"JointState: unknown joint names {unknown[:10]} (the joints are "
+                             f"{names if len(names) <= 20 else names[:10] + ['…']})")
         order = np.array([index[nm] for nm in names], dtype=int)
         fields = {k: (None if v is None else v[order]) for k, v in fields.items()}
         msg_names = names
