@@ -813,36 +813,47 @@ def test_foxglove_server_on_loopback_serves_joint_states():
         server.stop()
 
 
-def _lockstep_states(duplicate_at=None, periods=20):
-    """Closed loop in lockstep over the wire; at period ``duplicate_at`` the controller's
-    answer arrives twice (it answered a state the dynamics node re-sent while the first
-    answer was still on its way)."""
+def _lockstep_states(duplicate=False, stamped=True):
+    """Closed loop in lockstep over the wire, messages handled as the node does (wrench first,
+    a lockstep advance after every message); at t = 0.03 s the controller's efforts arrive
+    twice (it answered a state the dynamics node re-sent while the first answer was still on
+    its way).  ``stamped=False`` sends them as an unstamped Float64MultiArray instead."""
     p = scenario("planar_rover", dt=0.005, lockstep=True,
                  **{"initial.joint_positions": [0.5, 0.0]})
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
-    ignored = []
-    for k in range(periods):
+    apply = dyn.apply_joint_command if stamped else dyn.apply_effort_command
+    accepted = []
+    while dyn.t < 0.1 - 1e-9:
         feed_state(dyn, ctrl)
-        msgs = feed_commands(dyn, ctrl, dyn.t)
-        assert [key for key, _ in msgs] == ["joint_commands", "base_wrench"]
-        assert dyn.advance_lockstep() == dyn.steps_per_period
-        if k == duplicate_at:
-            ignored = [dyn.apply_command(key, wire(msg)) for key, msg in msgs]
-            assert not dyn.lockstep_ready() and dyn.advance_lockstep() == 0
-    return np.concatenate([dyn.g.ravel(), dyn.V, dyn.q, dyn.qd]), ignored, dyn.log.records
+        msgs = dict(ctrl.command_messages(dyn.t))
+        assert set(msgs) == {"joint_commands", "base_wrench"}
+        efforts = wire(msgs["joint_commands"] if stamped else
+                       rm.float64_multi_array_msg(np.asarray(msgs["joint_commands"].effort)))
+        assert dyn.apply_base_wrench(wire(msgs["base_wrench"]))
+        lag = dyn.advance_lockstep()      # 0, unless an unstamped duplicate made efforts fresh
+        assert lag == 0 or (duplicate and not stamped)
+        t_answered = dyn.t
+        assert apply(efforts) and dyn.advance_lockstep() == (0 if lag else dyn.steps_per_period)
+        if duplicate and abs(t_answered - 0.03) < 1e-9:
+            accepted.append(apply(efforts))
+            dyn.advance_lockstep()
+    return np.concatenate([dyn.g.ravel(), dyn.V, dyn.q, dyn.qd]), accepted, dyn.log.records
 
 
 def test_lockstep_a_second_answer_to_one_state_is_not_applied_to_the_next_period():
     """In lockstep the controller's efforts go as a JointState stamped with the state they
     answer, so a duplicate answer is ignored: the run is bit-identical to one without it.
-    (Unstamped Float64MultiArray efforts could not say which state they answered: the
-    duplicate counted as the next period's command and every later period got the command of
-    the state before — a one-period lag for the rest of the run.)"""
+    Unstamped Float64MultiArray efforts cannot say which state they answer: the duplicate
+    counts as the next period's command and every later period gets the command of the state
+    before (a one-period lag for the rest of the run: the check that this test can fail)."""
     clean, _, _ = _lockstep_states()
-    dup, ignored, records = _lockstep_states(duplicate_at=5)
-    assert ignored == [False, False]
+    dup, accepted, records = _lockstep_states(duplicate=True)
+    assert accepted == [False]
     assert np.array_equal(clean, dup)
     assert any("lockstep: ignored a joint command stamped" in r[2] for r in records), records
+    clean, _, _ = _lockstep_states(stamped=False)
+    dup, accepted, _ = _lockstep_states(duplicate=True, stamped=False)
+    assert accepted == [True] and np.max(np.abs(clean - dup)) > 1e-3
 
 
 def test_joint_commands_by_name_are_checked_and_name_the_culprit():
