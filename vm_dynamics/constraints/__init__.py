@@ -4,7 +4,9 @@ from .ball import RollingBall, ball_connection_matrix, rolling_ball
 from .connection import TRIVIALISATIONS, KinematicConnection
 from .hamel import HamelSystem, ReducedLagrangian, ShapeTerms
 from .integrate import ConstrainedTrajectory, simulate_constrained
+from .wheeled import DifferentialDrive, diff_drive_connection_matrix, differential_drive
 
 __all__ = ["KinematicConnection", "TRIVIALISATIONS", "HamelSystem", "ReducedLagrangian",
            "ShapeTerms", "ConstrainedTrajectory", "simulate_constrained", "RollingBall",
-           "rolling_ball", "ball_connection_matrix"]
+           "rolling_ball", "ball_connection_matrix", "DifferentialDrive", "differential_drive",
+           "diff_drive_connection_matrix"]

@@ -35,7 +35,7 @@ class ConstrainedTrajectory:
     xi: np.ndarray
     V: np.ndarray
     energy: np.ndarray
-    work: np.ndarray      # ∫ Q_c·ṙ dt by the trapezoidal rule on the samples
+    work: np.ndarray      # ∫ Q_c·ṙ dt, integrated with the state (same method and order)
 
 
 def _check_inputs(system, t, g0, r0, rd0, method):
@@ -74,27 +74,25 @@ def simulate_constrained(system: HamelSystem, t, g0, r0, rd0, method: str = "rkm
         return forces(tt, g, r, rd)
 
     def rhs(tt, g, y):
-        r, rd = y[:d], y[d:]
+        r, rd = y[:d], y[d:2 * d]
         Qx, Qr = loads(tt, g, r, rd)
-        rdd = system.accelerations(r, rd, Qx, Qr)
+        Q = system.generalized_forces(r, Qx, Qr)
+        rdd = system.accelerations(r, rd, Q_shape=Q)
         xi = system.fiber_velocity(r, rd)
-        return conn.body_velocity(g, xi), np.concatenate([rd, rdd]), None
+        return conn.body_velocity(g, xi), np.concatenate([rd, rdd, [Q @ rd]]), None
 
     N = t.size
-    out = {"g": np.empty((N, 4, 4)), "y": np.empty((N, 2 * d))}
+    out = {"g": np.empty((N, 4, 4)), "y": np.empty((N, 2 * d + 1))}
 
     def on_sample(k, tk, g, y, aux):
         out["g"][k] = g
         out["y"][k] = y
         return False
 
-    integrate(rhs, conn.group, method, t, g0, y0, on_sample, substeps=substeps, rtol=rtol,
+    integrate(rhs, conn.group, method, t, g0, np.append(y0, 0.0), on_sample, substeps=substeps, rtol=rtol,
               atol=atol)
-    r, rd = out["y"][:, :d], out["y"][:, d:]
+    r, rd, work = out["y"][:, :d], out["y"][:, d:2 * d], out["y"][:, 2 * d]
     xi = np.array([system.fiber_velocity(r[k], rd[k]) for k in range(N)])
     V = np.array([conn.body_velocity(out["g"][k], xi[k]) for k in range(N)])
     E = np.array([system.energy(r[k], rd[k]) for k in range(N)])
-    P = np.array([system.generalized_forces(r[k], *loads(t[k], out["g"][k], r[k], rd[k]))
-                  @ rd[k] for k in range(N)])
-    work = np.concatenate([[0.0], np.cumsum(0.5 * (P[1:] + P[:-1]) * np.diff(t))])
     return ConstrainedTrajectory(t=t, g=out["g"], r=r, rd=rd, xi=xi, V=V, energy=E, work=work)
