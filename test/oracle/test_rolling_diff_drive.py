@@ -19,8 +19,7 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.special import fresnel
 
-from vm_dynamics.constraints import (HamelSystem, KinematicConnection, differential_drive,
-                                     simulate_constrained)
+from vm_dynamics.constraints import HamelSystem, KinematicConnection, differential_drive, simulate_constrained
 from vm_dynamics.model import load_model
 
 ROOT = Path(__file__).resolve().parents[2]
