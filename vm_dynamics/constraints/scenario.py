@@ -27,6 +27,7 @@ import numpy as np
 from ..core.rotations import matrix_from_quat
 from ..model.model import load_model
 from .ball import rolling_ball
+from .drive import WheelVelocityController
 from .hamel import HamelSystem
 from .wheeled import differential_drive
 
@@ -47,6 +48,7 @@ class ConstrainedScenario:
     forces: Callable | None
     joint_names: list = field(default_factory=list)
     height: float = 0.0          # the vehicle frame's height above the plane (recording)
+    drive: WheelVelocityController | None = None    # the /cmd_vel controller (diff drive)
 
     def efforts(self, t, g, r, rd) -> np.ndarray:
         """The shape efforts at one sample (zero without forces)."""
@@ -111,13 +113,14 @@ def _diff_drive(params, section, initial, urdf_path, gravity):
     arm_idx = [i for i in range(model.n) if i not in wheels]
     cmd = params.get("cmd_vel") or {}
     v, w = _number(cmd, "linear", 0.0, "cmd_vel"), _number(cmd, "angular", 0.0, "cmd_vel")
-    gain = _number(cmd, "gain", 2.0, "cmd_vel")
-    ref = system.wheel_speeds(v, w)
+    drive = WheelVelocityController(system.wheel_radius, system.wheel_separation, wheels,
+                                    _number(cmd, "gain", 2.0, "cmd_vel"))
+    drive.set_command(v, w)
     arm_law = _arm_law(params, system, arm_idx, model)
 
     def forces(t, g, r, rd):
         Q = np.zeros(model.n)
-        Q[wheels] = gain * (ref - rd[wheels])
+        Q[wheels] = drive.efforts(rd)
         if arm_law is not None:
             Q[arm_idx] = arm_law(r, rd)
         return None, Q
@@ -129,7 +132,7 @@ def _diff_drive(params, section, initial, urdf_path, gravity):
     return ConstrainedScenario(
         "diff_drive", system, g0, _vector(initial, "joint_positions", model.n, np.zeros(model.n)),
         _vector(initial, "joint_velocities", model.n, np.zeros(model.n)), forces,
-        joint_names=list(model.joint_names), height=system.wheel_radius)
+        joint_names=list(model.joint_names), height=system.wheel_radius, drive=drive)
 
 
 def constrained_scenario(params: dict, urdf_path) -> ConstrainedScenario:
