@@ -54,3 +54,25 @@ def test_vm_sim_rejects_a_bad_constraints_section(tmp_path, capsys):
                                 "config/rolling_ball.yaml", "urdf/rolling_ball.urdf")))
     assert cli.main([str(bad), "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "constraints.type" in capsys.readouterr().err
+
+
+def test_every_constrained_scenario_uses_only_known_names_and_a_typo_is_named(tmp_path, capsys):
+    """The constrained scenario files are not dynamics_node parameter files
+    (test_launch_files skips them): their names are checked by constraints.scenario instead."""
+    from pathlib import Path
+
+    from vm_dynamics.config.params import read_params_file
+    from vm_dynamics.constraints.scenario import check_names
+    root = Path(cli.__file__).resolve().parents[2]
+    files = [p for p in sorted((root / "config").glob("*.yaml"))
+             if "constraints" in read_params_file(p)]
+    assert sorted(p.stem for p in files) == ["diff_drive", "diff_drive_arm", "rolling_ball",
+                                             "rolling_ball_incline"]
+    for p in files:
+        check_names(read_params_file(p))
+    bad = tmp_path / "typo.yaml"
+    bad.write_text((root / "config" / "diff_drive.yaml").read_text()
+                   .replace("wheel_radius:", "wheel_raduis:")
+                   .replace("diff_drive.urdf", str(root / "urdf" / "diff_drive.urdf")))
+    assert cli.main([str(bad), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "unknown parameter 'constraints.wheel_raduis'" in capsys.readouterr().err

@@ -31,9 +31,42 @@ from .drive import WheelVelocityController
 from .hamel import HamelSystem
 from .wheeled import differential_drive
 
-__all__ = ["ConstrainedScenario", "constrained_scenario", "CONSTRAINT_TYPES"]
+__all__ = ["ConstrainedScenario", "constrained_scenario", "check_names", "CONSTRAINT_TYPES",
+           "TOP_LEVEL", "SECTIONS"]
 
 CONSTRAINT_TYPES = ("rolling_ball", "diff_drive")
+
+#: The names a constrained scenario file may hold (top level, then per section and type); any
+#: other name is an error naming it (a misspelled name would silently take its default).
+TOP_LEVEL = ("scenario", "description", "robot_description_file", "gravity", "dt", "duration",
+             "constraints", "initial", "cmd_vel", "arm")
+SECTIONS = {
+    "rolling_ball": {"constraints": ("type", "radius", "mass", "incline_deg"),
+                     "initial": ("contact_point", "contact_velocity", "base_orientation")},
+    "diff_drive": {"constraints": ("type", "wheel_radius", "wheel_separation", "left_wheel",
+                                   "right_wheel"),
+                   "initial": ("base_position", "base_yaw", "joint_positions",
+                               "joint_velocities"),
+                   "cmd_vel": ("linear", "angular", "gain"),
+                   "arm": ("positions", "kp", "kd")},
+}
+
+
+def check_names(params: dict) -> None:
+    """``ValueError`` naming the first parameter a constrained scenario does not know."""
+    kind = (params.get("constraints") or {}).get("type")
+    for key, value in params.items():
+        if key not in TOP_LEVEL:
+            raise ValueError(f"unknown parameter {key!r}; a constrained scenario has "
+                             f"{', '.join(TOP_LEVEL)}")
+        known = SECTIONS.get(kind, {}).get(key)
+        if isinstance(value, dict) and known is not None:
+            for sub in value:
+                if sub not in known:
+                    raise ValueError(f"unknown parameter '{key}.{sub}'; {kind} has "
+                                     f"{', '.join(f'{key}.{k}' for k in known)}")
+        elif key in ("cmd_vel", "arm") and kind != "diff_drive":
+            raise ValueError(f"parameter {key!r}: only a diff_drive scenario has it")
 
 
 @dataclass
@@ -141,6 +174,7 @@ def constrained_scenario(params: dict, urdf_path) -> ConstrainedScenario:
     if not isinstance(section, dict) or section.get("type") not in CONSTRAINT_TYPES:
         raise ValueError(f"constraints.type: expected one of {', '.join(CONSTRAINT_TYPES)}, got "
                          f"{(section or {}).get('type')!r}")
+    check_names(params)
     initial = params.get("initial") or {}
     gvec = np.asarray(params.get("gravity", [0.0, 0.0, -9.81]), dtype=float)
     if gvec.shape != (3,) or not np.all(np.isfinite(gvec)):
