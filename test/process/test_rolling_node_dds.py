@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-
 from processes import REPO, dds_env, stop_processes
 
 pytest.importorskip("cyclonedds")
