@@ -95,3 +95,11 @@ def test_bad_differential_drive_inputs_are_named():
         differential_drive(model, 0.1, 0.5, right="joint2")
     with pytest.raises(ValueError, match="gravity"):
         differential_drive(load_model(urdf, base="SE2", gravity=(1.0, 0.0, -9.81)), 0.1, 0.5)
+
+
+def test_bad_generalised_forces_are_named():
+    ball = rolling_ball(0.2, 1.0)
+    with pytest.raises(ValueError, match="Q_shape: expected 2 finite"):
+        ball.accelerations([0, 0], [1, 0], Q_shape=[1.0, float("nan")])
+    with pytest.raises(ValueError, match="Q_fiber: expected 3 finite"):
+        ball.accelerations([0, 0], [1, 0], Q_fiber=[1.0, 2.0])

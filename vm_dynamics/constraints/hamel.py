@@ -34,6 +34,13 @@ from .connection import KinematicConnection
 __all__ = ["ReducedLagrangian", "HamelSystem", "ShapeTerms"]
 
 
+def _forces(Q, n, name) -> np.ndarray:
+    Q = np.asarray(Q, dtype=float)
+    if Q.shape != (n,) or not np.all(np.isfinite(Q)):
+        raise ValueError(f"{name}: expected {n} finite generalised forces, got {Q.tolist()!r}")
+    return Q
+
+
 @dataclass(frozen=True)
 class ReducedLagrangian:
     """``l = ½νᵀM(r)ν − U(r)`` on ν = [ξ; ṙ] (m̄ + δ entries).
@@ -127,9 +134,9 @@ class HamelSystem:
 
     def generalized_forces(self, r, Q_fiber=None, Q_shape=None) -> np.ndarray:
         """``Q_c = Q_r − 𝒜ᵀ Q_ξ``: the forces dual to ṙ on the constrained system."""
-        Q = np.zeros(self.d) if Q_shape is None else np.asarray(Q_shape, dtype=float)
+        Q = np.zeros(self.d) if Q_shape is None else _forces(Q_shape, self.d, "Q_shape")
         if Q_fiber is not None:
-            Q = Q - self.connection.A(r).T @ np.asarray(Q_fiber, dtype=float)
+            Q = Q - self.connection.A(r).T @ _forces(Q_fiber, self.m, "Q_fiber")
         return Q
 
     def accelerations(self, r, rd, Q_fiber=None, Q_shape=None) -> np.ndarray:
