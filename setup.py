@@ -49,6 +49,7 @@ setup(
             "dynamics_node = vm_dynamics.app.entry:dynamics_node",
             "controller_node = vm_dynamics.app.entry:controller_node",
             "fake_arm_driver = vm_dynamics.app.entry:fake_arm_driver",
+            "diff_drive_node = vm_dynamics.app.entry:diff_drive_node",
             "vm-foxglove = vm_dynamics.app.entry:vm_foxglove",
             "vm-view = vm_dynamics.app.entry:vm_view",
             "vm-send = vm_dynamics.app.entry:vm_send",

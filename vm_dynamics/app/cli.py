@@ -82,6 +82,13 @@ def _main(argv) -> int:
             return EXIT_OK
         if not args.scenario:
             raise UsageError("missing SCENARIO (see vm-sim --list)")
+        from .constrained import constrained_scenario_file, run_constrained
+        constrained = constrained_scenario_file(args.scenario)
+        if constrained is not None:     # rolling ball, differential drive (paper 002 §4)
+            try:
+                return run_constrained(constrained, args, _log)
+            except ValueError as exc:
+                raise UsageError(str(exc).splitlines()[0]) from None
         overrides = scenario_overrides(args)
         explicit = {k.split(".", 1)[1] for k in overrides if k.startswith("controller.")}
         if args.controller is not None and "controller.name" in overrides \

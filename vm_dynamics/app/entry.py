@@ -46,8 +46,8 @@ import sys  # noqa: E402
 
 from ..core.signals import deferred_interrupts  # noqa: E402
 
-__all__ = ["dynamics_node", "controller_node", "fake_arm_driver", "vm_sim", "vm_foxglove",
-           "vm_view", "vm_send"]
+__all__ = ["dynamics_node", "controller_node", "diff_drive_node", "fake_arm_driver", "vm_sim",
+           "vm_foxglove", "vm_view", "vm_send"]
 
 
 def _restore_default_actions() -> None:
@@ -96,6 +96,10 @@ def dynamics_node() -> int:
 
 def controller_node() -> int:
     return _run("vm_dynamics.nodes.controller_node", 0)
+
+
+def diff_drive_node() -> int:
+    return _run("vm_dynamics.nodes.diff_drive_node", 0)
 
 
 def fake_arm_driver() -> int:
