@@ -124,3 +124,26 @@ def test_fold_gravity_rules_and_configuration_errors():
             ([{"kind": "uniform_gravity", "g": [0, 0]}], r"^forces\[0\]: uniform_gravity g")):
         with pytest.raises(ValueError, match=msg):
             elements_from_config(specs)
+
+
+@needs_numba
+def test_a_compiled_law_compensating_the_gravity_element_runs_in_the_engine():
+    """Computed torque told about [UniformGravity, spring] on a model without gravity runs
+    compiled in an engine given the same elements (the engine and the controller fold the
+    element into one shared model) and equals the run on the model with gravity."""
+    from vm_dynamics.control import get_controller
+    from vm_dynamics.control.references import JointSetpoint, Reference
+    model0, model_g = our_model("ur5", "SE3", ZERO), our_model("ur5", "SE3", G)
+    g, V, q, qd = _state(model0, seed=8)
+    s = Spring("wrist_2_link", [0.05, -0.02, 0.1], [0.4, -0.3, 0.9], 120.0)
+    runs = []
+    for model, extra in ((model0, [UniformGravity(G)]), (model_g, [])):
+        ctrl = get_controller("computed_torque", {"mode": "free_floating"})
+        ctrl.reset(model, vm.State(0.0, g, V, q, qd), external=extra + [s])
+        tau, bw = ctrl.inputs(Reference(joint=JointSetpoint(q + 0.2)))
+        runs.append(vm.simulate(model, g, V, q, qd, 0.1, 0.005, tau=tau, base_wrench=bw,
+                                forces=extra + [s]))
+    assert [r.meta["compiled_law"] for r in runs] == ["computed_torque"] * 2
+    for key in ("g", "V", "q", "qd", "tau"):
+        a, b = getattr(runs[0], key), getattr(runs[1], key)
+        assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(b).max()), key
