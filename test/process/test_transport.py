@@ -213,6 +213,15 @@ def test_override_order_follows_rclpy(tmp_path):
     ("/9sim:\n  ros__parameters: {a: 1}\n", "9sim"),
     ("- a\n- b\n", "top level"),
     ("/sim: {ros__parameters: {a: 1}\n", "invalid YAML"),
+    # the checks of keys and values shared by every level (one function each)
+    ("/sim:\n  ros__parameters:\n    a: &x 1\n    b: [*x]\n", "line 4: aliases"),
+    ("/sim:\n  ros__parameters:\n    &k a: 1\n    *k : 2\n", "line 4: aliases"),
+    ("&n /sim: {ros__parameters: {a: 1}}\n*n : {ros__parameters: {b: 1}}\n", "line 2: aliases"),
+    ("/sim:\n  ros__parameters:\n    ? [a]\n    : 1\n", "line 3: parameter names must be"),
+    ("? [sim]\n: {ros__parameters: {a: 1}}\n", "line 1: sequences/maps cannot be keys"),
+    ('/sim:\n  ros__parameters:\n    "": 1\n', "line 3: no key"),
+    ('"": {ros__parameters: {a: 1}}\n', "line 1: no key"),
+    ("/sim:\n  ros__parameters:\n    a: [{b: 1}]\n", "may only contain scalars"),
 ])
 def test_params_file_errors(tmp_path, text, culprit):
     f = _write(tmp_path, "bad.yaml", text)

@@ -379,7 +379,7 @@ def check_parameters(node, context):
 
 # vm-sim-only keys of scenario files (not node parameters)
 SIM_ONLY = ("scenario", "description", "duration", "input.", "prescribed.",
-            "compare_euler_model", "two_body.")
+            "compare_euler_model")
 
 
 # ------------------------------------------------------------------ tests
@@ -395,7 +395,8 @@ def test_scenario_yaml_is_a_parameter_file_for_both_nodes(scenario):
     path = REPO / "config" / f"{scenario}.yaml"
     params = flatten(read_params_file(path))
     ra = rargs.parse_ros_args(["x", "--ros-args", "--params-file", str(path)])
-    dyn = rargs.resolve_parameters(parameter_defaults(DYNAMICS_PARAMETERS), ra, "/dynamics_node")
+    dyn = rargs.resolve_parameters(dynamics_node.node_parameter_defaults(
+        rargs.parameter_overrides_for(ra, "/dynamics_node")), ra, "/dynamics_node")
     consumed = set(dyn.overridden)
     if "controller.name" in params:
         ctl_defaults = controller_parameter_defaults(rargs.parameter_overrides_for(

@@ -7,7 +7,6 @@ and a plain rclpy node in this process that checks topics, types, the closed loo
 services and the watchdog.  The node processes run with ``rosbags`` blocked (an import of it
 fails), so they prove that the rclpy path needs only rosdep-resolvable packages.  Ctrl-C: a
 SIGINT and a second one during shutdown end a node with exit code 0 and no traceback."""
-import os
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ros_domain import ros_domain_env, spin_until
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed")
 
@@ -23,22 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture()
 def ros_env(monkeypatch):
-    domain = str(150 + os.getpid() % 80)
-    uri = f"file://{REPO / 'test' / 'cyclonedds-loopback.xml'}"
-    for k, v in (("ROS_DOMAIN_ID", domain), ("CYCLONEDDS_URI", uri),
-                 ("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST"),
-                 ("VM_DYNAMICS_TRANSPORT", "rclpy")):
-        monkeypatch.setenv(k, v)
-    return dict(os.environ)
-
-
-def _spin_until(node, pred, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        rclpy.spin_once(node, timeout_sec=0.05)
-        if pred():
-            return True
-    return False
+    return ros_domain_env(monkeypatch, VM_DYNAMICS_TRANSPORT="rclpy")
 
 
 def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path):
@@ -77,7 +62,7 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
 
         # a fresh install tree compiles the kernels at the first start (minutes on a loaded
         # machine): wait for the loop itself, not for a speed
-        assert _spin_until(node, lambda: len(got["cmd"]) > 50 and len(got["js"]) > 50,
+        assert spin_until(node, lambda: len(got["cmd"]) > 50 and len(got["js"]) > 50,
                            600.0), log()
         js = got["js"][-1]
         assert list(js.name) == ["joint1", "joint2"] and len(js.effort) == 2
@@ -92,28 +77,28 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
             m = got["js"][-1]
             t = m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
             return float(np.linalg.norm(ref(t)[0] - np.array(m.position)))
-        assert _spin_until(node, lambda: err() < 2e-2, 60.0), (err(), log())
+        assert spin_until(node, lambda: err() < 2e-2, 60.0), (err(), log())
         # services: pause stops the clock, unpause resumes, reset returns to t = 0
         pause = node.create_client(SetBool, "/dynamics_node/pause")
         reset = node.create_client(Trigger, "/dynamics_node/reset")
         assert pause.wait_for_service(timeout_sec=20.0) and reset.wait_for_service(timeout_sec=20.0)
         fut = pause.call_async(SetBool.Request(data=True))
-        assert _spin_until(node, fut.done, 20.0) and fut.result().success
-        _spin_until(node, lambda: False, 0.5)
+        assert spin_until(node, fut.done, 20.0) and fut.result().success
+        spin_until(node, lambda: False, 0.5)
         n_clock = len(got["clock"])
         t_paused = got["clock"][-1].clock.sec + 1e-9 * got["clock"][-1].clock.nanosec
-        _spin_until(node, lambda: False, 1.0)
+        spin_until(node, lambda: False, 1.0)
         later = got["clock"][n_clock:] if len(got["clock"]) > n_clock else []
         # paused: simulated time stands (each heartbeat is stamped 1 ns later; see
         # DynamicsCore.stamp_ns, and test_sim_launch_real.py for a TF listener joining now)
         assert all(0 <= c.clock.sec + 1e-9 * c.clock.nanosec - t_paused < 1e-6 for c in later)
         fut = pause.call_async(SetBool.Request(data=False))
-        assert _spin_until(node, fut.done, 20.0) and fut.result().success
+        assert spin_until(node, fut.done, 20.0) and fut.result().success
         fut = reset.call_async(Trigger.Request())
-        assert _spin_until(node, fut.done, 20.0) and fut.result().success
+        assert spin_until(node, fut.done, 20.0) and fut.result().success
         # after the reset (sim time back to 0) the controller keeps commanding
         n_cmd = len(got["cmd"])
-        assert _spin_until(node, lambda: len(got["cmd"]) > n_cmd + 50, 30.0), log()
+        assert spin_until(node, lambda: len(got["cmd"]) > n_cmd + 50, 30.0), log()
         # watchdog: kill the controller; the simulation keeps publishing and reports it
         procs["ctl"].kill()
         procs["ctl"].wait(timeout=20)
@@ -126,7 +111,7 @@ def test_nodes_on_real_rclpy_closed_loop_services_and_watchdog(ros_env, tmp_path
                                                      for kv in st.values):
                         return True
             return False
-        assert _spin_until(node, lambda: watchdog_tripped() and len(got["js"]) > n_js + 20,
+        assert spin_until(node, lambda: watchdog_tripped() and len(got["js"]) > n_js + 20,
                            30.0), log()
         assert procs["dyn"].poll() is None, log()
         # Ctrl-C as under ros2 launch: SIGINT, and a second one while shutting down

@@ -12,11 +12,11 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ros_domain import ros_domain_env, spin_until
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed")
 tf2_ros = pytest.importorskip("tf2_ros", reason="tf2_ros (ROS 2) is not installed")
@@ -33,34 +33,15 @@ def _installed(package):
 
 
 @pytest.fixture()
-def launch_env():
+def launch_env(monkeypatch):
     if shutil.which("ros2") is None:
         pytest.skip("the ros2 command is not on PATH (source a ROS 2 installation)")
     for package in ("vm_dynamics", "robot_state_publisher"):
         if _installed(package) is None:
             pytest.skip(f"package {package!r} is not installed in the sourced workspace "
                         "(colcon build, then source install/setup.bash)")
-    env = dict(os.environ, ROS_DOMAIN_ID=str(150 + os.getpid() % 80),
-               CYCLONEDDS_URI=f"file://{REPO / 'test' / 'cyclonedds-loopback.xml'}",
-               ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
-    saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "CYCLONEDDS_URI",
-                                            "ROS_AUTOMATIC_DISCOVERY_RANGE")}
-    os.environ.update({k: env[k] for k in saved})     # the probe node below joins them
-    yield env
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-
-
-def _spin_until(node, pred, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        rclpy.spin_once(node, timeout_sec=0.05)
-        if pred():
-            return True
-    return False
+    # the probe node below joins the domain too
+    return dict(ros_domain_env(monkeypatch), PYTHONUNBUFFERED="1")
 
 
 def test_default_launch_tracks_and_a_new_tf_listener_joins_the_tree_while_paused(
@@ -101,18 +82,18 @@ def test_default_launch_tracks_and_a_new_tf_listener_joins_the_tree_while_paused
     try:
         # a fresh install tree compiles the kernels at the first start (minutes on a loaded
         # machine): wait for the motion itself, not for a speed
-        assert _spin_until(node, lambda: errors and errors[-1][0] >= 4.0, 900.0), text()
+        assert spin_until(node, lambda: errors and errors[-1][0] >= 4.0, 900.0), text()
         # lockstep by default: the computed-torque loop tracks whatever the machine's load
         assert max(e for _, e in errors) < 1e-3, (max(errors, key=lambda r: r[1]), text())
         pause = node.create_client(SetBool, "/dynamics_node/pause")
         assert pause.wait_for_service(timeout_sec=60.0)
         fut = pause.call_async(SetBool.Request(data=True))
-        assert _spin_until(node, fut.done, 60.0) and fut.result().success, text()
-        _spin_until(node, lambda: False, 1.0)     # what was on its way before the pause
+        assert spin_until(node, fut.done, 60.0) and fut.result().success, text()
+        spin_until(node, lambda: False, 1.0)     # what was on its way before the pause
         # a TF listener that starts now, while nothing moves
         buffer = tf2_ros.Buffer()
         listener = tf2_ros.TransformListener(buffer, node, spin_thread=False)
-        joined = _spin_until(node, lambda: buffer.can_transform("odom", "ee_link", Time()),
+        joined = spin_until(node, lambda: buffer.can_transform("odom", "ee_link", Time()),
                              60.0)
         assert joined, (buffer.all_frames_as_string(), text())
         tf = buffer.lookup_transform("odom", "ee_link", Time())
@@ -120,7 +101,7 @@ def test_default_launch_tracks_and_a_new_tf_listener_joins_the_tree_while_paused
                             tf.transform.translation.z]).all()
         del listener
         fut = pause.call_async(SetBool.Request(data=False))
-        assert _spin_until(node, fut.done, 60.0) and fut.result().success, text()
+        assert spin_until(node, fut.done, 60.0) and fut.result().success, text()
     finally:
         node.destroy_node()
         rclpy.shutdown()

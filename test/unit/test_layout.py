@@ -8,44 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-PKG = ROOT / "vm_dynamics"
-
-
-def _py_files(*dirs: Path) -> list[Path]:
-    return sorted(p for d in dirs for p in d.rglob("*.py") if ".venv" not in p.parts)
-
-
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(ROOT).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _module_path(name: str) -> Path | None:
-    """File of module ``name`` (a vm_dynamics module), or None if it is not a module."""
-    base = ROOT.joinpath(*name.split("."))
-    for cand in (base.with_suffix(".py"), base / "__init__.py"):
-        if cand.is_file():
-            return cand
-    return None
-
-
-def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def _absolute(path: Path, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    pkg = _module_name(path).split(".")
-    if path.name != "__init__.py":
-        pkg = pkg[:-1]
-    pkg = pkg[:len(pkg) - node.level + 1]
-    return ".".join(pkg + ([node.module] if node.module else []))
+from source_tree import PKG, ROOT, is_private, module_path, py_files, vm_imports
 
 
 def private_uses(path: Path) -> list[str]:
@@ -54,37 +17,30 @@ def private_uses(path: Path) -> list[str]:
     here = path.parent
     aliases: dict[str, Path] = {}     # local name -> folder of the vm_dynamics module it names
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.startswith("vm_dynamics") and a.asname and _module_path(a.name):
-                    aliases[a.asname] = _module_path(a.name).parent
-        elif isinstance(node, ast.ImportFrom):
-            mod = _absolute(path, node)
-            if not mod.startswith("vm_dynamics"):
-                continue
-            for a in node.names:
-                sub = _module_path(f"{mod}.{a.name}")
-                owner = (sub if sub else _module_path(mod))
-                if owner is None:
-                    continue
-                folder = owner.parent if sub is None or sub.name != "__init__.py" \
-                    else owner.parent.parent
-                if _private(a.name) and folder != here:
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {mod} import "
-                                 f"{a.name}")
-                if sub is not None:
-                    aliases[a.asname or a.name] = sub.parent
+    for imp in vm_imports(path, tree):
+        if imp.name is None:
+            aliases[imp.local] = imp.sub.parent
+            continue
+        owner = imp.sub if imp.sub else module_path(imp.module)
+        if owner is None:
+            continue
+        folder = owner.parent if imp.sub is None or imp.sub.name != "__init__.py" \
+            else owner.parent.parent
+        if is_private(imp.name) and folder != here:
+            found.append(f"{path.relative_to(ROOT)}:{imp.line}: from {imp.module} import "
+                         f"{imp.name}")
+        if imp.sub is not None:
+            aliases[imp.local] = imp.sub.parent
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id in aliases and _private(node.attr) \
+                and node.value.id in aliases and is_private(node.attr) \
                 and aliases[node.value.id] != here:
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
     return found
 
 
 def test_no_private_name_is_used_outside_its_folder():
-    files = _py_files(PKG, ROOT / "test", ROOT / "bench", ROOT / "scripts", ROOT / "launch")
+    files = py_files(PKG, ROOT / "test", ROOT / "bench", ROOT / "scripts", ROOT / "launch")
     found = [hit for f in files for hit in private_uses(f)]
     assert not found, "private names used across folders:\n" + "\n".join(found)
 

@@ -23,8 +23,7 @@ import functools
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PKG = ROOT / "vm_dynamics"
+from source_tree import PKG, ROOT, is_private, module_path, vm_imports
 
 #: Named tuples' public API is spelled with an underscore.
 NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
@@ -36,30 +35,6 @@ KNOWN = {
     # disk), which shares its name with the rosidl message library's own _cache
     "vm_dynamics/dynamics/fast/backend.py: d._cache": "numba private API, see above",
 }
-
-
-def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def _module_path(name: str) -> Path | None:
-    base = ROOT.joinpath(*name.split("."))
-    for cand in (base.with_suffix(".py"), base / "__init__.py"):
-        if cand.is_file():
-            return cand
-    return None
-
-
-def _absolute(path: Path, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    else:
-        parts = parts[:-1]
-    parts = parts[:len(parts) - node.level + 1]
-    return ".".join(parts + ([node.module] if node.module else []))
 
 
 def defined_names(tree: ast.AST) -> set[str]:
@@ -76,7 +51,7 @@ def defined_names(tree: ast.AST) -> set[str]:
             out.add(n.attr)
         elif isinstance(n, ast.arg):
             out.add(n.arg)
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _private(n.value) \
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and is_private(n.value) \
                 and n.value.isidentifier():
             out.add(n.value)                           # __slots__, setattr(obj, "_x", ...)
     return out
@@ -91,7 +66,7 @@ def _package_definitions() -> dict[str, set[Path]]:
     owners: dict[str, set[Path]] = defaultdict(set)
     for p in PKG.rglob("*.py"):
         for name in defined_names(_parsed(p)):
-            if _private(name):
+            if is_private(name):
                 owners[name].add(p)
     return owners
 
@@ -104,24 +79,13 @@ def private_uses(path: Path, owners: dict[str, set[Path]], text: str | None = No
     local = defined_names(tree)
     modules: dict[str, Path] = {}          # local name -> vm_dynamics module file it names
     found = []
+    for imp in vm_imports(path, tree):
+        if imp.sub is not None:
+            modules[imp.local] = imp.sub
+        elif is_private(imp.name) and module_path(imp.module) not in (None, path):
+            found.append(f"{rel}: from {imp.module} import {imp.name}")
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                target = _module_path(a.name) if a.name.startswith("vm_dynamics") else None
-                if target is not None and a.asname:
-                    modules[a.asname] = target
-        elif isinstance(node, ast.ImportFrom):
-            mod = _absolute(path, node)
-            if not mod.startswith("vm_dynamics"):
-                continue
-            for a in node.names:
-                sub = _module_path(f"{mod}.{a.name}")
-                if sub is not None:
-                    modules[a.asname or a.name] = sub
-                elif _private(a.name) and _module_path(mod) not in (None, path):
-                    found.append(f"{rel}: from {mod} import {a.name}")
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Attribute) and _private(node.attr)) \
+        if not (isinstance(node, ast.Attribute) and is_private(node.attr)) \
                 or node.attr in NAMEDTUPLE_API:
             continue
         value = node.value

@@ -16,6 +16,8 @@ the same file ``vm-sim <name>`` does.  Keys (nested maps become dotted ROS param
     initial: {base_position, base_orientation (x y z w), base_twist (b, body frame),
               joint_positions, joint_velocities}
     hydrodynamics_file: uvms_hydrodynamics.yaml          # optional, looked up the same way
+    forces: {tether: {kind: spring, frame: ee_link, point: [0.0, 0.0, 0.0],
+             anchor: [1.0, 0.0, 0.0], stiffness: 50.0}}  # force elements, by name
     input: {type: none | constant | sinusoid, ...}      # open-loop joint efforts
     prescribed: {type: wheel_loop | sinusoid, ...}      # joints follow a motion exactly
     controller: {name: computed_torque, ...gains}       # closed loop (issue 4)
@@ -34,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.divergence import ENERGY_BALANCE_THRESHOLD
-from ..model.hydrodynamics import Hydrodynamics, load_hydrodynamics
+from ..model.hydrodynamics import Hydrodynamics
 from ..model.model import Model, load_model
 from ..model.mounting import model_options
 from ..model.urdf import DEFAULT_XACRO, read_urdf_source, resolve_package_path
@@ -123,7 +125,9 @@ class Scenario:
     prescribed: PrescribedMotion | None = None
     xacro: str = DEFAULT_XACRO       # how urdf_path is expanded (robot_description_xacro)
     divergence_threshold: float = ENERGY_BALANCE_THRESHOLD   # see core.divergence
-    #: the force elements (``forces`` parameters, then the hydrodynamics' effects)
+    #: the force elements (``forces`` and ``two_body`` parameters, then the hydrodynamics'
+    #: effects; a uniform_gravity element is in the model's gravity):
+    #: :func:`vm_dynamics.config.forces.model_forces`, as the nodes read them
     forces: tuple = ()
 
     # the initial state by its short names
@@ -244,12 +248,8 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     urdf_path = find_file(params["robot_description_file"], "robot_description_file", folders)
     model = load_model(str(urdf_path), base=top["base_type"], gravity=top["gravity"],
                        xacro=top["robot_description_xacro"], **model_options(params))
-    hydro = None
-    if top["hydrodynamics_file"]:
-        hydro = load_hydrodynamics(
-            find_file(top["hydrodynamics_file"], "hydrodynamics_file", folders),
-            gravity_magnitude=float(np.linalg.norm(model.gravity)))
-        model = model.with_added_vehicle_inertia(hydro.added_mass)
+    from .forces import model_forces
+    model, forces, hydro = model_forces(model, params, folders)
 
     ctrl = sections["controller"]
     scn = Scenario(
@@ -260,12 +260,8 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         reference=unflatten_reference(sections["reference"], model.n),
         effort_input=effort_input(sections["input"] or {}, model.n),
         xacro=top["robot_description_xacro"],
-        divergence_threshold=top["divergence_threshold"],
+        divergence_threshold=top["divergence_threshold"], forces=forces,
     )
-    from ..forces import as_elements, compile_forces, elements_from_config
-    scn.forces = as_elements(elements_from_config(params.get("forces"))
-                             + _two_body(mapping(params, "two_body")), hydro)
-    compile_forces(model, scn.forces)           # unknown frames or links surface now
     scn.prescribed = prescribed_motion(sections["prescribed"], scn.q0)
     if scn.prescribed is not None:      # evaluate once, so that its errors surface now
         scn.prescribed(0.0)
@@ -273,16 +269,6 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
 
 
 #: The top-level values vm-sim reads, checked by the scenario model's table.
-def _two_body(section: dict | None) -> tuple:
-    """The two_body element of the ``two_body`` section (``mu`` > 0, ``gradient``), or none
-    (no section or ``mu`` 0).  A ROS parameter file holds no list of mappings, so this flat
-    section is how a scenario file asks for an orbit."""
-    if not section or section.get("mu", 0.0) == 0.0:
-        return ()
-    from ..forces import ELEMENTS
-    return (ELEMENTS["two_body"].from_config({"kind": "two_body", **section}, "two_body"),)
-
-
 _TOP_LEVEL = ("robot_description_xacro", "base_type", "gravity", "integrator", "dt", "duration",
               "hydrodynamics_file", "divergence_threshold")
 

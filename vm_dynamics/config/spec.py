@@ -39,8 +39,8 @@ BASE_TYPES = ("SE3", "SE2", "SO3", "fixed")
 DYNAMICS_BACKENDS = ("auto", "numba", "lp")
 JOINT_SOURCES = ("simulated", "measured", "prescribed")
 #: Sections whose keys are checked by their own parser (the controller plug-in's ``PARAMS``,
-#: the reference parser), not by this table.
-OPEN_SECTIONS = ("controller", "reference")
+#: the reference parser, the force elements' reader), not by this table.
+OPEN_SECTIONS = ("controller", "reference", "forces")
 
 
 class Parameter(NamedTuple):
@@ -146,6 +146,15 @@ ROBOT_PARAMETERS: dict[str, Parameter] = _table({
                                 "(trusted files), off (plain URDF only); always within a time "
                                 "and size budget", xacro_mode),
     **ROBOT_MODEL_PARAMETERS,
+    # the force elements besides the hydrodynamics_file (vm_dynamics.config.forces, one reader
+    # for vm-sim and both nodes): forces.<name>.kind and its parameters (an open section),
+    # and the two_body section
+    "two_body.mu": (0.0, "gravitational parameter of a central body at the inertial origin, "
+                    "m^3/s^2 (Earth 3.986004418e14): two-body gravity and its gradient on every "
+                    "body (force element two_body; gravity must be [0, 0, 0]); 0: none",
+                    _nonnegative),
+    "two_body.gradient": (True, "with two_body.mu, the gravity-gradient force and torque "
+                          "(false: point masses at the centres of mass)", _flag),
 })
 
 #: The simulation (dynamics node and vm-sim), in addition to :data:`ROBOT_PARAMETERS`.
@@ -258,15 +267,9 @@ SCENARIO_PARAMETERS: dict[str, Parameter] = _table({
     "input.frequency": (None, "sinusoid: Hz"),
     "input.phase": (None, "sinusoid: one phase per joint (rad)"),
     "use_sim_time": (False, "ROS: follow /clock (set by the launch files)"),
-    "two_body.mu": (0.0, "vm-sim: gravitational parameter of a central body at the inertial "
-                    "origin, m^3/s^2 (Earth 3.986004418e14): two-body gravity and its gradient "
-                    "on every body (force element two_body; gravity must be [0, 0, 0]); 0: none",
-                    _nonnegative),
-    "two_body.gradient": (True, "vm-sim: with two_body.mu, the gravity-gradient force and "
-                          "torque (false: point masses at the centres of mass)", _flag),
-    "forces": ([], "vm-sim: force elements besides gravity and the hydrodynamics_file, a list "
-               "of mappings with a 'kind' (vm_dynamics.forces.ELEMENTS) and its parameters; "
-               "checked by vm_dynamics.forces.elements_from_config"),
+    "forces": ([], "vm-sim from Python or -p: the force elements as a list of mappings (a "
+               "ROS 2 parameter file holds them by name: forces.<name>.kind, ...; see "
+               "vm_dynamics.config.forces)"),
 })
 
 #: Every name a scenario file may hold (it is the parameter file of vm-sim and both nodes).

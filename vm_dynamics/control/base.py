@@ -99,14 +99,16 @@ class Controller:
         :meth:`vm_dynamics.Model.forward_dynamics` (or ``None``).  Every built-in compensates it;
         force elements can also be compensated inside a compiled law (:meth:`compiled_law`).
         """
-        from ..forces import ForceElement, as_elements, total_wrenches
-        #: the force elements of ``external`` (None if it is a callable or absent)
+        from ..forces import ForceElement, as_elements, fold_gravity, total_wrenches
+        #: the force elements of ``external`` (None if it is a callable or absent); a
+        #: uniform_gravity element is folded into the model's gravity, which every law
+        #: compensates (:func:`vm_dynamics.forces.fold_gravity`)
         self.external_forces = None
         if external is not None and not callable(external):
             if isinstance(external, ForceElement) or not isinstance(external, (list, tuple)):
                 raise ValueError("external: expected a list of force elements or a callable "
                                  "(t, state) -> (base_wrench, frame_wrenches)")
-            elements = as_elements(external)
+            model, elements = fold_gravity(model, as_elements(external))
             self.external_forces = elements
 
             def external(t, state):

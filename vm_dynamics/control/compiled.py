@@ -30,34 +30,26 @@ def _c(a, dtype=float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CompiledLaw:
-    """Computed torque (``kind = "computed_torque"``, see :mod:`.computed_torque`) as the
-    arrays of :func:`vm_dynamics.control.laws.computed_torque`: ``li = [mode,
-    joint_kind, base_law, use_env]``; the joint reference ``times, coef, first, last, osc``
-    (:func:`joint_reference_arrays`); joint gains ``kp, kd``; the constant vehicle pose
-    reference ``gd`` and its gains ``kp6, kd6`` (actuated base).  ``forces`` are the force
-    elements the law compensates (the engine's, or none); ``model`` the controller's model
-    and ``consts`` its kernel constants (the law runs on them, not on the plant's)."""
+    """A law the engine evaluates in compiled code: its ``kind`` (``"computed_torque"``, see
+    :mod:`.computed_torque`), its data ``law`` — the kernel's record
+    (:class:`vm_dynamics.control.laws.LawParams`: the controller's kernel constants, options,
+    joint reference, gains, vehicle pose reference) —, the force elements it compensates
+    (``forces``: the engine's, or none) and the controller's ``model`` (the law runs on its
+    constants, not on the plant's)."""
 
     kind: str
-    li: np.ndarray
-    times: np.ndarray
-    coef: np.ndarray
-    first: np.ndarray
-    last: np.ndarray
-    osc: np.ndarray
-    kp: np.ndarray
-    kd: np.ndarray
-    gd: np.ndarray
-    kp6: np.ndarray
-    kd6: np.ndarray
+    law: LawParams
     forces: tuple = ()
     model: Any = None
-    consts: tuple = ()
+
+    @property
+    def consts(self):
+        """The controller's kernel constants (``law.model``)."""
+        return self.law.model
 
     def params(self) -> LawParams:
         """The kernel's record (:class:`vm_dynamics.control.laws.LawParams`)."""
-        return LawParams(self.consts, self.li, self.times, self.coef, self.first, self.last,
-                         self.osc, self.kp, self.kd, self.gd, self.kp6, self.kd6)
+        return self.law
 
 
 def joint_reference_arrays(traj, n: int, hold) -> tuple | None:

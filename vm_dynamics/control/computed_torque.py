@@ -179,6 +179,7 @@ class ComputedTorqueController(Controller):
         which the law compensates in compiled form.  Otherwise None."""
         from ..dynamics import fast
         from .compiled import BASE_LAWS, MODES, CompiledLaw, constant_pose, joint_reference_arrays
+        from .laws import LawParams
         model = self._require_reset()
         if self.fast is None \
                 or fast.resolve_backend("auto") != "numba":
@@ -195,12 +196,12 @@ class ComputedTorqueController(Controller):
         kind, times, coef, first, last, osc = joint
         li = np.array([mode, kind, BASE_LAWS[self.params["base_law"]],
                        bool(forces)], dtype=np.int64)
-        return CompiledLaw("computed_torque", li, times, coef, first, last, osc,
-                           np.ascontiguousarray(self.kp), np.ascontiguousarray(self.kd),
-                           np.ascontiguousarray(gd, dtype=float),
-                           np.ascontiguousarray(self.kp_base, dtype=float),
-                           np.ascontiguousarray(self.kd_base, dtype=float), tuple(forces),
-                           model, self.fast.kernel_constants)
+        law = LawParams(self.fast.kernel_constants, li, times, coef, first, last, osc,
+                        np.ascontiguousarray(self.kp), np.ascontiguousarray(self.kd),
+                        np.ascontiguousarray(gd, dtype=float),
+                        np.ascontiguousarray(self.kp_base, dtype=float),
+                        np.ascontiguousarray(self.kd_base, dtype=float))
+        return CompiledLaw("computed_torque", law, tuple(forces), model)
 
     def joint_command(self, t, q, qd, reference):
         """``q̈_cmd = q̈_d + K_d ė + K_p e`` with ``e = q_d − q``."""

@@ -12,9 +12,10 @@ An element knows, for a state ``(g, V, q)``:
   record, evaluated inside every compiled RK stage by the dispatcher of
   :mod:`vm_dynamics.forces.kernels`.
 
-Gravity is not an element: it is the model's uniform field (``model.gravity``), which the
-recursions apply exactly as a fictitious acceleration of the root and whose potential the
-energy kernels contain; added mass is a model property too
+Uniform gravity is an element (:class:`~vm_dynamics.forces.gravity.UniformGravity`) whose
+compiled form is the model's gravity vector: :func:`~vm_dynamics.forces.gravity.fold_gravity`
+folds it into the model, whose recursions apply it exactly as a fictitious acceleration of the
+root and whose energy kernels hold its potential.  Added mass is a model property
 (:meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
 
 :func:`total_wrenches` is the one place where the inputs and the elements' wrenches are merged.
@@ -43,6 +44,9 @@ class ForceElement:
     #: speed): ``formulation="auto"`` then integrates the velocity
     #: (:func:`vm_dynamics.sim.records.choose_formulation` says why)
     orbital: ClassVar[bool] = False
+    #: the parameter names of :meth:`from_config` besides ``kind`` (the configuration reader
+    #: rejects any other key, suggesting the nearest)
+    parameters: ClassVar[tuple] = ()
 
     def key(self) -> tuple:
         """What makes two elements the same effect (equality and hash; default: identity).
@@ -75,9 +79,10 @@ class ForceElement:
         it in errors); kinds that are not configured this way raise ``ValueError``."""
         raise ValueError(f"{where}: kind {cls.kind!r} is not configured by parameters")
 
-    def compiled(self, model) -> tuple:
+    def compiled(self, model) -> tuple | None:
         """This element's row(s) of its kind's parameter record (numpy arrays, leading
-        dimension the number of rows)."""
+        dimension the number of rows), or None when its compiled form is a model constant
+        (uniform gravity: the model's gravity vector)."""
         raise NotImplementedError
 
 

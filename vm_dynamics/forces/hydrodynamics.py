@@ -20,6 +20,7 @@ import numpy as np
 from ..dynamics.fast.kernels.algebra import cross
 from ..dynamics.fast.kernels.jit import OPT, njit
 from .base import ForceElement
+from .points import body_point
 
 __all__ = ["VehicleHydrodynamics", "LinkBuoyancy", "VehicleHydrodynamicsParams",
            "LinkBuoyancyParams", "hydrodynamics_elements", "up_direction"]
@@ -166,10 +167,7 @@ def link_buoyancy_wrenches(P, R, Rw, Pw, ext):
     for i in range(P.body.shape[0]):
         u0, u1, u2 = _up_local(R, P.up[i])
         k = P.body[i]
-        c = P.point[i]
-        p0 = Rw[k, 0, 0] * c[0] + Rw[k, 0, 1] * c[1] + Rw[k, 0, 2] * c[2] + Pw[k, 0]
-        p1 = Rw[k, 1, 0] * c[0] + Rw[k, 1, 1] * c[1] + Rw[k, 1, 2] * c[2] + Pw[k, 1]
-        p2 = Rw[k, 2, 0] * c[0] + Rw[k, 2, 1] * c[1] + Rw[k, 2, 2] * c[2] + Pw[k, 2]
+        p0, p1, p2 = body_point(Rw, Pw, k, P.point[i])
         F = P.force[i]
         x0, x1, x2 = cross(p0, p1, p2, F * u0, F * u1, F * u2)
         ext[k, 0] += F * u0

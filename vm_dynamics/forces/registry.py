@@ -1,18 +1,22 @@
 """The registry of force-element kinds: :class:`Forces`, the record the compiled kernels take,
 has one field per kind holding that kind's parameter record (all elements of the kind, one row
-each; zero rows when absent).  Registering a kind is one line here (its field, defaulting to
-the kind's empty record) and one in the dispatcher, :mod:`vm_dynamics.forces.kernels`."""
+each; zero rows when absent).  Registering a kind is its class in :data:`ELEMENTS` (for the
+configuration) and, when it has compiled rows, one field here (defaulting to the kind's empty
+record) and one call in the dispatcher, :mod:`vm_dynamics.forces.kernels`."""
 from __future__ import annotations
 
+import difflib
 from typing import NamedTuple
 
 import numpy as np
 
+from .gravity import UniformGravity
 from .hydrodynamics import LinkBuoyancy, LinkBuoyancyParams, VehicleHydrodynamics, VehicleHydrodynamicsParams
 from .spring import Spring, SpringParams
 from .two_body import TwoBody, TwoBodyParams
 
-__all__ = ["Forces", "ELEMENTS", "compile_forces", "elements_from_config"]
+__all__ = ["Forces", "ELEMENTS", "compile_forces", "elements_from_config",
+           "element_from_config", "config_items"]
 
 
 def _none(record, **dtypes):
@@ -41,30 +45,58 @@ class Forces(NamedTuple):
 
 
 #: the element class of each kind (``kind`` in scenario/node parameters)
-ELEMENTS = {cls.kind: cls for cls in (VehicleHydrodynamics, LinkBuoyancy, Spring, TwoBody)}
+ELEMENTS = {cls.kind: cls for cls in (UniformGravity, VehicleHydrodynamics, LinkBuoyancy,
+                                      Spring, TwoBody)}
+
+
+def _nearest(word, options) -> str:
+    """`` (did you mean 'x'?)`` for the option nearest ``word``, or ``""``."""
+    near = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def element_from_config(spec, where: str):
+    """The element of one mapping with its ``kind`` (a key of :data:`ELEMENTS`) and that
+    kind's :attr:`~vm_dynamics.forces.base.ForceElement.parameters`
+    (:meth:`~vm_dynamics.forces.base.ForceElement.from_config`); an unknown kind or key is a
+    one-line ``ValueError`` naming it, with the nearest valid name."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: expected a mapping with a 'kind', got "
+                         f"{type(spec).__name__}")
+    kind = spec.get("kind")
+    if kind not in ELEMENTS:
+        raise ValueError(f"{where}.kind: unknown {kind!r}{_nearest(kind, ELEMENTS)}; kinds "
+                         f"are {', '.join(ELEMENTS)}")
+    cls = ELEMENTS[kind]
+    unknown = sorted(str(k) for k in spec if k != "kind" and k not in cls.parameters)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {', '.join(unknown)}"
+                         f"{_nearest(unknown[0], cls.parameters)}; a {kind} element has "
+                         f"{', '.join(cls.parameters) or 'no parameters'}")
+    return cls.from_config(spec, where)
+
+
+def config_items(specs, where: str = "forces") -> list:
+    """``[(label, mapping)]`` of a ``forces`` parameter: a list of element mappings (labels
+    ``forces[i]``) or a mapping of names to them (the form a ROS 2 parameter file can hold:
+    ``forces.<name>.kind`` ...; labels ``forces.<name>``).  None or empty: none."""
+    if specs is None:
+        return []
+    if isinstance(specs, dict) and "kind" in specs:
+        raise ValueError(f"{where}: expected a list of force elements or a mapping of names "
+                         f"to them, got one element (a mapping with 'kind')")
+    if isinstance(specs, dict):
+        return [(f"{where}.{name}", spec) for name, spec in specs.items()]
+    if not isinstance(specs, (list, tuple)):
+        raise ValueError(f"{where}: expected a list of force elements or a mapping of names "
+                         f"to them, got {type(specs).__name__}")
+    return [(f"{where}[{i}]", spec) for i, spec in enumerate(specs)]
 
 
 def elements_from_config(specs, where: str = "forces") -> tuple:
-    """The elements of a ``forces`` parameter list: one mapping per element with its ``kind``
-    (a key of :data:`ELEMENTS`) and that kind's parameters
-    (:meth:`~vm_dynamics.forces.base.ForceElement.from_config`).  None: no elements."""
-    if specs is None:
-        return ()
-    if not isinstance(specs, (list, tuple)):
-        raise ValueError(f"{where}: expected a list of force elements, got "
-                         f"{type(specs).__name__}")
-    out = []
-    for i, spec in enumerate(specs):
-        here = f"{where}[{i}]"
-        if not isinstance(spec, dict):
-            raise ValueError(f"{here}: expected a mapping with a 'kind', got "
-                             f"{type(spec).__name__}")
-        kind = spec.get("kind")
-        if kind not in ELEMENTS:
-            raise ValueError(f"{here}.kind: unknown {kind!r}; kinds are "
-                             f"{', '.join(ELEMENTS)}")
-        out.append(ELEMENTS[kind].from_config(spec, here))
-    return tuple(out)
+    """The elements of a ``forces`` parameter (:func:`config_items`, each by
+    :func:`element_from_config`; errors name the element by its label)."""
+    return tuple(element_from_config(spec, label) for label, spec in config_items(specs, where))
 
 
 def compile_forces(model, elements) -> Forces:
@@ -72,10 +104,13 @@ def compile_forces(model, elements) -> Forces:
     (:meth:`~vm_dynamics.forces.base.ForceElement.compiled`) stacked under its kind."""
     rows: dict = {}
     for e in elements:
+        row = e.compiled(model)
+        if row is None:             # a model constant (uniform gravity)
+            continue
         if e.kind not in Forces._fields:
             raise ValueError(f"force element {type(e).__name__}: kind {e.kind!r} is not "
                              f"registered in vm_dynamics.forces.registry.Forces")
-        rows.setdefault(e.kind, []).append(e.compiled(model))
+        rows.setdefault(e.kind, []).append(row)
     out = {}
     for kind, recs in rows.items():
         empty = Forces._field_defaults[kind]

@@ -16,6 +16,7 @@ from ..core.validation import as_vector
 from ..dynamics.fast.kernels.algebra import cross
 from ..dynamics.fast.kernels.jit import OPT, njit
 from .base import ForceElement
+from .points import body_point
 
 __all__ = ["Spring", "SpringParams"]
 
@@ -37,6 +38,7 @@ class Spring(ForceElement):
 
     kind = "spring"
     conservative = True
+    parameters = ("frame", "point", "anchor", "stiffness")
 
     def __init__(self, frame: str, point, anchor, stiffness: float):
         self.frame = str(frame)
@@ -50,10 +52,6 @@ class Spring(ForceElement):
     @classmethod
     def from_config(cls, spec: dict, where: str) -> "Spring":
         """``{kind: spring, frame, point: [x, y, z], anchor: [x, y, z], stiffness}``."""
-        unknown = set(spec) - {"kind", "frame", "point", "anchor", "stiffness"}
-        if unknown:
-            raise ValueError(f"{where}: unknown keys {', '.join(sorted(map(str, unknown)))}; "
-                             f"a spring has frame, point, anchor, stiffness")
         try:
             frame, stiffness = spec["frame"], spec["stiffness"]
         except KeyError as exc:
@@ -110,11 +108,7 @@ class Spring(ForceElement):
 def _stretch(P, i, g, Rw, Pw):
     """The attachment point ``p`` of spring ``i`` in vehicle axes and its inertial offset from
     the anchor ``d = x − anchor``: ``(p0, p1, p2, d0, d1, d2)``."""
-    k = P.body[i]
-    c = P.point[i]
-    p0 = Rw[k, 0, 0] * c[0] + Rw[k, 0, 1] * c[1] + Rw[k, 0, 2] * c[2] + Pw[k, 0]
-    p1 = Rw[k, 1, 0] * c[0] + Rw[k, 1, 1] * c[1] + Rw[k, 1, 2] * c[2] + Pw[k, 1]
-    p2 = Rw[k, 2, 0] * c[0] + Rw[k, 2, 1] * c[1] + Rw[k, 2, 2] * c[2] + Pw[k, 2]
+    p0, p1, p2 = body_point(Rw, Pw, P.body[i], P.point[i])
     a = P.anchor[i]
     d0 = g[0, 0] * p0 + g[0, 1] * p1 + g[0, 2] * p2 + g[0, 3] - a[0]
     d1 = g[1, 0] * p0 + g[1, 1] * p1 + g[1, 2] * p2 + g[1, 3] - a[1]

@@ -94,6 +94,7 @@ class TwoBody(ForceElement):
     kind = "two_body"
     conservative = True
     orbital = True
+    parameters = ("mu", "gradient")
 
     def __init__(self, mu: float = MU_EARTH, gradient: bool = True):
         try:

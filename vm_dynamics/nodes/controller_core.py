@@ -80,6 +80,7 @@ from .joint_trajectories import (
     monotone_velocities,
     trajectory_points,
 )
+from .parameters import section_parameters
 from .robot import Robot, load_robot
 
 __all__ = ["CONTROLLER_PARAMETERS", "ControllerCore", "controller_parameter_defaults",
@@ -110,9 +111,9 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
     """Parameter defaults of the controller node given the overrides it will receive
     (flat names): the fixed table, ``controller.<key>`` for every parameter of the selected
     controller (default ``None`` = dynamically typed; unset ones keep the controller's own
-    default), and every ``controller.*`` and ``reference.*`` key present in the overrides
-    (so that the core sees a misspelled gain and reports it, and the file's gains of another
-    plug-in, which it drops with a warning)."""
+    default), and every ``controller.*``, ``reference.*`` and ``forces.*`` key present in the
+    overrides (so that the core sees a misspelled gain and reports it, and the file's gains of
+    another plug-in, which it drops with a warning; the force elements it compensates)."""
     out = parameter_defaults(CONTROLLER_PARAMETERS)
     ov = flatten(overrides)
     name = ov.get("controller") or ov.get("controller.name") or ""
@@ -124,6 +125,7 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
     for key in ov:
         if key.startswith(("reference.", "controller.")):
             out.setdefault(key, None)
+    out.update(section_parameters(ov))      # the force elements it compensates
     return out
 
 
@@ -163,8 +165,7 @@ class ControllerCore:
         self._limits = joint_limits(m, float(p["position_bound"]))
         self.period = 1.0 / float(p["control_rate"])
         self.lockstep = bool(p["lockstep"])
-        from ..forces import as_elements
-        self._external = list(as_elements(environment=robot.hydrodynamics)) or None
+        self._external = list(robot.forces) or None     # the dynamics node's elements
         self._js = None          # (t, q, qd)
         self._od = None          # (t, g, V)
         # ROS time at which the latest joint state / odometry was accepted (None: unknown),

@@ -12,8 +12,9 @@
 Inputs are held constant over a step (zero-order hold, as a digital controller applies them):
 joint efforts (``std_msgs/Float64MultiArray`` in the order of the ``joints`` parameter, the
 forward_command_controller convention) and a vehicle wrench (``geometry_msgs/WrenchStamped``).
-The environment (hydrodynamic damping and buoyancy of the vehicle and of the arm links) is
-evaluated at every RK stage, inside the engine.
+The force elements of the configuration (``forces``, ``two_body``, the hydrodynamic damping
+and buoyancy of the vehicle and of the arm links: :func:`vm_dynamics.config.forces.model_forces`,
+as vm-sim reads them) are evaluated at every RK stage, inside the engine.
 
 Safety, in the order it acts:
 
@@ -102,10 +103,10 @@ class DynamicsCore:
         self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
 
-        # the engine (environment inside: hydrodynamic damping and buoyancy at every stage)
+        # the engine (the force elements inside, evaluated at every stage)
         try:
             self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
-                                 environment=robot.hydrodynamics, prescribed=motion)
+                                 forces=robot.forces, prescribed=motion)
         except ValueError as exc:
             raise ValueError(f"dynamics_backend: {exc}") from None
 

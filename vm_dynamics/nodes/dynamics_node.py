@@ -61,6 +61,7 @@ from .parameters import (
     DYNAMICS_NODE_PARAMETERS,
     DYNAMICS_PARAMETERS,
     command_line_parameters,
+    section_parameters,
     unknown_parameter_warning,
 )
 from .publisher_watch import PublisherWatch
@@ -83,10 +84,13 @@ TICK_BUDGET_S = 0.02
 NODE_PARAMETERS = DYNAMICS_NODE_PARAMETERS
 
 
-def node_parameter_defaults() -> dict:
-    """Declared parameters of the dynamics node: the core's and :data:`NODE_PARAMETERS`."""
+def node_parameter_defaults(overrides=None) -> dict:
+    """Declared parameters of the dynamics node: the core's, :data:`NODE_PARAMETERS`, and the
+    ``forces.*`` names of ``overrides`` (its command-line values; the force elements, checked
+    by their reader)."""
     out = parameter_defaults(DYNAMICS_PARAMETERS)
     out.update(parameter_defaults(NODE_PARAMETERS))
+    out.update(section_parameters(overrides))
     return out
 
 
@@ -361,7 +365,7 @@ def main(argv=None) -> int:
 
     def start(transport):
         overrides, folders = command_line_parameters(argv, NODE_NAME)
-        warning = unknown_parameter_warning(overrides, node_parameter_defaults())
+        warning = unknown_parameter_warning(overrides, node_parameter_defaults(overrides))
         if warning:
             transport.logger.warn(warning)
         core = DynamicsCore.from_params(
@@ -382,7 +386,8 @@ def main(argv=None) -> int:
         return 2
     if stop:
         return 0
-    return run_node(NODE_NAME, node_parameter_defaults, argv, start)
+    return run_node(NODE_NAME, lambda: node_parameter_defaults(
+        command_line_parameters(argv, NODE_NAME)[0]), argv, start)
 
 
 if __name__ == "__main__":  # pragma: no cover

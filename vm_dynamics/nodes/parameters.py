@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config.params import flatten
 from ..config.spec import (
     CONTROLLER_PARAMETERS,
     DYNAMICS_BACKENDS,
@@ -21,7 +22,8 @@ from ..config.spec import (
 )
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "CONTROLLER_PARAMETERS",
-           "DYNAMICS_NODE_PARAMETERS", "command_line_parameters", "unknown_parameter_warning"]
+           "DYNAMICS_NODE_PARAMETERS", "command_line_parameters", "unknown_parameter_warning",
+           "section_parameters"]
 
 
 #: Names every ROS 2 node has, and sections rclpy declares by itself (``qos_overrides.*``).
@@ -56,3 +58,12 @@ def unknown_parameter_warning(overrides, declared) -> str | None:
     if not unknown:
         return None
     return f"{unknown_parameter_text(unknown, valid, sections)}; ignored"
+
+
+def section_parameters(overrides, sections=("forces",)) -> dict:
+    """``{name: None}`` for every parameter under one of ``sections`` that ``overrides`` (a
+    node's command-line values, flat or nested) hold: the names a node declares (dynamically
+    typed) so that it receives them, e.g. ``forces.tether.stiffness``, whose own reader
+    (:func:`vm_dynamics.config.forces.model_forces`) checks them."""
+    prefixes = tuple(f"{s}." for s in sections)
+    return {k: None for k in flatten(overrides or {}) if k.startswith(prefixes)}

@@ -1,4 +1,5 @@
-"""The robot of a node: model, hydrodynamics, joint order and frame names, from node parameters."""
+"""The robot of a node: model, force elements, joint order and frame names, from node
+parameters."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -7,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ..config.forces import model_forces
 from ..config.params import flatten, parameter_defaults
 from ..config.scenario import find_file
 from ..config.spec import ROBOT_PARAMETERS, checked_values
-from ..model.hydrodynamics import load_hydrodynamics
 from ..model.model import load_model
 from ..model.mounting import effective_urdf, kinematic_urdf, model_options
 from ..model.urdf import DEFAULT_XACRO, read_urdf_source
@@ -31,6 +32,10 @@ class Robot:
     base_frame: str
     source: str            # where the URDF came from (for messages)
     urdf_xml: str = ""     # the (xacro-expanded) URDF text
+    #: the force elements the dynamics node integrates and the controller node compensates
+    #: (:func:`vm_dynamics.config.forces.model_forces`: ``forces``, ``two_body``, the
+    #: hydrodynamics; uniform gravity is in the model)
+    forces: tuple = ()
 
 
 def robot_descriptions(params: Mapping[str, Any], folders=()) -> tuple[str, str]:
@@ -55,7 +60,7 @@ def robot_descriptions(params: Mapping[str, Any], folders=()) -> tuple[str, str]
 
 
 def load_robot(params: Mapping[str, Any], folders=()) -> Robot:
-    """Model, hydrodynamics and frame/joint names from (flat) node parameters; relative file
+    """Model, force elements and frame/joint names from (flat) node parameters; relative file
     names are looked up in ``folders`` (those of the parameter files) first
     (:func:`~vm_dynamics.config.scenario.find_file`)."""
     p = parameter_defaults(ROBOT_PARAMETERS)
@@ -73,14 +78,7 @@ def load_robot(params: Mapping[str, Any], folders=()) -> Robot:
     model = load_model(xml, base=base, gravity=gravity, **opts)
     if opts["locked_joints"] or opts["vehicle"]:   # the URDF of that model, for viewers
         xml = effective_urdf(xml, **opts)
-    hydro = None
-    if p["hydrodynamics_file"]:
-        hpath = find_file(p["hydrodynamics_file"], "hydrodynamics_file", folders)
-        hydro = load_hydrodynamics(hpath, gravity_magnitude=float(np.linalg.norm(gravity)))
-        model = model.with_added_vehicle_inertia(hydro.added_mass)
-        missing = [k for k in hydro.link_buoyancy if k not in model.frame_body]
-        if missing:
-            raise ValueError(f"hydrodynamics_file: links {missing} are not in the URDF")
+    model, forces, hydro = model_forces(model, p, folders)     # as vm-sim reads them
     joints = list(p["joints"] or model.joint_names)
     unknown = [j for j in joints if j not in model.joint_names]
     if unknown:
@@ -95,4 +93,4 @@ def load_robot(params: Mapping[str, Any], folders=()) -> Robot:
     if not odom or odom == base_frame:
         raise ValueError(f"odom_frame {odom!r} must be non-empty and differ from base_frame "
                          f"{base_frame!r}")
-    return Robot(model, hydro, joints, index, odom, base_frame, source, xml)
+    return Robot(model, hydro, joints, index, odom, base_frame, source, xml, forces)

@@ -108,7 +108,7 @@ class Simulator:
     formulation : momentum variable, see the module docstring (default ``"auto"``).
     backend : ``"auto"`` (numba if installed, else the kernels as plain Python), ``"numba"``,
         or ``"lp"`` (the closed-form reference).
-    forces : force elements (:mod:`vm_dynamics.forces`) acting at every stage.
+    forces : force elements (:mod:`vm_dynamics.forces`); a ``UniformGravity`` folds into :attr:`model`.
     environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy) or
         None: its effects become force elements after ``forces``.  Its added mass must already
         be in the model (:meth:`~vm_dynamics.Model.with_added_vehicle_inertia`).
@@ -123,6 +123,9 @@ class Simulator:
                  rtol: float = 1e-9, atol: float = 1e-12,
                  forward_dynamics: Callable | None = None, forces=None):
         from ..dynamics.fast import resolve_backend
+        from ..forces import as_elements, compile_forces, fold_gravity
+        #: the force elements acting at every stage (``forces``, then ``environment``'s)
+        model, self.forces = fold_gravity(model, as_elements(forces, environment))
         self.model = model
         self._spec = None
         self.dt = as_positive(dt, "dt")
@@ -146,9 +149,6 @@ class Simulator:
         self.prescribed = prescribed
         self._presc = prescribed is not None
         self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
-        from ..forces import as_elements, compile_forces
-        #: the force elements acting at every stage (``forces``, then ``environment``'s)
-        self.forces = as_elements(forces, environment)
         self.hydrodynamics = environment
         #: their compiled parameters (:class:`vm_dynamics.forces.registry.Forces`)
         self.F = compile_forces(model, self.forces)

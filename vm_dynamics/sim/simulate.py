@@ -216,7 +216,9 @@ def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, me
         ``"numba"`` (``"fast"`` is an alias), ``"lp"`` (the closed-form LP reference), or a
         forward-dynamics function with the signature of :meth:`Model.forward_dynamics`.
     forces : force elements (:mod:`vm_dynamics.forces`: springs, hydrodynamics, …) evaluated at
-        every stage; ``traj.base_wrench`` includes their vehicle wrench.
+        every stage; ``traj.base_wrench`` includes their vehicle wrench.  A ``UniformGravity``
+        is the model's gravity (:func:`vm_dynamics.forces.fold_gravity`, whose model gives
+        the run's energies).
     environment : a :class:`~vm_dynamics.model.hydrodynamics.Hydrodynamics` (damping, buoyancy of the
         vehicle and the arm links, evaluated at every stage as force elements after
         ``forces``); its added mass must be in the model already.

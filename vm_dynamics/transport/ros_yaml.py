@@ -123,11 +123,29 @@ def _event_line(ev: Any) -> int:
     return ev.start_mark.line + 1 if ev.start_mark is not None else 0
 
 
+def _line(ev: Any, where: str) -> int:
+    """The line of event ``ev``; a ``ValueError`` if it is an alias (rcl rejects them)."""
+    line = _event_line(ev)
+    if isinstance(ev, yaml.AliasEvent):
+        raise ValueError(f"{where} line {line}: aliases are not supported")
+    return line
+
+
+def _key(ev: Any, where: str, not_scalar: str) -> tuple[str, int]:
+    """``(name, line)`` of a mapping key event: a non-empty scalar, else a ``ValueError``
+    (``not_scalar`` says what is wrong with a sequence or mapping there)."""
+    line = _line(ev, where)
+    if not isinstance(ev, yaml.ScalarEvent):
+        raise ValueError(f"{where} line {line}: {not_scalar}")
+    if ev.value == "":
+        raise ValueError(f"{where} line {line}: no key")
+    return ev.value, line
+
+
 def _value_from_events(events: list, i: int, where: str) -> tuple[Any, int]:
     """Value starting at events[i] (scalar or flat sequence of scalars) -> (value, next i)."""
     ev = events[i]
-    if isinstance(ev, yaml.AliasEvent):
-        raise ValueError(f"{where} line {_event_line(ev)}: aliases are not supported")
+    _line(ev, where)
     if isinstance(ev, yaml.ScalarEvent):
         return _typed_scalar(ev.value, ev.style, ev.tag, f"{where} line {_event_line(ev)}"), i + 1
     if isinstance(ev, yaml.SequenceStartEvent):
@@ -136,9 +154,7 @@ def _value_from_events(events: list, i: int, where: str) -> tuple[Any, int]:
         i += 1
         while not isinstance(events[i], yaml.SequenceEndEvent):
             e = events[i]
-            line = _event_line(e)
-            if isinstance(e, yaml.AliasEvent):
-                raise ValueError(f"{where} line {line}: aliases are not supported")
+            line = _line(e, where)
             if not isinstance(e, yaml.ScalarEvent):
                 raise ValueError(f"{where} line {line}: parameter lists may only contain "
                                  "scalars (nested lists/maps are not supported by ROS 2)")
@@ -219,15 +235,8 @@ def _validate_pattern(name: str, where: str) -> None:
 def _params_mapping(events: list, i: int, prefix: str, out: dict, where: str) -> int:
     """Parse a ``ros__parameters`` mapping starting after its MappingStartEvent."""
     while not isinstance(events[i], yaml.MappingEndEvent):
-        key = events[i]
-        line = _event_line(key)
-        if isinstance(key, yaml.AliasEvent):
-            raise ValueError(f"{where} line {line}: aliases are not supported")
-        if not isinstance(key, yaml.ScalarEvent):
-            raise ValueError(f"{where} line {line}: parameter names must be scalars")
-        if key.value == "":
-            raise ValueError(f"{where} line {line}: no key")
-        name = f"{prefix}{key.value}"
+        key, _ = _key(events[i], where, "parameter names must be scalars")
+        name = f"{prefix}{key}"
         i += 1
         if isinstance(events[i], yaml.MappingStartEvent):
             i = _params_mapping(events, i + 1, name + ".", out, where)
@@ -240,17 +249,10 @@ def _params_mapping(events: list, i: int, prefix: str, out: dict, where: str) ->
 def _node_mapping(events: list, i: int, parts: list[str], table: dict, where: str) -> int:
     """Parse a node-name-level mapping starting after its MappingStartEvent."""
     while not isinstance(events[i], yaml.MappingEndEvent):
-        key = events[i]
-        line = _event_line(key)
-        if isinstance(key, yaml.AliasEvent):
-            raise ValueError(f"{where} line {line}: aliases are not supported")
-        if not isinstance(key, yaml.ScalarEvent):
-            raise ValueError(f"{where} line {line}: sequences/maps cannot be keys")
-        if key.value == "":
-            raise ValueError(f"{where} line {line}: no key")
+        key, line = _key(events[i], where, "sequences/maps cannot be keys")
         i += 1
         val = events[i]
-        if key.value.startswith(PARAMS_KEY):  # rcl uses strncmp(PARAMS_KEY, ...)
+        if key.startswith(PARAMS_KEY):  # rcl uses strncmp(PARAMS_KEY, ...)
             if not parts:
                 raise ValueError(f"{where} line {line}: there are no node names before "
                                  f"{PARAMS_KEY}")
@@ -262,13 +264,13 @@ def _node_mapping(events: list, i: int, parts: list[str], table: dict, where: st
             params = table.setdefault(node, {})
             i = _params_mapping(events, i + 1, "", params, where)
         elif isinstance(val, yaml.MappingStartEvent):
-            i = _node_mapping(events, i + 1, parts + [key.value], table, where)
+            i = _node_mapping(events, i + 1, parts + [key], table, where)
         elif isinstance(val, yaml.SequenceStartEvent):
             raise ValueError(f"{where} line {_event_line(val)}: sequences can only be parameter "
-                             f"values, not node names (under {key.value!r})")
+                             f"values, not node names (under {key!r})")
         else:
             raise ValueError(f'{where} line {_event_line(val)}: cannot have a value before '
-                             f'{PARAMS_KEY} (key {key.value!r}; expected '
+                             f'{PARAMS_KEY} (key {key!r}; expected '
                              f'"<node>: {{{PARAMS_KEY}: {{...}}}}")')
     return i + 1
 
