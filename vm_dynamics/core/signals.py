@@ -13,7 +13,8 @@ import contextlib
 import signal
 import threading
 
-__all__ = ["Deferred", "deferred_interrupts", "is_default_or_deferred", "sigterm_as_interrupt"]
+__all__ = ["Deferred", "deferred_interrupts", "is_default_or_deferred", "noted_interrupts",
+           "sigterm_as_interrupt"]
 
 
 class Deferred:
@@ -81,3 +82,36 @@ def sigterm_as_interrupt() -> None:
             signal.signal(signal.SIGTERM, _raise_interrupt)
     except ValueError:  # not the main thread
         pass
+
+
+@contextlib.contextmanager
+def noted_interrupts():
+    """Note every SIGINT/SIGTERM in a flag (``Deferred.received``), then let the handler that
+    was installed act as before (``KeyboardInterrupt`` for Ctrl-C), for the duration of the
+    block.  A loop that checks the flag ends even when the ``KeyboardInterrupt`` was lost on
+    its way up — raised inside a C extension's call that turns it into another exception,
+    which code that must survive any ``Exception`` (a graph query, a callback) then catches.
+    Main thread only, and only signals with a Python handler; elsewhere the block runs
+    unchanged (the flag stays empty)."""
+    state = Deferred()
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+    previous = {}
+
+    def note(signum, frame):
+        if state.received is None:
+            state.received = signum
+        previous[signum](signum, frame)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if callable(handler):
+            previous[sig] = handler
+            signal.signal(sig, note)
+    try:
+        yield state
+    finally:
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) is note:
+                signal.signal(sig, handler)

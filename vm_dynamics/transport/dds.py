@@ -68,7 +68,7 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from ..core.signals import sigterm_as_interrupt
+from ..core.signals import noted_interrupts, sigterm_as_interrupt
 from . import ros_args as rargs
 from .base import Transport
 from .dds_entities import DdsPublisher, DdsService, DdsSubscription, DdsTimer
@@ -396,11 +396,16 @@ class DdsTransport(Transport):
         self._timers = [t for t in self._timers if not t.cancelled]
 
     def spin(self) -> None:
-        try:
-            while not self._closed:
-                self.spin_once(0.1)
-        except KeyboardInterrupt:
-            pass
+        """Turns until shutdown or a SIGINT/SIGTERM: the ``KeyboardInterrupt`` ends it, and so
+        does the signal alone (:func:`~vm_dynamics.core.signals.noted_interrupts`) when the
+        exception was swallowed on its way (raised in a middleware call whose error a graph
+        query or a callback's guard logs and survives)."""
+        with noted_interrupts() as stop:
+            try:
+                while not self._closed and not stop:
+                    self.spin_once(0.1)
+            except KeyboardInterrupt:
+                pass
 
     def spin_until(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
         """Spin until ``predicate()`` is true or ``timeout_s`` elapsed; returns predicate()."""
