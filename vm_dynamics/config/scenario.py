@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +125,10 @@ class Scenario:
     divergence_threshold: float = ENERGY_BALANCE_THRESHOLD   # see core.divergence
     #: the force elements (``forces`` parameters, then the hydrodynamics' effects)
     forces: tuple = ()
+    #: the reference orbit (``orbit`` section, :class:`~vm_dynamics.forces.orbit.ReferenceOrbit`)
+    orbit: object = None
+    #: the frame of the outputs: ``inertial`` or ``lvlh`` (the reference orbit's Hill frame)
+    world_frame: str = "inertial"
 
     # the initial state by its short names
     g0 = property(lambda self: self.initial.g)
@@ -266,6 +270,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
     scn.forces = as_elements(elements_from_config(params.get("forces"))
                              + _two_body(mapping(params, "two_body")), hydro)
     compile_forces(model, scn.forces)           # unknown frames or links surface now
+    _reference_orbit(scn, mapping(params, "orbit"), params.get("world_frame", "inertial"))
     scn.prescribed = prescribed_motion(sections["prescribed"], scn.q0)
     if scn.prescribed is not None:      # evaluate once, so that its errors surface now
         scn.prescribed(0.0)
@@ -281,6 +286,32 @@ def _two_body(section: dict | None) -> tuple:
         return ()
     from ..forces import ELEMENTS
     return (ELEMENTS["two_body"].from_config({"kind": "two_body", **section}, "two_body"),)
+
+
+def _reference_orbit(scn: Scenario, section: dict | None, world_frame) -> None:
+    """Set ``scn.orbit`` from the ``orbit`` section (the central body of the two_body element),
+    express the initial base pose and twist given relative to its LVLH frame in inertial
+    coordinates (``orbit.initial_frame: lvlh``, the default), and set ``scn.world_frame``."""
+    from ..forces.orbit import ReferenceOrbit
+    scn.world_frame = SCENARIO_FILE_PARAMETERS["world_frame"].check(world_frame, "world_frame")
+    section = dict(section or {})
+    if not section:
+        if scn.world_frame == "lvlh":
+            raise ValueError("world_frame: lvlh needs a reference orbit (an orbit section with "
+                             "radius, altitude or semi_major_axis, and two_body.mu)")
+        return
+    central = [e for e in scn.forces if getattr(e, "kind", None) == "two_body"]
+    if not central:
+        raise ValueError("orbit: a reference orbit needs a central body: set two_body.mu")
+    if scn.model.base_type != "SE3":
+        raise ValueError(f"orbit: a reference orbit needs base_type SE3, got "
+                         f"{scn.model.base_type}")
+    frame = SCENARIO_FILE_PARAMETERS["orbit.initial_frame"].check(
+        section.pop("initial_frame", "lvlh"), "orbit.initial_frame")
+    scn.orbit = ReferenceOrbit.from_config(section, central[0].mu, "orbit")
+    if frame == "lvlh":
+        g, V = scn.orbit.from_lvlh(0.0, scn.initial.g, scn.initial.V)
+        scn.initial = replace(scn.initial, g=g, V=V)
 
 
 _TOP_LEVEL = ("robot_description_xacro", "base_type", "gravity", "integrator", "dt", "duration",
