@@ -83,9 +83,13 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     odom = first["/odom"]
     # the vehicle's own link: base_link, or the vehicle a scenario mounts the arm on
     vehicle = scn.params.get("vehicle", {}).get("name", "base_link")
-    assert odom.header.frame_id == "odom" and odom.child_frame_id == vehicle
+    # in orbit with world_frame lvlh the outputs are relative to the LVLH frame
+    frame, g0 = "odom", scn.g0
+    if scn.world_frame == "lvlh":
+        frame, g0 = "lvlh", scn.orbit.to_lvlh(0.0, scn.g0)[0]
+    assert odom.header.frame_id == frame and odom.child_frame_id == vehicle
     np.testing.assert_allclose([odom.pose.pose.position.x, odom.pose.pose.position.y,
-                                odom.pose.pose.position.z], scn.g0[:3, 3], atol=1e-12)
+                                odom.pose.pose.position.z], g0[:3, 3], atol=1e-12)
 
 
 def test_conserving_scenarios_report_tiny_drifts(tmp_path):
