@@ -15,9 +15,10 @@ from vm_dynamics.app import cli
 from vm_dynamics.config.scenario import list_scenarios, load_scenario
 
 SCENARIOS = ["spacecraft_arm", "uvms", "planar_rover", "satellite_wheels", "tumbling",
-             "prismatic_link", "panda_on_bus", "orbit_spacecraft_arm"]
+             "prismatic_link", "panda_on_bus", "orbit_spacecraft_arm", "orbit_station_keeping"]
 SHORT = {"spacecraft_arm": 0.2, "uvms": 0.1, "planar_rover": 0.3, "satellite_wheels": 1.0,
-         "tumbling": 0.5, "prismatic_link": 0.5, "panda_on_bus": 0.3, "orbit_spacecraft_arm": 1.0}
+         "tumbling": 0.5, "prismatic_link": 0.5, "panda_on_bus": 0.3, "orbit_spacecraft_arm": 1.0,
+         "orbit_station_keeping": 0.2}
 
 
 def test_all_scenarios_are_listed():

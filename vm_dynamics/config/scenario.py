@@ -129,6 +129,9 @@ class Scenario:
     orbit: object = None
     #: the frame of the outputs: ``inertial`` or ``lvlh`` (the reference orbit's Hill frame)
     world_frame: str = "inertial"
+    #: in orbit, the frame of the vehicle's pose reference: ``lvlh`` (station keeping) or
+    #: ``inertial``
+    orbit_reference_frame: str = "inertial"
 
     # the initial state by its short names
     g0 = property(lambda self: self.initial.g)
@@ -308,6 +311,8 @@ def _reference_orbit(scn: Scenario, section: dict | None, world_frame) -> None:
                          f"{scn.model.base_type}")
     frame = SCENARIO_FILE_PARAMETERS["orbit.initial_frame"].check(
         section.pop("initial_frame", "lvlh"), "orbit.initial_frame")
+    scn.orbit_reference_frame = SCENARIO_FILE_PARAMETERS["orbit.reference_frame"].check(
+        section.pop("reference_frame", "lvlh"), "orbit.reference_frame")
     scn.orbit = ReferenceOrbit.from_config(section, central[0].mu, "orbit")
     if frame == "lvlh":
         g, V = scn.orbit.from_lvlh(0.0, scn.initial.g, scn.initial.V)

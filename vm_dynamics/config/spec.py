@@ -283,6 +283,10 @@ SCENARIO_PARAMETERS: dict[str, Parameter] = _table({
     "orbit.initial_frame": ("lvlh", "vm-sim: the initial section's base pose and twist are "
                             "relative to the LVLH frame of the reference orbit at t = 0 (lvlh) "
                             "or inertial", choice(("lvlh", "inertial"))),
+    "orbit.reference_frame": ("lvlh", "vm-sim: the controller's vehicle pose reference "
+                              "(reference.base, or the initial pose held) is relative to the "
+                              "LVLH frame (lvlh: station keeping) or inertial",
+                              choice(("lvlh", "inertial"))),
     "world_frame": ("inertial", "vm-sim: the frame of the outputs (/odom, TF, recording, plots, "
                     "viewer): inertial, or lvlh (the reference orbit's Hill frame; needs an "
                     "orbit section)", choice(("inertial", "lvlh"))),

@@ -138,6 +138,46 @@ class ReferenceOrbit:
         T[:3, :3], T[:3, 3] = C, r
         return T, np.r_[C.T @ v, 0.0, 0.0, np.linalg.norm(h) / float(r @ r)]
 
+    def frame_acceleration(self, t: float) -> np.ndarray:
+        """``V̇_T``, the time derivative of the LVLH frame's body twist: with ``V_T = [ṙ, h/r, 0;
+        0, 0, h/r²]`` (``r`` the radius, ``h`` the specific angular momentum, constant on the
+        orbit) and ``r̈ = h²/r³ − μ/r²``, ``V̇_T = [r̈, −h ṙ/r², 0; 0, 0, −2 h ṙ/r³]`` (zero on
+        a circular orbit)."""
+        r, v = self.state(t)
+        rn = float(np.linalg.norm(r))
+        h = float(np.linalg.norm(np.cross(r, v)))
+        rd = float(r @ v) / rn
+        return np.array([h * h / rn ** 3 - self.mu / rn ** 2, -h * rd / rn ** 2, 0.0,
+                         0.0, 0.0, -2.0 * h * rd / rn ** 3])
+
+    def pose_reference(self, traj):
+        """An inertial pose trajectory ``t -> (g_d, V_d, V̇_d)`` (what the controllers track)
+        of a pose trajectory ``traj`` given relative to the LVLH frame (a callable of the same
+        form, 6-vector twists, or a constant 4×4 pose held in LVLH): ``g_d = T g_rel``,
+        ``V_d = V_rel + Ad_{g_rel⁻¹} V_T`` and its derivative
+        ``V̇_d = V̇_rel + Ad_{g_rel⁻¹} V̇_T − ad_{V_rel} Ad_{g_rel⁻¹} V_T``."""
+        if not callable(traj):
+            held = np.array(traj, dtype=float)
+            if held.shape != (4, 4):
+                raise ValueError(f"orbit reference: a pose held in LVLH must be 4x4, got "
+                                 f"shape {held.shape}")
+            zero = np.zeros(6)
+
+            def traj(t):
+                return held, zero, zero
+
+        def reference(t):
+            g_rel, V_rel, Vd_rel = traj(t)
+            g_rel = np.asarray(g_rel, dtype=float)
+            V_rel = np.asarray(V_rel, dtype=float).reshape(6)
+            Vd_rel = np.asarray(Vd_rel, dtype=float).reshape(6)
+            T, VT = self.frame(t)
+            A = lie.Ad_inv(g_rel)
+            W = A @ VT
+            return (T @ g_rel, V_rel + W,
+                    Vd_rel + A @ self.frame_acceleration(t) - lie.ad(V_rel) @ W)
+        return reference
+
     def pose(self, t: float) -> np.ndarray:
         """The LVLH frame's inertial pose at time ``t`` (4×4)."""
         return self.frame(t)[0]
