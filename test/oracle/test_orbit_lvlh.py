@@ -320,3 +320,44 @@ def test_station_keeping_holds_the_lvlh_pose_while_the_arm_moves(tmp_path):
     assert max(np.linalg.norm(lie.so3_log(gk[:3, :3])) for gk in g) <= 1e-9
     drift = np.abs(np.array([o.pose.pose.position.y for o in out["inertial"]["/odom"]])).max()
     assert drift > 1e3, drift            # ≈ 7.6 km/s × 2 s behind the LVLH origin
+
+
+# ----------------------------------------------------------------------------- the nodes
+def _msg_pose(pose):
+    return _pose(pose.position, pose.orientation)
+
+
+@needs_numba
+def test_dynamics_node_core_in_orbit_publishes_in_the_lvlh_frame():
+    """The dynamics node's core with the orbit_spacecraft_arm parameter file (two_body, orbit,
+    world_frame lvlh): it starts on the orbit (inertial state == vm-sim's scenario), steps
+    with two-body gravity (the energy balance with the orbital potential holds: not paused),
+    and /odom, TF and the ee path are in frame 'lvlh', /odom == the inertial state mapped by the
+    reference orbit; with world_frame inertial, /odom is in 'odom' and TF has odom -> lvlh."""
+    from vm_dynamics.config.params import flatten, read_params_file
+    from vm_dynamics.config.scenario import load_scenario, scenario_path
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore
+    scn = load_scenario("orbit_spacecraft_arm")
+    p = flatten(read_params_file(scenario_path("orbit_spacecraft_arm")))
+    for frame in ("lvlh", "inertial"):
+        dyn = DynamicsCore.from_params({**p, "world_frame": frame})
+        assert np.abs(dyn.g0 - scn.g0).max() == 0.0 and np.abs(dyn.V0 - scn.V0).max() == 0.0
+        assert dyn.run(100) == 100 and not dyn.paused            # 1 s
+        _, g, V, q, qd = dyn.sim.arrays()
+        assert np.linalg.norm(g[:3, 3] - scn.g0[:3, 3]) > 7000.0  # it flew 7.6 km
+        msgs = dict(dyn.state_messages())
+        odom, tf = msgs["odom"], msgs["tf"]
+        pairs = [(x.header.frame_id, x.child_frame_id) for x in tf.transforms]
+        g_rel, V_rel = scn.orbit.to_lvlh(dyn.t, g, V)
+        if frame == "lvlh":
+            assert odom.header.frame_id == "lvlh" and pairs == [("lvlh", "base_link")]
+            assert np.abs(_msg_pose(odom.pose.pose) - g_rel).max() <= 1e-9
+            tw = odom.twist.twist
+            assert np.abs(np.r_[tw.linear.x, tw.linear.y, tw.linear.z, tw.angular.x,
+                                tw.angular.y, tw.angular.z] - V_rel).max() <= 1e-9
+            assert dyn.ee_path_message().header.frame_id == "lvlh"
+        else:
+            assert odom.header.frame_id == "odom"
+            assert pairs == [("odom", "base_link"), ("odom", "lvlh")]
+            T = _pose(tf.transforms[1].transform.translation, tf.transforms[1].transform.rotation)
+            assert np.abs(T - scn.orbit.pose(dyn.t)).max() <= 1e-6

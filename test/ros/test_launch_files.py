@@ -376,7 +376,7 @@ def check_parameters(node, context):
 
 # vm-sim-only keys of scenario files (not node parameters)
 SIM_ONLY = ("scenario", "description", "duration", "input.", "prescribed.",
-            "compare_euler_model", "two_body.", "orbit.", "world_frame")
+            "compare_euler_model")
 
 
 # ------------------------------------------------------------------ tests

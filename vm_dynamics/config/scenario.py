@@ -292,30 +292,16 @@ def _two_body(section: dict | None) -> tuple:
 
 
 def _reference_orbit(scn: Scenario, section: dict | None, world_frame) -> None:
-    """Set ``scn.orbit`` from the ``orbit`` section (the central body of the two_body element),
-    express the initial base pose and twist given relative to its LVLH frame in inertial
-    coordinates (``orbit.initial_frame: lvlh``, the default), and set ``scn.world_frame``."""
-    from ..forces.orbit import ReferenceOrbit
-    scn.world_frame = SCENARIO_FILE_PARAMETERS["world_frame"].check(world_frame, "world_frame")
-    section = dict(section or {})
-    if not section:
-        if scn.world_frame == "lvlh":
-            raise ValueError("world_frame: lvlh needs a reference orbit (an orbit section with "
-                             "radius, altitude or semi_major_axis, and two_body.mu)")
-        return
-    central = [e for e in scn.forces if getattr(e, "kind", None) == "two_body"]
-    if not central:
-        raise ValueError("orbit: a reference orbit needs a central body: set two_body.mu")
-    if scn.model.base_type != "SE3":
-        raise ValueError(f"orbit: a reference orbit needs base_type SE3, got "
-                         f"{scn.model.base_type}")
-    frame = SCENARIO_FILE_PARAMETERS["orbit.initial_frame"].check(
-        section.pop("initial_frame", "lvlh"), "orbit.initial_frame")
-    scn.orbit_reference_frame = SCENARIO_FILE_PARAMETERS["orbit.reference_frame"].check(
-        section.pop("reference_frame", "lvlh"), "orbit.reference_frame")
-    scn.orbit = ReferenceOrbit.from_config(section, central[0].mu, "orbit")
-    if frame == "lvlh":
-        g, V = scn.orbit.from_lvlh(0.0, scn.initial.g, scn.initial.V)
+    """Set ``scn.orbit``, ``scn.world_frame`` and ``scn.orbit_reference_frame`` from the
+    ``orbit`` section (:func:`~.orbit_setup.orbit_setup`) and express an initial base pose and
+    twist given relative to the LVLH frame (``orbit.initial_frame: lvlh``) inertially."""
+    from .orbit_setup import orbit_setup
+    setup = orbit_setup(mapping(scn.params, "two_body"), section, world_frame,
+                        scn.model.base_type)
+    scn.orbit, scn.world_frame = setup.orbit, setup.world_frame
+    scn.orbit_reference_frame = setup.reference_frame
+    if setup.orbit is not None and setup.initial_frame == "lvlh":
+        g, V = setup.orbit.from_lvlh(0.0, scn.initial.g, scn.initial.V)
         scn.initial = replace(scn.initial, g=g, V=V)
 
 

@@ -53,7 +53,9 @@ import numpy as np
 
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import initial_state, prescribed_motion
+from ..config.orbit_setup import orbit_setup
 from ..config.spec import DYNAMICS_PARAMETERS, checked_values
+from ..forces.orbit import OutputFrame
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
 from ..sim.interaction import arm_interaction
@@ -98,6 +100,15 @@ class DynamicsCore:
         # initial state (the scenario's parser: config.sections)
         init = initial_state(unflatten(p, "initial"), m)
         self.g0, self.V0, self.q0, self.qd0 = init.g, init.V, init.q, init.qd
+        # in orbit: two-body gravity, the reference orbit (initial state relative to its LVLH
+        # frame) and the frame of /odom and TF (config.orbit_setup)
+        orbit = orbit_setup(unflatten(p, "two_body"), unflatten(p, "orbit"), p["world_frame"],
+                            m.base_type)
+        self.output = None
+        if orbit.orbit is not None:
+            if orbit.initial_frame == "lvlh":
+                self.g0, self.V0 = orbit.orbit.from_lvlh(0.0, self.g0, self.V0)
+            self.output = OutputFrame(orbit.orbit, orbit.world_frame, robot.odom_frame)
         self.joint_source = p["joint_source"]
         self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
@@ -105,7 +116,8 @@ class DynamicsCore:
         # the engine (environment inside: hydrodynamic damping and buoyancy at every stage)
         try:
             self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
-                                 environment=robot.hydrodynamics, prescribed=motion)
+                                 environment=robot.hydrodynamics, prescribed=motion,
+                                 forces=list(orbit.forces) or None)
         except ValueError as exc:
             raise ValueError(f"dynamics_backend: {exc}") from None
 
@@ -508,10 +520,14 @@ class DynamicsCore:
         hil = self.interaction() if self.joint_source != "simulated" else None
         tau = self.inputs.tau_model if hil is None else hil.tau
         yield "joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)
-        yield "odom", rm.odometry_msg(t, g, m.group.embed(V), r.odom_frame, r.base_frame)
-        yield "tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, g)])
+        world, extra = r.odom_frame, ()
+        if self.output is not None:             # in orbit: /odom and TF in the output frame
+            g, V6, extra = self.output.sample(self.t, g, m.group.embed(V))
+            world, V = self.output.frame_id, V6
+        yield "odom", rm.odometry_msg(t, g, m.group.embed(V), world, r.base_frame)
+        yield "tf", rm.tf_msg(t, [(world, r.base_frame, g), *extra])
         if self.joint_source != "simulated":
-            yield "vehicle_pose_command", rm.pose_stamped_msg(t, r.odom_frame, g)
+            yield "vehicle_pose_command", rm.pose_stamped_msg(t, world, g)
             if hil is not None:
                 yield "base_reaction_wrench", rm.wrench_stamped_msg(
                     t, m.group.embed(hil.base_reaction), r.base_frame)
@@ -538,14 +554,22 @@ class DynamicsCore:
 
     def ee_path_message(self) -> Any:
         """``nav_msgs/Path`` of the ``ee_frame`` in the odom frame (last ``ee_path_length``)."""
-        return rm.path_msg(self.t, self.robot.odom_frame, [pose for _, pose in self.ee_path])
+        return rm.path_msg(self.t, self._world_frame(), [pose for _, pose in self.ee_path])
+
+    def _world_frame(self) -> str:
+        """The frame of /odom, TF's root and the path: ``odom_frame``, or ``lvlh`` in orbit
+        with ``world_frame: lvlh``."""
+        return self.output.frame_id if self.output is not None else self.robot.odom_frame
 
     def _record_ee_pose(self) -> None:
         """Append the current ``ee_frame`` pose (as a PoseStamped, built once) to the path."""
         if self.ee_path and self.ee_path[-1][0] >= self.steps:
             return
-        g_e = self.model.frame_pose(self.q, self.ee_frame, self.g)
-        pose = rm.pose_stamped_msg(self.t, self.robot.odom_frame, g_e)
+        g = self.g
+        if self.output is not None:
+            g = self.output.sample(self.t, g, None)[0]
+        g_e = self.model.frame_pose(self.q, self.ee_frame, g)
+        pose = rm.pose_stamped_msg(self.t, self._world_frame(), g_e)
         self.ee_path.append((self.steps, pose))
 
     def diagnostics_message(self) -> Any:
