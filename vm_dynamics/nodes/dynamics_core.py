@@ -51,9 +51,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..config.orbit_setup import orbit_setup
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import initial_state, prescribed_motion
-from ..config.orbit_setup import orbit_setup
 from ..config.spec import DYNAMICS_PARAMETERS, checked_values
 from ..forces.orbit import OutputFrame
 from ..ros import messages as rm
