@@ -225,7 +225,8 @@ def test_vm_sim_outputs_in_the_lvlh_frame(tmp_path):
     inertial recording has an 'lvlh' frame in TF (odom -> lvlh at the reference orbit's state);
     the lvlh recording's /odom (frame 'lvlh', also the TF root) == the inertial /odom mapped by
     the inverse of that TF transform, pose to 1e-9 m, and its twist == V − Ad_{g_rel⁻¹} V_T
-    formed here from the TF's finite differences; both write relative_motion.png."""
+    formed here from the TF's finite differences; vm-view's reader shows the lvlh recording in
+    frame lvlh; both write relative_motion.png."""
     from vm_dynamics.app.run import run_scenario
     from vm_dynamics.config.scenario import load_scenario
     msgs = {}
@@ -242,6 +243,9 @@ def test_vm_sim_outputs_in_the_lvlh_frame(tmp_path):
     tf_rel = {(x.header.frame_id, x.child_frame_id) for m in msgs["lvlh"]["/tf"]
               for x in m.transforms}
     assert ("lvlh", "base_link") in tf_rel and not any(c == "lvlh" for _, c in tf_rel)
+    from vm_dynamics.viewer.scene import playback_from_mcap    # what vm-view shows
+    pb = playback_from_mcap(tmp_path / "lvlh" / "trajectory.mcap")
+    assert pb.fixed_frame == "lvlh" and np.abs(pb.poses[0, 0] - np.eye(4)).max() <= 1e-9
     lv = [x for m in msgs["inertial"]["/tf"] for x in m.transforms if x.child_frame_id == "lvlh"]
     assert [x.header.frame_id for x in lv] == ["odom"] * 21
     T = [_pose(x.transform.translation, x.transform.rotation) for x in lv]
