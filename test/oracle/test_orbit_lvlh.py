@@ -243,7 +243,7 @@ def test_vm_sim_outputs_in_the_lvlh_frame(tmp_path):
     tf_rel = {(x.header.frame_id, x.child_frame_id) for m in msgs["lvlh"]["/tf"]
               for x in m.transforms}
     assert ("lvlh", "base_link") in tf_rel and not any(c == "lvlh" for _, c in tf_rel)
-    from vm_dynamics.viewer.scene import playback_from_mcap    # what vm-view shows
+    from vm_dynamics.viewer.scene import playback_from_mcap  # what vm-view shows
     pb = playback_from_mcap(tmp_path / "lvlh" / "trajectory.mcap")
     assert pb.fixed_frame == "lvlh" and np.abs(pb.poses[0, 0] - np.eye(4)).max() <= 1e-9
     lv = [x for m in msgs["inertial"]["/tf"] for x in m.transforms if x.child_frame_id == "lvlh"]
