@@ -15,12 +15,13 @@ from vm_dynamics.app import cli
 from vm_dynamics.config.scenario import list_scenarios, load_scenario
 
 SCENARIOS = ["spacecraft_arm", "uvms", "planar_rover", "satellite_wheels", "tumbling",
-             "prismatic_link", "panda_on_bus", "orbit_spacecraft_arm"]
+             "prismatic_link", "panda_on_bus", "orbit_spacecraft_arm", "orbit_station_keeping"]
 #: scenarios of kinematically constrained systems (vm_dynamics.constraints; run by vm-sim through
 #: vm_dynamics.app.constrained, tested in test/oracle/test_rolling_scenarios.py)
 CONSTRAINED = ["rolling_ball", "rolling_ball_incline", "diff_drive", "diff_drive_arm"]
 SHORT = {"spacecraft_arm": 0.2, "uvms": 0.1, "planar_rover": 0.3, "satellite_wheels": 1.0,
-         "tumbling": 0.5, "prismatic_link": 0.5, "panda_on_bus": 0.3, "orbit_spacecraft_arm": 1.0}
+         "tumbling": 0.5, "prismatic_link": 0.5, "panda_on_bus": 0.3, "orbit_spacecraft_arm": 1.0,
+         "orbit_station_keeping": 0.2}
 
 
 def test_all_scenarios_are_listed():
@@ -86,9 +87,13 @@ def test_scenario_runs_end_to_end(name, tmp_path):
     odom = first["/odom"]
     # the vehicle's own link: base_link, or the vehicle a scenario mounts the arm on
     vehicle = scn.params.get("vehicle", {}).get("name", "base_link")
-    assert odom.header.frame_id == "odom" and odom.child_frame_id == vehicle
+    # in orbit with world_frame lvlh the outputs are relative to the LVLH frame
+    frame, g0 = "odom", scn.g0
+    if scn.world_frame == "lvlh":
+        frame, g0 = "lvlh", scn.orbit.to_lvlh(0.0, scn.g0)[0]
+    assert odom.header.frame_id == frame and odom.child_frame_id == vehicle
     np.testing.assert_allclose([odom.pose.pose.position.x, odom.pose.pose.position.y,
-                                odom.pose.pose.position.z], scn.g0[:3, 3], atol=1e-12)
+                                odom.pose.pose.position.z], g0[:3, 3], atol=1e-12)
 
 
 def test_conserving_scenarios_report_tiny_drifts(tmp_path):

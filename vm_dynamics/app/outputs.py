@@ -203,9 +203,26 @@ def plots(run, traj, checks, err, euler, stop) -> list:
     units = ["m" if k == "prismatic" else "rad" for k in joint_kinds(model)]
     figures = [("joints.png", lambda: plotting.joints_figure(
         traj.t, traj.q, model.joint_names, title=f"{tag}\njoint positions", units=units))]
+    g_out, frame = traj.g, ""
+    if run.output is not None:              # in orbit: the LVLH frame
+        from ..analysis.relative_motion import relative_motion_figure
+        from ..forces.orbit import centre_of_mass
+        g_rel = run.output.orbit.trajectory_to_lvlh(traj.t, traj.g, traj.V)[0]
+        if run.output.relative:
+            g_out, frame = g_rel, ", relative to LVLH"
+
+        def relative():         # at most ~2000 points: the centre of mass costs a kinematics
+            import numpy as np
+            k = slice(None, None, max(1, len(traj.t) // 2000))
+            com = np.array([centre_of_mass(model, gk, qk)
+                            for gk, qk in zip(g_rel[k], traj.q[k])])
+            return relative_motion_figure(traj.t[k], g_rel[k], com, title=(
+                f"{tag}\nrelative motion in the LVLH frame (x radial, y along-track)"))
+        figures.append(("relative_motion.png", relative))
     if model.b:
         figures.append(("base.png", lambda: plotting.base_figure(
-            traj.t, traj.g, model.base_type, title=f"{tag}\nvehicle pose ({model.base_type})")))
+            traj.t, g_out, model.base_type,
+            title=f"{tag}\nvehicle pose ({model.base_type}{frame})")))
     figures.append(("conservation.png", lambda: plotting.energy_figure(
         traj.t, checks.balance, checks.energy_scale, work_done=not checks.energy_conserved,
         momentum_change=checks.momentum_change if checks.momentum_change is not None else None,

@@ -45,6 +45,8 @@ class Run:
     recording_time: float = 0.0                     # wall s spent streaming trajectory.mcap
     write_error: OSError | None = None              # the recording's failed write (disk full)
     setup_time: float | None = None                 # wall s of the engine's set-up (kernels)
+    #: in orbit: the outputs' frame (vm_dynamics.forces.orbit.OutputFrame); None: inertial
+    output: object = None
 
 
 
@@ -88,6 +90,12 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
                             if dropped else ""))
         ctrl = get_controller(name, params)
         reference = reference_from_config(scn.reference or {})
+        if getattr(scn, "orbit", None) is not None and scn.orbit_reference_frame == "lvlh":
+            # station keeping: the vehicle's reference (or its initial pose) held in LVLH
+            from dataclasses import replace
+            base = reference.base if reference.base is not None else \
+                scn.orbit.to_lvlh(0.0, scn.g0)[0]
+            reference = replace(reference, base=scn.orbit.pose_reference(base))
         state0 = State(0.0, scn.g0, scn.V0, scn.q0, scn.qd0)
         external = list(scn.forces) or None       # the controller compensates them
         ctrl.reset(scn.model, state0, external=external)
@@ -97,8 +105,13 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
         as_vector(bw, scn.model.b, f"controller {name}: base_wrench at t = 0")
         ctrl.reset(scn.model, state0, external=external)
     out = output_dir(scn, out_dir, force)
+    output = None
+    if getattr(scn, "orbit", None) is not None:
+        from ..forces.orbit import OutputFrame
+        output = OutputFrame(scn.orbit, scn.world_frame)
     return Run(scn=scn, ctrl_name=name, ctrl=ctrl, reference=reference, out=out,
-                record_rate=float(record_rate), plots=plots, progress=progress, notes=notes)
+               record_rate=float(record_rate), plots=plots, progress=progress, notes=notes,
+               output=output)
 
 
 # ----------------------------------------------------------------------------- running
@@ -160,8 +173,11 @@ class SampleRecorder:
                 and np.isfinite(V).all() and np.isfinite(q).all() and np.isfinite(qd).all() \
                 and np.isfinite(tau).all():
             start = time.perf_counter()
+            extra = ()
+            if run.output is not None:          # in orbit: the outputs' frame
+                g, V, extra = run.output.sample(t, g, V)
             try:
-                self.recorder.add(t, g, V, q, qd, effort=tau)
+                self.recorder.add(t, g, V, q, qd, effort=tau, extra_tf=extra)
             except OSError as exc:      # the disk is full: stop here (callback), keep the file
                 run.write_error = exc
             self.time += time.perf_counter() - start
@@ -189,8 +205,10 @@ def simulate_run(run: Run, log):
             log(f"vm-sim: integrating {scn.duration:g} s (Ctrl-C stops and writes what was "
                 f"computed) ...")
         stop = monitor(state)
-        for hook in run.hooks:
-            hook(state)
+        if run.hooks:
+            shown = state if run.output is None else run.output.state(state)
+            for hook in run.hooks:
+                hook(shown)
         return stop or ctrl_c.requested or run.write_error is not None
     on_sample = SampleRecorder(run)
     t0 = time.perf_counter()
@@ -302,6 +320,11 @@ def open_recorder(run):
     # the Euler-angle comparison integrates on the kept samples' grid: keep them all
     if not scn.params.get("compare_euler_model"):
         run.record_every = max(1, math.ceil(steps / MAX_KEPT_SAMPLES))
+    frame_ids = None
+    if run.output is not None and run.output.relative:      # /odom and the TF root: lvlh
+        from ..ros.urdf_tf import UrdfTree
+        frame_ids = (run.output.frame_id, UrdfTree(scn.robot_description).root)
     return McapRecorder(run.out / "trajectory.mcap", model.joint_names,
                         robot_description=scn.robot_description, base_iota=model.group.iota,
+                        frame_ids=frame_ids,
                         rate_hz=run.record_rate if run.record_rate > 0 else None)

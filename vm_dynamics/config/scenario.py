@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +129,13 @@ class Scenario:
     #: effects; a uniform_gravity element is in the model's gravity):
     #: :func:`vm_dynamics.config.forces.model_forces`, as the nodes read them
     forces: tuple = ()
+    #: the reference orbit (``orbit`` section, :class:`~vm_dynamics.forces.orbit.ReferenceOrbit`)
+    orbit: object = None
+    #: the frame of the outputs: ``inertial`` or ``lvlh`` (the reference orbit's Hill frame)
+    world_frame: str = "inertial"
+    #: in orbit, the frame of the vehicle's pose reference: ``lvlh`` (station keeping) or
+    #: ``inertial``
+    orbit_reference_frame: str = "inertial"
 
     # the initial state by its short names
     g0 = property(lambda self: self.initial.g)
@@ -262,6 +269,7 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         xacro=top["robot_description_xacro"],
         divergence_threshold=top["divergence_threshold"], forces=forces,
     )
+    _reference_orbit(scn, mapping(params, "orbit"), params.get("world_frame", "inertial"))
     scn.prescribed = prescribed_motion(sections["prescribed"], scn.q0)
     if scn.prescribed is not None:      # evaluate once, so that its errors surface now
         scn.prescribed(0.0)
@@ -269,6 +277,20 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
 
 
 #: The top-level values vm-sim reads, checked by the scenario model's table.
+def _reference_orbit(scn: Scenario, section: dict | None, world_frame) -> None:
+    """Set ``scn.orbit``, ``scn.world_frame`` and ``scn.orbit_reference_frame`` from the
+    ``orbit`` section (:func:`~.orbit_setup.orbit_setup`) and express an initial base pose and
+    twist given relative to the LVLH frame (``orbit.initial_frame: lvlh``) inertially."""
+    from .orbit_setup import orbit_setup
+    setup = orbit_setup(scn.forces, section, world_frame,
+                        scn.model.base_type)
+    scn.orbit, scn.world_frame = setup.orbit, setup.world_frame
+    scn.orbit_reference_frame = setup.reference_frame
+    if setup.orbit is not None and setup.initial_frame == "lvlh":
+        g, V = setup.orbit.from_lvlh(0.0, scn.initial.g, scn.initial.V)
+        scn.initial = replace(scn.initial, g=g, V=V)
+
+
 _TOP_LEVEL = ("robot_description_xacro", "base_type", "gravity", "integrator", "dt", "duration",
               "hydrodynamics_file", "divergence_threshold")
 

@@ -161,6 +161,38 @@ ROBOT_PARAMETERS: dict[str, Parameter] = _table({
 DYNAMICS_PARAMETERS: dict[str, Parameter] = _table({
     **ROBOT_PARAMETERS,
     "integrator": ("rkmk4", ", ".join(METHODS), check_integrator),
+    "two_body.mu": (0.0, "gravitational parameter of a central body at the inertial "
+                    "origin, m^3/s^2 (Earth 3.986004418e14): two-body gravity and its gradient "
+                    "on every body (force element two_body; gravity must be [0, 0, 0]); 0: none",
+                    _nonnegative),
+    "two_body.gradient": (True, "with two_body.mu, the gravity-gradient force and "
+                          "torque (false: point masses at the centres of mass)", _flag),
+    "orbit.radius": (0.0, "reference orbit, circular, of this radius (m); with "
+                     "two_body.mu (vm_dynamics.forces.orbit.ReferenceOrbit)", _nonnegative),
+    "orbit.altitude": (0.0, "reference orbit, circular, this far above orbit.body_radius "
+                       "(m)", _nonnegative),
+    "orbit.body_radius": (6378137.0, "the central body's radius for orbit.altitude, m",
+                          _positive),
+    "orbit.semi_major_axis": (0.0, "reference orbit, Keplerian, semi-major axis (m)",
+                              _nonnegative),
+    "orbit.eccentricity": (0.0, "with orbit.semi_major_axis, in [0, 1)", _nonnegative),
+    "orbit.inclination_deg": (0.0, "reference orbit's inclination, deg"),
+    "orbit.raan_deg": (0.0, "reference orbit's right ascension of the ascending node, "
+                       "deg"),
+    "orbit.argument_of_periapsis_deg": (0.0, "reference orbit's argument of periapsis, "
+                                        "deg"),
+    "orbit.true_anomaly_deg": (0.0, "the reference orbit's true anomaly at t = 0 "
+                               "(circular: argument of latitude), deg"),
+    "orbit.initial_frame": ("lvlh", "the initial section's base pose and twist are "
+                            "relative to the LVLH frame of the reference orbit at t = 0 (lvlh) "
+                            "or inertial", choice(("lvlh", "inertial"))),
+    "orbit.reference_frame": ("lvlh", "vm-sim: the controller's vehicle pose reference "
+                              "(reference.base, or the initial pose held) is relative to the "
+                              "LVLH frame (lvlh: station keeping) or inertial",
+                              choice(("lvlh", "inertial"))),
+    "world_frame": ("inertial", "the frame of the outputs (/odom, TF, recording, plots, "
+                    "viewer): inertial, or lvlh (the reference orbit's Hill frame; needs an "
+                    "orbit section)", choice(("inertial", "lvlh"))),
     "dynamics_backend": ("auto", "auto|numba (the compiled engine; auto falls back to plain "
                          "Python without numba) or lp (the closed-form LP reference, slow)",
                          choice(DYNAMICS_BACKENDS)),

@@ -52,15 +52,17 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..config.orbit_setup import orbit_setup
 from ..config.params import flatten, parameter_defaults, unflatten
 from ..config.sections import initial_state, prescribed_motion
 from ..config.spec import DYNAMICS_PARAMETERS, checked_values
+from ..forces.orbit import OutputFrame
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
 from ..sim.interaction import arm_interaction
 from .dynamics_diagnostics import diagnostics_message
 from .energy_guard import EnergyGuard
-from .event_log import EventLog, reason_key
+from .event_log import EventLog
 from .input_channels import CommandInputs
 from .joint_source import measured_joint_input
 from .publish_schedule import PublishSchedule
@@ -99,6 +101,15 @@ class DynamicsCore:
         # initial state (the scenario's parser: config.sections)
         init = initial_state(unflatten(p, "initial"), m)
         self.g0, self.V0, self.q0, self.qd0 = init.g, init.V, init.q, init.qd
+        # in orbit: two-body gravity, the reference orbit (initial state relative to its LVLH
+        # frame) and the frame of /odom and TF (config.orbit_setup)
+        orbit = orbit_setup(robot.forces, unflatten(p, "orbit"), p["world_frame"],
+                            m.base_type)
+        self.output = None
+        if orbit.orbit is not None:
+            if orbit.initial_frame == "lvlh":
+                self.g0, self.V0 = orbit.orbit.from_lvlh(0.0, self.g0, self.V0)
+            self.output = OutputFrame(orbit.orbit, orbit.world_frame, robot.odom_frame)
         self.joint_source = p["joint_source"]
         self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
@@ -296,59 +307,16 @@ class DynamicsCore:
     # ---------------------------------------------------------------- measured joints (HIL)
     def apply_measured_joint_state(self, msg: Any, wall: float | None = None) -> bool:
         """A real arm's ``sensor_msgs/JointState`` (``joint_source: measured``); ``wall`` is
-        its arrival time (system clock, s).  False if rejected or out of order."""
-        mi = self.measured
-        if mi is None:
+        its arrival time (system clock, s).  False if rejected or out of order
+        (:meth:`MeasuredJointInput.receive`)."""
+        if self.measured is None:
             return False
-        wall = time.time() if wall is None else float(wall)
-        try:
-            stamp, q, qd = mi.parse(msg)
-        except ValueError as exc:
-            mi.rejected += 1
-            mi.last_error = str(exc)
-            self.log.emit("WARN", f"reject-measured-{reason_key(str(exc))}",
-                          f"rejected measured joint state: {exc}; the vehicle holds")
-            return False
-        stamp = wall if stamp is None else stamp
-        motion = mi.motion
-        first = mi.anchor is None
-        t_new = mi.place(stamp, self.t)
-        interval = None if first else t_new - motion.t_latest
-        if interval is not None and interval <= 0:
-            mi.out_of_order += 1
-            self.log.emit("WARN", "measured-out-of-order",
-                          f"dropped a measured joint state stamped {stamp:.6f} s: not after the "
-                          f"newest sample ({interval * 1e3:.3f} ms; late or out of order)")
-            return False
-        if first or interval > mi.max_gap:
-            if not first:
-                mi.gaps += 1
-                mi.anchor = (stamp, self.t)
-                self.log.emit("WARN", "measured-gap",
-                              f"gap of {interval:.3f} s in the measured joint states (longer "
-                              f"than measured.max_gap={mi.max_gap:g} s): the vehicle held its "
-                              f"pose; restarting from the new sample at t={self.t:.3f} s",
-                              throttle=False)
-            motion.restart(self.t, q, qd)
+
+        def restart():      # after a gap: the joints jump to the new sample
             self.sim.set_joints()
             self.energy_guard.rebaseline()
-            interval = None
-        else:
-            motion.add(t_new, q, qd)
-        mi.accepted += 1
-        mi.note_arrival(stamp, wall, interval)
-        if mi.accepted == 50 and mi.intervals and self.dt > 1.5 * float(np.median(mi.intervals)):
-            h = float(np.median(mi.intervals))
-            self.log.emit("WARN", "measured-dt",
-                          f"dt={self.dt:g} s is longer than the measured sample interval "
-                          f"({h:.4g} s): the steps see noise between samples only at their RK "
-                          f"stages and its error accumulates; set dt to {h:.4g} s (one step per "
-                          f"sample) for noisy measurements", throttle=False)
-        if mi.holding:
-            mi.holding = False
-            self.log.emit("INFO", "measured-resumed", f"measured joint states resumed at "
-                          f"t={self.t:.3f} s", throttle=False)
-        return True
+        wall = time.time() if wall is None else float(wall)
+        return self.measured.receive(msg, wall, self.t, self.dt, self.log, restart)
 
     def measured_steps_available(self) -> int:
         """Steps the simulation can take before it would pass the newest measured sample."""
@@ -364,16 +332,8 @@ class DynamicsCore:
 
     def check_measured_watchdog(self, wall_now: float) -> None:
         """Warn (once per silence) when the measured joint states stopped: the vehicle holds."""
-        mi = self.measured
-        if mi is None or mi.holding:
-            return
-        age = mi.watchdog(wall_now)
-        if age is not None:
-            mi.holding = True
-            self.log.emit("WARN", "measured-watchdog",
-                          f"watchdog: no measured joint states for {age:.3f} s (measured.timeout "
-                          f"{mi.timeout:g} s) at t={self.t:.3f} s; the vehicle holds",
-                          throttle=False)
+        if self.measured is not None:
+            self.measured.check_watchdog(wall_now, self.t, self.log)
 
     # ---------------------------------------------------------------- energy
     def check_energy(self) -> bool:
@@ -510,10 +470,14 @@ class DynamicsCore:
         hil = self.interaction() if self.joint_source != "simulated" else None
         tau = self.inputs.tau_model if hil is None else hil.tau
         yield "joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)
-        yield "odom", rm.odometry_msg(t, g, m.group.embed(V), r.odom_frame, r.base_frame)
-        yield "tf", rm.tf_msg(t, [(r.odom_frame, r.base_frame, g)])
+        world, extra = r.odom_frame, ()
+        if self.output is not None:             # in orbit: /odom and TF in the output frame
+            g, V6, extra = self.output.sample(self.t, g, m.group.embed(V))
+            world, V = self.output.frame_id, V6
+        yield "odom", rm.odometry_msg(t, g, m.group.embed(V), world, r.base_frame)
+        yield "tf", rm.tf_msg(t, [(world, r.base_frame, g), *extra])
         if self.joint_source != "simulated":
-            yield "vehicle_pose_command", rm.pose_stamped_msg(t, r.odom_frame, g)
+            yield "vehicle_pose_command", rm.pose_stamped_msg(t, world, g)
             if hil is not None:
                 yield "base_reaction_wrench", rm.wrench_stamped_msg(
                     t, m.group.embed(hil.base_reaction), r.base_frame)
@@ -540,14 +504,22 @@ class DynamicsCore:
 
     def ee_path_message(self) -> Any:
         """``nav_msgs/Path`` of the ``ee_frame`` in the odom frame (last ``ee_path_length``)."""
-        return rm.path_msg(self.t, self.robot.odom_frame, [pose for _, pose in self.ee_path])
+        return rm.path_msg(self.t, self._world_frame(), [pose for _, pose in self.ee_path])
+
+    def _world_frame(self) -> str:
+        """The frame of /odom, TF's root and the path: ``odom_frame``, or ``lvlh`` in orbit
+        with ``world_frame: lvlh``."""
+        return self.output.frame_id if self.output is not None else self.robot.odom_frame
 
     def _record_ee_pose(self) -> None:
         """Append the current ``ee_frame`` pose (as a PoseStamped, built once) to the path."""
         if self.ee_path and self.ee_path[-1][0] >= self.steps:
             return
-        g_e = self.model.frame_pose(self.q, self.ee_frame, self.g)
-        pose = rm.pose_stamped_msg(self.t, self.robot.odom_frame, g_e)
+        g = self.g
+        if self.output is not None:
+            g = self.output.sample(self.t, g, None)[0]
+        g_e = self.model.frame_pose(self.q, self.ee_frame, g)
+        pose = rm.pose_stamped_msg(self.t, self._world_frame(), g_e)
         self.ee_path.append((self.steps, pose))
 
     def diagnostics_message(self) -> Any:

@@ -30,6 +30,7 @@ import numpy as np
 from ..config.spec import JOINT_SOURCES
 from ..ros import messages as rm
 from ..sim.measured import MeasuredJointMotion
+from .event_log import reason_key
 
 __all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival", "measured_joint_input"]
 
@@ -97,6 +98,72 @@ class MeasuredJointInput:
             return None
         age = wall_now - self.last_wall
         return age if age > self.timeout else None
+
+    def receive(self, msg: Any, wall: float, sim_t: float, dt: float, log,
+                restart) -> bool:
+        """A sample arriving at ``wall`` (system clock) while the simulation is at ``sim_t``:
+        parsed, placed on the simulation's time line and added to the motion; after a gap
+        longer than ``max_gap`` (or for the first sample) the motion restarts there and
+        ``restart()`` re-syncs the engine.  Rejections, out-of-order samples, gaps and a
+        ``dt`` longer than the sample interval are logged on ``log``.  False if not used."""
+        try:
+            stamp, q, qd = self.parse(msg)
+        except ValueError as exc:
+            self.rejected += 1
+            self.last_error = str(exc)
+            log.emit("WARN", f"reject-measured-{reason_key(str(exc))}",
+                     f"rejected measured joint state: {exc}; the vehicle holds")
+            return False
+        stamp = wall if stamp is None else stamp
+        motion = self.motion
+        first = self.anchor is None
+        t_new = self.place(stamp, sim_t)
+        interval = None if first else t_new - motion.t_latest
+        if interval is not None and interval <= 0:
+            self.out_of_order += 1
+            log.emit("WARN", "measured-out-of-order",
+                     f"dropped a measured joint state stamped {stamp:.6f} s: not after the "
+                     f"newest sample ({interval * 1e3:.3f} ms; late or out of order)")
+            return False
+        if first or interval > self.max_gap:
+            if not first:
+                self.gaps += 1
+                self.anchor = (stamp, sim_t)
+                log.emit("WARN", "measured-gap",
+                         f"gap of {interval:.3f} s in the measured joint states (longer than "
+                         f"measured.max_gap={self.max_gap:g} s): the vehicle held its pose; "
+                         f"restarting from the new sample at t={sim_t:.3f} s", throttle=False)
+            motion.restart(sim_t, q, qd)
+            restart()
+            interval = None
+        else:
+            motion.add(t_new, q, qd)
+        self.accepted += 1
+        self.note_arrival(stamp, wall, interval)
+        if self.accepted == 50 and self.intervals and dt > 1.5 * float(np.median(self.intervals)):
+            h = float(np.median(self.intervals))
+            log.emit("WARN", "measured-dt",
+                     f"dt={dt:g} s is longer than the measured sample interval ({h:.4g} s): "
+                     f"the steps see noise between samples only at their RK stages and its "
+                     f"error accumulates; set dt to {h:.4g} s (one step per sample) for noisy "
+                     f"measurements", throttle=False)
+        if self.holding:
+            self.holding = False
+            log.emit("INFO", "measured-resumed", f"measured joint states resumed at "
+                     f"t={sim_t:.3f} s", throttle=False)
+        return True
+
+    def check_watchdog(self, wall_now: float, sim_t: float, log) -> None:
+        """Warn on ``log`` (once per silence) when the samples stopped: the vehicle holds."""
+        if self.holding:
+            return
+        age = self.watchdog(wall_now)
+        if age is not None:
+            self.holding = True
+            log.emit("WARN", "measured-watchdog",
+                     f"watchdog: no measured joint states for {age:.3f} s (measured.timeout "
+                     f"{self.timeout:g} s) at t={sim_t:.3f} s; the vehicle holds",
+                     throttle=False)
 
     def statistics(self) -> dict:
         """Counts, sample intervals, arrival jitter and latency (ms) for ``/diagnostics``."""

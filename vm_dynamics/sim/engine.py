@@ -215,7 +215,8 @@ class Simulator:
         else:
             q, qd = as_vector(q, model.n, "q0").copy(), as_vector(qd, model.n, "qd0").copy()
             q, qd = self.tree.to_tree(q, qd)
-        self.formulation = choose_formulation(model, g, self._formulation_arg, self.forces)
+        self.formulation = choose_formulation(model, g, self._formulation_arg, self.forces,
+                                              self.prescribed is not None)
         self._form = FORM_CODES[self.formulation]
         self._gri = lie.se3_inv(g)
         self._update_spec()

@@ -40,11 +40,14 @@ class SimulationError(SimulationDiverged):
     partial = None
 
 
-def choose_formulation(model, g0, formulation: str = "auto", elements=()) -> str:
+def choose_formulation(model, g0, formulation: str = "auto", elements=(),
+                       prescribed: bool = False) -> str:
     """Resolve ``"auto"``: ``velocity`` if one of the force ``elements`` keeps the system in
     orbit (:attr:`~vm_dynamics.forces.ForceElement.orbital`: at orbital speed both momentum
     variables lose digits, the spatial momentum to ``r × p`` and the body momentum's rate
-    ``ad*_V P`` to a cancellation of size ``|P||V|``), ``body_momentum`` if gravity acts along a
+    ``ad*_V P`` to a cancellation of size ``|P||V|``) -- ``body_momentum`` if the joints follow
+    a ``prescribed`` motion (integrated through the momentum, (LP-1); the spatial momentum's
+    ``r × p`` diverges at orbital speed) --, ``body_momentum`` if gravity acts along a
     translation axis of the vehicle at ``g0`` (μ would grow like m·g·t), otherwise
     ``spatial_momentum``."""
     if formulation not in FORMULATIONS:
@@ -53,7 +56,7 @@ def choose_formulation(model, g0, formulation: str = "auto", elements=()) -> str
     if formulation != "auto":
         return formulation
     if any(e.orbital for e in elements):
-        return "velocity"
+        return "body_momentum" if prescribed else "velocity"
     lin = [a for a in model.group.axes if a < 3]
     along = np.asarray(g0)[:3, :3][:, lin].T @ model.gravity if lin else np.zeros(0)
     falls = bool(np.any(np.abs(along) > 1e-12 * max(1.0, np.linalg.norm(model.gravity))))
