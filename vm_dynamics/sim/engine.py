@@ -124,7 +124,6 @@ class Simulator:
                  forward_dynamics: Callable | None = None, forces=None):
         from ..dynamics.fast import resolve_backend
         from ..forces import as_elements, compile_forces, fold_gravity
-        #: the force elements acting at every stage (``forces``, then ``environment``'s)
         model, self.forces = fold_gravity(model, as_elements(forces, environment))
         self.model = model
         self._spec = None
@@ -216,7 +215,7 @@ class Simulator:
             q, qd = as_vector(q, model.n, "q0").copy(), as_vector(qd, model.n, "qd0").copy()
             q, qd = self.tree.to_tree(q, qd)
         self.formulation = choose_formulation(model, g, self._formulation_arg, self.forces,
-                                              self.prescribed is not None)
+                                              self._presc)
         self._form = FORM_CODES[self.formulation]
         self._gri = lie.se3_inv(g)
         self._update_spec()
