@@ -11,7 +11,8 @@ Publishes ``odom`` (nav_msgs/Odometry) from the wheel angles as ``diff_drive_con
 (:class:`~vm_dynamics.constraints.drive.WheelOdometry`), ``joint_states`` (wheels and arm
 joints, with the applied efforts), ``/tf`` (``odom`` → ``base_link``) and the trails RViz draws,
 ``base_path`` and ``ee_path`` (nav_msgs/Path of the vehicle and of ``ee_frame``, if the robot has
-it; the last ``path_length`` poses, sent every 10th tick).  The scenario is a
+it; the last ``path_length`` poses, sent every 10th tick) and ``/clock`` (the simulated time
+that stamps them all: robot_state_publisher and RViz run with ``use_sim_time``).  The scenario is a
 file with a ``constraints: {type: diff_drive}`` section (``config/diff_drive*.yaml``).  A
 ``cmd_vel`` that is no Twist, holds a value that is no finite number, or asks for a wheel
 speed above the controller's limit, is rejected with a warning naming the field; the node keeps
@@ -47,7 +48,10 @@ NODE_PARAMETERS = {
     "path_length": (3000, "poses kept in base_path and ee_path"),
 }
 PUBLICATIONS = {"odom": rm.ODOMETRY, "joint_states": rm.JOINT_STATE, "/tf": rm.TF_MESSAGE,
-                "base_path": "nav_msgs/msg/Path", "ee_path": "nav_msgs/msg/Path"}
+                "base_path": "nav_msgs/msg/Path", "ee_path": "nav_msgs/msg/Path",
+                "/clock": rm.CLOCK}
+#: QoS of a topic where it is not "default" (/clock: best effort, as the dynamics node sends it)
+QOS = {"/clock": "clock"}
 #: ticks between two path messages (the poses are kept at every tick)
 PATH_EVERY = 10
 SUBSCRIPTIONS = {"cmd_vel": "geometry_msgs/msg/Twist"}
@@ -105,7 +109,8 @@ class DiffDriveNode:
         self.paths = {"base_path": deque(maxlen=length), "ee_path": deque(maxlen=length)}
         self.ticks = 0
         topics = [t for t in PUBLICATIONS if t != "ee_path" or self.ee is not None]
-        self.pubs = {t: transport.publisher(t, PUBLICATIONS[t]) for t in topics}
+        self.pubs = {t: transport.publisher(t, PUBLICATIONS[t], QOS.get(t, "default"))
+                     for t in topics}
         transport.subscribe("cmd_vel", SUBSCRIPTIONS["cmd_vel"], self.on_cmd_vel,
                             max_per_turn=1)
         transport.timer(1.0 / rate, self.tick)
@@ -142,7 +147,7 @@ class DiffDriveNode:
         out = [("odom", rm.odometry_msg(t, g, [od.v, 0, 0, 0, 0, od.omega], odom, base)),
                ("joint_states", rm.joint_state_msg(t, self.scn.joint_names, st.r, st.rd,
                                                    effort)),
-               ("/tf", rm.tf_msg(t, [(odom, base, g)]))]
+               ("/tf", rm.tf_msg(t, [(odom, base, g)])), ("/clock", rm.clock_msg(t))]
         return out + self.path_messages(t, g)
 
     def path_messages(self, t, g) -> list:
