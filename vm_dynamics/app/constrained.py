@@ -131,8 +131,8 @@ def run_constrained(path, args, log=print) -> int:
         "constraint_residual": _residual(scn, tr),
         "final_position": [float(x) for x in g[-1, :3, 3]], "finished": True, "files": files}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    _video(args, out, name, log)
     log(f"vm-sim: wrote {out}/ ({', '.join(files)}); energy balance error "
         f"{summary['energy_balance_error']:.2e} J, constraint residual "
         f"{summary['constraint_residual']:.1e}")
+    _video(args, out, name, log)
     return 0
