@@ -81,6 +81,12 @@ class DifferentialDrive(HamelSystem):
         Mc = H.T @ M @ H
         return np.linalg.solve(Mc, Q - H[:self.m].T @ wrench - tau)
 
+    def fiber_velocity(self, r, rd) -> np.ndarray:
+        """ξ = −𝒜ṙ with the constant 𝒜 of the fast path (no per-call checks of 𝒜(r))."""
+        if self.fast is None:
+            return super().fiber_velocity(r, rd)
+        return self._H[:self.m] @ np.asarray(rd, dtype=float)
+
     def potential_gradient(self, r) -> np.ndarray:
         """∂U/∂r: the joint efforts that hold the arm still (inverse dynamics at rest) on the
         fast path, else the reference gradient."""
