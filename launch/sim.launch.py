@@ -18,17 +18,24 @@ The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it n
 package:// URI, or a file next to the scenario, else in urdf/) is expanded with xacro once and
 given as ``robot_description`` to both nodes, and the URDF of the model they build from it (with the scenario's vehicle
 spliced in and locked joints fixed) to robot_state_publisher, so all three use the same robot.
+
+A scenario with ``constraints: {type: diff_drive}`` (a vehicle that does not slip, paper 002 §4)
+is run by diff_drive_node instead: this file then includes diff_drive.launch.py (``scenario``,
+``rviz``, ``real_time_factor``, ``path_length``; it is driven by ``/cmd_vel``, no controller).
 """
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.conditions import IfCondition
+from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
+from vm_dynamics.config.params import read_params_file
+from vm_dynamics.config.scenario import scenario_path
 from vm_dynamics.nodes.launching import launch_lockstep, launch_scenario, parse_bool_argument
 
 PACKAGE = "vm_dynamics"
@@ -51,12 +58,42 @@ def _bool(text, name):
         raise RuntimeError(str(exc)) from None
 
 
+def _constraint_type(scenario):
+    """``constraints.type`` of the scenario (``None``: none, or no such scenario, which
+    :func:`_scenario` then names)."""
+    try:
+        section = read_params_file(scenario_path(scenario)).get("constraints")
+    except ValueError:
+        return None
+    return section.get("type") if isinstance(section, dict) else None
+
+
+def _constrained(context, share, scenario, kind):
+    """diff_drive.launch.py for a differential drive; other constrained systems are vm-sim's."""
+    if kind != "diff_drive":
+        raise RuntimeError(f"scenario {scenario!r}: constraints.type {kind!r} has no ROS node "
+                           "(run it with vm-sim); diff_drive scenarios run diff_drive_node")
+    controller = LaunchConfiguration("controller").perform(context)
+    if controller not in ("", "none"):
+        raise RuntimeError(f"controller:={controller}: a diff_drive scenario is driven by "
+                           "/cmd_vel (geometry_msgs/Twist), without a controller node")
+    args = {"scenario": scenario}
+    for name in ("rviz", "real_time_factor", "path_length"):
+        args[name] = LaunchConfiguration(name).perform(context)
+    return [IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(os.path.join(share, "launch", "diff_drive.launch.py")),
+        launch_arguments=args.items())]
+
+
 def _nodes(context):
     share = get_package_share_directory(PACKAGE)
+    scenario = LaunchConfiguration("scenario").perform(context)
+    kind = _constraint_type(scenario)
+    if kind is not None:
+        return _constrained(context, share, scenario, kind)
     # the URDF the nodes take (with the scenario's vehicle/locked_joints parameters) and the
     # URDF of the model they build, for robot_state_publisher and RViz
-    path, params, node_urdf, model_urdf = _scenario(
-        LaunchConfiguration("scenario").perform(context))
+    path, params, node_urdf, model_urdf = _scenario(scenario)
     robot_description = ParameterValue(node_urdf, value_type=str)
     use_sim_time = _bool(LaunchConfiguration("use_sim_time").perform(context), "use_sim_time")
 

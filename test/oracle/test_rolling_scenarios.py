@@ -76,3 +76,23 @@ def test_every_constrained_scenario_uses_only_known_names_and_a_typo_is_named(tm
                    .replace("diff_drive.urdf", str(root / "urdf" / "diff_drive.urdf")))
     assert cli.main([str(bad), "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "unknown parameter 'constraints.wheel_raduis'" in capsys.readouterr().err
+
+
+def test_vm_sim_video_of_the_mobile_manipulator_keeps_it_in_the_frame(tmp_path):
+    """vm-sim --video of diff_drive_arm writes the video; a frame rendered from its recording
+    (what vm-view replays) shows the robot, and nothing reaches the edges of the square 3D box
+    that clips the drawing (the camera fits the wide path of the base inside it)."""
+    from vm_dynamics.viewer.scene import playback_from_mcap
+    from vm_dynamics.viewer.video import render_frames
+    out, video = tmp_path / "dd", tmp_path / "dd.gif"
+    assert cli.main(["diff_drive_arm", "--duration", "6", "--out", str(out), "--quiet",
+                     "--record-rate", "20", "--video", str(video)]) == 0
+    assert video.stat().st_size > 0
+    pb = playback_from_mcap(out / "trajectory.mcap")
+    assert pb.links[:3] == ["base_link", "left_wheel", "right_wheel"]
+    assert np.ptp(pb.poses[:, 0, 0, 3]) > 1.0                   # the base went somewhere
+    frame = list(render_frames(pb, fps=0.25, size=(640, 480)))[-1]
+    ink = np.any(frame < 235, axis=2)
+    assert ink[60:, 80:560].sum() > 2000                        # the robot and its path
+    assert not ink[60:, 78:84].any() and not ink[60:, 556:562].any(), \
+        "the drawing reaches the clipping box (x = 80, 560 px)"

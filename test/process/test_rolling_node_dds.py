@@ -1,10 +1,11 @@
 """``diff_drive_node`` over DDS (loopback, its own domain): a ``geometry_msgs/Twist`` on
 ``cmd_vel`` drives the base, ``odom`` reports the commanded twist, a bad command is rejected
-with a warning naming the field and the node keeps running; SIGTERM ends it with 0.  No rate or
+with a warning naming the field and the node keeps running; Ctrl-C (SIGINT) ends it with 0.  No rate or
 latency is asserted (the machine may be busy): the waits are generous deadlines only."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -61,7 +62,7 @@ def test_cmd_vel_over_dds_drives_the_diff_drive_node(tmp_path, monkeypatch):
         n = len(odom)
         assert _wait(transport, lambda: len(odom) > n + 5, 60)      # still publishing
         assert abs(odom[-1].twist.twist.angular.z - 0.2) < 1e-6     # the command was kept
-        node.terminate()
+        node.send_signal(signal.SIGINT)            # Ctrl-C: a normal exit
         assert node.wait(60) == 0
         text = (tmp_path / "node.log").read_text()
         assert "angular.z=nan" in text, text

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from vm_dynamics.config.params import flatten, parameter_defaults, read_params_file
-from vm_dynamics.nodes import controller_node, dynamics_node, fake_arm_driver
+from vm_dynamics.nodes import controller_node, diff_drive_node, dynamics_node, fake_arm_driver
 from vm_dynamics.nodes.controller_core import controller_parameter_defaults
 from vm_dynamics.nodes.parameters import DYNAMICS_PARAMETERS
 from vm_dynamics.ros import messages as rm
@@ -325,6 +325,10 @@ def node_interface(node):
             **dynamics_node.PUBLICATIONS, **dynamics_node.NODE_PUBLICATIONS}.values()}
         sub = {"/" + t: mt for t, mt in dynamics_node.SUBSCRIPTIONS.items()}
         return dynamics_node.node_parameter_defaults(), pub, sub
+    if node.package == "vm_dynamics" and node.executable == "diff_drive_node":
+        pub = {"/" + t.lstrip("/"): mt for t, mt in diff_drive_node.PUBLICATIONS.items()}
+        sub = {"/" + t: mt for t, mt in diff_drive_node.SUBSCRIPTIONS.items()}
+        return parameter_defaults(diff_drive_node.NODE_PARAMETERS), pub, sub
     if node.package == "vm_dynamics" and node.executable == "fake_arm_driver":
         params = parameter_defaults(fake_arm_driver.parameter_table())
         return params, {"/" + params["topic"].lstrip("/"): rm.JOINT_STATE}, {}
@@ -420,7 +424,8 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
 
 
 @pytest.mark.parametrize("launch_file", sorted(p.name for p in LAUNCH.glob("*.launch.py")
-                                                if p.name != "hil.launch.py"))
+                                                if p.name not in ("hil.launch.py",
+                                                                  "diff_drive.launch.py")))
 @pytest.mark.parametrize("args", [{}, {"rviz": "false", "controller": "pd_gravity",
                                        "lockstep": "true", "real_time_factor": "0.5"},
                                   {"controller": "none", "use_sim_time": "false"}])
@@ -554,6 +559,60 @@ def test_hil_launch_wires_the_driver_to_the_measured_node(args):
     params = flatten(read_params_file(REPO / "config" / f"{scenario}.yaml"))
     if "fake_arm_driver" in names:
         assert params.get("prescribed.type")
+
+
+@pytest.mark.parametrize("launch_file, args", [
+    ("diff_drive.launch.py", {}),
+    ("diff_drive.launch.py", {"scenario": "diff_drive", "rviz": "false",
+                              "real_time_factor": "0.5", "path_length": "100"}),
+    ("sim.launch.py", {"scenario": "diff_drive_arm"}),
+    ("sim.launch.py", {"scenario": "diff_drive", "controller": "none", "rviz": "false"})])
+def test_diff_drive_launch_starts_the_constrained_node_with_its_robot(launch_file, args):
+    """A diff_drive scenario (constraints section): diff_drive_node + robot_state_publisher
+    (+ RViz), every parameter declared, every subscribed topic (joint_states for
+    robot_state_publisher) published with its type, the RViz config's topics published, the
+    scenario's joints in the URDF robot_state_publisher gets, sim time from the node's /clock."""
+    from vm_dynamics.nodes.diff_drive_node import load_diff_drive
+    nodes, ctx = run_launch(LAUNCH / launch_file, args)
+    names = [n.executable for n in nodes]
+    rviz = args.get("rviz", "true") == "true"
+    assert names == ["diff_drive_node", "robot_state_publisher"] + ["rviz2"] * rviz
+    published, subscribed = {}, {}
+    for node in nodes:
+        resolved = check_parameters(node, ctx)
+        if node.executable != "diff_drive_node":
+            assert resolved.values["use_sim_time"] is True
+        _, pub, sub = node_interface(node)
+        published.update(pub)
+        subscribed.update(sub)
+    assert "diff_drive_node" in console_scripts()
+    for topic, mtype in subscribed.items():
+        if topic != "/cmd_vel":                              # from the user (teleop, nav2)
+            assert published.get(topic) == mtype, (topic, mtype, published.get(topic))
+    assert published["/clock"] == rm.CLOCK
+    cfg = yaml.safe_load((REPO / "rviz" / "vm_dynamics.rviz").read_text())
+    for display in cfg["Visualization Manager"]["Displays"]:
+        topic = (display.get("Topic") or display.get("Description Topic") or {}).get("Value")
+        assert not topic or topic in published, topic
+    dd = check_parameters(nodes[0], ctx).values
+    scenario = args.get("scenario", "diff_drive_arm")
+    assert Path(dd["scenario"]) == (REPO / "config" / f"{scenario}.yaml").resolve()
+    assert dd["real_time_factor"] == float(args.get("real_time_factor", 1.0))
+    assert dd["path_length"] == int(args.get("path_length", 3000))
+    rsp = resolved_parameters(nodes[1], ctx)
+    urdf = rargs.parameter_overrides_for(rsp, "/robot_state_publisher")["robot_description"]
+    from vm_dynamics import load_model
+    scn = load_diff_drive(scenario)
+    assert load_model(urdf, base="SE2").joint_names == scn.joint_names
+
+
+def test_sim_launch_names_what_a_constrained_scenario_cannot_do():
+    with pytest.raises(RuntimeError, match="'rolling_ball': constraints.type 'rolling_ball' "
+                       "has no ROS node"):
+        run_launch(LAUNCH / "sim.launch.py", {"scenario": "rolling_ball"})
+    with pytest.raises(RuntimeError, match="controller:=pd_gravity: a diff_drive scenario"):
+        run_launch(LAUNCH / "sim.launch.py", {"scenario": "diff_drive",
+                                              "controller": "pd_gravity"})
 
 
 def test_rviz_config_topics_are_published_and_frames_exist():

@@ -103,3 +103,16 @@ def test_bad_generalised_forces_are_named():
         ball.accelerations([0, 0], [1, 0], Q_shape=[1.0, float("nan")])
     with pytest.raises(ValueError, match="Q_fiber: expected 3 finite"):
         ball.accelerations([0, 0], [1, 0], Q_fiber=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("theta", [0.0, 1e-9, 5e-5, 2e-3, 0.4, 2.9, -1.3])
+def test_planar_group_closed_forms_equal_the_generic_se2_maps(theta):
+    """The scalar SE(2) exp and dexp⁻¹_{−Θ} of the stepper equal the generic 6×6 ones (≤ 1e-12,
+    across the small-angle branches)."""
+    from vm_dynamics.constraints.drive import PlanarGroup
+    from vm_dynamics.core.groups import SE2
+    P = PlanarGroup(SE2)
+    T = np.array([0.7, -1.9, theta])
+    assert np.max(np.abs(P.exp(T) - SE2.exp(T))) <= 1e-12
+    assert np.max(np.abs(P.dexp_inv_body(T) - SE2.dexp_inv_body(T))) <= 1e-12
+    assert P.dim == 3 and np.allclose(P.project(np.arange(6.0)), [0, 1, 5])

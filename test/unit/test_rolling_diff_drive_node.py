@@ -53,7 +53,7 @@ def test_cmd_vel_drives_the_base_and_odom_reports_it():
     (≤ 1e-6; the arc assumption between readings) and the lateral velocity is 0."""
     tr, n = node("diff_drive")
     assert {k: v[0] for k, v in tr.subscribed.items()} == SUBSCRIPTIONS
-    assert {t for t, _ in tr.sent} == set(PUBLICATIONS)
+    assert {t for t, _ in tr.sent} == set(PUBLICATIONS) - {"ee_path"}    # no ee_link
     period, tick = tr.timers[0]
     assert period == pytest.approx(0.02)
     tr.subscribed["cmd_vel"][1](twist(0.3, -0.5))
@@ -78,7 +78,18 @@ def test_a_bad_cmd_vel_is_rejected_naming_the_field_and_the_command_is_kept():
         on_cmd(twist(0.2, float("nan")))
     with pytest.raises(ValueError, match="exceeds"):
         on_cmd(twist(1e3, 0.0))
+    with pytest.raises(ValueError, match="exceeds"):
+        on_cmd(twist(1e308, -1e308))
+    with pytest.raises(ValueError, match="linear.x='fast': expected a finite number"):
+        on_cmd(twist("fast", 0.0))
+    with pytest.raises(ValueError, match="angular.z=None"):
+        on_cmd(twist(0.1, None))
+    with pytest.raises(ValueError, match="cmd_vel: expected a geometry_msgs/Twist, got str"):
+        on_cmd("0.1 0.2")
     assert np.array_equal(n.scn.drive.reference, ref)
+    for _ in range(3):
+        tr.timers[0][1]()                            # still stepping with the kept command
+    assert n.stepper.t == pytest.approx(0.06)
 
 
 def test_the_arm_base_publishes_every_joint_with_efforts():
@@ -95,3 +106,25 @@ def test_the_arm_base_publishes_every_joint_with_efforts():
 def test_a_scenario_that_is_no_diff_drive_is_named():
     with pytest.raises(ValueError, match="'rolling_ball': not a differential drive"):
         load_diff_drive("rolling_ball")
+
+
+def test_the_arm_base_publishes_the_base_and_end_effector_trails():
+    """base_path and ee_path (RViz trails): every PATH_EVERY ticks, one pose per tick, the last
+    path_length kept; the ee pose is the odometry pose times the arm's forward kinematics."""
+    from vm_dynamics.nodes.diff_drive_node import PATH_EVERY
+    tr, n = node("diff_drive_arm", path_length=15)
+    tr.subscribed["cmd_vel"][1](twist(0.3, 0.4))
+    for _ in range(2 * PATH_EVERY):
+        tr.timers[0][1]()
+    paths = {t: m for t, m in tr.sent if t in ("base_path", "ee_path")}
+    assert sum(t == "ee_path" for t, _ in tr.sent) == 3          # ticks 0, 10, 20
+    assert len(paths["base_path"].poses) == len(paths["ee_path"].poses) == 15
+    assert paths["ee_path"].header.frame_id == "odom"
+    g = n.odometry.pose(n.scn.height)
+    ge = g @ n.scn.system.model.frame_pose(n.stepper.r, "ee_link")
+    last = paths["ee_path"].poses[-1].pose.position
+    assert np.allclose([last.x, last.y, last.z], ge[:3, 3], atol=1e-12)
+    first, last = paths["base_path"].poses[0].pose.position, paths["base_path"].poses[-1].pose.position
+    assert np.hypot(last.x - first.x, last.y - first.y) > 1e-3            # the trail moves
+    with pytest.raises(ValueError, match="path_length=0"):
+        node("diff_drive", path_length=0)

@@ -4,7 +4,8 @@ the kinematically constrained systems of :mod:`vm_dynamics.constraints` (paper 0
 They are integrated by :func:`vm_dynamics.constraints.simulate_constrained` (Hamel equations on
 shape space, reconstruction on the group) and write the same outputs as every scenario:
 ``trajectory.mcap`` (``/odom``, ``/tf``, ``/joint_states``, ``/robot_description``),
-``summary.json`` (energy balance, constraint residual) and PNG plots (path, energy balance).
+``summary.json`` (energy balance, constraint residual) and PNG plots (path, energy balance);
+``--video`` renders the recording like vm-view shows it.
 """
 from __future__ import annotations
 
@@ -66,6 +67,18 @@ def _plots(out: Path, name, g, tr) -> list:
     return ["constrained.png"]
 
 
+def _video(args, out: Path, name, log) -> None:
+    """``--video FILE``: the robot and its path rendered offscreen from the recording (the
+    scene vm-view shows); ``--view`` points to vm-view, which replays the recording."""
+    if getattr(args, "video", None):
+        from ..viewer.scene import playback_from_mcap
+        from ..viewer.video import write_video
+        write_video(args.video, playback_from_mcap(out / "trajectory.mcap"), title=name)
+        log(f"vm-sim: wrote {args.video}")
+    if getattr(args, "view", False):
+        log(f"vm-sim: replay with: vm-view {out / 'trajectory.mcap'}")
+
+
 def _simulate(path, overrides):
     from ..config.params import apply_overrides, read_params_file
     from ..config.scenario import find_file
@@ -121,4 +134,5 @@ def run_constrained(path, args, log=print) -> int:
     log(f"vm-sim: wrote {out}/ ({', '.join(files)}); energy balance error "
         f"{summary['energy_balance_error']:.2e} J, constraint residual "
         f"{summary['constraint_residual']:.1e}")
+    _video(args, out, name, log)
     return 0

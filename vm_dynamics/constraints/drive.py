@@ -22,7 +22,53 @@ import numpy as np
 from ..sim.integrators import TABLEAUX, reorthonormalize, rkmk_step
 from .hamel import HamelSystem
 
-__all__ = ["ConstrainedStepper", "WheelVelocityController", "WheelOdometry"]
+__all__ = ["ConstrainedStepper", "WheelVelocityController", "WheelOdometry", "PlanarGroup"]
+
+
+class PlanarGroup:
+    """SE(2) in the coordinates ``[vx, vy, ωz]`` of :data:`vm_dynamics.core.groups.SE2`, with the
+    closed forms of ``exp`` and ``dexp⁻¹_{−Θ}`` in scalars: the same maps as the generic
+    6×6 ones (``test_rolling_node``), for :func:`rkmk_step`, whose per-stage group operations
+    dominate a differential drive's step otherwise.
+
+    With Θ = (u, θ) and J the 90° rotation: ``exp Θ = (R(θ), V(θ)u)``, V = (sinθ I + (1 − cosθ)J)/θ;
+    ``dexp⁻¹_{−Θ}`` = g(ad_Θ) with g(z) = z/(1 − e^{−z}), i.e. on (v, ω):
+    ``αv + (θ/2)Jv − ω((α − 1)/θ u + ½Ju), ω`` with α = (θ/2)cot(θ/2)."""
+
+    name, dim = "SE2", 3
+
+    def __init__(self, generic):
+        self.generic = generic          # everything else (project, embed, ad) from the generic
+
+    def __getattr__(self, attr):
+        return getattr(self.generic, attr)
+
+    @staticmethod
+    def exp(Theta) -> np.ndarray:
+        a, b, th = float(Theta[0]), float(Theta[1]), float(Theta[2])
+        c, s = math.cos(th), math.sin(th)
+        if abs(th) < 1e-6:
+            v0, v1 = 1.0 - th * th / 6.0, 0.5 * th
+        else:
+            v0, v1 = s / th, (1.0 - c) / th
+        g = np.eye(4)
+        g[0, 0], g[0, 1], g[1, 0], g[1, 1] = c, -s, s, c
+        g[0, 3], g[1, 3] = v0 * a - v1 * b, v1 * a + v0 * b
+        return g
+
+    @staticmethod
+    def dexp_inv_body(Theta) -> np.ndarray:
+        a, b, th = float(Theta[0]), float(Theta[1]), float(Theta[2])
+        if abs(th) < 1e-4:
+            alpha, beta = 1.0 - th * th / 12.0, -th / 12.0
+        else:
+            alpha = 0.5 * th / math.tan(0.5 * th)
+            beta = (alpha - 1.0) / th
+        h = 0.5 * th
+        # columns: v ↦ αv + hJv;  ω ↦ −(βu + ½Ju)
+        return np.array([[alpha, -h, -(beta * a - 0.5 * b)],
+                         [h, alpha, -(beta * b + 0.5 * a)],
+                         [0.0, 0.0, 1.0]])
 
 
 class ConstrainedStepper:
@@ -33,6 +79,8 @@ class ConstrainedStepper:
         if method not in TABLEAUX or TABLEAUX[method].adaptive:
             raise ValueError(f"method={method!r}: choose a fixed-step method (rkmk4, lie_euler)")
         self.system, self.forces, self.tab = system, forces, TABLEAUX[method]
+        group = system.connection.group
+        self.group = PlanarGroup(group) if group.name == "SE2" else group
         self.t = 0.0
         self.g = np.array(g0, dtype=float)
         d = system.d
@@ -68,11 +116,10 @@ class ConstrainedStepper:
         """One step of size h (> 0)."""
         if not (math.isfinite(h) and h > 0):
             raise ValueError(f"h={h!r}: expected a finite positive step")
-        Theta, y, *_ = rkmk_step(self._rhs, self.system.connection.group, self.tab, self.t,
-                                 self.g, self.y, h)
+        Theta, y, *_ = rkmk_step(self._rhs, self.group, self.tab, self.t, self.g, self.y, h)
         if not np.all(np.isfinite(y)) or not np.all(np.isfinite(Theta)):
             raise ValueError(f"the state is no longer finite after t = {self.t:.6g} s")
-        self.g = reorthonormalize(self.g @ self.system.connection.group.exp(Theta))
+        self.g = reorthonormalize(self.g @ self.group.exp(Theta))
         self.y, self.t = y, self.t + h
 
 

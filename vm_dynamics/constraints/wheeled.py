@@ -21,12 +21,26 @@ The reduced Lagrangian is the model's: ``M(r) = [[M₀, M₀𝔪], [M₀𝔪ᵀ,
 coupling, joint inertia; paper 000 (65)–(67)) with their closed-form derivatives, and the
 gravity potential of the joints (gravity must be normal to the plane, so the Lagrangian is
 SE(2)-invariant).  The wheel and arm efforts are joint torques ``Q_r``.
+
+**Fast path.**  With an arm, M depends on r and the reference terms (``lp.inertia_terms`` with
+derivatives, Python) cost milliseconds per evaluation.  Because 𝒜 is constant, the corrected
+(4.9) is the d'Alembert projection of the unconstrained Euler–Poincaré equations onto the
+admissible velocities ν = Hṙ, H = [−𝒜; I]:
+
+    HᵀM(r)H r̈ = Q_c − Hᵀ b(r, ν),   b = the unconstrained bias at ν (zero acceleration),
+
+since Hᵀ(Ṁν − [ad*_ξ ∂l/∂ξ; ½νᵀ∂_r Mν] + ∂U) = bias + curvature of :class:`HamelSystem`
+(the ad* term projected on the columns −𝒜_I is πᵀ[𝒜_J, 𝒜_I]ṙ^J = πᵀℬ_IJ ṙ^J).  M is the
+composite-rigid-body mass matrix and b the recursive Newton–Euler inverse dynamics at zero
+acceleration of :mod:`vm_dynamics.dynamics.fast` (compiled): :meth:`DifferentialDrive.accelerations`
+uses them; :meth:`HamelSystem.accelerations` stays the reference they are tested against.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..dynamics import lp
+from ..dynamics.fast import fast_model
 from .connection import KinematicConnection
 from .hamel import HamelSystem, ReducedLagrangian
 
@@ -50,6 +64,44 @@ class DifferentialDrive(HamelSystem):
     wheel_radius: float
     wheel_separation: float
     wheels: tuple
+    #: the compiled model of the fast path (``None``: M is constant, the reference is cheap)
+    fast: object = None
+
+    def accelerations(self, r, rd, Q_fiber=None, Q_shape=None) -> np.ndarray:
+        """r̈ of the corrected (4.9) — by the compiled mass matrix and inverse dynamics when M
+        depends on r (module docstring, "Fast path"), else by :class:`HamelSystem`."""
+        if self.fast is None:
+            return super().accelerations(r, rd, Q_fiber, Q_shape)
+        r, rd = np.asarray(r, dtype=float), np.asarray(rd, dtype=float)
+        H = self._H
+        M = self.fast.mass_matrix(r)
+        wrench, tau = self.fast.inverse_dynamics(self._eye, H[:self.m] @ rd, r, rd,
+                                                 self._zm, self._zd)
+        Q = self.generalized_forces(r, Q_fiber, Q_shape)
+        Mc = H.T @ M @ H
+        return np.linalg.solve(Mc, Q - H[:self.m].T @ wrench - tau)
+
+    def fiber_velocity(self, r, rd) -> np.ndarray:
+        """ξ = −𝒜ṙ with the constant 𝒜 of the fast path (no per-call checks of 𝒜(r))."""
+        if self.fast is None:
+            return super().fiber_velocity(r, rd)
+        return self._H[:self.m] @ np.asarray(rd, dtype=float)
+
+    def potential_gradient(self, r) -> np.ndarray:
+        """∂U/∂r: the joint efforts that hold the arm still (inverse dynamics at rest) on the
+        fast path, else the reference gradient."""
+        if self.fast is None:
+            return super().potential_gradient(r)
+        return self.fast.inverse_dynamics(self._eye, self._zm, np.asarray(r, dtype=float),
+                                          self._zd, self._zm, self._zd)[1].copy()
+
+    def use_fast_path(self, model) -> None:
+        """Evaluate (4.9) with the compiled kernels of ``model`` (non-constant M only)."""
+        if self.constant:
+            return
+        self.fast = fast_model(model)
+        self._H = np.vstack([-self.connection.A(np.zeros(self.d)), np.eye(self.d)])
+        self._eye, self._zm, self._zd = np.eye(4), np.zeros(self.m), np.zeros(self.d)
 
     def wheel_speeds(self, v: float, omega: float) -> np.ndarray:
         """(φ̇_L, φ̇_R) of a body velocity (vx = v, ωz = ω): the inverse kinematics of a
@@ -118,10 +170,11 @@ def _lagrangian(model) -> ReducedLagrangian:
 
 def differential_drive(model, wheel_radius: float, wheel_separation: float,
                        left: str = "left_wheel_joint",
-                       right: str = "right_wheel_joint") -> DifferentialDrive:
+                       right: str = "right_wheel_joint", fast: bool = True) -> DifferentialDrive:
     """The differential drive of ``model`` (base ``SE2``) as a :class:`HamelSystem` (left
     trivialisation); ``left``/``right`` name the wheel joints (rotation about +y, positive
-    forward), ``wheel_separation`` = 2b is the distance between the wheel contact points."""
+    forward), ``wheel_separation`` = 2b is the distance between the wheel contact points.
+    ``fast=False`` keeps the reference evaluation of (4.9) (``lp``, for comparisons)."""
     if model.group.name != "SE2":
         raise ValueError(f"model base={model.group.name!r}: a differential drive moves in SE2 "
                          "(load the model with base='SE2')")
@@ -141,4 +194,6 @@ def differential_drive(model, wheel_radius: float, wheel_separation: float,
     system = DifferentialDrive(conn, _lagrangian(model))
     system.model, system.wheels = model, (il, ir)
     system.wheel_radius, system.wheel_separation = float(wheel_radius), float(wheel_separation)
+    if fast:
+        system.use_fast_path(model)
     return system

@@ -123,8 +123,9 @@ def framing_points(playback: Playback, polys: dict, samples: int = 24) -> np.nda
 
 def _fit_zoom(fig, ax, pts: np.ndarray, region=(0.04, 0.04, 0.96, 0.88)) -> float:
     """The zoom of the 3D box that puts every point of ``pts`` inside ``region`` (fractions
-    of the figure: left, bottom, right, top), from where they fall at zoom 1.  The
-    projection scales about the centre of the axes, so each side is checked."""
+    of the visible part of the axes' box: left, bottom, right, top; the box aspect makes that box
+    square, and it clips what is drawn), from where they fall at zoom 1.  The projection
+    scales about the centre of the axes, so each side is checked."""
     from mpl_toolkits.mplot3d import proj3d
     fig.canvas.draw()
     xs, ys, _ = proj3d.proj_transform(pts[:, 0], pts[:, 1], pts[:, 2], ax.get_proj())
@@ -132,12 +133,16 @@ def _fit_zoom(fig, ax, pts: np.ndarray, region=(0.04, 0.04, 0.96, 0.88)) -> floa
     w, h = fig.canvas.get_width_height()
     cx, cy = ax.transAxes.transform((0.5, 0.5))
     left, bottom, right, top = region
+    box = ax.get_window_extent()
     limits = []
-    for d, lo, hi, c, size in ((px[:, 0], left, right, cx, w), (px[:, 1], bottom, top, cy, h)):
+    x0, x1 = max(0.0, box.x0), min(float(w), box.x1)
+    y0, y1 = max(0.0, box.y0), min(float(h), box.y1)
+    for d, lo, hi, c in ((px[:, 0], x0 + left * (x1 - x0), x0 + right * (x1 - x0), cx),
+                         (px[:, 1], y0 + bottom * (y1 - y0), y0 + top * (y1 - y0), cy)):
         if d.max() > c:
-            limits.append((hi * size - c) / (d.max() - c))
+            limits.append((hi - c) / (d.max() - c))
         if d.min() < c:
-            limits.append((c - lo * size) / (c - d.min()))
+            limits.append((c - lo) / (c - d.min()))
     return float(min(limits)) if limits else 1.0
 
 
