@@ -79,7 +79,7 @@ GOOD = {"seed": 3, "dispersions": {"mass": {"vehicle": {"dist": "uniform", "low"
      "dispersions.mass.vehicle.std: must be >= 0"),
     ({"seed": 1, "dispersions": {"mass": {"vehicle": {"dist": "normal", "mean": 1,
                                                        "std": 0.1}}}},
-     "dispersions.mass.vehicle: a mass factor must stay > 0"),
+     "dispersions.mass.vehicle: the mass factor must stay > 0"),
     ({"seed": 1, "dispersions": {"com": {"vehicle": {"dist": "uniform", "low": 1,
                                                       "high": 1}}}},
      "dispersions.com.vehicle.low: must be below high"),
@@ -108,7 +108,7 @@ def test_bad_file_error_names_the_file(tmp_path):
     f = tmp_path / "d.yaml"
     f.write_text("seed: 1\ndispersions:\n  inertia:\n    vehicle: {dist: normal, mean: 1, "
                  "std: 0.1}\n")
-    with pytest.raises(ValueError, match=r"d\.yaml: dispersions\.inertia\.vehicle: a inertia "
+    with pytest.raises(ValueError, match=r"d\.yaml: dispersions\.inertia\.vehicle: the inertia "
                                          r"factor must stay > 0"):
         load_dispersions(f)
     assert load_dispersions(_write(tmp_path, "seed: 4\nruns: 9\n")).runs == 9

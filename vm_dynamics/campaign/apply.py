@@ -28,7 +28,8 @@ _AXES = ("x", "y", "z")
 class DispersedRun:
     """What run ``k`` simulates: ``model`` (plant), ``initial``, ``controller`` (section),
     ``forces``, ``hydrodynamics``, ``noise`` ``{state field: std}`` and ``values``
-    ``{name: drawn value}`` in draw order."""
+    ``{name: drawn sample}`` in draw order (the factor of a ``scale`` entry, the offset of an
+    ``add`` entry, the value of a ``set`` entry; vectors one name per component)."""
 
     k: int
     model: object
@@ -85,13 +86,14 @@ def _is_numeric(v) -> bool:
 
 
 def _draw(entry, rng, size, base):
-    """``base`` with ``size`` samples of ``entry`` applied by its mode."""
+    """``(new, x)``: ``size`` samples ``x`` of ``entry`` and ``base`` with them applied by its
+    mode (times, plus or replaced)."""
     x = np.asarray(entry.dist.sample(rng, size), dtype=float)
     if entry.mode == "scale":
-        return base * x
+        return base * x, x
     if entry.mode == "add":
-        return base + x
-    return x
+        return base + x, x
+    return x, x
 
 
 def _record(values, key, x, labels=None):
@@ -153,14 +155,16 @@ def _mass_entry(e, rng, props, scn, values):
     for k in _bodies(scn, e):
         label = f"{e.section}.{names[k]}"
         if e.section == "mass":
-            new = _draw(e, rng, None, props.m[k])
+            new, x = _draw(e, rng, None, props.m[k])
             if not new > 0:
                 raise ValueError(f"{e.key}: drew a mass {new:g} kg <= 0 for link {names[k]!r}")
             props.scale_mass(k, new / props.m[k])
-            _record(values, label, new / scn.model.mass[k] if e.mode == "scale" else new)
+            _record(values, label, x)
         elif e.section == "com":
             R = scn.model.home[k, :3, :3]
-            offset = _draw(e, rng, 3, np.zeros(3)) if e.mode != "set" else None
+            if e.mode != "add":
+                raise ValueError(f"{e.key}: a CoM is dispersed by offsets (mode add)")
+            offset = _draw(e, rng, 3, np.zeros(3))[1]
             props.c[k] = props.c[k] + R @ offset
             _record(values, label, offset, _AXES)
         else:
@@ -176,20 +180,21 @@ def _hydro_entry(e, rng, hydro, values):
     name = e.name
     base = getattr(hydro, name)
     if name == "added_mass":
-        f = _draw(e, rng, 6, np.ones(6))
+        f = _draw(e, rng, 6, np.ones(6))[0]
         if not np.all(f >= 0):
             raise ValueError(f"{e.key}: added-mass factors must be >= 0; drew {f}")
         d = np.sqrt(f)
         new = base * np.outer(d, d)       # D A D: stays symmetric positive semi-definite
         _record(values, f"hydrodynamics.{name}", f)
     elif name == "buoyancy_force":
-        new = float(_draw(e, rng, None, float(base)))
-        _record(values, f"hydrodynamics.{name}", new)
+        new, x = _draw(e, rng, None, float(base))
+        new = float(new)
+        _record(values, f"hydrodynamics.{name}", x)
     else:
-        new = _draw(e, rng, np.size(base), np.asarray(base, dtype=float))
+        new, x = _draw(e, rng, np.size(base), np.asarray(base, dtype=float))
         if name.endswith("damping") and not np.all(new >= 0):
             raise ValueError(f"{e.key}: damping must stay >= 0 (dissipative); drew {new}")
-        _record(values, f"hydrodynamics.{name}", new)
+        _record(values, f"hydrodynamics.{name}", x)
     return dataclasses.replace(hydro, **{name: new})
 
 
@@ -198,8 +203,8 @@ def _initial_entry(e, rng, model, state, values):
     key = f"initial.{e.name}"
     if e.name == "base_position":
         g = g.copy()
-        g[:3, 3] = _draw(e, rng, 3, g[:3, 3])
-        _record(values, key, g[:3, 3], _AXES)
+        g[:3, 3], x = _draw(e, rng, 3, g[:3, 3])
+        _record(values, key, x, _AXES)
     elif e.name == "base_orientation":
         w = np.asarray(e.dist.sample(rng, 3), dtype=float)
         g = g.copy()
@@ -211,9 +216,9 @@ def _initial_entry(e, rng, model, state, values):
         _record(values, key, w, _AXES)
     else:
         arr = {"base_twist": V, "joint_positions": q, "joint_velocities": qd}[e.name]
-        new = _draw(e, rng, arr.size, arr)
+        new, x = _draw(e, rng, arr.size, arr)
         names = model.joint_names if e.name.startswith("joint") else None
-        _record(values, key, new, names)
+        _record(values, key, x, names)
         V, q, qd = ((new, q, qd) if e.name == "base_twist" else
                     (V, new, qd) if e.name == "joint_positions" else (V, q, new))
     return g, V, q, qd
@@ -241,9 +246,9 @@ def disperse(disp: Dispersions, scn, k: int) -> DispersedRun:
             state = _initial_entry(e, rng, model, state, values)
         elif e.section == "controller":
             base = np.asarray(ctrl[e.name], dtype=float)
-            new = _draw(e, rng, base.size if base.ndim else None, base)
-            ctrl[e.name] = float(new) if np.ndim(new) == 0 else [float(x) for x in new]
-            _record(values, f"controller.{e.name}", new)
+            new, x = _draw(e, rng, base.size if base.ndim else None, base)
+            ctrl[e.name] = float(new) if np.ndim(new) == 0 else [float(v) for v in new]
+            _record(values, f"controller.{e.name}", x)
         else:
             std = e.dist if isinstance(e.dist, float) else abs(float(e.dist.sample(rng)))
             noise[e.name] = std

@@ -175,8 +175,9 @@ def _section_entries(section, body) -> list:
             continue
         dist = parse_distribution(spec, key)
         lo, _ = dist.support()
-        if mode == "scale" and section in ("mass", "inertia") and not lo > 0:
-            raise ValueError(f"{key}: a {section} factor must stay > 0, but {dist.kind} can "
+        if mode == "scale" and section in ("mass", "inertia") and not (
+                lo > 0 or dist.kind == "lognormal" and dist.get("median", 1.0) > 0):
+            raise ValueError(f"{key}: the {section} factor must stay > 0, but {dist.kind} can "
                              f"give {lo:g} or less; use lognormal, or a truncated_normal/uniform "
                              f"with low > 0")
         out.append(Entry(section, str(name), dist, mode, key))
