@@ -216,3 +216,15 @@ def test_untrusted_integration_is_not_a_pass():
     fine = rerun(make_spec("spacecraft_arm", doc, dict(coarse, dt=0.001, integrator="rkmk4")), 0)
     assert fine.values == r.values
     assert fine.metrics["trusted"] and fine.outcome == "pass"
+
+
+def test_plugin_without_compiled_law_runs_on_the_python_path_and_the_report_says_so():
+    spec = make_spec("spacecraft_arm", {"seed": 3, "dispersions": DISP}, SHORT,
+                     controller="pd_gravity")
+    result = run_campaign(None, spec=spec, runs=2, backend="serial")
+    assert [r.compiled_law for r in result.results] == [None, None]
+    assert all(np.isfinite(r.metrics["tau_peak"]) for r in result.results)
+    s = result.summary()
+    assert s["controller"] == {"name": "pd_gravity", "paths": ["python"], "python_path_runs": 2}
+    from vm_dynamics.campaign.report import markdown
+    assert "2 runs on the Python path: no compiled law" in markdown(result)

@@ -138,3 +138,12 @@ def test_predicate_expression_and_callable():
     assert Predicate(None)(m)
     with pytest.raises(ValueError, match="success: expected an expression or a callable"):
         Predicate(3)
+
+
+def test_shipped_dispersions_by_name():
+    from vm_dynamics.campaign import load_dispersions
+    d = load_dispersions("spacecraft_arm")
+    assert d.seed == 2026 and d.runs == 1000
+    assert {e.section for e in d.entries} >= {"mass", "inertia", "initial"}
+    with pytest.raises(ValueError, match="dispersions file not found: 'no_such_file'"):
+        load_dispersions("no_such_file")

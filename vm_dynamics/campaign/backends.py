@@ -38,9 +38,10 @@ def chunked(ks, workers: int, chunk_size: int | None = None) -> list[list[int]]:
 
 def execute(spec: CampaignSpec, ks, backend: str = "local", workers: int | None = None,
             cluster: str | None = None, chunk_size: int | None = None,
-            on_done: Callable | None = None) -> list[RunResult]:
+            on_done: Callable | None = None, start_method: str | None = None) -> list[RunResult]:
     """The results of runs ``ks`` (sorted by index) computed by ``backend``: ``"serial"``
-    (this process), ``"local"`` (``workers`` processes, default: every core) or ``"dask"``
+    (this process), ``"local"`` (``workers`` processes, default: every core, started by
+    ``start_method``: see :func:`_local`) or ``"dask"``
     (``cluster`` a scheduler address ``tcp://host:port``, or None: a LocalCluster of
     ``workers`` single-threaded worker processes on loopback)."""
     if backend not in BACKENDS:
@@ -57,17 +58,24 @@ def execute(spec: CampaignSpec, ks, backend: str = "local", workers: int | None 
             done(part)
             results.extend(part)
     elif backend == "local":
-        results = _local(spec, chunks, workers, done)
+        results = _local(spec, chunks, workers, done, start_method)
     else:
         results = _dask(spec, chunks, workers, cluster, done)
     return sorted(results, key=lambda r: r.k)
 
 
-def _local(spec, chunks, workers, done) -> list:
+def _local(spec, chunks, workers, done, start_method=None) -> list:
+    """The process pool.  ``fork`` (default where the platform has it): the workers start
+    with what this process has loaded (the scenario, the compiled kernels), so a campaign's
+    first results come at once instead of after every worker's imports; ``spawn`` or
+    ``forkserver`` start clean interpreters."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    # forkserver: workers start from a clean interpreter (no threads of the parent copied)
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    methods = multiprocessing.get_all_start_methods()
+    method = start_method or ("fork" if "fork" in methods else "spawn")
+    if method not in methods:
+        raise ValueError(f"start_method: {method!r} is not available here; available: "
+                         f"{', '.join(methods)}")
     results = []
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)) or 1,
                              mp_context=multiprocessing.get_context(method)) as pool:

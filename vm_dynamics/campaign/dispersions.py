@@ -104,9 +104,14 @@ def did_you_mean(name, valid) -> str:
 
 def load_dispersions(path) -> Dispersions:
     """Read and check a dispersions YAML file (bounded, no aliases); ``ValueError`` naming
-    the file and the key."""
+    the file and the key.  A bare name (``spacecraft_arm``) is a shipped file,
+    ``config/dispersions/<name>.yaml`` of the share directory."""
     from ..core.bounded_yaml import load_yaml_file
     path = Path(path)
+    if not path.is_file() and not path.suffix and len(path.parts) == 1:
+        from ..config.scenario import share_dir
+        shipped = share_dir() / "config" / "dispersions" / f"{path}.yaml"
+        path = shipped if shipped.is_file() else path
     if not path.is_file():
         raise ValueError(f"dispersions file not found: {str(path)!r}")
     doc = load_yaml_file(path, 1024 * 1024)

@@ -55,8 +55,9 @@ class CampaignSpec:
 @dataclass
 class RunResult:
     """One run's result: index ``k``, ``values`` (dispersed, by name), ``metrics``,
-    ``outcome``, ``compiled_law`` (the kind, or None: Python path), ``wall`` (s) and the
-    trajectory when kept."""
+    ``outcome``, ``compiled_law`` (the kind, or None: Python path), ``wall`` and ``cpu`` (s:
+    the run's wall and process CPU time, set-up and metrics included) and the trajectory when
+    kept."""
 
     k: int
     values: dict
@@ -65,6 +66,7 @@ class RunResult:
     compiled_law: str | None
     wall: float
     trajectory: object = None
+    cpu: float = 0.0
 
 
 class Context:
@@ -204,7 +206,7 @@ def run_one(spec: CampaignSpec, k: int, keep_trajectory: bool = False,
             on_sample=None) -> RunResult:
     """Run ``k`` of the campaign ``spec`` (see the module docstring)."""
     ctx = context(spec)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     run = disperse(ctx.disp, ctx.scn, k)
     traj, diverged = simulate_dispersed(ctx, run, spec.record_every, on_sample)
     metrics = run_metrics(ctx.scn, run.model, run.forces, traj, ctx.joint_reference, diverged,
@@ -213,7 +215,8 @@ def run_one(spec: CampaignSpec, k: int, keep_trajectory: bool = False,
     return RunResult(k=k, values=run.values, metrics=metrics,
                      outcome=outcome(metrics, ctx.predicate), compiled_law=law,
                      wall=time.perf_counter() - start,
-                     trajectory=traj if keep_trajectory else None)
+                     trajectory=traj if keep_trajectory else None,
+                     cpu=time.process_time() - cpu)
 
 
 def run_chunk(spec: CampaignSpec, ks) -> list[RunResult]:
