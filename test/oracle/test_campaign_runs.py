@@ -228,3 +228,11 @@ def test_plugin_without_compiled_law_runs_on_the_python_path_and_the_report_says
     assert s["controller"] == {"name": "pd_gravity", "paths": ["python"], "python_path_runs": 2}
     from vm_dynamics.campaign.report import markdown
     assert "2 runs on the Python path: no compiled law" in markdown(result)
+
+
+def test_progress_bar_counts_runs_with_rate(capsys):
+    spec = make_spec("spacecraft_arm", {"seed": 4, "dispersions": DISP}, {"duration": 0.05})
+    run_campaign(None, spec=spec, runs=2, backend="serial", progress=True)
+    err = capsys.readouterr().err
+    assert "campaign" in err and "2/2" in err
+    assert "run/s" in err or "s/run" in err           # the rate (tqdm inverts it when slow)

@@ -116,20 +116,25 @@ class CampaignResult:
 
 
 class _Progress:
-    """A tqdm bar over runs (rate in runs/s and the ETA), or nothing."""
+    """A tqdm bar over runs (rate in runs/s and the ETA), or nothing.  The bar (and tqdm's
+    monitor thread) starts at the first result, after the local pool has forked its workers
+    (a fork copies no thread, and no lock one of them might hold); its clock from the start."""
 
     def __init__(self, total: int, enabled: bool):
-        self.bar = None
-        if enabled:
-            from tqdm.auto import tqdm
-            self.bar = tqdm(total=total, unit="run", desc="campaign", smoothing=0.1)
+        self.total, self.enabled, self.bar = total, enabled, None
+        self.start = time.time()
 
     def __call__(self, part):
-        if self.bar is not None:
-            self.bar.update(len(part))
-            fails = sum(r.outcome != "pass" for r in part)
-            if fails:
-                self.bar.set_postfix_str(f"+{fails} not passed", refresh=False)
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=self.total, unit="run", desc="campaign", smoothing=0.1)
+            self.bar.start_t = self.start
+        self.bar.update(len(part))
+        fails = sum(r.outcome != "pass" for r in part)
+        if fails:
+            self.bar.set_postfix_str(f"+{fails} not passed", refresh=False)
 
     def close(self):
         if self.bar is not None:
