@@ -236,3 +236,16 @@ def test_progress_bar_counts_runs_with_rate(capsys):
     err = capsys.readouterr().err
     assert "campaign" in err and "2/2" in err
     assert "run/s" in err or "s/run" in err           # the rate (tqdm inverts it when slow)
+
+
+def test_potential_energy_without_gravity_skips_the_kinematics(monkeypatch, arm):
+    """The energy check of every campaign run evaluates U at every kept sample: without
+    gravity it is exactly zero, computed without the kinematics (half a run's CPU time)."""
+    from vm_dynamics.dynamics import lp
+
+    def no_kinematics(*args, **kwargs):
+        raise AssertionError("kinematics computed for a zero potential")
+    monkeypatch.setattr(lp, "kinematics", no_kinematics)
+    assert arm.model.potential_energy(arm.g0, arm.q0) == 0.0
+    with pytest.raises(ValueError, match="q"):
+        arm.model.potential_energy(arm.g0, np.full(arm.model.n, np.nan))   # still checked
