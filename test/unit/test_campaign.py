@@ -147,3 +147,12 @@ def test_shipped_dispersions_by_name():
     assert {e.section for e in d.entries} >= {"mass", "inertia", "initial"}
     with pytest.raises(ValueError, match="dispersions file not found: 'no_such_file'"):
         load_dispersions("no_such_file")
+
+
+def test_chunks_cover_every_run_once_in_order():
+    from vm_dynamics.campaign.backends import chunked
+    for n, workers, size in ((1000, 2, 8), (5, 2, 1), (100, 4, 3)):
+        chunks = chunked(range(n), workers)
+        assert [k for c in chunks for k in c] == list(range(n))
+        assert max(len(c) for c in chunks) == size
+    assert [len(c) for c in chunked(range(10), 2, chunk_size=4)] == [4, 4, 2]

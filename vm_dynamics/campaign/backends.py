@@ -29,10 +29,11 @@ def default_workers() -> int:
 
 def chunked(ks, workers: int, chunk_size: int | None = None) -> list[list[int]]:
     """``ks`` in chunks: ``chunk_size`` runs each, or by default about eight chunks per worker
-    (load balance) and at most 16 runs (progress updates)."""
+    (load balance) and at most 8 runs (progress updates; a run takes a second or more, a
+    task's dispatch milliseconds)."""
     ks = list(ks)
     if chunk_size is None:
-        chunk_size = max(1, min(16, len(ks) // (8 * max(1, workers))))
+        chunk_size = max(1, min(8, len(ks) // (8 * max(1, workers))))
     return [ks[i:i + chunk_size] for i in range(0, len(ks), chunk_size)]
 
 

@@ -129,8 +129,9 @@ class _Progress:
             return
         if self.bar is None:
             from tqdm.auto import tqdm
-            self.bar = tqdm(total=self.total, unit="run", desc="campaign", smoothing=0.1)
-            self.bar.start_t = self.start
+            # smoothing 0: the rate and ETA over the whole campaign (results come in chunks)
+            self.bar = tqdm(total=self.total, unit="run", desc="campaign", smoothing=0)
+            self.bar.start_t = self.bar.last_print_t = self.start
         self.bar.update(len(part))
         fails = sum(r.outcome != "pass" for r in part)
         if fails:
