@@ -101,7 +101,7 @@ def figures(result: CampaignResult, out: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     metrics = {k: v for k, v in _columns(result, PLOTTED_METRICS, "metrics").items()
-               if np.isfinite(v).sum() > 1}
+               if np.isfinite(v).sum() > 1 and np.nanmax(v) > np.nanmin(v)}   # those that vary
     names = list(dict.fromkeys(n for r in result.results for n in r.values))[:6]
     values = _columns(result, names, "values")
     colors = np.array(["tab:green" if r.outcome == "pass" else "tab:red" for r in result.results])

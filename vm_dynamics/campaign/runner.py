@@ -28,16 +28,17 @@ __all__ = ["CampaignSpec", "RunResult", "Context", "context", "make_controller",
            "run_chunk", "simulate_dispersed"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)       # compared and hashed by identity (``key`` names it)
 class CampaignSpec:
-    """A campaign's definition: ``scenario`` (name or path), ``overrides`` (tuple of
-    ``(name, value)``), the dispersions file's mapping ``dispersions`` (a tuple-frozen copy is
-    kept as ``raw``), ``success`` (expression, callable or None: the file's), ``record_every``
-    (samples kept for the metrics: every k-th step) and ``controller`` (None: the scenario's;
-    ``"none"``: open loop)."""
+    """A campaign's definition: ``scenario`` (name or path), the dispersions file's mapping
+    ``dispersions_doc``, ``overrides`` (tuple of ``(name, value)``), ``success`` (expression,
+    callable or None: the file's), ``record_every`` (samples kept for the metrics: every k-th
+    step), ``controller`` (None: the scenario's; ``"none"``: open loop) and ``key`` (a digest
+    of them: a worker loads each spec once).  Build it with
+    :func:`vm_dynamics.campaign.make_spec`."""
 
     scenario: str
-    dispersions_doc: dict = field(hash=False, compare=False)
+    dispersions_doc: dict = field(default_factory=dict)
     overrides: tuple = ()
     success: object = None
     record_every: int = 10
