@@ -20,6 +20,7 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", _files("launch/*.launch.py")),
         ("share/" + package_name + "/config", _files("config/*.yaml") + _files("config/*.xml")),
+        ("share/" + package_name + "/config/dispersions", _files("config/dispersions/*.yaml")),
         ("share/" + package_name + "/urdf", _files("urdf/*")),
         ("share/" + package_name + "/rviz", _files("rviz/*.rviz")),
     ],
@@ -34,6 +35,8 @@ setup(
         "viz": ["foxglove-sdk>=0.10", "viser>=1.0", "mcap>=1.1", "matplotlib>=3.5",
                 "imageio-ffmpeg>=0.5", "rosbags>=0.10", "pycollada>=0.8"],
         "fast": ["numba>=0.58"],
+        # Monte Carlo campaigns on a Dask cluster (vm-campaign --cluster / --backend dask)
+        "campaign": ["dask[distributed]>=2023.1", "tqdm>=4.60", "matplotlib>=3.5"],
         "test": ["pytest>=7", "hypothesis>=6.80", "import-linter>=2.0", "ruff>=0.6", "pin>=3",
                  "example-robot-data>=4", "sympy>=1.10", "mcap>=1.1", "mujoco>=3",
                  "colcon-common-extensions>=0.3", "mcap-ros2-support>=0.5", "selenium>=4.10"],
@@ -53,6 +56,7 @@ setup(
             "vm-foxglove = vm_dynamics.app.entry:vm_foxglove",
             "vm-view = vm_dynamics.app.entry:vm_view",
             "vm-send = vm_dynamics.app.entry:vm_send",
+            "vm-campaign = vm_dynamics.app.entry:vm_campaign",
         ],
         "vm_dynamics.controllers": [
             "computed_torque = vm_dynamics.control.computed_torque:ComputedTorqueController",

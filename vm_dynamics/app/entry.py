@@ -20,8 +20,8 @@ try:
     import sys
 
     #: The console scripts (setup.py) whose process this module may take Ctrl-C over for.
-    SCRIPTS = ("vm-sim", "vm-view", "vm-send", "vm-foxglove", "dynamics_node",
-               "controller_node", "fake_arm_driver")
+    SCRIPTS = ("vm-sim", "vm-view", "vm-send", "vm-campaign", "vm-foxglove", "dynamics_node",
+               "controller_node", "fake_arm_driver", "diff_drive_node")
     #: Signals received before the entry point's deferral took over (the first one).
     EARLY_SIGNALS: list = []
 
@@ -47,7 +47,7 @@ import sys  # noqa: E402
 from ..core.signals import deferred_interrupts  # noqa: E402
 
 __all__ = ["dynamics_node", "controller_node", "diff_drive_node", "fake_arm_driver", "vm_sim",
-           "vm_foxglove", "vm_view", "vm_send"]
+           "vm_foxglove", "vm_view", "vm_send", "vm_campaign"]
 
 
 def _restore_default_actions() -> None:
@@ -142,6 +142,10 @@ def vm_view() -> int:
 
 def vm_send() -> int:
     return _run("vm_dynamics.app.send", 130)
+
+
+def vm_campaign() -> int:
+    return _run("vm_dynamics.app.campaign_cli", 130)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -471,9 +471,13 @@ class Model:
         return self._finite(e, dict(V=V, q=q, qd=qd))
 
     def potential_energy(self, g, q) -> float:
-        """Gravitational potential ``−Σ m_k aᵀ p_k`` (zero at the inertial origin)."""
+        """Gravitational potential ``−Σ m_k aᵀ p_k`` (zero at the inertial origin; exactly
+        zero without gravity, without computing the positions: energy checks of orbital runs
+        evaluate it at every sample)."""
         q = self._q(q)
         g = as_pose(g)
+        if not self.gravity.any():
+            return 0.0
         with np.errstate(all="ignore"):
             u = lp.potential_energy(self, lp.kinematics(self, q), g)
         return self._finite(u, dict(g=g, q=q))
