@@ -143,7 +143,7 @@ def test_controller_gain_dispersion_reaches_the_law(monkeypatch, arm):
     assert r.compiled_law == "computed_torque"
     factor = r.values["controller.kp"]
     assert 0.5 <= factor <= 2.0
-    np.testing.assert_allclose(laws[-1].kp, arm.controller["kp"] * factor, rtol=1e-12)
+    np.testing.assert_allclose(laws[-1].law.kp, arm.controller["kp"] * factor, rtol=1e-12)
 
 
 def test_sensor_noise_reaches_the_controller(arm):

@@ -656,8 +656,8 @@ _ROSDEP_OF_MODULE = {"numpy": "python3-numpy", "yaml": "python3-yaml", "xacro": 
                      "launch_ros": "launch_ros", "ament_index_python": "ament_index_python",
                      "numba": "python3-numba"}     # rosdistro rosdep/python.yaml has the key
 #: imported only by features outside the ROS nodes, from pip extras with a one-line hint:
-#: DDS transport/recording ([dds]), Foxglove bridge and browser viewer ([viz])
-_PIP_ONLY = {"rosbags", "cyclonedds", "foxglove", "viser", "trimesh", "mcap",
+#: DDS transport/recording ([dds]), Foxglove bridge and browser viewer ([viz]), Dask ([campaign])
+_PIP_ONLY = {"rosbags", "cyclonedds", "foxglove", "viser", "trimesh", "mcap", "distributed",
              "imageio_ffmpeg", "PIL"}
 #: executables/tools the launch files need, beyond their imports
 _LAUNCH_RUNS = {"robot_state_publisher", "rviz2", "ros2launch"}
