@@ -62,6 +62,20 @@ def test_energy_balance_closes_without_the_reference_kinematics(monkeypatch):
     assert checks.summary()["energy_balance_rel"] < 1e-8
 
 
+def test_momentum_series_is_the_models_momentum(monkeypatch):
+    m = vm.load_model(random_tree_urdf(seed=6, n=4), base="SE3", gravity=(0, 0, 0))
+    rng = np.random.default_rng(2)
+    g0 = lie.make_pose(lie.so3_exp(rng.normal(size=3)), rng.normal(size=3))
+    tr = simulate(m, g0, rng.normal(size=6), rng.uniform(-1, 1, m.n), rng.normal(size=m.n),
+                  0.05, 1e-3, tau=np.zeros(m.n), method="rkmk4")
+    ref = np.array([m.momentum(tr.g[k], tr.V[k], tr.q[k], tr.qd[k]) for k in range(len(tr.t))])
+    _no_reference_kinematics(monkeypatch)
+    pi, _ = metrics.momentum_series(m, tr)
+    np.testing.assert_allclose(pi, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    checks = metrics.conservation_checks(m, tr)
+    assert checks.momentum_conserved and checks.summary()["momentum_drift_rel"] < 1e-12
+
+
 def _tumbler():
     m = vm.load_model(random_tree_urdf(seed=3, n=3), base="SE3", gravity=GRAVITY)
     rng = np.random.default_rng(7)
