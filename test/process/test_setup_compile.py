@@ -86,3 +86,20 @@ def test_vm_sim_compile_reports_each_scenario(tmp_path):
                         "no_such_scenario"], capture_output=True, text=True, timeout=300,
                        cwd=tmp_path)
     assert q.returncode == 1 and "skipped" in q.stdout, q.stdout + q.stderr
+
+
+def test_ctrl_c_stops_the_compile(monkeypatch, capsys):
+    from vm_dynamics.app import cli
+    from vm_dynamics.app import compile as comp
+    from vm_dynamics.dynamics import fast
+    if not fast.numba_available():
+        pytest.skip("needs numba")
+    calls = []
+
+    def interrupted(argv):
+        calls.append(argv[0])
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "main", interrupted)
+    assert comp.main(["tumbling", "uvms"]) == 130
+    assert calls == ["tumbling"]
+    assert "interrupted at tumbling" in capsys.readouterr().out

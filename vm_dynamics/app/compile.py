@@ -30,6 +30,7 @@ def compile_kernels(names=None, log=None) -> tuple[list, list]:
     ``(name, seconds or reason)``."""
     from ..config.scenario import list_scenarios
     from ..dynamics.fast import numba_available
+    from .cli import EXIT_INTERRUPTED
     from .cli import main as vm_sim
     say = log or (lambda s: print(s, flush=True))
     if not numba_available():
@@ -48,9 +49,15 @@ def compile_kernels(names=None, log=None) -> tuple[list, list]:
             try:
                 rc = vm_sim([name, "--duration", str(STEPS_DURATION), "--no-plots", "--quiet",
                              "--out", f"{tmp}/out"])
+            except KeyboardInterrupt:
+                rc = EXIT_INTERRUPTED
             except Exception as exc:        # noqa: BLE001 - reported, the others still run
                 rc = f"{type(exc).__name__}: {exc}"
         dt = time.perf_counter() - t0
+        if rc == EXIT_INTERRUPTED:          # Ctrl-C: stop here; what is compiled stays cached
+            say(f"vm_dynamics: compiling kernels interrupted at {name}")
+            failed.append((name, "interrupted"))
+            return done, failed
         if rc in (0, None):
             done.append((name, dt))
             say(f"vm_dynamics: compiling kernels [{i}/{len(names)}] {name}: {dt:.1f} s")
@@ -65,12 +72,15 @@ def compile_kernels(names=None, log=None) -> tuple[list, list]:
 
 
 def main(argv=None) -> int:
-    """Exit 0 if at least one scenario's kernels are ready (or numba is absent), else 1."""
+    """Exit 0 if at least one scenario's kernels are ready (or numba is absent), 130 after a
+    Ctrl-C, else 1."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if any(a in ("-h", "--help") for a in argv):
         print("usage: vm-sim --compile [SCENARIO ...]\n\n" + (__doc__ or ""))
         return 0
     done, failed = compile_kernels([a for a in argv if not a.startswith("-")])
+    if failed and failed[-1][1] == "interrupted":
+        return 130
     return 0 if done or not failed else 1
 
 
