@@ -429,6 +429,8 @@ def simulate_euler(emodel: EulerAngleModel, x0, xd0, duration: float, dt: float,
         return xds, accel(xs, xds, u, w)
 
     steps = int(round(duration / dt))
+    if fixed is not None and not emodel._fm.coupled:
+        return _simulate_compiled(emodel, x, xd, steps, float(dt), fixed)
     ts, xs, xds = [0.0], [x.copy()], [xd.copy()]
     status = "ok"
     with np.errstate(all="ignore"):
@@ -461,6 +463,37 @@ def simulate_euler(emodel: EulerAngleModel, x0, xd0, duration: float, dt: float,
             xs.append(x.copy())
             xds.append(xd.copy())
     return EulerSimulation(t=np.array(ts), x=np.array(xs), xd=np.array(xds), status=status)
+
+
+def _simulate_compiled(emodel, x, xd, steps, dt, F) -> EulerSimulation:
+    """:func:`simulate_euler`'s loop with constant inputs ``F`` as one compiled call
+    (:func:`.euler_kernels.euler_rk4`); the stage it stops at is evaluated again in Python for
+    the reason, so that the status reads as the Python loop's."""
+    from .euler_kernels import NON_FINITE, euler_rk4
+    C = emodel._fm.kernel_constants
+    X, XD = np.empty((steps + 1, emodel.dim)), np.empty((steps + 1, emodel.dim))
+    fail = np.zeros((2, emodel.dim))
+    with np.errstate(all="ignore"):
+        st, done = euler_rk4(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, C.grav, x, xd,
+                             F, dt, X, XD, fail, _SINGULAR_COS)
+    status, t = "ok", done * dt
+    if st == NON_FINITE:
+        status = f"non-finite state at t = {t + dt:.6g}"
+    elif st:
+        try:
+            with np.errstate(all="ignore"):
+                emodel._pulled_back(emodel._x(fail[0]), fail[1], F)
+            status = f"singular mass matrix at t = {t:.6g}: a zero pivot"
+        except EulerSingularityError as err:
+            status = f"singular attitude at t = {t:.6g}: {err}"
+        except np.linalg.LinAlgError as err:
+            status = f"singular mass matrix at t = {t:.6g}: {err}"
+        except (OverflowError, FloatingPointError) as err:
+            status = f"state overflowed at t = {t:.6g}: {err}"
+        except ValueError as err:
+            status = f"state rejected at t = {t:.6g}: {err}"
+    return EulerSimulation(t=np.arange(done + 1) * dt, x=X[:done + 1].copy(),
+                           xd=XD[:done + 1].copy(), status=status)
 
 
 def compare_with_lp(model, traj) -> dict:
