@@ -30,19 +30,23 @@ import numpy as np
 from ..core import lie
 from ..dynamics import lp
 
-__all__ = ["energy_series", "element_potentials", "momentum_series", "energy_drift_rel",
+__all__ = ["energy_series", "element_potentials", "gravity_potentials", "mass_matrices",
+           "momentum_series", "energy_drift_rel",
            "momentum_drift_rel",
            "tracking_errors", "attitude_changes_deg", "input_power", "cumulative_work",
            "conserved_momentum", "gravity_conserves_momentum", "conservation_checks",
            "ConservationChecks"]
 
 
-def _fast(model):
-    """The recursive (CRBA) path for mass matrices when it applies, else None."""
+def mass_matrices(model, traj) -> np.ndarray | None:
+    """``M(q)`` at every sample (N, b+n, b+n) by the compiled CRBA, or None without numba
+    (:func:`conservation_checks` computes them once for the energy and the momentum)."""
     from ..dynamics import fast
-    if fast.numba_available():
-        return fast.fast_model(model)
-    return None
+    if not fast.numba_available():
+        return None
+    fm = fast.fast_model(model)
+    return np.array([fm.mass_matrix(q) for q in traj.q]).reshape(
+        len(traj.q), model.b + model.n, model.b + model.n)
 
 
 def element_potentials(model, traj, elements) -> np.ndarray:
@@ -69,41 +73,67 @@ def element_potentials(model, traj, elements) -> np.ndarray:
     return out
 
 
-def energy_series(model, traj, elements=()) -> tuple[np.ndarray, np.ndarray]:
-    """(E(t), K(t)) along a trajectory; E includes the potential energy of the conservative
-    force elements among ``elements``."""
+def gravity_potentials(model, traj) -> np.ndarray:
+    """Gravitational potential ``U = −aᵀ(m p + R h(q))`` at every sample (N,), with ``m`` the
+    total mass and ``h`` the first moment of the masses about the vehicle origin in vehicle
+    axes (:meth:`Model.potential_energy` at each sample, the same sum regrouped).  With numba,
+    ``h`` comes from the compiled kinematics (tens of microseconds a sample, against the
+    reference kinematics' milliseconds); the rest is vectorised over the samples."""
+    from ..dynamics import fast
     N = len(traj.t)
-    E = np.empty(N)
-    K = np.empty(N)
-    fm = _fast(model)
+    a = np.asarray(model.gravity, dtype=float)
+    if not np.any(a):
+        return np.zeros(N)
+    if not fast.numba_available():
+        return np.array([model.potential_energy(traj.g[k], traj.q[k]) for k in range(N)])
+    from ..dynamics.fast.kernels.kinematics import kinematics, workspace
+    C = fast.fast_model(model).kernel_constants
+    ws = workspace(model.n_full)
+    mh = np.empty((N, 4))              # [m, h] per sample
     for k in range(N):
-        if fm is not None:
-            z = np.concatenate([traj.V[k], traj.qd[k]])
-            K[k] = 0.5 * z @ fm.mass_matrix(traj.q[k]) @ z
-        else:
-            K[k] = model.kinetic_energy(traj.V[k], traj.q[k], traj.qd[k])
-        E[k] = K[k] + model.potential_energy(traj.g[k], traj.q[k])
+        qf = np.ascontiguousarray(model.coupling.full_positions(traj.q[k]), dtype=float)
+        kinematics(C.parent, C.jtype, C.xi, C.inert, qf, ws.Rw, ws.Pw, ws.S, ws.IA)
+        IA = ws.IA
+        mh[k] = IA[:, 0, 0].sum(), IA[:, 5, 1].sum(), IA[:, 3, 2].sum(), IA[:, 4, 0].sum()
+    g = np.asarray(traj.g, dtype=float)
+    first = mh[:, :1] * g[:, :3, 3] + np.einsum("kij,kj->ki", g[:, :3, :3], mh[:, 1:])
+    return -(first @ a)
+
+
+def energy_series(model, traj, elements=(), M=None) -> tuple[np.ndarray, np.ndarray]:
+    """(E(t), K(t)) along a trajectory; E includes the potential energy of the conservative
+    force elements among ``elements``; ``M``: :func:`mass_matrices` if already computed."""
+    N = len(traj.t)
+    M = mass_matrices(model, traj) if M is None else M
+    if M is not None:
+        z = np.concatenate([traj.V, traj.qd], axis=1)
+        K = 0.5 * np.einsum("ki,kij,kj->k", z, M, z)
+    else:
+        K = np.array([model.kinetic_energy(traj.V[k], traj.q[k], traj.qd[k]) for k in range(N)])
+    E = K + gravity_potentials(model, traj)
     if any(e.conservative for e in elements):
         E += element_potentials(model, traj, elements)
     return E, K
 
 
-def momentum_series(model, traj) -> tuple[np.ndarray, np.ndarray]:
-    """(π(t), π_arm(t)) along a trajectory, each (N, 6)."""
+def momentum_series(model, traj, M=None) -> tuple[np.ndarray, np.ndarray]:
+    """(π(t), π_arm(t)) along a trajectory, each (N, 6); ``M`` as in :func:`energy_series`."""
     N = len(traj.t)
+    if model.b == 6 and M is None:      # M's 6-D blocks are these for an SE3 base only
+        M = mass_matrices(model, traj)
+    M = M if model.b == 6 else None
+    if M is not None:
+        T = np.array([lie.Ad_inv(g).T for g in traj.g])
+        arm = np.einsum("kij,kj->ki", T, np.einsum("kij,kj->ki", M[:, :6, 6:], traj.qd))
+        pi = np.einsum("kij,kj->ki", T, np.einsum("kij,kj->ki", M[:, :6, :6], traj.V)) + arm
+        return pi, arm
     pi = np.empty((N, 6))
     arm = np.empty((N, 6))
-    fm = _fast(model) if model.b == 6 else None   # the 6-D blocks are M's for an SE3 base
     for k in range(N):
-        if fm is not None:
-            M = fm.mass_matrix(traj.q[k])
-            M0_6, M0m_6 = M[:6, :6], M[:6, 6:]
-        else:
-            it = lp.inertia_terms(model, lp.kinematics(model, traj.q[k]), derivatives=False)
-            M0_6, M0m_6 = it.M0_6, it.M0m_6
+        it = lp.inertia_terms(model, lp.kinematics(model, traj.q[k]), derivatives=False)
         T = lie.Ad_inv(traj.g[k]).T
-        arm[k] = T @ (M0m_6 @ traj.qd[k])
-        pi[k] = T @ (M0_6 @ model.group.embed(traj.V[k])) + arm[k]
+        arm[k] = T @ (it.M0m_6 @ traj.qd[k])
+        pi[k] = T @ (it.M0_6 @ model.group.embed(traj.V[k])) + arm[k]
     return pi, arm
 
 
@@ -197,11 +227,11 @@ def gravity_conserves_momentum(model, g0) -> bool:
     return True
 
 
-def conserved_momentum(model, traj) -> tuple[np.ndarray, np.ndarray]:
+def conserved_momentum(model, traj, M=None) -> tuple[np.ndarray, np.ndarray]:
     """(μ(t), μ_arm(t)), each (N, b): the vehicle group's momentum map ι₀ᵀ Ad_{g(0)}ᵀ π and the
     part the joints exchange (π itself for SE(3), whose ι₀ = I and Ad_{g0} is applied only if
-    g(0) is not the identity)."""
-    pi, arm = momentum_series(model, traj)
+    g(0) is not the identity); ``M`` as in :func:`energy_series`."""
+    pi, arm = momentum_series(model, traj, M)
     if model.b == 6 and np.array_equal(traj.g[0], np.eye(4)):
         return pi, arm
     T = model.group.iota.T @ lie.Ad(traj.g[0]).T
@@ -251,7 +281,8 @@ def conservation_checks(model, traj, frame_wrenches=None, elements=()) -> Conser
     elements among ``elements`` are in the energy as potential energy (and stop the momentum
     from being conserved)."""
     elements = tuple(e for e in elements if e.conservative)
-    E, K = energy_series(model, traj, elements)
+    M = mass_matrices(model, traj)      # once, for the energy and the momentum
+    E, K = energy_series(model, traj, elements, M)
     frames_act = False
     if frame_wrenches is not None:      # stops at the first sample with a non-zero wrench
         frames_act = any(np.any(np.asarray(w) != 0.0)
@@ -290,7 +321,7 @@ def conservation_checks(model, traj, frame_wrenches=None, elements=()) -> Conser
     momentum_conserved = not why
     change, mscale = None, 1.0
     if momentum_conserved:
-        mu, arm = conserved_momentum(model, traj)
+        mu, arm = conserved_momentum(model, traj, M)
         change = np.linalg.norm(mu - mu[0], axis=1)
         mscale = max(float(np.linalg.norm(mu[0])), float(np.max(np.linalg.norm(arm, axis=1))),
                      1e-300)

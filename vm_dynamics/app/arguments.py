@@ -35,6 +35,10 @@ def build_parser():
                 "Lagrange-Poincaré equations and write trajectory.mcap, summary.json and plots.")
     p.add_argument("scenario", nargs="?", help="scenario name (see --list) or path to a YAML file")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--compile", action="store_true",
+                   help="compile the numba kernels of the shipped scenarios (or of the "
+                        "scenarios named after it) into the disk cache, with progress, and "
+                        "exit; setup runs it once after install (as the first argument)")
     p.add_argument("--duration", type=float, help="simulated time, s (default: scenario's)")
     p.add_argument("--dt", type=float, help="time step, s (default: scenario's)")
     p.add_argument("--integrator", help="rkmk4 (default), lie_euler or dopri5")

@@ -63,6 +63,9 @@ def _log(message: str) -> None:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--compile"]:       # vm-sim --compile [SCENARIO ...]
+        from .compile import main as compile_main
+        return compile_main(argv[1:])
     try:
         return _main(argv)
     except KeyboardInterrupt:      # during start-up (imports, model loading, checks)
@@ -76,6 +79,9 @@ def _main(argv) -> int:
         args = build_parser().parse_args(argv)
         from ..config.scenario import list_scenarios, load_scenario
         from ..core.signals import deferred_interrupts
+        if args.compile:
+            from .compile import main as compile_main
+            return compile_main([args.scenario] if args.scenario else [])
         if args.list:
             for name, desc in list_scenarios():
                 print(f"{name:18s} {desc}")

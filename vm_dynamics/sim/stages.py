@@ -124,7 +124,7 @@ class CompiledStages:
             if not self.compiled:
                 self.k_law = kernel
             else:
-                with compile_notice(kernel, printed=[]):
+                with compile_notice(kernel):
                     self.k_law = bind_compiled(kernel, args)
                     return self.k_law(*args)
         return self.k_law(*args)
