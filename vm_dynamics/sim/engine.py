@@ -64,16 +64,11 @@ from .records import (
     StageInputs,
     StepSpec,
     TableauArrays,
+    check_formulation,
     choose_formulation,
 )
 from .stages import CompiledStages, ReferenceStages
-from .steppers import (
-    CompiledHeldStep,
-    RightHandSide,
-    law_supported,
-    run_stepwise,
-    steppers_for,
-)
+from .steppers import CompiledHeldStep, RightHandSide, law_supported, run_stepwise, steppers_for
 
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
            "Inputs"]
@@ -83,17 +78,6 @@ def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
-
-
-def _check_formulation(formulation, prescribed):
-    if formulation not in FORMULATIONS:
-        raise ValueError(f"formulation={formulation!r}: unknown; choose one of "
-                         f"{', '.join(FORMULATIONS)}")
-    if prescribed is not None and not callable(prescribed):
-        raise ValueError("prescribed: expected a callable t -> (q, qd, qdd)")
-    if prescribed is not None and formulation == "velocity":
-        raise ValueError("formulation='velocity' cannot be used with prescribed motion; "
-                         "the vehicle is integrated through its momentum (LP-1)")
 
 
 class Simulator:
@@ -132,6 +116,7 @@ class Simulator:
             raise ValueError(f"method={method!r}: unknown; choose one of {', '.join(TABLEAUX)}")
         self.method = method
         self.tab = TABLEAUX[method]
+        self.stage_nodes = tuple(float(c) for c in self.tab.c)   # stage i at t + c_i dt
         if forward_dynamics is not None and not callable(forward_dynamics):
             raise ValueError("forward_dynamics: expected a callable like Model.forward_dynamics")
         self.backend = "lp" if forward_dynamics is not None else \
@@ -143,7 +128,7 @@ class Simulator:
         #: True when the stages are evaluated in Python (LP reference or a given forward
         #: dynamics) rather than by the compiled kernels
         self.python_stages = self.backend == "lp" or forward_dynamics is not None
-        _check_formulation(formulation, prescribed)
+        check_formulation(formulation, prescribed)
         self._formulation_arg = formulation
         self.prescribed = prescribed
         self._presc = prescribed is not None
@@ -174,6 +159,7 @@ class Simulator:
         self.steps = 0
         self.run_work = np.empty((0, 2))     # [work, abs_work] after each step of the last run()
         self._g = None
+        self._xrec = None
 
     def _resolve_coupling(self, prescribed, forward_dynamics):
         """Set :attr:`tree`, the integrated joint state: the tree's with mimic joints on the
@@ -222,6 +208,7 @@ class Simulator:
         self._g, self._V, self._q, self._qd = g, V, q.copy(), qd.copy()
         self._m = self.stages.momentum_variable(self.spec, g, V, self._q, self._qd)
         self._W = np.zeros(2)
+        self._xrec = None
         self.steps = 0
         self.evaluations = 0
         self.rejected_steps = 0
@@ -241,9 +228,10 @@ class Simulator:
 
     @dt.setter
     def dt(self, value: float) -> None:
-        self._dt = float(value)
-        if self._spec is not None:
-            self._update_spec()
+        if self._spec is None or float(value) != self._dt:   # (advance_to sets it every step)
+            self._dt = float(value)
+            if self._spec is not None:
+                self._update_spec()
 
     def _update_spec(self):         # the records of the compiled step
         self._spec = StepSpec(int(self._form), bool(self._presc), self._gri, self._dt)
@@ -254,8 +242,12 @@ class Simulator:
         return self._spec
 
     def engine_state(self) -> EngineState:
-        """The integrated state as the compiled step takes it (the simulator's own arrays)."""
-        return EngineState(self._g, self._m, self._q, self._qd, self._V, self._W)
+        """The integrated state as the compiled step takes it (the simulator's own arrays; one
+        record per state: :meth:`commit` keeps the one the step wrote)."""
+        rec = self._xrec
+        if rec is None:
+            rec = self._xrec = EngineState(self._g, self._m, self._q, self._qd, self._V, self._W)
+        return rec
 
     def model_q(self, x):      # the model's coordinates of integrated joint values (rows)
         return self.tree.model_q(x)
@@ -308,6 +300,7 @@ class Simulator:
         self._q, self._qd = self.tree.to_tree(as_vector(q, n, "q").copy(),
                                           as_vector(qd, n, "qd").copy())
         self._m = self.stages.momentum_variable(self.spec, self._g, self._V, self._q, self._qd)
+        self._xrec = None
 
     def snapshot(self):
         """An opaque copy of the state (restore it with :meth:`restore`)."""
@@ -322,6 +315,7 @@ class Simulator:
         self._t0 = t - steps * self.dt
         self._g, self._V, self._q, self._qd = g.copy(), V.copy(), q.copy(), qd.copy()
         self._m, self._W = m.copy(), W.copy()
+        self._xrec = None
         self._ensure_buffers()
 
     # ------------------------------------------------------------------ inputs
@@ -440,6 +434,7 @@ class Simulator:
             self._g, self._m, self._q, self._qd = X.g[k].copy(), X.m[k].copy(), \
                 X.q[k].copy(), X.qd[k].copy()
             self._V, self._W = X.V[k].copy(), X.W[k].copy()
+            self._xrec = None
             self.steps += done
             self._t = self._t0 + self.steps * self.dt
             self.evaluations += done * self.tab.stages
@@ -508,6 +503,7 @@ class Simulator:
         ``evaluations`` stage evaluations from ``x`` (default: :meth:`engine_state`)."""
         self._out = x or self.engine_state()    # the old state's arrays take the next step
         self._g, self._m, self._q, self._qd, self._V, self._W = y
+        self._xrec = y
         self.steps += 1
         self.evaluations += evaluations
         self._t = self._t0 + self.steps * self._dt      # no accumulated round-off in t
@@ -571,6 +567,7 @@ class Simulator:
         if st:
             self.fail(st)
         self._V = V.copy()
+        self._xrec = None
 
     def vector_state(self) -> np.ndarray:
         """``y = [m, q, q̇, W]`` (``[m, W]`` with prescribed motion)."""

@@ -31,6 +31,7 @@ class Inputs(NamedTuple):
 
 
 _NO_FRAMES = (np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
+_new = tuple.__new__
 
 
 def validate_inputs(model, frames, zeros, tau=None, base_wrench=None, base_wrench_inertial=None,
@@ -44,8 +45,8 @@ def validate_inputs(model, frames, zeros, tau=None, base_wrench=None, base_wrenc
     bw = zb if base_wrench is None else np.array(as_vector(base_wrench, model.b, "base_wrench"))
     bwi = z6 if base_wrench_inertial is None else \
         np.array(as_vector(base_wrench_inertial, 6, "base_wrench_inertial"))
-    if not frame_wrenches:
-        return Inputs(StageInputs(tau, bw, bwi, *_NO_FRAMES), {})
+    if not frame_wrenches:         # (the records built as tuples: a per-step path)
+        return _new(Inputs, (_new(StageInputs, (tau, bw, bwi, _NO_FRAMES[0], _NO_FRAMES[1])), {}))
     if not isinstance(frame_wrenches, dict):
         raise ValueError("frame_wrenches: expected a dict {frame name: 6-vector wrench}")
     bodies, ws, raw = [], [], {}

@@ -1,9 +1,10 @@
 """Compiled kernels of the simulation engine (:class:`vm_dynamics.sim.engine.Simulator`): the one
-RKMK step, :func:`stage_begin` (the stage state from the earlier slopes), :func:`stage_end` (its
-rates with given inputs) and :func:`stage_finish` (the end state).  :func:`engine_step` runs them
-with held inputs, :func:`engine_rollout` for many steps, :func:`engine_rollout_law` with the
-compiled law (:func:`vm_dynamics.control.laws.computed_torque`) between begin and end; the
-per-stage Python driver calls the same three.  Arguments: the records of :mod:`.records`.
+RKMK step, ``_stage_begin`` (the stage state from the earlier slopes), ``_stage_end`` (its rates
+with given inputs) and ``_stage_finish`` (the end state).  :func:`engine_step` runs them with
+held inputs, :func:`engine_rollout` for many steps, :func:`engine_rollout_law` with the compiled
+law (:func:`vm_dynamics.control.laws.computed_torque`) between begin and end; the per-stage
+Python driver calls the same three through :func:`stage_begin` and :func:`stage_advance`.
+Arguments: the records of :mod:`.records`.
 
 The momentum variable ``m`` (``spec.form``): 0 ``velocity`` m = V, ṁ = V̇ from the ABA;
 1 ``spatial_momentum`` m = μ = Ad*_{h⁻¹}P, ``h = g_ref⁻¹g``, μ̇ = Ad*_{h⁻¹}F_η (LP-1), constant
@@ -31,9 +32,8 @@ from ..forces.kernels import add_wrenches, potential
 from .buffer import buffer_views
 from .records import EngineState, PrescribedRows, Rates, Stage, StageInputs
 
-__all__ = ["stage_begin", "stage_end", "stage_finish", "engine_step", "engine_rollout",
-           "engine_rollout_law", "engine_stage_state", "engine_stage", "momentum_variable",
-           "energy"]
+__all__ = ["stage_begin", "stage_advance", "engine_step", "engine_rollout", "engine_rollout_law",
+           "engine_stage_state", "engine_stage", "momentum_variable", "energy"]
 
 
 @njit(**OPT)
@@ -395,13 +395,12 @@ def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
 
 
 @njit(**OPT)
-def _law_efforts(C, law, F, t, wk, tau, bw):
+def _law_efforts(C, law, F, t, wk, tau, tau_r, bw):
     """The compiled law's efforts at the stage state in the scratch: ``tau`` on the tree's
-    joints (the masters with mimic joints), ``bw``; returns (status, the model's efforts)."""
+    joints (the masters with mimic joints), ``bw``, and ``tau_r`` on the model's; a status."""
     sc = wk.sc
     n = tau.shape[0]
-    nr = law.first.shape[0]
-    tau_r = np.empty(nr)
+    nr = tau_r.shape[0]
     st = computed_torque(law, F, t, sc.pose, sc.Vs, sc.qs[:n], sc.qds[:n], tau_r, bw)
     masters = C.masters
     if masters.shape[0] > 0:
@@ -410,7 +409,7 @@ def _law_efforts(C, law, F, t, wk, tau, bw):
     else:
         for j in range(n):
             tau[j] = tau_r[j]
-    return st, tau_r
+    return st
 
 
 @njit(**OPT)
@@ -424,7 +423,7 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     wk = _work(C, buf)
     b = C.axes.shape[0]
     n = x.q.shape[0]                    # joints of the integrated state (the tree's)
-    tau, bw = np.zeros(n), np.empty(b)
+    tau, tau_r, bw = np.zeros(n), np.empty(law.first.shape[0]), np.empty(b)
     nop = np.zeros((tab.b.shape[0] + 1, n))
     inp = StageInputs(tau, bw, np.zeros(6), np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
     pr = PrescribedRows(nop, nop, nop)
@@ -434,7 +433,7 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
             st = _stage_begin(C, spec, tab, i, xk, pr, wk)
             if st != 0:
                 return st, k
-            st, tau_r = _law_efforts(C, law, F, TS[k] + tab.c[i] * spec.dt, wk, tau, bw)
+            st = _law_efforts(C, law, F, TS[k] + tab.c[i] * spec.dt, wk, tau, tau_r, bw)
             if st != 0:
                 return st, k
             if i == 0:
@@ -529,21 +528,22 @@ def _energy(C, F, g, V, q, qd, wk):
 # Each takes the one buffer of records.buffer_views instead of the Work views.
 @njit(**OPT)
 def stage_begin(C, spec, tab, i, x, pr, buf):
-    """:func:`_stage_begin`; the stage state is then in the scratch (``sc.pose``, ``sc.Vs``,
-    ``sc.qs``, ``sc.qds``)."""
+    """``_stage_begin``: the stage state is then in the scratch (``sc.pose, Vs, qs, qds``)."""
     return _stage_begin(C, spec, tab, i, x, pr, _work(C, buf))
 
 
 @njit(**OPT)
-def stage_end(C, F, spec, i, pr, inp, buf):
-    """:func:`_stage_end`."""
-    return _stage_end(C, F, spec, i, pr, inp, _work(C, buf))
-
-
-@njit(**OPT)
-def stage_finish(C, spec, tab, x, pr, y, buf):
-    """:func:`_stage_finish`."""
-    return _stage_finish(C, spec, tab, x, pr, y, _work(C, buf))
+def stage_advance(C, F, spec, tab, i, x, pr, inp, y, buf):
+    """``_stage_end`` of stage ``i`` with the inputs ``inp``, then ``_stage_begin`` of stage
+    ``i + 1`` (as :func:`stage_begin`), or after the last ``_stage_finish`` into ``y``: the
+    per-stage driver's one call between two calls of its callable.  A status code."""
+    wk = _work(C, buf)
+    st = _stage_end(C, F, spec, i, pr, inp, wk)
+    if st != 0:
+        return st
+    if i + 1 < tab.b.shape[0]:
+        return _stage_begin(C, spec, tab, i + 1, x, pr, wk)
+    return _stage_finish(C, spec, tab, x, pr, y, wk)
 
 
 @njit(**OPT)

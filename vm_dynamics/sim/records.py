@@ -18,9 +18,10 @@ import numpy as np
 from ..core.errors import SimulationDiverged
 from ..dynamics.fast.records import Workspace
 
-__all__ = ["FORMULATIONS", "FORM_CODES", "STATUS", "SimulationError", "choose_formulation",
-           "TableauArrays", "StepSpec", "EngineState", "StageInputs", "PrescribedRows",
-           "Stage", "Rates", "LawOutputs", "Scratch", "Work", "MAX_STAGES", "buffer_size"]
+__all__ = ["FORMULATIONS", "FORM_CODES", "STATUS", "SimulationError", "check_formulation",
+           "choose_formulation", "TableauArrays", "StepSpec", "EngineState", "StageInputs",
+           "PrescribedRows", "Stage", "Rates", "LawOutputs", "Scratch", "Work", "MAX_STAGES",
+           "buffer_size"]
 
 FORMULATIONS = ("auto", "spatial_momentum", "body_momentum", "velocity")
 FORM_CODES = {"velocity": 0, "spatial_momentum": 1, "body_momentum": 2}
@@ -38,6 +39,19 @@ class SimulationError(SimulationDiverged):
     :class:`~vm_dynamics.core.errors.SimulationDiverged`, hence a ``ValueError``."""
 
     partial = None
+
+
+def check_formulation(formulation, prescribed) -> None:
+    """``ValueError`` naming the culprit for an unknown ``formulation``, a ``prescribed`` motion
+    that is not a callable, or the velocity formulation with prescribed motion."""
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"formulation={formulation!r}: unknown; choose one of "
+                         f"{', '.join(FORMULATIONS)}")
+    if prescribed is not None and not callable(prescribed):
+        raise ValueError("prescribed: expected a callable t -> (q, qd, qdd)")
+    if prescribed is not None and formulation == "velocity":
+        raise ValueError("formulation='velocity' cannot be used with prescribed motion; "
+                         "the vehicle is integrated through its momentum (LP-1)")
 
 
 def choose_formulation(model, g0, formulation: str = "auto", elements=(),

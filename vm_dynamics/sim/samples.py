@@ -143,6 +143,8 @@ class SampleBuffer:
             self.inputs_of(k0, (law[0][0], law[1][0]))
         if self.per_sample:
             return self._record_each(k0, t_grid, rows, work, law)
+        if self.r == 1:
+            return self._record_all(k0, t_grid, rows, work, held, law)
         r = self.rec
         rows_of = np.fromiter((self.slot(k) for k in range(k0 + 1, k0 + m + 1)), np.int64, m)
         sel = np.flatnonzero(rows_of < self.kept)
@@ -163,6 +165,27 @@ class SampleBuffer:
         stored = js[js < self.kept]
         if stored.size:
             self.count = int(stored[-1]) + 1
+        self.last = k0 + m
+        if self.bar is not None:
+            self.bar.update(m)
+        return None
+
+    def _record_all(self, k0, t_grid, rows, work, held, law):
+        """:meth:`record_block` when every sample is kept (sample k in row k): slices."""
+        r = self.rec
+        m = len(rows[0])
+        a, e = k0 + 1, k0 + m + 1
+        r["t"][a:e] = t_grid[a:e]
+        for key, x in zip(("g", "V", "q", "qd", "work"), (*rows, work)):
+            r[key][a:e] = x
+        if law is not None:          # sample k0 + 1 + i: the efforts of step i + 1
+            r["tau"][a:e - 1] = law[0][1:]
+            r["base_wrench"][a:e - 1] = law[1][1:]
+            self.pending = k0 + m    # its efforts start the next block (or are evaluated)
+        else:
+            r["tau"][a:e] = held.tau
+            r["base_wrench"][a:e] = held.base_wrench
+        self.count = e
         self.last = k0 + m
         if self.bar is not None:
             self.bar.update(m)

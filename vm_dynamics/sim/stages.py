@@ -4,8 +4,8 @@ the closed-form LP reference (:class:`ReferenceStages`, :mod:`vm_dynamics.dynami
 
 Both take the step's settings ``spec`` (:class:`~vm_dynamics.sim.records.StepSpec`) per call and
 offer ``stage_state``, ``stage``, ``momentum_variable`` and ``energy``; the compiled one also
-the step's three parts (``begin``, ``end``, ``finish``), the whole step and the rollouts.  The
-steppers (:mod:`.steppers`) drive them.
+the per-stage driver's two calls (``begin``, then ``advance`` after each stage's inputs), the
+whole step and the rollouts.  The steppers (:mod:`.steppers`) drive them.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class CompiledStages:
         self.axes = list(model.group.axes)
         self.k_step, self.k_rollout = ek.engine_step, ek.engine_rollout
         self.k_stage, self.k_stage_state = ek.engine_stage, ek.engine_stage_state
-        self.k_begin, self.k_end, self.k_finish = ek.stage_begin, ek.stage_end, ek.stage_finish
+        self.k_begin, self.k_advance = ek.stage_begin, ek.stage_advance
         self.k_law = None
         self.compiled = compile
         if compile:
@@ -63,7 +63,7 @@ class CompiledStages:
         pr = PrescribedRows(P, P, P)
         x = EngineState(g, zb, z, z, zb, np.zeros(2))
         with compile_notice(ek.engine_step, ek.engine_rollout, ek.engine_stage,
-                            ek.stage_begin, ek.stage_end, ek.stage_finish):
+                            ek.stage_begin, ek.stage_advance):
             self.k_stage_state = bind_compiled(ek.engine_stage_state, (
                 C, spec, g, self.Theta6, self.stage_rec, buf))
             self.k_stage = bind_compiled(ek.engine_stage, (
@@ -78,9 +78,8 @@ class CompiledStages:
                 C, F, tab, spec, x, held, PrescribedRows(P[None], P[None], P[None]),
                 self.state_arrays(1), buf))
             self.k_begin = bind_compiled(ek.stage_begin, (C, spec, tab, 0, x, pr, buf))
-            self.k_end = bind_compiled(ek.stage_end, (C, F, spec, 0, pr, held, buf))
-            self.k_finish = bind_compiled(ek.stage_finish, (C, spec, tab, x, pr,
-                                                            self.state_arrays(), buf))
+            self.k_advance = bind_compiled(ek.stage_advance, (C, F, spec, tab, 0, x, pr, held,
+                                                              self.state_arrays(), buf))
 
     def state_arrays(self, *lead) -> EngineState:
         """Empty state arrays (with leading dimensions ``lead``: a trajectory)."""
@@ -88,7 +87,7 @@ class CompiledStages:
         return EngineState(np.empty((*lead, 4, 4)), np.empty((*lead, b)), np.empty((*lead, n)),
                            np.empty((*lead, n)), np.empty((*lead, b)), np.empty((*lead, 2)))
 
-    # the whole step, its three parts, the rollouts
+    # the whole step, the per-stage driver's calls, the rollouts
     def step(self, spec, x, inputs, pr, y):
         """One RKMK step from ``x`` into ``y`` with held inputs; a status code."""
         return self.k_step(self.C, self.F, self.tab, spec, x, inputs, pr, y, self.buf)
@@ -98,21 +97,15 @@ class CompiledStages:
         return self.k_rollout(self.C, self.F, self.tab, spec, x, inputs, PR, X, self.buf)
 
     def begin(self, spec, i, x, pr):
-        """Stage ``i`` from ``x``: its state in the scratch (:meth:`stage_view`); a status."""
+        """Stage ``i`` from ``x``: its state in the scratch (``sc.pose, Vs, qs, qds``); a
+        status code."""
         return self.k_begin(self.C, spec, self.tab, i, x, pr, self.buf)
 
-    def stage_view(self):
-        """Copies of the stage state left by :meth:`begin`: ``(g, V, q, qd)`` (tree's joints)."""
-        sc = self.sc
-        return sc.pose.copy(), sc.Vs.copy(), sc.qs.copy(), sc.qds.copy()
-
-    def end(self, spec, i, pr, inputs):
-        """Rates of the stage left by :meth:`begin` with ``inputs``; a status code."""
-        return self.k_end(self.C, self.F, spec, i, pr, inputs, self.buf)
-
-    def finish(self, spec, x, pr, y):
-        """The step's end state ``y`` from the stage slopes; a status code."""
-        return self.k_finish(self.C, spec, self.tab, x, pr, y, self.buf)
+    def advance(self, spec, i, x, pr, inputs, y):
+        """The rates of stage ``i`` (left by :meth:`begin`) with the kernel ``inputs``, then
+        :meth:`begin` of stage ``i + 1``, or after the last stage the step's end state ``y``,
+        in one compiled call; a status code."""
+        return self.k_advance(self.C, self.F, spec, self.tab, i, x, pr, inputs, y, self.buf)
 
     def rollout_law(self, spec, TS, x, law, X, outputs):
         """:func:`~vm_dynamics.sim.kernels.engine_rollout_law` (bound on first use; compiled on

@@ -3,7 +3,8 @@
 * :class:`CompiledHeldStep` — inputs held over the step: the whole RKMK step is one compiled
   call (:func:`vm_dynamics.sim.kernels.engine_step`); many steps are one compiled rollout;
 * :class:`CompiledStagedStep` — inputs from a Python callable at every stage: the compiled
-  stage kernels (the same three parts of the step) around the call;
+  stage kernels (the same parts of the step: ``stage_begin``, then one ``stage_advance`` after
+  each call) around the call;
 * :class:`ReferenceStep` — stages evaluated in Python (the LP reference or a user's forward
   dynamics): the RKMK step of :func:`vm_dynamics.sim.integrators.rkmk_step`;
 * :class:`AdaptiveStep` — an adaptive method (the tableau declares it) over one step interval
@@ -71,40 +72,60 @@ class CompiledHeldStep:
     """Held inputs: one compiled call per step."""
 
     def step(self, sim, inputs=None, fn=None) -> None:
-        y, x, ev = sim.spare_state(), sim.engine_state(), sim.stages
-        with np.errstate(all="ignore"):
-            st = ev.k_step(ev.C, ev.F, ev.tab, sim.spec, x, sim.kernel_inputs(inputs),
-                           sim.prescribed_rows(), y, ev.buf)
+        ev = sim.stages
+        x = sim.engine_state()
+        y = sim.spare_state()
+        args = (ev.C, ev.F, ev.tab, sim.spec, x, sim.kernel_inputs(inputs),
+                sim.prescribed_rows(), y, ev.buf)
+        if ev.compiled:             # compiled code raises no floating-point warnings
+            st = ev.k_step(*args)
+        else:                       # the same kernels as plain Python (numpy scalars)
+            with np.errstate(all="ignore"):
+                st = ev.k_step(*args)
         if st:
             sim.fail(st)
         sim.commit(y, ev.stages, x)
 
 
+def _frozen_copy(a: np.ndarray) -> np.ndarray:
+    c = a.copy()
+    c.flags.writeable = False
+    return c
+
+
 class CompiledStagedStep:
-    """A Python callable ``fn(t, state)`` at every stage, compiled stages around it."""
+    """A Python callable ``fn(t, state)`` at every stage, compiled stages around it.
+
+    The loop calls the compiled entry points directly with the records read once per step: a
+    stage's cost besides the kernels is the Python objects built for the callable (its
+    :class:`State`, the validated inputs), so nothing else is built per stage."""
 
     def step(self, sim, inputs=None, fn=None) -> None:
         ev, spec, t0, dt = sim.stages, sim.spec, sim.t, sim.dt
-        pr, x = sim.prescribed_rows(), sim.engine_state()
-        with np.errstate(all="ignore"):
-            for i in range(sim.tab.stages):
-                st = ev.begin(spec, i, x, pr)
-                if st:
-                    sim.fail(st)
-                ti = t0 + sim.tab.c[i] * dt
-                g, V, q, qd = ev.stage_view()
-                state = State(ti, _ro(g), _ro(V), _ro(sim.model_q(q)), _ro(sim.model_q(qd)))
-                inputs = sim.evaluate_inputs(fn, ti, state)
+        pr, x, y = sim.prescribed_rows(), sim.engine_state(), sim.spare_state()
+        C, F, tab, buf, sc = ev.C, ev.F, ev.tab, ev.buf, ev.sc
+        k_advance = ev.k_advance
+        tree = sim.tree.active
+        evaluate, kernel_inputs = sim.evaluate_inputs, sim.kernel_inputs
+        with np.errstate(all="ignore"):         # also around the callable, as for every stage
+            st = ev.k_begin(C, spec, tab, 0, x, pr, buf)
+            if st:
+                sim.fail(st)
+            for i, c in enumerate(sim.stage_nodes):
+                ti = t0 + c * dt
+                q, qd = sc.qs, sc.qds
+                if tree:
+                    q, qd = sim.model_q(q), sim.model_q(qd)
+                state = State(ti, _frozen_copy(sc.pose), _frozen_copy(sc.Vs), _frozen_copy(q),
+                              _frozen_copy(qd))
+                inputs = evaluate(fn, ti, state)
                 if i == 0:
                     sim.last_stage_inputs = inputs
-                st = ev.end(spec, i, pr, sim.kernel_inputs(inputs))
+                # this stage's rates, then the next stage's state (or the step's end state)
+                st = k_advance(C, F, spec, tab, i, x, pr, kernel_inputs(inputs), y, buf)
                 if st:
                     sim.fail(st)
-            y = sim.spare_state()
-            st = ev.finish(spec, x, pr, y)
-        if st:
-            sim.fail(st)
-        sim.commit(y, sim.tab.stages)
+        sim.commit(y, len(sim.stage_nodes), x)
 
 
 class ReferenceStep:

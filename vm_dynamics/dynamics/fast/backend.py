@@ -7,6 +7,8 @@ import contextlib
 import sys
 import threading
 
+import numpy as np
+
 __all__ = ["BACKENDS", "COMPILE_NOTICE", "NOTICE_PRINTED", "numba_available", "numba_kernels",
            "bind_compiled", "kernels_cached", "compile_notice", "resolve_backend"]
 
@@ -32,6 +34,24 @@ COMPILE_NOTICE = ("vm_dynamics: compiling dynamics kernels, first run only (abou
 NOTICE_PRINTED: list = []
 
 
+def _type_key(a):
+    """What numba's ``typeof`` reads of an argument of the package's kernels, read cheaply: an
+    array's dtype, dimensions, layout, alignment and writeability; a tuple's (or named
+    record's) class and items; otherwise the Python type (an int also by its width)."""
+    if type(a) is np.ndarray:
+        f = a.flags
+        return (a.dtype.num, a.ndim, f.c_contiguous, f.f_contiguous, f.aligned, f.writeable)
+    if isinstance(a, tuple):
+        return (type(a), tuple(_type_key(x) for x in a))
+    if type(a) is int:
+        return (int, a.bit_length() > 63)
+    return type(a)
+
+
+_BOUND: dict = {}
+_BOUND_LOCK = threading.Lock()
+
+
 def bind_compiled(dispatcher, args):
     """Call a numba kernel once with ``args`` (compiling it, or loading it from the disk cache)
     and return the compiled entry point for exactly those argument types.
@@ -39,13 +59,27 @@ def bind_compiled(dispatcher, args):
     Calling the entry point skips the dispatcher's per-call type resolution (about half of the
     call overhead of a kernel with 15-30 arguments).  It is only ever called with arguments of
     the same types — arrays this package allocates or validates (float64/int64, C-contiguous,
-    writeable) — so the types always match the signature."""
+    writeable) — so the types always match the signature.  The entry point is remembered per
+    kernel and argument types (:func:`_type_key`): numba's own ``typeof`` of the named records
+    runs in Python and took ~2 ms of every ``Simulator``'s set-up, i.e. of every short
+    ``simulate`` call."""
+    key = (dispatcher, _type_key(tuple(args)))
+    try:
+        hit = _BOUND.get(key)
+    except TypeError:           # an argument type that cannot be a key: no memory
+        key, hit = None, None
+    if hit is not None:
+        return hit
     dispatcher(*args)
     try:
         sig = tuple(dispatcher.typeof_pyval(a) for a in args)
-        return dispatcher.overloads[sig].entry_point
+        entry = dispatcher.overloads[sig].entry_point
     except (KeyError, AttributeError, TypeError):     # numba internals changed: stay general
         return dispatcher
+    if key is not None:
+        with _BOUND_LOCK:
+            _BOUND[key] = entry
+    return entry
 
 
 def kernels_cached(*dispatchers) -> bool | None:
