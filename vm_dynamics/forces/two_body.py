@@ -35,6 +35,7 @@ from ..dynamics import lp
 from ..dynamics.fast.kernels.algebra import cross
 from ..dynamics.fast.kernels.jit import OPT, njit
 from .base import ForceElement
+from .points import body_point
 
 __all__ = ["TwoBody", "TwoBodyParams", "MU_EARTH", "body_mass_properties"]
 
@@ -183,10 +184,7 @@ def _position(P, i, g, Rw, Pw):
     ``(c0, c1, c2, r0, r1, r2, i0, i1, i2, trI)``."""
     k = P.body[i]
     R = Rw[k]
-    a = P.com[i]
-    c0 = R[0, 0] * a[0] + R[0, 1] * a[1] + R[0, 2] * a[2] + Pw[k, 0]
-    c1 = R[1, 0] * a[0] + R[1, 1] * a[1] + R[1, 2] * a[2] + Pw[k, 1]
-    c2 = R[2, 0] * a[0] + R[2, 1] * a[1] + R[2, 2] * a[2] + Pw[k, 2]
+    c0, c1, c2 = body_point(Rw, Pw, k, P.com[i])
     r0 = c0 + g[0, 0] * g[0, 3] + g[1, 0] * g[1, 3] + g[2, 0] * g[2, 3]
     r1 = c1 + g[0, 1] * g[0, 3] + g[1, 1] * g[1, 3] + g[2, 1] * g[2, 3]
     r2 = c2 + g[0, 2] * g[0, 3] + g[1, 2] * g[1, 3] + g[2, 2] * g[2, 3]
