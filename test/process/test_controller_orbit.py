@@ -12,10 +12,14 @@ LVLH frame itself (the bus must stay at the LVLH origin, aligned with its axes).
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import dds_env, stop_processes
 
 from vm_dynamics.config.params import flatten, read_params_file
 from vm_dynamics.config.scenario import load_scenario
@@ -211,3 +215,53 @@ def test_base_pose_target_relative_to_lvlh():
     np.testing.assert_allclose(ctrl.orbit.orbit.to_lvlh(5.0, g_d)[0], target, atol=1e-6)
     assert not ctrl.on_base_pose(wire(rm.pose_stamped_msg(0.0, "map", target)))
     assert "lvlh" in ctrl.last_error
+
+
+# ------------------------------------------------------------------ two processes over DDS
+def test_orbit_station_keeping_nodes_over_dds(monkeypatch, tmp_path):
+    """orbit_station_keeping with both nodes as processes over DDS (lockstep, the scenario as
+    both parameter files): /odom comes in frame lvlh, the controller answers with bus wrenches
+    and holds the bus at the LVLH origin while the arm moves.  Behaviour only (no rates)."""
+    import cyclonedds  # noqa: F401
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or 120 + os.getpid() % 100)
+    env = dds_env(domain)
+    for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
+        monkeypatch.setenv(k, env[k])
+    from vm_dynamics.transport.dds import DdsTransport
+
+    common = ["--ros-args", "--params-file", str(SCENARIO), "-p", "dynamics_backend:=lp",
+              "-p", "lockstep:=true"]
+    procs, logs, got = {}, {}, {"/odom": [], "/base_wrench": [], "/joint_states": []}
+    probe = DdsTransport("probe", {}, ["probe"])
+    try:
+        for name, mod in [("dyn", "vm_dynamics.nodes.dynamics_node"),
+                          ("ctl", "vm_dynamics.nodes.controller_node")]:
+            logs[name] = open(tmp_path / f"{name}.log", "w")
+            procs[name] = subprocess.Popen([sys.executable, "-m", mod, *common], env=env,
+                                           cwd=REPO, stdout=logs[name],
+                                           stderr=subprocess.STDOUT)
+        for topic, mtype, qos in [("/odom", rm.ODOMETRY, "sensor"),
+                                  ("/joint_states", rm.JOINT_STATE, "sensor"),
+                                  ("/base_wrench", rm.WRENCH_STAMPED, "default")]:
+            probe.subscribe(topic, mtype, lambda b, topic=topic, mtype=mtype: got[topic].append(
+                rm.deserialize(b, mtype)), qos, raw=True)
+
+        def far():
+            return bool(got["/odom"]) and rm.parse_odometry(got["/odom"][-1]).stamp_ns >= 1e9
+        ok = probe.spin_until(far, 300.0)
+        logs_text = (tmp_path / "dyn.log").read_text() + (tmp_path / "ctl.log").read_text()
+        assert ok, logs_text
+        odoms = [rm.parse_odometry(m) for m in got["/odom"]]
+        assert {o.frame_id for o in odoms} == {"lvlh"}
+        pos = max(float(np.linalg.norm(o.g[:3, 3])) for o in odoms)
+        assert pos < 1e-3, pos                      # held at the LVLH origin (no CW drift)
+        wrenches = got["/base_wrench"]
+        assert len(wrenches) > 10 and {w.header.frame_id for w in wrenches} == {"base_link"}
+        assert max(abs(w.wrench.torque.z) + abs(w.wrench.force.x) for w in wrenches) > 0.0
+        js = [rm.parse_joint_state(m) for m in got["/joint_states"]]
+        assert float(np.abs(js[-1].position - js[0].position).max()) > 1e-3   # the arm moved
+        assert "rejected odometry" not in logs_text
+        assert procs["dyn"].poll() is None and procs["ctl"].poll() is None
+    finally:
+        stop_processes(procs.values(), logs.values())
+        probe.shutdown()
