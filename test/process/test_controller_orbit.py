@@ -1,4 +1,4 @@
-"""The controller node in orbit (issue 21): DynamicsCore and ControllerCore in-process, in
+"""The controller node in orbit: DynamicsCore and ControllerCore in-process, in
 lockstep, every message through the wire (CDR with the real .msg definitions), on the
 ``orbit_station_keeping`` scenario (spacecraft_arm in a 500 km orbit; the actuated bus holds
 its initial LVLH pose while the arm moves).

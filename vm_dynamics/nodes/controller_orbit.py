@@ -1,5 +1,5 @@
 """The controller node in orbit: the measured state and the vehicle's pose reference relative
-to the reference orbit's LVLH frame (issue 21, ``docs/orbit.md``).
+to the reference orbit's LVLH frame (``docs/orbit.md``).
 
 The controller node reads the same ``two_body``, ``orbit`` and ``world_frame`` parameters as the
 dynamics node and ``vm-sim`` (:func:`vm_dynamics.config.orbit_setup.orbit_setup`; the scenario
