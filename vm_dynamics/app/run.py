@@ -92,10 +92,8 @@ def prepare_run(scn, controller_name, out_dir, record_rate, plots, progress, exp
         reference = reference_from_config(scn.reference or {})
         if getattr(scn, "orbit", None) is not None and scn.orbit_reference_frame == "lvlh":
             # station keeping: the vehicle's reference (or its initial pose) held in LVLH
-            from dataclasses import replace
-            base = reference.base if reference.base is not None else \
-                scn.orbit.to_lvlh(0.0, scn.g0)[0]
-            reference = replace(reference, base=scn.orbit.pose_reference(base))
+            from ..forces.orbit import station_keeping_reference
+            reference = station_keeping_reference(scn.orbit, reference, 0.0, scn.g0)
         state0 = State(0.0, scn.g0, scn.V0, scn.q0, scn.qd0)
         external = list(scn.forces) or None       # the controller compensates them
         ctrl.reset(scn.model, state0, external=external)

@@ -31,7 +31,7 @@ from .params import number, short
 from .sections import INITIAL_PARAMETERS
 
 __all__ = ["Parameter", "ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "CONTROLLER_PARAMETERS",
-           "DYNAMICS_NODE_PARAMETERS", "SCENARIO_PARAMETERS", "SCENARIO_FILE_PARAMETERS",
+           "ORBIT_PARAMETERS", "DYNAMICS_NODE_PARAMETERS", "SCENARIO_PARAMETERS", "SCENARIO_FILE_PARAMETERS",
            "OPEN_SECTIONS", "DYNAMICS_BACKENDS", "JOINT_SOURCES", "BASE_TYPES", "choice",
            "check_integrator", "checked_values", "unknown_parameters", "unknown_parameter_text"]
 
@@ -157,16 +157,9 @@ ROBOT_PARAMETERS: dict[str, Parameter] = _table({
                           "(false: point masses at the centres of mass)", _flag),
 })
 
-#: The simulation (dynamics node and vm-sim), in addition to :data:`ROBOT_PARAMETERS`.
-DYNAMICS_PARAMETERS: dict[str, Parameter] = _table({
-    **ROBOT_PARAMETERS,
-    "integrator": ("rkmk4", ", ".join(METHODS), check_integrator),
-    "two_body.mu": (0.0, "gravitational parameter of a central body at the inertial "
-                    "origin, m^3/s^2 (Earth 3.986004418e14): two-body gravity and its gradient "
-                    "on every body (force element two_body; gravity must be [0, 0, 0]); 0: none",
-                    _nonnegative),
-    "two_body.gradient": (True, "with two_body.mu, the gravity-gradient force and "
-                          "torque (false: point masses at the centres of mass)", _flag),
+#: The reference orbit and the frame of the outputs (both nodes and vm-sim read them the
+#: same way: :func:`vm_dynamics.config.orbit_setup.orbit_setup`).
+ORBIT_PARAMETERS: dict[str, Parameter] = _table({
     "orbit.radius": (0.0, "reference orbit, circular, of this radius (m); with "
                      "two_body.mu (vm_dynamics.forces.orbit.ReferenceOrbit)", _nonnegative),
     "orbit.altitude": (0.0, "reference orbit, circular, this far above orbit.body_radius "
@@ -186,13 +179,26 @@ DYNAMICS_PARAMETERS: dict[str, Parameter] = _table({
     "orbit.initial_frame": ("lvlh", "the initial section's base pose and twist are "
                             "relative to the LVLH frame of the reference orbit at t = 0 (lvlh) "
                             "or inertial", choice(("lvlh", "inertial"))),
-    "orbit.reference_frame": ("lvlh", "vm-sim: the controller's vehicle pose reference "
+    "orbit.reference_frame": ("lvlh", "the controller's vehicle pose reference "
                               "(reference.base, or the initial pose held) is relative to the "
                               "LVLH frame (lvlh: station keeping) or inertial",
                               choice(("lvlh", "inertial"))),
     "world_frame": ("inertial", "the frame of the outputs (/odom, TF, recording, plots, "
                     "viewer): inertial, or lvlh (the reference orbit's Hill frame; needs an "
                     "orbit section)", choice(("inertial", "lvlh"))),
+})
+
+#: The simulation (dynamics node and vm-sim), in addition to :data:`ROBOT_PARAMETERS`.
+DYNAMICS_PARAMETERS: dict[str, Parameter] = _table({
+    **ROBOT_PARAMETERS,
+    "integrator": ("rkmk4", ", ".join(METHODS), check_integrator),
+    "two_body.mu": (0.0, "gravitational parameter of a central body at the inertial "
+                    "origin, m^3/s^2 (Earth 3.986004418e14): two-body gravity and its gradient "
+                    "on every body (force element two_body; gravity must be [0, 0, 0]); 0: none",
+                    _nonnegative),
+    "two_body.gradient": (True, "with two_body.mu, the gravity-gradient force and "
+                          "torque (false: point masses at the centres of mass)", _flag),
+    **ORBIT_PARAMETERS,
     "dynamics_backend": ("auto", "auto|numba (the compiled engine; auto falls back to plain "
                          "Python without numba) or lp (the closed-form LP reference, slow)",
                          choice(DYNAMICS_BACKENDS)),
@@ -250,6 +256,7 @@ DYNAMICS_PARAMETERS: dict[str, Parameter] = _table({
 #: parameters are ``controller.<name>``.
 CONTROLLER_PARAMETERS: dict[str, Parameter] = _table({
     **ROBOT_PARAMETERS,
+    **ORBIT_PARAMETERS,
     "controller": ("", "controller plug-in name; overrides controller.name (the file's "
                    "controller.* values that the plug-in also has are kept, the others "
                    "dropped with a warning)"),

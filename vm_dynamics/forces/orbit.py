@@ -27,12 +27,14 @@ the initial state.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..core import lie
 
-__all__ = ["ReferenceOrbit", "OutputFrame", "WORLD_FRAMES", "centre_of_mass"]
+__all__ = ["ReferenceOrbit", "OutputFrame", "WORLD_FRAMES", "centre_of_mass",
+           "station_keeping_reference"]
 
 #: The frames the outputs (/odom, TF, recordings, plots, the viewer) can be expressed in.
 WORLD_FRAMES = ("inertial", "lvlh")
@@ -285,6 +287,18 @@ class OutputFrame:
             return state
         g, V, _ = self.sample(state.t, state.g, state.V)
         return state._replace(g=g, V=V)
+
+
+def station_keeping_reference(orbit: ReferenceOrbit, reference, t: float, g):
+    """``reference`` (a :class:`~vm_dynamics.control.references.Reference`) with its vehicle
+    pose reference taken relative to the LVLH frame of ``orbit`` (``orbit.reference_frame:
+    lvlh``) and mapped to the inertial pose trajectory the controllers track
+    (:meth:`ReferenceOrbit.pose_reference`): ``reference.base`` as a trajectory in LVLH or,
+    without one, the inertial pose ``g`` at time ``t`` held where it is in LVLH.  One function
+    for vm-sim and the controller node, so that both track the same reference; its time is
+    the orbit's (the simulation's) time."""
+    base = reference.base if reference.base is not None else orbit.to_lvlh(t, g)[0]
+    return replace(reference, base=orbit.pose_reference(base))
 
 
 def centre_of_mass(model, g, q) -> np.ndarray:

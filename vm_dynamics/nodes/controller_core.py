@@ -43,6 +43,10 @@ limit, if
 A ``~/base_pose`` target farther than ``position_bound`` from the origin is rejected too (the
 vehicle has no URDF limits).  The scenario's ``reference.*`` is configuration and not checked.
 
+In orbit (``two_body``, ``orbit``, ``world_frame``: :mod:`~vm_dynamics.nodes.controller_orbit`)
+``/odom`` may be relative to the LVLH frame and the vehicle's pose reference held in it; the
+law runs on the inertial state and compensates the two-body gravity.
+
 Time order of the state: a joint state (or odometry) older than the latest accepted one is
 ignored with a throttled warning, unless the node's ROS time went back too since that one was
 accepted — the dynamics node's ``~/reset`` restarts ``/clock`` with the state, and that is the
@@ -70,6 +74,7 @@ from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
 from ..ros import messages as rm
 from ..sim.simulate import State
+from .controller_orbit import ControllerOrbit
 from .event_log import EventLog
 from .joint_trajectories import (
     Hold,
@@ -159,8 +164,9 @@ class ControllerCore:
         self.controller_name, gains = self._controller_parameters(p)
         self.ctrl = get_controller(self.controller_name, gains)
         ref_cfg = unflatten(p, "reference")
-        self.scenario_reference = (reference_from_config(unflatten_reference(ref_cfg, m.n))
-                                   if ref_cfg else Reference())
+        self.orbit = ControllerOrbit(robot, p)       # in orbit: frames of /odom, references
+        self.scenario_reference = self.orbit.scenario_reference(
+            reference_from_config(unflatten_reference(ref_cfg, m.n)) if ref_cfg else Reference())
         self.reference = self.scenario_reference
         self._limits = joint_limits(m, float(p["position_bound"]))
         self.period = 1.0 / float(p["control_rate"])
@@ -313,23 +319,26 @@ class ControllerCore:
         return True
 
     def on_odometry(self, msg: Any, now: float | None = None) -> bool:
-        """``nav_msgs/Odometry`` of ``base_frame`` in ``odom_frame``; twist in the body frame.
-        Older than the latest accepted one: used only after a reset (see :meth:`_order`)."""
-        r = self.robot
+        """``nav_msgs/Odometry`` of ``base_frame`` in ``odom_frame`` (in orbit with
+        ``world_frame: lvlh``: in ``lvlh``, mapped to inertial at its stamp); twist in the body
+        frame.  Older than the latest accepted one: used only after a reset (see
+        :meth:`_order`)."""
+        r, odom = self.robot, self.orbit.odom_frame
         try:
             od = rm.parse_odometry(msg)
-            if od.frame_id != r.odom_frame or od.child_frame_id != r.base_frame:
+            if od.frame_id != odom or od.child_frame_id != r.base_frame:
                 raise ValueError(f"frames {od.frame_id!r} -> {od.child_frame_id!r}; expected "
-                                 f"{r.odom_frame!r} -> {r.base_frame!r}")
-            twist = self.model.group.project(od.twist)
+                                 f"{odom!r} -> {r.base_frame!r}")
+            t = od.stamp_ns * 1e-9
+            g, V6 = self.orbit.inertial(t, od.g, od.twist)
+            twist = self.model.group.project(V6)
         except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
             return self._reject("odometry", _text(exc))
-        t = od.stamp_ns * 1e-9
         last = self._od[0] if self._od is not None else None
         if last is not None and now is not None \
                 and self._order("odometry", t, last, now) == "stale":
             return self._stale("odometry", t, last)
-        self._od = (t, od.g, twist)
+        self._od = (t, g, twist)
         self._accepted_at["odometry"] = now
         self._accepted_wall["odometry"] = self.log.clock()
         self._new_od = True
@@ -451,7 +460,8 @@ class ControllerCore:
         return PartialJointReference.over(prev, self.model.n, index, wp)
 
     def on_base_pose(self, msg: Any) -> bool:
-        """``geometry_msgs/PoseStamped`` target of the vehicle in ``odom_frame``."""
+        """``geometry_msgs/PoseStamped`` target of the vehicle in ``odom_frame`` (in orbit
+        also ``lvlh``: relative to the LVLH frame)."""
         try:
             self.reference = replace(self.reference, base=self._base_motion(msg))
         except (ValueError, TypeError, AttributeError, ArithmeticError,
@@ -467,9 +477,9 @@ class ControllerCore:
         if m.b == 0:
             raise ValueError("the vehicle is fixed (base_type fixed): no base pose reference")
         frame = msg.header.frame_id
-        if frame not in (r.odom_frame, "world"):
-            raise ValueError(f"frame_id {frame!r}; a base pose must be given in the inertial "
-                             f"frame {r.odom_frame!r}")
+        if frame not in self.orbit.frames(r.odom_frame):
+            raise ValueError(f"frame_id {frame!r}; a base pose must be given in one of "
+                             f"{', '.join(self.orbit.frames(r.odom_frame))}")
         pos = msg.pose.position
         ori = msg.pose.orientation
         p = np.array([pos.x, pos.y, pos.z], dtype=float)
@@ -491,7 +501,9 @@ class ControllerCore:
         if end <= now + 1e-3:
             end = now + float(self.params["base_pose_duration"])
         group = m.group.name if m.b < 6 else None
-        return PoseWaypoints([now, end], [self._base_desired(now), g_new], group)
+        return self.orbit.base_motion(
+            frame, lambda start: PoseWaypoints([now, end], [start, g_new], group), now,
+            self._base_desired(now))
 
     # ---------------------------------------------------------------- control
     def compute(self, now: float | None = None):
@@ -522,6 +534,7 @@ class ControllerCore:
                     self.ctrl.reset(self.model, s, external=self._external)
                     self._hold = s
                     self._bound = True
+                    self.reference = self.orbit.bind(self.reference, s.t, s.g)
                 tr = self._ref_time(t)
                 tau, bw = self.ctrl.compute(tr, State(tr, s.g, s.V, s.q, s.qd), self.reference)
                 tau = np.asarray(tau, dtype=float).reshape(self.model.n)
