@@ -17,7 +17,8 @@ pip_install() {
   # and its last lines on failure
   echo "setup: pip install $*"
   if ! "$venv/bin/python" -m pip install --progress-bar off "$@" 2>&1 | tee "$venv/pip.log" \
-      | { grep --line-buffered -E '^(Collecting|Successfully|ERROR|WARNING)' || true; }; then
+      | { grep --line-buffered -E '^(Collecting|Successfully|ERROR|WARNING)' \
+          | grep --line-buffered -v "^WARNING: Location '.*' is ignored" || true; }; then
     echo "setup: pip install failed; the last lines of $venv/pip.log:" >&2
     tail -n 25 "$venv/pip.log" >&2
     exit 1
