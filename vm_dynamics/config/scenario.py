@@ -247,6 +247,10 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         raise ValueError(f"scenario: expected a non-empty name, got {short(name)}")
     if params.get("robot_description_file") is None:
         raise ValueError(f"{path}: missing 'robot_description_file'")
+    if "constraints" in params:
+        raise ValueError(f"{path.name} is a kinematically constrained scenario (its "
+                         f"'constraints' section): vm-sim and diff_drive_node run it; in Python "
+                         f"vm_dynamics.constraints.scenario.constrained_scenario(params, urdf)")
     top = _top_level_values(params)
     sections = {key: mapping(params, key) for key in
                 ("initial", "input", "prescribed", "controller", "reference")}
