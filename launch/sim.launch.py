@@ -36,7 +36,12 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch import LaunchDescription
 from vm_dynamics.config.params import read_params_file
 from vm_dynamics.config.scenario import scenario_path
-from vm_dynamics.nodes.launching import launch_lockstep, launch_scenario, parse_bool_argument
+from vm_dynamics.nodes.launching import (
+    launch_lockstep,
+    launch_scenario,
+    parse_bool_argument,
+    rviz_fixed_frame,
+)
 
 PACKAGE = "vm_dynamics"
 
@@ -132,7 +137,8 @@ def _nodes(context):
                           # unconnected trees"); tf2 drops exact repeats silently
                           "ignore_timestamp": True}]),
         Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-             arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz")],
+             arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz"),
+                        "-f", rviz_fixed_frame(params)],
              parameters=[{"use_sim_time": use_sim_time}],
              condition=IfCondition(LaunchConfiguration("rviz"))),
     ]

@@ -115,3 +115,11 @@ def test_relative_mesh_names_become_file_uris_next_to_the_urdf(tmp_path):
     _, rsp = robot_descriptions({"robot_description_file": str(tmp_path / "r.urdf")})
     assert _mesh_names(rsp) == [(tmp_path / "meshes" / "body.stl").resolve().as_uri(),
                                 "meshes/missing.stl"]
+
+
+def test_rviz_fixed_frame_is_the_root_of_the_published_tf():
+    from vm_dynamics.nodes.launching import rviz_fixed_frame
+    assert rviz_fixed_frame({}) == "odom"
+    assert rviz_fixed_frame({"odom_frame": "world"}) == "world"
+    assert rviz_fixed_frame({"world_frame": "inertial", "odom_frame": "map"}) == "map"
+    assert rviz_fixed_frame({"world_frame": "lvlh"}) == "lvlh"      # in orbit: no odom frame

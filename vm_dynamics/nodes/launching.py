@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["launch_lockstep", "parse_bool_argument", "launch_scenario"]
+__all__ = ["launch_lockstep", "parse_bool_argument", "launch_scenario", "rviz_fixed_frame"]
 
 
 def parse_bool_argument(text: str, name: str) -> bool:
@@ -53,3 +53,12 @@ def launch_scenario(scenario: str) -> tuple[str, dict, str, str]:
     params = read_params_file(path)
     node_urdf, model_urdf = robot_descriptions(params, [str(Path(path).resolve().parent)])
     return str(path), params, node_urdf, model_urdf
+
+
+def rviz_fixed_frame(scenario: Mapping[str, Any]) -> str:
+    """RViz's fixed frame for a scenario's parameters: the root of the dynamics node's TF —
+    ``lvlh`` in orbit with ``world_frame: lvlh`` (the node publishes /odom and TF relative to
+    the LVLH frame, and there is no ``odom`` frame), else ``odom_frame`` (default ``odom``)."""
+    if scenario.get("world_frame") == "lvlh":
+        return "lvlh"
+    return str(scenario.get("odom_frame") or "odom")
