@@ -138,8 +138,8 @@ def euler_rk4(parent, jtype, xi, inert, rootx, axes, grav, x0, xd0, F, dt, X, XD
     fw = np.zeros((0, 6))
     idout = np.empty(dim)
     rhs = np.empty(dim)
-    k1, k2, k3, k4 = np.empty(dim), np.empty(dim), np.empty(dim), np.empty(dim)
-    v2, v3, v4 = np.empty(dim), np.empty(dim), np.empty(dim)
+    K = np.empty((4, dim))      # stage accelerations
+    S = np.empty((4, dim))      # stage velocities (S[0] = ẋ)
     xs = np.empty(dim)
     X[0] = x0
     XD[0] = xd0
@@ -147,38 +147,24 @@ def euler_rk4(parent, jtype, xi, inert, rootx, axes, grav, x0, xd0, F, dt, X, XD
     h = dt / 2
     for k in range(steps):
         x, xd = X[k], XD[k]
-        st_ = _accel(parent, jtype, xi, inert, rootx, axes, grav, x, xd, F, g, M, ib, fw,
-                     idout, rhs, k1, sing)
-        if st_:
-            fail[0], fail[1] = x, xd
-            return st_, k
+        S[0] = xd
+        for s in range(4):
+            if s == 0:
+                pos, vel = x, xd
+            else:
+                c = dt if s == 3 else h
+                for i in range(dim):
+                    S[s, i] = xd[i] + c * K[s - 1, i]
+                    xs[i] = x[i] + c * S[s - 1, i]
+                pos, vel = xs, S[s]
+            st_ = _accel(parent, jtype, xi, inert, rootx, axes, grav, pos, vel, F, g, M, ib,
+                         fw, idout, rhs, K[s], sing)
+            if st_:
+                fail[0], fail[1] = pos, vel
+                return st_, k
         for i in range(dim):
-            v2[i] = xd[i] + h * k1[i]
-            xs[i] = x[i] + h * xd[i]
-        st_ = _accel(parent, jtype, xi, inert, rootx, axes, grav, xs, v2, F, g, M, ib, fw,
-                     idout, rhs, k2, sing)
-        if st_:
-            fail[0], fail[1] = xs, v2
-            return st_, k
-        for i in range(dim):
-            v3[i] = xd[i] + h * k2[i]
-            xs[i] = x[i] + h * v2[i]
-        st_ = _accel(parent, jtype, xi, inert, rootx, axes, grav, xs, v3, F, g, M, ib, fw,
-                     idout, rhs, k3, sing)
-        if st_:
-            fail[0], fail[1] = xs, v3
-            return st_, k
-        for i in range(dim):
-            v4[i] = xd[i] + dt * k3[i]
-            xs[i] = x[i] + dt * v3[i]
-        st_ = _accel(parent, jtype, xi, inert, rootx, axes, grav, xs, v4, F, g, M, ib, fw,
-                     idout, rhs, k4, sing)
-        if st_:
-            fail[0], fail[1] = xs, v4
-            return st_, k
-        for i in range(dim):
-            X[k + 1, i] = x[i] + dt / 6 * (xd[i] + 2 * v2[i] + 2 * v3[i] + v4[i])
-            XD[k + 1, i] = xd[i] + dt / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i])
+            X[k + 1, i] = x[i] + dt / 6 * (xd[i] + 2 * S[1, i] + 2 * S[2, i] + S[3, i])
+            XD[k + 1, i] = xd[i] + dt / 6 * (K[0, i] + 2 * K[1, i] + 2 * K[2, i] + K[3, i])
         if not (np.all(np.isfinite(X[k + 1])) and np.all(np.isfinite(XD[k + 1]))):
             return NON_FINITE, k
     return 0, steps
