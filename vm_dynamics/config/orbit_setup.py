@@ -34,6 +34,13 @@ class OrbitSetup(NamedTuple):
     initial_frame: str
     reference_frame: str
 
+    def initial_pose(self, g, V):
+        """The initial base pose and twist inertially: ``(g, V)`` as given, or mapped from the
+        LVLH frame at t = 0 when there is an orbit and ``initial_frame`` is ``lvlh``."""
+        if self.orbit is not None and self.initial_frame == "lvlh":
+            return self.orbit.from_lvlh(0.0, g, V)
+        return g, V
+
 
 def _frame(value, name, options):
     if not isinstance(value, str) or value not in options:

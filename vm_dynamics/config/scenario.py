@@ -290,9 +290,8 @@ def _reference_orbit(scn: Scenario, section: dict | None, world_frame) -> None:
                         scn.model.base_type)
     scn.orbit, scn.world_frame = setup.orbit, setup.world_frame
     scn.orbit_reference_frame = setup.reference_frame
-    if setup.orbit is not None and setup.initial_frame == "lvlh":
-        g, V = setup.orbit.from_lvlh(0.0, scn.initial.g, scn.initial.V)
-        scn.initial = replace(scn.initial, g=g, V=V)
+    g, V = setup.initial_pose(scn.initial.g, scn.initial.V)
+    scn.initial = replace(scn.initial, g=g, V=V)
 
 
 _TOP_LEVEL = ("robot_description_xacro", "base_type", "gravity", "integrator", "dt", "duration",

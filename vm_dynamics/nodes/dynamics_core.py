@@ -105,11 +105,9 @@ class DynamicsCore:
         # frame) and the frame of /odom and TF (config.orbit_setup)
         orbit = orbit_setup(robot.forces, unflatten(p, "orbit"), p["world_frame"],
                             m.base_type)
-        self.output = None
-        if orbit.orbit is not None:
-            if orbit.initial_frame == "lvlh":
-                self.g0, self.V0 = orbit.orbit.from_lvlh(0.0, self.g0, self.V0)
-            self.output = OutputFrame(orbit.orbit, orbit.world_frame, robot.odom_frame)
+        self.g0, self.V0 = orbit.initial_pose(self.g0, self.V0)
+        self.output = None if orbit.orbit is None else OutputFrame(
+            orbit.orbit, orbit.world_frame, robot.odom_frame)
         self.joint_source = p["joint_source"]
         self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
