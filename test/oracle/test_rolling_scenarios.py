@@ -26,6 +26,8 @@ def test_vm_sim_runs_a_constrained_scenario(tmp_path, name, joints):
     assert cli.main([name, "--duration", "0.5", "--out", str(out), "--quiet"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["finished"] and summary["samples"] == 51
+    # the fields every vm-sim summary has (bench/nodes.py reads them for every scenario)
+    assert summary["simulated_time"] == summary["duration"] and summary["real_time_factor"] > 0
     assert summary["constraint_residual"] <= 1e-12
     assert summary["energy_balance_error"] <= 1e-6 * max(1.0, abs(summary["energy_start"]))
     assert (out / "constrained.png").stat().st_size > 0

@@ -125,6 +125,7 @@ def run_constrained(path, args, log=print) -> int:
     balance = tr.energy - tr.energy[0] - tr.work
     summary = {
         "scenario": name, "constrained_system": scn.kind, "duration": float(t[-1]),
+        "simulated_time": float(t[-1]), "real_time_factor": float(t[-1]) / max(wall, 1e-12),
         "samples": len(t), "wall_time_s": wall, "energy_start": float(tr.energy[0]),
         "energy_end": float(tr.energy[-1]), "work_of_efforts": float(tr.work[-1]),
         "energy_balance_error": float(np.max(np.abs(balance))),
