@@ -24,7 +24,7 @@ setup(
         ("share/" + package_name + "/urdf", _files("urdf/*")),
         ("share/" + package_name + "/rviz", _files("rviz/*.rviz")),
     ],
-    package_data={package_name: ["data/*", "py.typed"]},
+    package_data={package_name: ["data/*", "py.typed", "ros/interfaces/*/*", "ros/interfaces/*/*/*"]},
     include_package_data=True,
     python_requires=">=3.10",
     install_requires=["numpy>=1.21", "scipy>=1.8", "PyYAML>=5.4", "xacro>=2.0"],

@@ -62,6 +62,7 @@ from ..sim.engine import SimulationError, Simulator, State
 from ..sim.interaction import arm_interaction
 from .dynamics_diagnostics import diagnostics_message
 from .energy_guard import EnergyGuard
+from .entities import VehicleEntity
 from .event_log import EventLog
 from .input_channels import CommandInputs
 from .joint_source import measured_joint_input
@@ -450,6 +451,20 @@ class DynamicsCore:
         self._reset_state()
         self.log.emit("INFO", "reset", "simulation reset to the initial state", throttle=False)
         return True, "reset to the initial state at t=0"
+
+    # ---------------------------------------------------------------- entities
+    def entities(self) -> list:
+        """The bodies a simulator API addresses by name
+        (:class:`~vm_dynamics.nodes.entities.Entity`): the vehicle."""
+        return [VehicleEntity(self)]
+
+    def set_vehicle_state(self, g, V) -> None:
+        """Move the vehicle to pose ``g`` with body velocity ``V`` (b-vector) now, keeping the
+        joints, the time and the step count; the energy balance restarts here (the jump does
+        no work the engine accounts for) and the state is published at once."""
+        self.sim.set_vehicle(g, V)
+        self.energy_guard.rebaseline()
+        self.schedule.state_pending = True
 
     # ---------------------------------------------------------------- outputs
     def state_messages(self) -> list:

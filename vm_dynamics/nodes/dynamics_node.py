@@ -10,8 +10,12 @@ Publishes ``joint_states`` (sensor_msgs/JointState, applied effort), ``odom``
 subscribes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in the order of ``joints``) and ``base_wrench``
 (geometry_msgs/WrenchStamped); services ``~/reset`` (std_srvs/Trigger) and ``~/pause``
-(std_srvs/SetBool).  All logic is in :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`;
-this module only wires it to the transport and paces it to the wall clock.
+(std_srvs/SetBool), aliases of the simulation_interfaces services and action the node also
+serves (:mod:`~vm_dynamics.nodes.simulation_interfaces`: get_simulator_features,
+get/set_simulation_state, reset_simulation, step_simulation, simulate_steps (rclpy),
+get_entities, get_entities_states, get/set_entity_state).  All logic is in
+:class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`; this module only wires it to the transport
+and paces it to the wall clock.
 
 The node is the clock source, so its own timers always run on wall time: ``use_sim_time`` is
 forced to false for it (with a warning if it was set).
@@ -65,6 +69,7 @@ from .parameters import (
     unknown_parameter_warning,
 )
 from .publisher_watch import PublisherWatch
+from .simulation_interfaces import SimulationInterfaces
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
            "NODE_PUBLICATIONS",
@@ -158,6 +163,11 @@ class DynamicsNode:
             transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
         except (NotImplementedError, ValueError) as exc:  # a transport without services
             transport.logger.warn(f"services ~/reset and ~/pause unavailable: {exc}")
+        self.simulation = SimulationInterfaces(core, self.after_change)
+        try:
+            self.simulation.register(transport)
+        except (NotImplementedError, ValueError, ImportError) as exc:  # not installed
+            transport.logger.warn(f"simulation_interfaces services unavailable: {exc}")
         rtf = float(core.params["real_time_factor"])
         tick = 0.001 if rtf == 0 or core.lockstep else min(0.01, max(0.001, core.dt / rtf))
         # lockstep: the tick applies a command that arrived before its period was due
@@ -274,15 +284,19 @@ class DynamicsNode:
 
     def on_reset(self, request):
         out = self.core.reset()
-        self.pacer.reset(self.wall(), self.core.steps)
-        self.flush()
+        self.after_change()
         return out
 
     def on_pause(self, request):
         out = self.core.pause(bool(request.data))
+        self.after_change()
+        return out
+
+    def after_change(self) -> None:
+        """After a service changed the state (pause, reset, steps, a new entity state):
+        re-anchor the pacing to the wall clock and publish what is due."""
         self.pacer.reset(self.wall(), self.core.steps)
         self.flush()
-        return out
 
     # ---------------------------------------------------------------- stepping
     def advance_lockstep(self) -> None:

@@ -302,6 +302,18 @@ class Simulator:
         self._m = self.stages.momentum_variable(self.spec, self._g, self._V, self._q, self._qd)
         self._xrec = None
 
+    def set_vehicle(self, g, V) -> None:
+        """Replace the vehicle's pose ``g`` and body velocity ``V`` (b-vector) now, keeping the
+        joints, the time, the step count and the work account (the momentum variable follows;
+        the spatial momentum keeps the reference frame of the last :meth:`reset`): an
+        instantaneous change of state, such as a simulator API's "set entity state"."""
+        self._require_state()
+        g = as_pose(g, "g").copy()
+        V = as_vector(V, self.model.b, "V").copy()
+        self._g, self._V = g, V
+        self._m = self.stages.momentum_variable(self.spec, g, V, self._q, self._qd)
+        self._xrec = None
+
     def snapshot(self):
         """An opaque copy of the state (restore it with :meth:`restore`)."""
         self._require_state()

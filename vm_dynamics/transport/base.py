@@ -93,7 +93,11 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> Any:
-        """Serve ``srvtype`` (one of :data:`SERVICE_TYPES`) with ``handler(request)``."""
+        """Serve ``srvtype`` with ``handler(request)``: for :data:`SERVICE_TYPES` (std_srvs
+        Trigger, SetBool) the handler answers ``(success, message)`` (:meth:`serve`); for the
+        other registered services (simulation_interfaces,
+        :func:`~vm_dynamics.transport.types.check_service_type`) it returns the response's
+        fields as a mapping, nested messages as mappings too (:meth:`serve_fields`)."""
 
     @abc.abstractmethod
     def now_ns(self) -> int:
@@ -236,6 +240,27 @@ class Transport(abc.ABC):
             except Exception as exc:  # noqa: BLE001 - no callback failure may end the node
                 self._callback_failed(what, exc)
         return run
+
+    def serve_fields(self, srvtype: str, handler: Callable[[Any], Any],
+                     request: Any) -> Mapping[str, Any]:
+        """handler(request) -> the response fields of a ``srvtype`` that is not a status
+        service (see :meth:`service`).  A handler that raises or returns something other than
+        a mapping is a failed callback (:meth:`_callback_failed`), answered with the zero
+        response (an empty mapping): handlers report their own errors in their response."""
+        try:
+            result = handler(request)
+            if not isinstance(result, Mapping):
+                raise TypeError(f"{srvtype} handler must return a mapping of response "
+                                f"fields, got {type(result).__name__}")
+            return result
+        except Exception as exc:  # noqa: BLE001 - no handler failure may end the node
+            self._callback_failed(f"{srvtype} handler", exc)
+            return {}
+
+    def report_bad_response(self, srvtype: str, exc: Exception) -> None:
+        """A handler's response fields did not fit ``srvtype``'s response: a failed callback
+        (answered with the zero response by the caller)."""
+        self._callback_failed(f"{srvtype} handler (its response)", exc)
 
     def serve(self, srvtype: str, handler: Callable[[Any], Any],
                request: Any) -> tuple[bool, str]:

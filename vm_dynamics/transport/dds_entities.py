@@ -25,7 +25,7 @@ from .dds_idl import compiled_converter, dds_topic_name
 from .dds_wire import split_request, take_raw, userdata_key
 from .exact_cdr import exact_serializer
 from .qos import qos_spec
-from .types import check_message, service_typestore
+from .types import build_message, check_message, service_typestore, status_service
 
 __all__ = ["DdsPublisher", "DdsSubscription", "DdsTimer", "DdsService", "REPLY_WAIT_S"]
 
@@ -213,11 +213,31 @@ class DdsService:
                 ("malformed", self.name), 5.0, f"dropped undecodable request on {self.name}: "
                 f"{type(exc).__name__}: {exc}")
             return
-        ok, text = self._transport.serve(self.srvtype, self._handler, request)
-        response = service_typestore().types[f"{self.srvtype}_Response"](success=ok,
-                                                                         message=text)
+        self.reply(guid, seq, info.publication_handle, self.respond(request))
+
+    def respond(self, request: Any) -> Any:
+        """The handler's response to ``request`` (a rosbags ``<srv>_Response``): status
+        services answer ``(success, message)``, the others their fields
+        (:meth:`Transport.service`); fields that do not fit the type are a failed callback
+        answered with the zero response."""
+        rep_t = f"{self.srvtype}_Response"
+        if status_service(self.srvtype):
+            ok, text = self._transport.serve(self.srvtype, self._handler, request)
+            return service_typestore().types[rep_t](success=ok, message=text)
+        fields = self._transport.serve_fields(self.srvtype, self._handler, request)
+        try:
+            response = build_message(rep_t, fields)
+            self._convert(response, self.name, (0, 0))       # every field checked here
+        except (TypeError, ValueError) as exc:
+            self._transport.report_bad_response(self.srvtype, exc)
+            response = build_message(rep_t)
+        return response
+
+    def reply(self, guid: int, seq: int, publication_handle: int, response: Any) -> None:
+        """Write ``response`` to the request ``(guid, seq)`` of the client whose request
+        writer is ``publication_handle``, once its reply reader is matched (as rmw)."""
         deadline = time.monotonic() + REPLY_WAIT_S
-        while not self._client_reader_matched(info.publication_handle):
+        while not self._client_reader_matched(publication_handle):
             if time.monotonic() > deadline:
                 self._transport.logger.warn_throttled(
                     ("noreply", self.name), 5.0,

@@ -28,7 +28,8 @@ ANY_SAMPLE = SampleState.Any | ViewState.Any | InstanceState.Any
 
 def user_data(msgtype: str, extra: str = "") -> bytes:
     """USER_DATA as rmw_cyclonedds: ``<extra>typehash=RIHS01_<64 hex>;``."""
-    store = service_typestore() if "/srv/" in msgtype else message_typestore()
+    store = (service_typestore() if "/srv/" in msgtype or "/action/" in msgtype
+             else message_typestore())
     return (extra + f"typehash={store.hash_rihs01(msgtype)};").encode()
 
 

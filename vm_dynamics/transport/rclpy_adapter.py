@@ -52,9 +52,9 @@ from . import ros_args as rargs
 from .base import Publisher, Transport
 from .logger import BaseLogger
 from .qos import qos_spec
-from .types import check_service_type
+from .types import check_service_type, status_service
 
-__all__ = ["RclpyTransport", "rclpy_class"]
+__all__ = ["RclpyTransport", "rclpy_class", "fill_rosidl"]
 
 
 def rclpy_class(rostype: str) -> type:
@@ -72,6 +72,18 @@ def rclpy_class(rostype: str) -> type:
         raise ValueError(f"ROS interface {rostype!r} is not available in this ROS installation "
                          f"({exc})") from exc
     return getattr(cls, part) if part else cls
+
+
+def fill_rosidl(msg: Any, values: Mapping[str, Any]) -> Any:
+    """Set the fields of the rosidl message ``msg`` from a mapping (nested messages as
+    mappings); returns ``msg``.  rosidl's setters check each value (``AssertionError`` or
+    ``TypeError`` on a wrong type, ``AttributeError`` on an unknown field)."""
+    for name, value in values.items():
+        if isinstance(value, Mapping):
+            fill_rosidl(getattr(msg, name), value)
+        else:
+            setattr(msg, name, value)
+    return msg
 
 
 # ----------------------------------------------------------------------- logger
@@ -267,10 +279,51 @@ class RclpyTransport(Transport):
         check_service_type(srvtype)
         if not callable(handler):
             raise TypeError("handler must be callable")
-        def on_request(request: Any, response: Any) -> Any:
-            response.success, response.message = self.serve(srvtype, handler, request)
-            return response
+        if status_service(srvtype):
+            def on_request(request: Any, response: Any) -> Any:
+                response.success, response.message = self.serve(srvtype, handler, request)
+                return response
+        else:
+            def on_request(request: Any, response: Any) -> Any:
+                fields = self.serve_fields(srvtype, handler, request)
+                try:
+                    return fill_rosidl(response, fields)
+                except (AssertionError, AttributeError, TypeError, ValueError) as exc:
+                    self.report_bad_response(srvtype, exc)
+                    return type(response)()
         return self._node.create_service(rclpy_class(srvtype), name, on_request)
+
+    def action_server(self, name: str, actiontype: str,
+                      execute: Callable[[Any, Callable[[Mapping[str, Any]], None],
+                                         Callable[[], bool]], tuple[str, Mapping[str, Any]]]
+                      ) -> Any:
+        """Serve the action ``actiontype`` (``pkg/action/A``) under ``name`` with rclpy's
+        ``ActionServer``: every goal is accepted and ``execute(goal, feedback,
+        cancel_requested)`` runs it -- ``feedback(fields)`` publishes a feedback message,
+        ``cancel_requested()`` says whether a cancel was accepted -- and returns
+        ``(outcome, result fields)`` with outcome ``succeeded``, ``aborted`` or ``canceled``.
+        The execution runs in the executor's turn (single-threaded): cancel requests are
+        taken between goals, not during one."""
+        from rclpy.action import ActionServer, CancelResponse
+        cls = rclpy_class(actiontype)
+        what = f"{actiontype} action {name}"
+
+        def run(goal_handle: Any) -> Any:
+            def feedback(fields: Mapping[str, Any]) -> None:
+                goal_handle.publish_feedback(fill_rosidl(cls.Feedback(), fields))
+            try:
+                outcome, fields = execute(goal_handle.request, feedback,
+                                          lambda: bool(goal_handle.is_cancel_requested))
+                result = fill_rosidl(cls.Result(), fields)
+            except Exception as exc:  # noqa: BLE001 - no goal may end the node
+                self._callback_failed(what, exc)
+                goal_handle.abort()
+                return cls.Result()
+            {"succeeded": goal_handle.succeed, "canceled": goal_handle.canceled}.get(
+                outcome, goal_handle.abort)()
+            return result
+        return ActionServer(self._node, cls, name, execute_callback=run,
+                            cancel_callback=lambda _goal: CancelResponse.ACCEPT)
 
     def now_ns(self) -> int:
         return self._node.get_clock().now().nanoseconds

@@ -9,13 +9,14 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 __all__ = ["SERVICE_DEFINITIONS", "SERVICE_TYPES", "message_typestore", "service_typestore",
            "fielddefs", "message_class", "check_service_type", "check_message",
-           "coerce_scalar", "coerce_elements"]
+           "coerce_scalar", "coerce_elements", "status_service", "build_message",
+           "CANCEL_GOAL_DEFINITION"]
 
 #: ``.srv`` texts of ros2/common_interfaces ``std_srvs/srv/{Trigger,SetBool}.srv`` (comments
 #: dropped; identical on Humble and Jazzy).  The rosbags Jazzy store has no service types, so
@@ -26,6 +27,12 @@ SERVICE_DEFINITIONS: dict[str, str] = {
     "std_srvs/srv/SetBool": "bool data\n---\nbool success\nstring message\n",
 }
 SERVICE_TYPES = tuple(SERVICE_DEFINITIONS)
+#: ``action_msgs/srv/CancelGoal.srv`` of ros2/rcl_interfaces (Jazzy; comments dropped): the
+#: cancel service of every action (rcl_action), registered with the actions' types.
+CANCEL_GOAL_DEFINITION = ("action_msgs/GoalInfo goal_info\n---\n"
+                          "int8 ERROR_NONE=0\nint8 ERROR_REJECTED=1\n"
+                          "int8 ERROR_UNKNOWN_GOAL_ID=2\nint8 ERROR_GOAL_TERMINATED=3\n"
+                          "int8 return_code\naction_msgs/GoalInfo[] goals_canceling\n")
 _EMPTY_MEMBER = "structure_needs_at_least_one_member"
 
 
@@ -35,9 +42,32 @@ def message_typestore():
     return ros_msgs.TYPESTORE
 
 
+def status_service(srvtype: str) -> bool:
+    """True for the services whose handlers answer ``(success, message)`` (std_srvs Trigger,
+    SetBool: :data:`SERVICE_TYPES`); every other registered service's handler returns its
+    response's fields as a mapping (:meth:`Transport.service`)."""
+    return srvtype in SERVICE_DEFINITIONS
+
+
+def _interface_definitions() -> tuple[dict[str, str], dict[str, str]]:
+    """``(messages, services)`` carried as the project's own copies (simulation_interfaces,
+    its actions' services and messages, and action_msgs' CancelGoal)."""
+    from vm_dynamics.ros import simulation_interfaces_defs as si
+    msgs, srvs = dict(si.messages()), dict(SERVICE_DEFINITIONS)
+    srvs.update(si.services())
+    for action, text in si.actions().items():
+        amsgs, asrvs = si.action_definitions(action, text)
+        msgs.update(amsgs)
+        srvs.update(asrvs)
+    srvs["action_msgs/srv/CancelGoal"] = CANCEL_GOAL_DEFINITION
+    return msgs, srvs
+
+
 @functools.lru_cache(maxsize=None)
 def service_typestore():
-    """rosbags ROS 2 Jazzy typestore + ``<srv>_Request``/``<srv>_Response`` of SERVICE_TYPES.
+    """rosbags ROS 2 Jazzy typestore + ``<srv>_Request``/``<srv>_Response`` of SERVICE_TYPES,
+    and the simulation_interfaces messages, services and action types
+    (:mod:`vm_dynamics.ros.simulation_interfaces_defs`).
 
     Empty request/response structs get rosidl's dummy ``uint8
     structure_needs_at_least_one_member`` (as ``std_msgs/msg/Empty`` has in rosbags).
@@ -47,12 +77,17 @@ def service_typestore():
 
     store = get_typestore(Stores.ROS2_JAZZY)
     typs: dict[str, Any] = {}
-    for srv, text in SERVICE_DEFINITIONS.items():
+    msgs, srvs = _interface_definitions()
+    for msgtype, text in msgs.items():
+        (consts, fields), = get_types_from_msg(text, msgtype).values()
+        typs[msgtype] = (consts, fields or [(_EMPTY_MEMBER, (Nodetype.BASE, ("uint8", 0)))])
+    for srv, text in srvs.items():
         pkg, _, name = srv.split("/")
-        req_text, sep, resp_text = text.partition("---\n")
+        req_text, sep, resp_text = _partition_service(text)
         if not sep:
             raise ValueError(f"{srv}: definition lacks the --- separator")
         for part, body in (("Request", req_text), ("Response", resp_text)):
+            # parsed as pkg/msg/..., so that the package's relative type names resolve
             parsed = get_types_from_msg(body, f"{pkg}/msg/{name}_{part}")
             (consts, fields), = parsed.values()
             if not fields:
@@ -60,6 +95,16 @@ def service_typestore():
             typs[f"{srv}_{part}"] = (consts, fields)
     store.register(typs)
     return store
+
+
+def _partition_service(text: str) -> tuple[str, str, str]:
+    """``(request, separator, response)`` of a ``.srv`` text; the separator is a line that is
+    exactly ``---``."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.strip() == "---":
+            return "".join(lines[:i]), "---\n", "".join(lines[i + 1:])
+    return text, "", ""
 
 
 def fielddefs(msgtype: str) -> tuple[list, list]:
@@ -78,9 +123,57 @@ def message_class(msgtype: str) -> type:
 
 
 def check_service_type(srvtype: str) -> str:
-    if srvtype not in SERVICE_DEFINITIONS:
-        raise ValueError(f"unsupported service type {srvtype!r}; supported: {SERVICE_TYPES}")
+    """``srvtype`` if the transports can serve it: :data:`SERVICE_TYPES` or a service of
+    the carried interface definitions (:func:`service_typestore`)."""
+    if srvtype in SERVICE_DEFINITIONS:
+        return srvtype
+    if srvtype not in _interface_definitions()[1]:
+        raise ValueError(f"unsupported service type {srvtype!r}; supported: {SERVICE_TYPES} "
+                         f"and the simulation_interfaces services")
     return srvtype
+
+
+def build_message(msgtype: str, values: Mapping[str, Any] | None = None) -> Any:
+    """A rosbags message of ``msgtype`` (a topic or service type) from a mapping of field
+    values; absent fields take their zero value (0, False, "", empty sequence, zero array,
+    nested zero message), nested messages may be given as mappings.  An unknown field name
+    raises ``ValueError`` naming it."""
+    from rosbags.interfaces import Nodetype
+
+    consts, fields = fielddefs(msgtype)
+    values = dict(values or {})
+    names = {name for name, _ in fields}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(f"{msgtype}: no field(s) {', '.join(unknown)}")
+    kw = {}
+    for name, (node, info) in fields:
+        given = name in values
+        v = values.get(name)
+        if node == Nodetype.BASE:
+            kw[name] = v if given else _ZERO.get(info[0], 0)
+        elif node == Nodetype.NAME:
+            kw[name] = build_message(info, v) if not given or isinstance(v, Mapping) else v
+        else:
+            (enode, einfo), size = info
+            if given:
+                if enode == Nodetype.NAME:
+                    v = [build_message(einfo, x) if isinstance(x, Mapping) else x for x in v]
+                kw[name] = v
+            elif node == Nodetype.ARRAY:
+                kw[name] = ([build_message(einfo) for _ in range(size)]
+                            if enode == Nodetype.NAME else
+                            np.zeros(size, dtype=_NUMPY.get(einfo[0], object)))
+            else:
+                kw[name] = []
+    return message_class(msgtype)(**kw)
+
+
+_ZERO = {"bool": False, "string": "", "float32": 0.0, "float64": 0.0}
+_NUMPY = {"bool": np.bool_, "byte": np.uint8, "char": np.uint8, "int8": np.int8,
+          "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32,
+          "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64,
+          "float32": np.float32, "float64": np.float64}
 
 
 def check_message(msg: Any, msgtype: str, what: str) -> None:
