@@ -71,7 +71,8 @@ class DdsClient:
         self._clients = {name: DdsServiceClient(self.t, f"{self.ns}/{name}",
                                                 f"{PKG}/srv/{srv}")
                          for name, srv in SRV.items()}
-        self.actions = False
+        self._action: Any = None
+        self.actions = True
 
     def wait(self) -> bool:
         return all(c.wait_for_service(self.timeout) for c in self._clients.values())
@@ -81,7 +82,41 @@ class DdsClient:
         return c.call(self._build(f"{c.srvtype}_Request", fields), self.timeout)
 
     def simulate_steps(self, steps: int) -> tuple[int, Any, list]:
-        raise RuntimeError("the DDS client has no action client")
+        """(status, result, feedback messages) of a SimulateSteps goal, through the action's
+        services and feedback topic (rcl_action's layout)."""
+        import os
+
+        from vm_dynamics.transport import QosSpec
+        from vm_dynamics.transport.dds import DdsServiceClient
+        from vm_dynamics.transport.types import service_typestore
+        base = f"{self.ns}/simulate_steps/_action/"
+        atype = f"{PKG}/action/SimulateSteps"
+        if self._action is None:
+            self._action = (DdsServiceClient(self.t, base + "send_goal", f"{atype}_SendGoal"),
+                            DdsServiceClient(self.t, base + "get_result", f"{atype}_GetResult"),
+                            [])
+            fb_type = f"{atype}_FeedbackMessage"
+            store = service_typestore()
+            got = self._action[2]
+            self.t.subscribe(base + "feedback", fb_type,
+                             lambda data: got.append(store.deserialize_cdr(data, fb_type)),
+                             QosSpec(reliable=True, transient_local=False, depth=10_000),
+                             raw=True)
+        send, result, got = self._action
+        for c in (send, result):
+            if not c.wait_for_service(self.timeout):
+                raise TimeoutError("no simulate_steps action server")
+        uuid = {"uuid": list(os.urandom(16))}
+        accepted = send.call(self._build(f"{atype}_SendGoal_Request",
+                                         {"goal_id": uuid, "goal": {"steps": steps}}),
+                             self.timeout)
+        if not accepted.accepted:
+            raise RuntimeError("SimulateSteps goal rejected")
+        res = result.call(self._build(f"{atype}_GetResult_Request", {"goal_id": uuid}),
+                          self.timeout)
+        mine = lambda: [m.feedback for m in got if list(m.goal_id.uuid) == uuid["uuid"]]  # noqa: E731
+        self.t.spin_until(lambda: len(mine()) >= steps, 5.0)
+        return res.status, res.result, mine()
 
     def close(self) -> None:
         self.t.shutdown()

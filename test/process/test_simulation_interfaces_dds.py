@@ -78,10 +78,35 @@ def test_every_listed_feature_passes_the_check_script(node):
     features = lines[0]
     for name in ("SIMULATION_STATE_GETTING", "SIMULATION_STATE_SETTING", "SIMULATION_RESET",
                  "STEP_SIMULATION_SINGLE", "STEP_SIMULATION_MULTIPLE", "ENTITY_STATE_GETTING",
-                 "ENTITY_STATE_SETTING"):
+                 "ENTITY_STATE_SETTING", "STEP_SIMULATION_ACTION"):
         assert name in features, features
-    # the DDS transport serves no actions: not listed
-    assert "STEP_SIMULATION_ACTION" not in features
+    assert all(line.startswith(("features", "OK ")) for line in lines), lines
+    assert proc.poll() is None
+
+
+def test_simulate_steps_action_over_dds(node):
+    from vm_dynamics.transport.dds import DdsServiceClient
+    from vm_dynamics.transport.types import build_message
+    client, proc, log = node
+    entity = "planar_rover"
+    assert result(client, "set_simulation_state", state={"state": 2}).result in (1, 101)
+    t0 = stamp(client, entity)
+    status, res, feedback = client.simulate_steps(40)
+    assert (status, res.result.result) == (4, 1)                # SUCCEEDED, RESULT_OK
+    assert [(f.completed_steps, f.remaining_steps) for f in feedback] == \
+        [(k, 40 - k) for k in range(1, 41)]
+    assert stamp(client, entity) - t0 == 40 * 1_000_000
+    # while playing: the goal ends ABORTED with RESULT_OPERATION_FAILED (SimulateSteps.action)
+    assert result(client, "set_simulation_state", state={"state": 1}).result == 1
+    status, res, feedback = client.simulate_steps(3)
+    assert (status, res.result.result, feedback) == (6, 4, [])
+    assert "must be paused" in res.result.error_message
+    # get_result of a goal id never sent: status UNKNOWN (rcl_action)
+    getres = DdsServiceClient(client.t, "/simulate_steps/_action/get_result",
+                              "simulation_interfaces/action/SimulateSteps_GetResult")
+    r = getres.call(build_message("simulation_interfaces/action/SimulateSteps_GetResult_Request",
+                                  {"goal_id": {"uuid": [7] * 16}}), 20.0)
+    assert r.status == 0
     assert proc.poll() is None
 
 

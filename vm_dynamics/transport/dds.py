@@ -25,7 +25,8 @@ messages already in exact wire form are written as raw CDR with ``ddspy_write`` 
 ``DataWriter.write`` calls after serialising; :mod:`~vm_dynamics.transport.exact_cdr`), both
 private API of cyclonedds-python checked against 11.0.1.
 
-Services (``std_srvs/srv/Trigger``, ``std_srvs/srv/SetBool``) follow rmw_cyclonedds
+Services (``std_srvs/srv/Trigger``, ``std_srvs/srv/SetBool`` and the simulation_interfaces
+services; actions as rcl_action lays them out: :mod:`.dds_actions`) follow rmw_cyclonedds
 ``rmw_send_response``/``rmw_take_request``: each sample starts with ``uint64 guid, int64
 seq`` (``cdds_request_header_t``) followed by the request/response fields in the same CDR
 stream; the reply echoes guid/seq, and the server waits up to 100 ms for the client's reply
@@ -71,6 +72,7 @@ from cyclonedds.topic import Topic
 from ..core.signals import noted_interrupts, sigterm_as_interrupt
 from . import ros_args as rargs
 from .base import Transport
+from .dds_actions import DdsActionServer
 from .dds_entities import DdsPublisher, DdsService, DdsSubscription, DdsTimer
 from .dds_idl import compiled_converter, dds_topic_name, dds_type_name, idl_struct, to_idl
 from .dds_wire import (
@@ -314,6 +316,16 @@ class DdsTransport(Transport):
         srv = DdsService(self, self.resolve_name(name), srvtype, handler)
         self._services.append(srv)
         return srv
+
+    def action_server(self, name: str, actiontype: str,
+                      execute: Callable[..., tuple[str, Any]]) -> DdsActionServer:
+        """Serve the action ``actiontype`` under ``name`` as rcl_action lays it out
+        (:class:`~vm_dynamics.transport.dds_actions.DdsActionServer`; the contract of
+        ``execute``: :meth:`RclpyTransport.action_server`)."""
+        self._check_open()
+        server = DdsActionServer(self, self.resolve_name(name), actiontype, execute)
+        self._services.extend(server.services)
+        return server
 
     def now_ns(self) -> int:
         return self._clock_ns if self._sim_time else time.time_ns()

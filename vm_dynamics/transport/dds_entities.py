@@ -170,8 +170,11 @@ class DdsService:
     endpoints tagged ``serviceid=`` as rmw_cyclonedds does."""
 
     def __init__(self, transport: Any, name: str, srvtype: str,
-                 handler: Callable[[Any], Any]) -> None:
+                 handler: Callable[..., Any], *, deferred: bool = False) -> None:
         self.name = name
+        #: ``handler(request, answer)`` answers later by calling ``answer(fields)`` (an
+        #: action's get_result waits for its goal); otherwise ``handler(request)`` answers
+        self.deferred = deferred
         self.srvtype = srvtype
         self._transport = transport
         self._handler = handler
@@ -213,7 +216,18 @@ class DdsService:
                 ("malformed", self.name), 5.0, f"dropped undecodable request on {self.name}: "
                 f"{type(exc).__name__}: {exc}")
             return
-        self.reply(guid, seq, info.publication_handle, self.respond(request))
+        if not self.deferred:
+            self.reply(guid, seq, info.publication_handle, self.respond(request))
+            return
+        handle = info.publication_handle
+
+        def answer(fields: Any) -> None:
+            self.reply(guid, seq, handle, self.response(fields))
+        try:
+            self._handler(request, answer)
+        except Exception as exc:  # noqa: BLE001 - no handler failure may end the node
+            self._transport.report_bad_response(self.srvtype, exc)
+            answer({})
 
     def respond(self, request: Any) -> Any:
         """The handler's response to ``request`` (a rosbags ``<srv>_Response``): status
@@ -224,7 +238,13 @@ class DdsService:
         if status_service(self.srvtype):
             ok, text = self._transport.serve(self.srvtype, self._handler, request)
             return service_typestore().types[rep_t](success=ok, message=text)
-        fields = self._transport.serve_fields(self.srvtype, self._handler, request)
+        return self.response(self._transport.serve_fields(self.srvtype, self._handler,
+                                                          request))
+
+    def response(self, fields: Any) -> Any:
+        """The rosbags ``<srv>_Response`` of a mapping of fields; fields that do not fit the
+        type are a failed callback answered with the zero response."""
+        rep_t = f"{self.srvtype}_Response"
         try:
             response = build_message(rep_t, fields)
             self._convert(response, self.name, (0, 0))       # every field checked here

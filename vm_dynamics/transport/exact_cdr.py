@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 from rosbags.interfaces import Nodetype
 
-from .types import fielddefs, message_typestore
+from .types import fielddefs, message_typestore, service_typestore
 
 __all__ = ["exact_serializer", "is_exact"]
 
@@ -129,6 +129,8 @@ def exact_serializer(msgtype: str) -> Callable[[Any], bytes | None]:
         return lambda msg: None
     check = _message_check(msgtype)
     store = message_typestore()
+    if msgtype not in store.fielddefs:     # an action's message (service_typestore)
+        store = service_typestore()
 
     def serialize(msg: Any) -> bytes | None:
         if not check(msg):

@@ -79,7 +79,10 @@ def service_typestore():
     typs: dict[str, Any] = {}
     msgs, srvs = _interface_definitions()
     for msgtype, text in msgs.items():
-        (consts, fields), = get_types_from_msg(text, msgtype).values()
+        # parsed as pkg/msg/..., so that the package's relative type names resolve (an
+        # action's messages are pkg/action/...)
+        pkg, _, name = msgtype.split("/")
+        (consts, fields), = get_types_from_msg(text, f"{pkg}/msg/{name}").values()
         typs[msgtype] = (consts, fields or [(_EMPTY_MEMBER, (Nodetype.BASE, ("uint8", 0)))])
     for srv, text in srvs.items():
         pkg, _, name = srv.split("/")
