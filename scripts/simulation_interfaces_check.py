@@ -107,6 +107,7 @@ class DdsClient:
             if not c.wait_for_service(self.timeout):
                 raise TimeoutError("no simulate_steps action server")
         uuid = {"uuid": list(os.urandom(16))}
+        self.last_goal_id = uuid
         accepted = send.call(self._build(f"{atype}_SendGoal_Request",
                                          {"goal_id": uuid, "goal": {"steps": steps}}),
                              self.timeout)

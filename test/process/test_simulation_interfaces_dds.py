@@ -107,6 +107,17 @@ def test_simulate_steps_action_over_dds(node):
     r = getres.call(build_message("simulation_interfaces/action/SimulateSteps_GetResult_Request",
                                   {"goal_id": {"uuid": [7] * 16}}), 20.0)
     assert r.status == 0
+    # cancel: an unknown goal id is ERROR_UNKNOWN_GOAL_ID, a finished goal's
+    # ERROR_GOAL_TERMINATED (action_msgs/srv/CancelGoal)
+    cancel = DdsServiceClient(client.t, "/simulate_steps/_action/cancel_goal",
+                              "action_msgs/srv/CancelGoal")
+    req = "action_msgs/srv/CancelGoal_Request"
+    r = cancel.call(build_message(req, {"goal_info": {"goal_id": {"uuid": [7] * 16}}}), 20.0)
+    assert r.return_code == 2 and list(r.goals_canceling) == []
+    status, res, feedback = client.simulate_steps(1)          # playing: aborted, terminal
+    done_id = client.last_goal_id
+    r = cancel.call(build_message(req, {"goal_info": {"goal_id": done_id}}), 20.0)
+    assert r.return_code == 3
     assert proc.poll() is None
 
 
@@ -210,3 +221,4 @@ def test_bad_requests_get_the_specs_error_and_the_node_keeps_running(node, name,
     assert (r.result, text in r.error_message) == (code, True), r
     assert proc.poll() is None
     assert client.call("get_simulation_state").state.state == 2
+

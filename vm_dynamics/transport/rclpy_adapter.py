@@ -81,9 +81,25 @@ def fill_rosidl(msg: Any, values: Mapping[str, Any]) -> Any:
     for name, value in values.items():
         if isinstance(value, Mapping):
             fill_rosidl(getattr(msg, name), value)
+        elif isinstance(value, (list, tuple)) and any(isinstance(v, Mapping) for v in value):
+            cls = _element_class(type(msg), name)
+            setattr(msg, name, [fill_rosidl(cls(), v) if isinstance(v, Mapping) else v
+                                for v in value])
         else:
             setattr(msg, name, value)
     return msg
+
+
+def _element_class(cls: type, field: str) -> type:
+    """rosidl class of the elements of the message sequence/array ``field`` of ``cls``
+    (``sequence<pkg/T>``, ``sequence<pkg/T, N>`` or ``pkg/T[N]`` in
+    ``_fields_and_field_types``)."""
+    spec = cls.get_fields_and_field_types()[field]
+    if spec.startswith("sequence<"):
+        spec = spec[len("sequence<"):-1].split(",")[0]
+    spec = spec.split("[")[0].strip()
+    pkg, _, name = spec.partition("/")
+    return rclpy_class(f"{pkg}/msg/{name}")
 
 
 # ----------------------------------------------------------------------- logger
