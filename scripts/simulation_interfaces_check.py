@@ -143,6 +143,14 @@ class RclpyClient:
                          for name, t in self._types.items()}
         self.action_type = importlib.import_module(f"{PKG}.action").SimulateSteps
         self._action = ActionClient(self.node, self.action_type, f"{self.ns}/simulate_steps")
+        # every feedback message, read from the action's feedback topic: ActionClient drops
+        # the feedback it takes after the goal's result (it takes one sample per endpoint and
+        # turn, so a fast goal's result overtakes its feedback)
+        from rclpy.qos import QoSProfile
+        self._feedback: list = []
+        self.node.create_subscription(self.action_type.Impl.FeedbackMessage,
+                                      f"{self.ns}/simulate_steps/_action/feedback",
+                                      self._feedback.append, QoSProfile(depth=10_000))
         self.actions = True
 
     def wait(self) -> bool:
@@ -164,14 +172,19 @@ class RclpyClient:
         """(status, result, feedback messages) of a SimulateSteps goal."""
         if not self._action.wait_for_server(timeout_sec=self.timeout):
             raise TimeoutError("no simulate_steps action server")
-        feedback = []
         goal = self.action_type.Goal(steps=steps)
-        handle = self._until(self._action.send_goal_async(
-            goal, feedback_callback=lambda m: feedback.append(m.feedback)))
+        handle = self._until(self._action.send_goal_async(goal))
         if not handle.accepted:
             raise RuntimeError("SimulateSteps goal rejected")
         res = self._until(handle.get_result_async())
-        return res.status, res.result, feedback
+        uuid = bytes(handle.goal_id.uuid)
+
+        def mine() -> list:
+            return [m.feedback for m in self._feedback if bytes(m.goal_id.uuid) == uuid]
+        deadline = time.monotonic() + 5.0
+        while len(mine()) < steps and time.monotonic() < deadline:
+            self.rclpy.spin_once(self.node, timeout_sec=0.05)
+        return res.status, res.result, mine()
 
     def close(self) -> None:
         self.node.destroy_node()
