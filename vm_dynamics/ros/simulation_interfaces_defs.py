@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 __all__ = ["PACKAGE", "VERSION", "COMMIT", "FOLDER", "messages", "services", "actions",
-           "action_definitions", "constants", "service_parts"]
+           "action_definitions", "constants"]
 
 PACKAGE = "simulation_interfaces"
 VERSION = "1.5.1"
@@ -64,12 +64,6 @@ def _split(text: str, parts: int, what: str) -> list[str]:
     if len(out) != parts:
         raise ValueError(f"{what}: expected {parts} sections separated by ---, got {len(out)}")
     return out
-
-
-def service_parts(srvtype: str, text: str) -> tuple[str, str]:
-    """(request, response) message texts of a ``.srv`` text."""
-    req, resp = _split(text, 2, srvtype)
-    return req, resp
 
 
 def action_definitions(actiontype: str, text: str) -> tuple[dict[str, str], dict[str, str]]:

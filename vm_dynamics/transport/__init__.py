@@ -58,7 +58,15 @@ max_per_turn=None, screen=None, on_drop=None)``
     ``(success, message)`` or a response message; a ``ValueError`` becomes
     ``success=False, message=str(error)``, any other exception (logged and counted)
     ``success=False, message="internal error: ..."``.  DDS mode implements the rmw_cyclonedds
-    request/reply protocol on ``rq/<name>Request`` / ``rr/<name>Reply``.
+    request/reply protocol on ``rq/<name>Request`` / ``rr/<name>Reply``.  The
+    simulation_interfaces services (:func:`~vm_dynamics.transport.types.check_service_type`)
+    are served too: their handler returns the response's fields as a mapping (nested
+    messages as mappings; absent fields are zero), rosidl messages under rclpy, rosbags
+    messages of the project's copied definitions on DDS.
+``t.action_server(name, actiontype, execute)``
+    where the transport has it (rclpy's ``ActionServer``; on DDS
+    :class:`~vm_dynamics.transport.dds_actions.DdsActionServer`): every goal is accepted and
+    ``execute(goal, feedback, cancel_requested)`` returns ``(outcome, result fields)``.
 ``t.count_publishers(topic)``
     publishers of ``topic`` in the ROS graph, this node's own included (rclpy
     ``Node.count_publishers``; DDS: the alive writers of the ``DCPSPublication`` built-in

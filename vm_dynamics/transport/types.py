@@ -143,7 +143,7 @@ def build_message(msgtype: str, values: Mapping[str, Any] | None = None) -> Any:
     raises ``ValueError`` naming it."""
     from rosbags.interfaces import Nodetype
 
-    consts, fields = fielddefs(msgtype)
+    _, fields = fielddefs(msgtype)
     values = dict(values or {})
     names = {name for name, _ in fields}
     unknown = sorted(set(values) - names)
