@@ -3,7 +3,7 @@
 The services and the action that fit a dynamics simulator, on any transport (rclpy or the
 DDS transport; the action where the transport serves actions), over a
 :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`.  Names are relative (remappable; in
-the node's namespace), as Isaac Sim and O3DE name theirs:
+the node's namespace, the root namespace by default):
 
 ==========================  ==============================================  ==================
 name                        type                                            feature
