@@ -363,6 +363,19 @@ class Model:
             fm = cache[1][backend] = fast.fast_model(self, choice)
         return fm
 
+    @property
+    def fast(self):
+        """The unchecked fast path for inner loops
+        (:class:`~vm_dynamics.model.unchecked.UncheckedDynamics`): ``forward_dynamics(g, V, q,
+        qd, tau, out)`` and ``inverse_dynamics(g, V, q, qd, Vdot, qdd, out)`` writing into a
+        preallocated ``out``, with no argument checks (the caller guarantees the arrays'
+        dtype, shape and range; see that module).  Built once per model and gravity."""
+        cached = self.__dict__.get("_unchecked")
+        if cached is None or cached[0] != id(self) or cached[1].grav is not self.gravity:
+            from .unchecked import UncheckedDynamics
+            cached = self._unchecked = (id(self), UncheckedDynamics(self))
+        return cached[1]
+
     def _blocks(self, q, backend):
         fm = self._fast(backend)
         if fm is None:

@@ -82,13 +82,24 @@ def bind_compiled(dispatcher, args):
     return entry
 
 
+#: Dispatchers whose disk cache was found valid in this process, by id (the objects are kept,
+#: so an id is never reused): their index is read once, not at every engine's set-up (reading
+#: and unpickling it took about a millisecond of every ``Simulator``).
+_FOUND_CACHED: dict = {}
+
+
 def kernels_cached(*dispatchers) -> bool | None:
     """True if numba's on-disk cache holds a valid entry for every dispatcher (the index of
-    each matches its current source file), False if one must be compiled, None if unknown."""
+    each matches its current source file), False if one must be compiled, None if unknown.
+    A valid cache stays valid for the process: each dispatcher's index is read once."""
+    todo = [d for d in dispatchers if id(d) not in _FOUND_CACHED]
     try:
-        return all(bool(d._cache._cache_file._load_index()) for d in dispatchers)
+        ok = all(bool(d._cache._cache_file._load_index()) for d in todo)
     except Exception:          # noqa: BLE001 - numba internals changed or caching disabled
         return None
+    if ok:
+        _FOUND_CACHED.update((id(d), d) for d in todo)
+    return ok
 
 
 @contextlib.contextmanager

@@ -1,0 +1,183 @@
+#!/usr/bin/env python
+"""Where one lockstep period goes: dynamics_node + controller_node at 1 kHz over DDS, profiled.
+
+    .venv/bin/python bench/lockstep_profile.py [--seconds 8] [--domain 63]
+
+Runs ``bench/nodes.py``'s lockstep case (``spacecraft_arm``, ``lockstep:=true``,
+``control_rate:=1000``, ``dt:=0.001``, ``real_time_factor:=0``; Cyclone DDS on loopback, its own
+domain) with an independent /joint_states subscriber, twice:
+
+1. **plain** — the real-time factor, and each node's CPU time (``/proc/<pid>/stat``, user +
+   system) over the window, per lockstep period (one period = one simulated millisecond = one
+   dynamics step and one controller update, two DDS messages each way);
+2. **sampled** — each node under ``bench/sampled.py`` (a sampling profiler of the main thread,
+   started by SIGUSR1 after the start-up and the settling time, so only the steady state is
+   sampled; it adds no per-call cost), stopped with SIGINT.  Each sample is attributed to
+   what the innermost recognised frame does: waiting (the line calls sleep/wait/select), CDR
+   encoding/decoding (our message codecs and Cyclone's IDL serializer), DDS (the rest of the
+   Cyclone binding and our DDS transport), the dynamics step (``vm_dynamics.sim`` /
+   ``dynamics``), the controller (``vm_dynamics.control``), the node's own Python
+   (``vm_dynamics.nodes``/``core``/other ``transport``), other.  A sample inside a C function
+   (a DDS write, a compiled kernel) counts for the Python line that called it.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import linecache
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from dds_probe import dds_env  # noqa: E402
+from nodes import REPO, JointStateProbe  # noqa: E402
+
+PY = sys.executable
+PARAMS = ["-p", "lockstep:=true", "-p", "control_rate:=1000.0", "-p", "dt:=0.001",
+          "-p", "real_time_factor:=0.0"]
+
+WAIT = "waiting (sleep, wait, select)"
+#: (category, substrings of a frame's file), first match wins, innermost frame first
+CATEGORIES = [
+    ("CDR encode/decode", ("/transport/exact_cdr", "/transport/dds_wire", "/transport/dds_idl",
+                           "/ros/messages", "/ros/fields", "/ros/cdr_counts", "cyclonedds/idl/")),
+    ("DDS (Cyclone binding, our DDS transport)", ("cyclonedds/", "/transport/dds")),
+    ("dynamics step (engine, compiled kernels)", ("vm_dynamics/sim/", "vm_dynamics/dynamics/",
+                                                  "vm_dynamics/forces/")),
+    ("controller", ("vm_dynamics/control/",)),
+    ("node Python (cores, pacing, messages)", ("vm_dynamics/",)),
+    (WAIT, ("threading.py", "selectors.py", "queue.py")),
+]
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _start(cmd, env, log):
+    return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=open(log, "w"),
+                            stderr=subprocess.STDOUT)
+
+
+def run(seconds: float, domain: int, work: Path, sampled: bool) -> dict:
+    env = dds_env(domain)
+    params = ["--ros-args", "--params-file", str(REPO / "config" / "spacecraft_arm.yaml"),
+              *PARAMS]
+    probe = JointStateProbe(env)
+    procs = {}
+    for name in ("dynamics_node", "controller_node"):
+        mod = f"vm_dynamics.nodes.{name}"
+        cmd = [PY, str(HERE / "sampled.py"), str(work / f"{name}.json"), mod, *params] \
+            if sampled else [PY, "-m", mod, *params]
+        procs[name] = _start(cmd, env, work / f"{name}.log")
+    try:
+        if not probe.wait_first(180.0):
+            raise RuntimeError("no /joint_states: "
+                               + (work / "dynamics_node.log").read_text()[-2000:])
+        probe.collect(2.0)
+        if sampled:
+            for p in procs.values():
+                p.send_signal(signal.SIGUSR1)
+        cpu0 = {k: _cpu(p.pid) for k, p in procs.items()}
+        s = probe.collect(seconds)
+        cpu1 = {k: _cpu(p.pid) for k, p in procs.items()}
+    finally:
+        for p in procs.values():
+            p.send_signal(signal.SIGINT)
+        for p in procs.values():
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        probe.close()
+    wall, stamp = s[:, 0], s[:, 1]
+    periods = (stamp[-1] - stamp[0]) / 1e-3
+    return {"rtf": (stamp[-1] - stamp[0]) / (wall[-1] - wall[0]),
+            "wall_per_period_us": 1e6 * (wall[-1] - wall[0]) / periods,
+            "cpu_per_period_us": {k: 1e6 * (cpu1[k] - cpu0[k]) / periods for k in procs},
+            "periods": periods}
+
+
+def categorize(path: Path) -> dict:
+    """Samples per category of a ``bench/sampled.py`` output, and the innermost lines most
+    often sampled."""
+    data = json.loads(path.read_text())
+    cats: collections.Counter = collections.Counter()
+    lines: collections.Counter = collections.Counter()
+    writers: collections.Counter = collections.Counter()
+    for count, stack in data["samples"]:
+        if not stack:
+            continue
+        # the line that waits or calls into a library: the innermost frame of our package
+        # (or the innermost frame if none)
+        file, func, line = next((fr for fr in stack if "vm_dynamics/" in fr[0]), stack[0])
+        text = linecache.getline(file, line or 0).strip()
+        lines[f"{file.rsplit('/', 2)[-1]}:{line} {func}: {text[:70]}"] += count
+        inner = linecache.getline(stack[0][0], stack[0][2] or 0)
+        if "ddspy_write" in text:          # which publication of the node writes
+            caller = next((fr for fr in stack if "vm_dynamics/nodes/" in fr[0]), None)
+            if caller is not None:
+                writers[f"{caller[0].rsplit('/', 1)[-1]}:{caller[2]} {caller[1]}: "
+                        f"{linecache.getline(caller[0], caller[2] or 0).strip()[:60]}"] += count
+        if any(w in t for t in (text, inner) for w in ("sleep(", "wait(", "select(", ".poll(")) \
+                or stack[0][1] in ("wait", "select", "poll", "_wait_for_tstate_lock"):
+            cats[WAIT] += count
+            continue
+        for file, func, line in stack:
+            hit = next((name for name, keys in CATEGORIES if any(k in file for k in keys)),
+                       None)
+            if hit:
+                cats[hit] += count
+                break
+        else:
+            cats["other"] += count
+    return {"categories": cats, "total": sum(cats.values()), "top": lines.most_common(12),
+            "writers": writers.most_common(6), "seconds": data["seconds"]}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--domain", type=int, default=int(os.environ.get("ROS_DOMAIN_ID", "63")))
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        plain = run(args.seconds, args.domain, work, sampled=False)
+        samp = run(args.seconds, args.domain, work, sampled=True)
+        time.sleep(0.5)
+        cats = {k: categorize(work / f"{k}.json") for k in ("dynamics_node", "controller_node")}
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| run | real-time factor | wall per period µs | dynamics_node CPU per period µs "
+          "| controller_node CPU per period µs |")
+    print("|---|---:|---:|---:|---:|")
+    for label, r in (("plain", plain), ("sampled", samp)):
+        c = r["cpu_per_period_us"]
+        print(f"| {label} | {r['rtf']:.2f} | {r['wall_per_period_us']:.0f} | "
+              f"{c['dynamics_node']:.0f} | {c['controller_node']:.0f} |")
+    for node, res in cats.items():
+        tot = max(res["total"], 1)
+        print(f"\n#### {node}: where its main thread is, {res['total']} samples over "
+              f"{res['seconds']:.1f} s of the steady state\n")
+        print("| what | share of samples |")
+        print("|---|---:|")
+        for name, v in res["categories"].most_common():
+            print(f"| {name} | {100 * v / tot:.1f} % |")
+        print("\nmost sampled lines: " + "; ".join(
+            f"`{w}` {100 * c / tot:.1f} %" for w, c in res["top"]))
+        print("\nDDS writes by the node's line that publishes: " + "; ".join(
+            f"`{w}` {100 * c / tot:.1f} %" for w, c in res["writers"]))
+    print(f"\nperiods measured: plain {plain['periods']:.0f}, sampled {samp['periods']:.0f}")
+
+
+if __name__ == "__main__":
+    main()

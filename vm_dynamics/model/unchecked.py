@@ -1,0 +1,100 @@
+"""The unchecked fast path for inner loops: ``model.fast`` (:class:`UncheckedDynamics`).
+
+::
+
+    fast = model.fast                  # once, outside the loop
+    out = fast.output()                # [V̇; q̈] (b + n), reused by every call
+    for ...:
+        fast.forward_dynamics(g, V, q, qd, tau, out)     # writes out, returns it
+        Vdot, qdd = out[:model.b], out[model.b:]
+
+:meth:`Model.forward_dynamics` / :meth:`Model.inverse_dynamics` check every argument (kind,
+shape, range: a bad one is a ``ValueError`` naming it) and return new arrays.  In a loop whose
+arrays the caller owns — a controller, an optimiser, a user's integrator — those checks cost
+more than the algorithm's Python call itself, so this path skips them: the arguments go to the
+compiled articulated-body (RNEA) kernel as they are, and the result is written into ``out``.
+
+**Contract (not checked):** ``g`` a 4×4 rigid transform, ``V``/``base_wrench``/``Vdot`` of length
+``model.b``, ``q``, ``qd``, ``tau``, ``qdd`` of length ``model.n``, ``out`` of length
+``model.b + model.n``, every one a C-contiguous ``float64`` numpy array (``np.ascontiguousarray(x,
+dtype=float)``); the values finite and in the public API's range.  Anything else is undefined
+behaviour (wrong results, or a crash of the process for a wrong length): validate once with
+the public API, or use it.  What is still reported: a kernel status (``g`` not a rigid
+transform, a non-finite result, a non-positive articulated pivot) is a ``ValueError``.
+
+Same results as the public API, bit for bit (same kernels).  Models with mimic joints and
+installations without numba run the public (checked) path and copy into ``out``.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+__all__ = ["UncheckedDynamics"]
+
+_STATUS = {1: "g: not a rigid transform", 2: "non-finite result",
+           3: "q: non-positive articulated inertia pivot (mass matrix not positive definite)"}
+
+
+class UncheckedDynamics:
+    """Forward and inverse dynamics of one model without argument checks (module docstring).
+
+    Built by :attr:`Model.fast <vm_dynamics.Model.fast>` (once per model and gravity)."""
+
+    __slots__ = ("model", "b", "n", "grav", "compiled", "_fd", "_id", "_zb", "_fb", "_fw",
+                 "_checked")
+
+    def __init__(self, model):
+        from ..dynamics.fast import bind_compiled, fast_model, numba_kernels
+        self.model = model
+        self.b, self.n = int(model.b), int(model.n)
+        self.grav = model.gravity
+        fm = fast_model(model)
+        self._checked = fm
+        kernels = numba_kernels()
+        cp = getattr(model, "coupling", None)
+        self.compiled = kernels is not None and (cp is None or cp.trivial)
+        self._zb = np.zeros(self.b)
+        self._fb, self._fw = np.zeros(0, dtype=np.int64), np.zeros((0, 6))
+        self._fd = self._id = None
+        if not self.compiled:
+            return
+        C = fm.kernel_constants
+        consts = (C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, C.grav)
+        z, zb = np.zeros(self.n), np.zeros(self.b)
+        # the compiled entry points with the model's constants bound (a partial passes them
+        # on in C, cheaper than unpacking them in Python at every call)
+        self._fd = partial(bind_compiled(kernels.forward_dynamics, (
+            *consts, np.eye(4), zb, z, z, z, zb, self._fb, self._fw, self.output())), *consts)
+        self._id = partial(bind_compiled(kernels.inverse_dynamics, (
+            *consts, np.eye(4), zb, z, z, zb, z, self._fb, self._fw, self.output())), *consts)
+
+    def output(self) -> np.ndarray:
+        """A new output array (``b + n``) for :meth:`forward_dynamics` / :meth:`inverse_dynamics`."""
+        return np.empty(self.b + self.n)
+
+    def forward_dynamics(self, g, V, q, qd, tau, out, base_wrench=None) -> np.ndarray:
+        """``[V̇; q̈]`` into ``out`` (returned): the articulated-body algorithm, no argument
+        checks (module docstring); ``base_wrench`` (b, vehicle frame) defaults to zero."""
+        bw = self._zb if base_wrench is None else base_wrench
+        if self._fd is None:
+            Vd, qdd = self._checked.forward_dynamics(g, V, q, qd, tau, bw)
+            out[:self.b], out[self.b:] = Vd, qdd
+            return out
+        st = self._fd(g, V, q, qd, tau, bw, self._fb, self._fw, out)
+        if st:
+            raise ValueError(f"model.fast.forward_dynamics: {_STATUS.get(st, f'status {st}')}")
+        return out
+
+    def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, out) -> np.ndarray:
+        """``[base wrench; τ]`` into ``out`` (returned): the recursive Newton–Euler algorithm,
+        no argument checks (module docstring)."""
+        if self._id is None:
+            bw, tau = self._checked.inverse_dynamics(g, V, q, qd, Vdot, qdd)
+            out[:self.b], out[self.b:] = bw, tau
+            return out
+        st = self._id(g, V, q, qd, Vdot, qdd, self._fb, self._fw, out)
+        if st:
+            raise ValueError(f"model.fast.inverse_dynamics: {_STATUS.get(st, f'status {st}')}")
+        return out
