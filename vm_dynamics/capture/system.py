@@ -304,7 +304,7 @@ class CaptureSimulator:
         g, V, q, qd, g_T, V_T, _, _ = self._split(G, y)
         tau, bw, meas = inputs if inputs is not None else (None, None, None)
         tau = np.zeros(n) if tau is None else tau
-        contacts = self._contact_list(g, q, V, qd, g_T, V_T)
+        contacts = [] if meas is not None else self._contact_list(g, q, V, qd, g_T, V_T)
         fw = {}
         Wc = np.zeros(6)
         P_d = 0.0
@@ -368,34 +368,30 @@ class CaptureSimulator:
         group = self.system.model.group if self.grasped else ProductGroup
         h = self.dt / self.substeps
         before = self._approach_rates()
-        saved_prims = None
-        if measured_wrench is not None:
-            saved_prims, self.system.primitives = self.system.primitives, []
-        try:
-            for j in range(self.substeps):
-                t0 = self.t + j * h
+        for j in range(self.substeps):
+            t0 = self.t + j * h
 
-                def rhs(t, G, y):
-                    inp = self._inputs(stage_inputs, tau, base_wrench, measured_wrench, t, G, y)
-                    return self._evaluate(t, G, y, inp)
+            def rhs(t, G, y):
+                inp = self._inputs(stage_inputs, tau, base_wrench, measured_wrench, t, G, y)
+                return self._evaluate(t, G, y, inp)
 
-                G = self._G
-                Theta, y_new, *_ = rkmk_step(rhs, group, self.tab, t0, G, self._y, h)
-                G_new = G @ group.exp(Theta)
-                if self.grasped:
-                    reorthonormalize(G_new)
-                else:
-                    reorthonormalize(G_new[:4, :4])
-                    reorthonormalize(G_new[4:, 4:])
-                self._G, self._y = G_new, y_new
-                if not np.all(np.isfinite(G_new)) or not np.all(np.isfinite(y_new)):
-                    raise FloatingPointError(f"capture: the state is not finite at "
-                                             f"t={t0 + h:.9g} (a contact too stiff for dt?)")
-            self.t += self.dt
-        finally:
-            if saved_prims is not None:
-                self.system.primitives = saved_prims
-        self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
+            G = self._G
+            Theta, y_new, *_ = rkmk_step(rhs, group, self.tab, t0, G, self._y, h)
+            G_new = G @ group.exp(Theta)
+            if self.grasped:
+                reorthonormalize(G_new)
+            else:
+                reorthonormalize(G_new[:4, :4])
+                reorthonormalize(G_new[4:, 4:])
+            self._G, self._y = G_new, y_new
+            if not np.all(np.isfinite(G_new)) or not np.all(np.isfinite(y_new)):
+                raise FloatingPointError(f"capture: the state is not finite at "
+                                         f"t={t0 + h:.9g} (a contact too stiff for dt?)")
+        self.t += self.dt
+        if measured_wrench is None:
+            self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
+        else:       # the measured wrench stands for the contact: no model contact, no U
+            self._contacts = []
         self._note_onsets(before)
         return self.state
 
