@@ -125,9 +125,10 @@ def test_grasp_velocities_match_pinocchio_impulse_equation(setup, seed):
 
 
 def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
-    """Contact, grasp (weld at the current relative pose), motion while grasped, release, free
-    motion: the total momentum (the chaser's momentum map + the target's) is unchanged to 1e-10
-    through all of it, and after release the target moves with its attachment's twist."""
+    """Contact, grasp (weld at the current relative pose), motion while grasped (with a base
+    wrench), release, free motion: the total momentum (the chaser's momentum map + the
+    target's) equals the initial one plus the base wrench's spatial impulse to 1e-10 through all
+    of it, and after release the target moves with its attachment's twist."""
     model, target, _, _ = setup
     prim = ChaserPrimitive("tip", "ee_link", Sphere(0.05))
     system = CaptureSystem(model, target, [prim], ContactModel(HuntCrossley(2e5, 1.5, 0.5)),
@@ -150,10 +151,12 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     h_g = sim.momentum()["total"]
     assert np.abs(h_g - h0).max() <= 1e-10 * scale
     X_w = sim.weld
-    for _ in range(40):
-        s = sim.step(tau=np.full(7, -0.5))
+    for _ in range(40):     # with thrusters: the base wrench's impulse is the only change
+        s = sim.step(tau=np.full(7, -0.5), base_wrench=[2.0, -1.0, 0.5, 0.3, 0.1, -0.2])
     g_E = s.g @ model.frame_pose(s.q, "ee_link")
     assert np.abs(g_E @ X_w - s.g_T).max() <= 1e-12      # welded
+    assert np.abs(s.impulse).max() > 1e-2
+    h0 = h0 + s.impulse
     assert np.abs(sim.momentum()["total"] - h0).max() <= 1e-10 * scale
     V_att = oracles.pose_to_se3(X_w).toActionMatrixInverse() @ (model.frame_jacobian(s.q, "ee_link")
                                         @ np.concatenate([s.V, s.qd]))
