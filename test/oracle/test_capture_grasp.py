@@ -123,6 +123,15 @@ def test_grasp_velocities_match_pinocchio_impulse_equation(setup, seed):
     h_after = merged.momentum(g, Vp, q, qdp)
     assert np.abs(h_after - h_before).max() <= 1e-10 * np.abs(h_before).max()
 
+    # the plastic weld loses ½ Δᵀ (𝕄_T⁻¹ + J M⁻¹ Jᵀ)⁻¹ Δ, Δ = V_T⁻ − J ν⁻ (docs/capture.md)
+    M = orig.mass_matrix(q, g)
+    T_before = 0.5 * nu @ M @ nu + 0.5 * V_T @ M_T6 @ V_T
+    nu_p = np.concatenate([Vp, qdp])
+    T_after = 0.5 * nu_p @ merged.mass_matrix(q, g) @ nu_p
+    D = V_T - J @ nu
+    loss = 0.5 * D @ np.linalg.solve(np.linalg.inv(M_T6) + J @ np.linalg.solve(M, J.T), D)
+    assert abs((T_before - T_after) - loss) <= 1e-10 * T_before
+
 
 def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     """Contact, grasp (weld at the current relative pose), motion while grasped (with a base
