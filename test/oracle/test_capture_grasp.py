@@ -137,7 +137,8 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     """Contact, grasp (weld at the current relative pose), motion while grasped (with a base
     wrench), release, free motion: the total momentum (the chaser's momentum map + the
     target's) equals the initial one plus the base wrench's spatial impulse to 1e-10 through all
-    of it, and after release the target moves with its attachment's twist."""
+    of it, after release the target moves with its attachment's twist, and the energy balance
+    closes with the contact dissipation and the weld's loss."""
     model, target, _, _ = setup
     prim = ChaserPrimitive("tip", "ee_link", Sphere(0.05))
     system = CaptureSystem(model, target, [prim], ContactModel(HuntCrossley(2e5, 1.5, 0.5)),
@@ -149,6 +150,7 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     V_T = np.array([0.0, 0.0, -0.3, 0.05, 0.1, -0.05])
     sim.reset(g, V, q, qd, g_T, V_T)
     h0 = sim.momentum()["total"]
+    E0 = sim.energy()["balance"]
     scale = np.abs(h0).max()
     touched = False
     for _ in range(60):
@@ -176,3 +178,6 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     for _ in range(20):
         sim.step()
     assert np.abs(sim.momentum()["total"] - h0).max() <= 1e-10 * scale
+    E = sim.energy()        # contact dissipation, the weld's loss, the efforts' work
+    assert E["weld_loss"] > 0 and E["dissipated"] > 0 and E["work"] != 0
+    assert abs(E["balance"] - E0) <= 1e-6 * E0, (E["balance"] - E0, E0)

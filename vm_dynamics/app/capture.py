@@ -74,8 +74,9 @@ def plot_capture(out: Path, name: str, tr) -> str:
           title="momenta (inertial frame)")
     a.legend(fontsize=8)
     a = ax[1, 1]
-    a.plot(t, tr.energy_balance, label="T + U + D − W (− initial)")
+    a.plot(t, tr.energy_balance, label="T + U + D + weld loss − W (− initial)")
     a.plot(t, tr.dissipated, label="D: contact dissipation")
+    a.plot(t, tr.weld_loss, label="kinetic energy lost in the grasp (plastic weld)")
     a.set(xlabel="t [s]", ylabel="J", title="energy balance")
     a.legend(fontsize=8)
     for a in ax.flat:
@@ -110,6 +111,7 @@ def summary_of(name, scn, tr) -> dict:
         "energy_balance_error": float(np.abs(tr.energy_balance).max()),
         "energy_balance_error_relative": float(np.abs(tr.energy_balance).max()) / e_scale,
         "energy_dissipated_contact": float(tr.dissipated[-1]),
+        "energy_lost_in_grasp": float(tr.weld_loss[-1]),
         "work_of_efforts": float(tr.work[-1]),
         "finished": True,
     }

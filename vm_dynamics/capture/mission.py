@@ -107,6 +107,7 @@ class CaptureTrajectory:
     elastic: np.ndarray
     work: np.ndarray
     dissipated: np.ndarray
+    weld_loss: np.ndarray              # kinetic energy lost in the grasps so far
     events: list = field(default_factory=list)
     wall_time: float = 0.0
 
@@ -121,8 +122,10 @@ class CaptureTrajectory:
 
     @property
     def energy_balance(self) -> np.ndarray:
-        """``T_C + T_T + U + D − W`` minus its initial value (zero up to the integration error)."""
-        e = self.kinetic_chaser + self.kinetic_target + self.elastic + self.dissipated - self.work
+        """``T_C + T_T + U + D + weld loss − W`` minus its initial value (zero up to the
+        integration error)."""
+        e = (self.kinetic_chaser + self.kinetic_target + self.elastic + self.dissipated
+             + self.weld_loss - self.work)
         return e - e[0]
 
 
@@ -215,7 +218,7 @@ def run_mission(mission: CaptureMission, duration: float, sample_every: int = 1,
         rows.append((s.t, s.g, s.V, s.q, s.qd, np.zeros(n) if tau is None else tau,
                      np.zeros(6) if bw is None else bw, s.g_T, s.V_T, s.grasped, f, dp, da,
                      mom["chaser"], mom["target"], s.impulse, en["chaser"], en["target"],
-                     en["elastic"], s.work, s.dissipated))
+                     en["elastic"], s.work, s.dissipated, en["weld_loss"]))
 
     sample(None)
     for k in range(1, steps + 1):

@@ -171,6 +171,7 @@ class CaptureSimulator:
         self._G = None
         self._X = None          # the target's pose in the grasp frame while grasped
         self._merged = None
+        self.weld_loss = 0.0    # kinetic energy lost in the plastic welds (grasps) so far, J
 
     # ------------------------------------------------------------------ state
     @property
@@ -195,6 +196,7 @@ class CaptureSimulator:
         V, V_T = as_vector(V, 6, "V"), as_vector(V_T, 6, "V_T")
         q, qd = as_vector(q, n, "q"), as_vector(qd, n, "qd")
         self._merged, self._X, self._v0 = None, None, {}
+        self.weld_loss = 0.0
         self.t = float(t)
         self._G = np.zeros((8, 8))
         self._G[:4, :4], self._G[4:, 4:] = g, g_T
@@ -428,6 +430,9 @@ class CaptureSimulator:
         if self.grasped or not (force or self.can_grasp()):
             return False
         s = self.state
+        T_before = (self.system.model.kinetic_energy(s.V, s.q, s.qd)
+                    + self.system.target.kinetic_energy(s.V_T)
+                    + sum(cf.elastic_energy for cf in self._contacts))
         frame = self.system.grasp.frame
         gE = s.g @ self.system.model.frame_pose(s.q, frame)
         X = lie.se3_inv(gE) @ s.g_T
@@ -439,6 +444,7 @@ class CaptureSimulator:
         self._G = s.g.copy()
         self._y = np.concatenate([mu, s.q, qdp, self._y[-_NACC:]])
         self._contacts, self._v0 = [], {}
+        self.weld_loss += T_before - merged.kinetic_energy(Vp, s.q, qdp)
         return True
 
     def release(self) -> bool:
@@ -470,12 +476,14 @@ class CaptureSimulator:
         return {"chaser": h_C, "target": h_T, "total": h_C + h_T}
 
     def energy(self) -> dict:
-        """Kinetic energies, the elastic energy of the contacts, the accounts, and
-        ``balance = T_C + T_T + U − W − X + D`` (constant: the energy balance)."""
+        """Kinetic energies, the elastic energy of the contacts, the accounts, the energy
+        lost in the welds (``weld_loss``: (G2) is a plastic impact, and the elastic energy of a
+        contact at the moment of the weld is locked in it) and
+        ``balance = T_C + T_T + U − W − X + D + weld_loss`` (constant: the energy balance)."""
         s = self.state
         T_C = self.system.model.kinetic_energy(s.V, s.q, s.qd)
         T_T = self.system.target.kinetic_energy(s.V_T)
         U = sum(cf.elastic_energy for cf in self._contacts)
         return {"chaser": T_C, "target": T_T, "elastic": U, "work": s.work,
-                "dissipated": s.dissipated, "exchanged": s.exchanged,
-                "balance": T_C + T_T + U - s.work - s.exchanged + s.dissipated}
+                "dissipated": s.dissipated, "exchanged": s.exchanged, "weld_loss": self.weld_loss,
+                "balance": T_C + T_T + U - s.work - s.exchanged + s.dissipated + self.weld_loss}
