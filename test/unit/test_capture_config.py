@@ -172,3 +172,32 @@ def test_simulator_input_errors(ball):
         sim.grasp()
     sim.step()        # still usable after the rejected calls
     assert sim.t == pytest.approx(1e-3)
+
+
+def test_fixture_reference_twist_and_acceleration_match_its_pose(ball):
+    """(M1): the reference's body twist and its derivative equal central differences of the
+    reference pose along the target's actual torque-free motion (standoff shrinking)."""
+    from vm_dynamics.capture.mission import FixtureReference
+    from vm_dynamics.core import lie
+    tgt = TargetBody(mass=50.0, com=[0.02, 0.0, -0.01], inertia=np.diag([3.0, 4.0, 6.0]),
+                     shape=Box([1, 1, 1]), fixture=vm.pose([0.6, 0.1, 0.0], [0, -0.6, 0, 0.8]))
+    ref = FixtureReference(tgt, standoff=0.3, start=0.0, arrive=2.6)   # s̈(1 s) != 0
+    h = 1e-3
+    sim = CaptureSimulator(CaptureSystem(ball, tgt), h / 4)
+    sim.reset(vm.pose([50.0, 0, 0]), np.zeros(6), [], [], np.eye(4),
+              [0.05, 0.0, -0.02, 0.3, -0.4, 0.5])
+    samples = []
+    for k in range(int(round(1.0 / h)) + 2):
+        if k:
+            for _ in range(4):
+                sim.step()
+        s = sim.state
+        if k >= int(round(1.0 / h)) - 2:
+            ref.observe(s.g_T, s.V_T)
+            samples.append(ref(s.t))
+    (g1, V1, _), (g2, V2, A2), (g3, V3, _) = samples[-3:]
+    V_fd = (lie.se3_log(lie.se3_inv(g2) @ g3) - lie.se3_log(lie.se3_inv(g2) @ g1)) / (2 * h)
+    assert np.abs(V_fd - V2).max() <= 1e-6 * np.abs(V2).max()
+    A_fd = (V3 - V1) / (2 * h)
+    assert np.abs(A_fd - A2).max() <= 1e-5 * np.abs(A2).max()
+    assert np.abs(A2).max() > 1e-3
