@@ -201,3 +201,19 @@ def test_fixture_reference_twist_and_acceleration_match_its_pose(ball):
     A_fd = (V3 - V1) / (2 * h)
     assert np.abs(A_fd - A2).max() <= 1e-5 * np.abs(A2).max()
     assert np.abs(A2).max() > 1e-3
+
+
+def test_frame_twist_equals_the_body_jacobian_times_the_velocity():
+    """vm_dynamics.capture.kinematics.frame_twist (compiled frame poses) = J_f ν with the
+    reference Jacobian (lp), for every frame of the 7-DoF arm."""
+    from pathlib import Path
+
+    from vm_dynamics.capture.kinematics import frame_twist
+    arm = vm.load_model(str(Path(__file__).resolve().parents[2] / "urdf"
+                            / "spacecraft_arm.urdf.xacro"), gravity=(0, 0, 0))
+    rng = np.random.default_rng(3)
+    for frame in arm.frame_names:
+        q, V, qd = rng.normal(size=7), rng.normal(size=6), rng.normal(size=7)
+        ref = arm.frame_jacobian(q, frame) @ np.concatenate([V, qd])
+        assert np.abs(frame_twist(arm, q, frame, V, qd) - ref).max() <= 1e-13 * max(
+            1.0, np.abs(ref).max()), frame
