@@ -217,3 +217,20 @@ def test_frame_twist_equals_the_body_jacobian_times_the_velocity():
         ref = arm.frame_jacobian(q, frame) @ np.concatenate([V, qd])
         assert np.abs(frame_twist(arm, q, frame, V, qd) - ref).max() <= 1e-13 * max(
             1.0, np.abs(ref).max()), frame
+
+
+def test_target_from_a_one_link_urdf():
+    """Mass, CoM and inertia about the CoM (rotated inertial frame) read from a one-link URDF."""
+    xml = """<robot name="sat"><link name="sat"><inertial><origin xyz="0.1 -0.2 0.3"
+      rpy="0 0 1.5707963267948966"/><mass value="40"/><inertia ixx="2" iyy="3" izz="4" ixy="0"
+      ixz="0" iyz="0"/></inertial></link></robot>"""
+    t = target_from_config({"urdf": xml, "shape": {"type": "sphere", "radius": 0.5}})
+    assert t.mass == 40.0 and t.name == "target"      # the scenario name, not the URDF's
+    assert np.allclose(t.com, [0.1, -0.2, 0.3], atol=1e-15)
+    assert np.allclose(t.inertia, np.diag([3.0, 2.0, 4.0]), atol=1e-12)   # axes turned by 90°
+    two = xml.replace("</robot>", """<link name="b"><inertial><mass value="1"/><inertia ixx="1"
+      iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j" type="revolute">
+      <parent link="sat"/><child link="b"/><axis xyz="0 0 1"/><limit lower="-1" upper="1"
+      effort="1" velocity="1"/></joint></robot>""")
+    with pytest.raises(ValueError, match="one rigid body"):
+        target_from_config({"urdf": two, "shape": {"type": "sphere", "radius": 0.5}})
