@@ -48,6 +48,7 @@ exit code 0 and no traceback.
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import deque
@@ -82,6 +83,9 @@ NODE_NAME = "dynamics_node"
 #: max lag) during which rclpy serves no subscription: commands queue up past the reader's
 #: depth and are lost (measured: 2 of ~20 commands/s accepted for spacecraft_arm on numpy).
 TICK_BUDGET_S = 0.02
+#: How often the pacing statistics (real-time factor, tick jitter) for the diagnostics are
+#: recomputed: not every tick (at 1 kHz in lockstep that numpy work was ~9 % of the node's thread).
+TIMING_REFRESH_S = 0.25
 
 #: Parameters of the node itself (input bounds), in addition to the core's
 #: ``DYNAMICS_PARAMETERS``: the scenario model's table
@@ -172,6 +176,7 @@ class DynamicsNode:
         tick = 0.001 if rtf == 0 or core.lockstep else min(0.01, max(0.001, core.dt / rtf))
         # lockstep: the tick applies a command that arrived before its period was due
         self.pacer = Pacer(core.dt, rtf, tick)
+        self._timing_at = -math.inf
         self.pacer.reset(wall(), core.steps)
         self.timer = transport.timer(tick, self.tick)
         # this node must be the only source of the simulation's time and state
@@ -313,7 +318,8 @@ class DynamicsNode:
     def tick(self) -> None:
         core, now = self.core, self.wall()
         self.watch.poll()
-        core.timing = self.pacer.stats()
+        if now - self._timing_at >= TIMING_REFRESH_S:   # read by diagnostics (1 Hz), not per tick
+            core.timing, self._timing_at = self.pacer.stats(), now
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)
             self.advance_lockstep()
