@@ -53,7 +53,7 @@ from ..core.validation import as_vector
 from ..dynamics import lp
 
 __all__ = ["EulerAngleModel", "EulerSingularityError", "EulerSimulation", "simulate_euler",
-           "rotation_zyx", "euler_zyx", "euler_rate_matrix"]
+           "rotation_zyx", "rotations_zyx", "euler_zyx", "euler_rate_matrix"]
 
 _SINGULAR_COS = 1e-12   # |cos θ| below which the Euler-angle model is declared undefined
 
@@ -89,6 +89,18 @@ def euler_zyx(R) -> np.ndarray:
         raise EulerSingularityError(
             f"R: pitch θ = ±90° (cos θ = {c:.3g}); ZYX Euler angles are singular (gimbal lock)")
     return np.array([np.arctan2(R[2, 1], R[2, 2]), np.arctan2(s, c), np.arctan2(R[1, 0], R[0, 0])])
+
+
+def rotations_zyx(Thetas) -> np.ndarray:
+    """``R(Θ_k)`` of every row of ``Thetas`` (N, 3) at once, (N, 3, 3): :func:`rotation_zyx`'s
+    formula on arrays (the comparison's per-sample poses without a Python call per sample)."""
+    r, p, y = Thetas[:, 0], Thetas[:, 1], Thetas[:, 2]
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    R = np.empty((len(Thetas), 3, 3))
+    R[:, 0, 0], R[:, 0, 1], R[:, 0, 2] = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+    R[:, 1, 0], R[:, 1, 1], R[:, 1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+    R[:, 2, 0], R[:, 2, 1], R[:, 2, 2] = -sp, cp * sr, cp * cr
+    return R
 
 
 def euler_rate_matrix(Theta) -> np.ndarray:
@@ -165,6 +177,29 @@ class EulerAngleModel:
         """4×4 vehicle pose ``g = [[R(Θ), p], [0, 1]]``."""
         x = as_vector(x, self.dim, "x")
         return lie.make_pose(rotation_zyx(x[3:6]), x[:3])
+
+    def poses(self, xs) -> np.ndarray:
+        """:meth:`pose` of every row of ``xs`` (N, dim) at once, (N, 4, 4)."""
+        xs = np.asarray(xs, dtype=float).reshape(-1, self.dim)
+        g = np.zeros((len(xs), 4, 4))
+        g[:, :3, :3] = rotations_zyx(xs[:, 3:6])
+        g[:, :3, 3] = xs[:, :3]
+        g[:, 3, 3] = 1.0
+        return g
+
+    def velocity_maps(self, xs) -> np.ndarray:
+        """:meth:`velocity_map` of every row of ``xs`` (N, dim) at once, (N, dim, dim); rows
+        at pitch ±90° are not rejected here (the caller leaves them out)."""
+        xs = np.asarray(xs, dtype=float).reshape(-1, self.dim)
+        B = np.zeros((len(xs), self.dim, self.dim))
+        B[:, :3, :3] = rotations_zyx(xs[:, 3:6]).transpose(0, 2, 1)
+        cf, sf, ct, st = np.cos(xs[:, 3]), np.sin(xs[:, 3]), np.cos(xs[:, 4]), np.sin(xs[:, 4])
+        B[:, 3, 3], B[:, 3, 5] = 1.0, -st
+        B[:, 4, 4], B[:, 4, 5] = cf, ct * sf
+        B[:, 5, 4], B[:, 5, 5] = -sf, ct * cf
+        for i in range(6, self.dim):
+            B[:, i, i] = 1.0
+        return B
 
     # ------------------------------------------------------------------ state maps
     def from_lie_state(self, g, V, q, qd):
@@ -346,21 +381,21 @@ class EulerAngleModel:
             return E, cond
         from .metrics import gravity_potentials
         idx = np.flatnonzero(ok)
-        ME = np.empty((len(idx), self.dim, self.dim))
+        M = np.empty((len(idx), self.dim, self.dim))
         good = np.zeros(len(idx), dtype=bool)
         for i, k in enumerate(idx):
             try:
-                B = self.velocity_map(xs[k])
-                ME[i] = B.T @ self._fm.mass_matrix(xs[k, 6:]) @ B
+                M[i] = self._fm.mass_matrix(xs[k, 6:])
                 good[i] = True
             except (ValueError, OverflowError, FloatingPointError):
                 pass
-        idx, ME = idx[good], ME[good]
+        idx, M = idx[good], M[good]
         if not len(idx):
             return E, cond
+        B = self.velocity_maps(xs[idx])
+        ME = B.transpose(0, 2, 1) @ M @ B
         K = 0.5 * np.einsum("ki,kij,kj->k", xds[idx], ME, xds[idx])
-        samples = SimpleNamespace(t=np.zeros(len(idx)), q=xs[idx, 6:],
-                                  g=np.array([self.pose(xs[k]) for k in idx]))
+        samples = SimpleNamespace(t=np.zeros(len(idx)), q=xs[idx, 6:], g=self.poses(xs[idx]))
         E[idx] = K + gravity_potentials(self.model, samples)
         fin = np.all(np.isfinite(ME), axis=(1, 2))
         if np.any(fin):
@@ -515,8 +550,7 @@ def compare_with_lp(model, traj) -> dict:
     with np.errstate(all="ignore"):
         E_eu, cond = em.energies(sim.x, sim.xd)
         m = len(sim.t)
-        pose_err = max((float(np.abs(em.pose(sim.x[k]) - traj.g[k]).max()) for k in range(m)),
-                       default=0.0)
+        pose_err = float(np.abs(em.poses(sim.x) - traj.g[:m]).max()) if m else 0.0
     err_eu = np.abs(E_eu - E_eu[0]) / K_scale
     return {
         "max_abs_pitch_deg": float(np.degrees(np.max(np.abs(pitch)))),

@@ -2,18 +2,23 @@
 a run of the shipped scenarios uses, or load it from numba's disk cache, with one progress line
 per scenario, so that the first ``vm-sim`` run or node start after an install loads the kernels
 (a few seconds) instead of compiling them (about a minute on an idle 2-core machine, several
-under load).  ``scripts/setup.sh`` runs it after ``pip install``; after ``colcon build`` run it
-once from the install tree (``ros2 run vm_dynamics vm-sim --compile``).
+under load).  ``scripts/setup.sh`` runs it after ``pip install``; ``colcon build`` (setup.py's
+``install`` and ``develop`` commands) runs it on the installed copy, with ``--installed``.
 
 Each scenario is run for a few steps in this process (``vm-sim NAME --duration …
 --no-plots --quiet`` into a temporary folder): the engine, the compiled control laws, the force
 elements and the analysis of that scenario are then in the cache, under ``NUMBA_CACHE_DIR`` if
 set, else next to the installed sources.  A scenario that cannot run here (e.g. its robot's
-package is not installed) is reported and skipped."""
+package is not installed) is reported and skipped.
+
+``--installed DIR``: the copy to compile is ``DIR/vm_dynamics`` (a build step that has just
+installed the package there); if this process imported another copy, nothing is compiled and the
+exit code is 2 (its cache would not be the one the installed executables look in)."""
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 import tempfile
 import time
@@ -22,6 +27,9 @@ __all__ = ["compile_kernels", "main"]
 
 #: Simulated time of each scenario's run, s (a few steps; every kernel is called at least once).
 STEPS_DURATION = 0.01
+
+#: This copy of the package (its kernels' cache is keyed by these source files' paths).
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: The scenario compiled first (the one the README and scripts/demo.sh run).
 FIRST = "spacecraft_arm"
@@ -37,12 +45,14 @@ def compile_kernels(names=None, log=None) -> tuple[list, list]:
     from .cli import main as vm_sim
     say = log or (lambda s: print(s, flush=True))
     if not numba_available():
-        say("vm_dynamics: numba is not installed: nothing to compile (pip install numba, or "
-            "the [fast] extra, for the compiled engine)")
+        say("vm_dynamics: numba is not installed: nothing to compile (the numpy engine runs; "
+            "with numba installed later, e.g. the [fast] extra, the first start compiles the "
+            "kernels, with a notice)")
         return [], []
     if not names:       # the README's scenario first: it is ready as soon as its line shows
         names = sorted((n for n, _ in list_scenarios()), key=lambda n: n != FIRST)
     names = list(names)
+    say(f"vm_dynamics: kernels of {PACKAGE} (numba's cache: {cache_location()})")
     done, failed = [], []
     t_all = time.perf_counter()
     for i, name in enumerate(names, 1):
@@ -76,13 +86,40 @@ def compile_kernels(names=None, log=None) -> tuple[list, list]:
     return done, failed
 
 
+def cache_location() -> str:
+    """Where numba puts the kernels' cache: ``$NUMBA_CACHE_DIR`` if set, else the
+    ``__pycache__`` folders next to the sources of this copy of the package."""
+    where = os.environ.get("NUMBA_CACHE_DIR")
+    return f"NUMBA_CACHE_DIR={where}" if where else f"__pycache__ next to {PACKAGE}"
+
+
+def imported_elsewhere(lib: str) -> str | None:
+    """None if this module is ``lib/vm_dynamics/app/compile.py``, else a sentence naming the
+    copy this process imported instead."""
+    expected = os.path.join(os.path.abspath(lib), "vm_dynamics")
+    if PACKAGE == expected:
+        return None
+    return f"this process imported vm_dynamics from {PACKAGE}, not the installed {expected}"
+
+
 def main(argv=None) -> int:
     """Exit 0 if at least one scenario's kernels are ready (or numba is absent), 130 after a
-    Ctrl-C, else 1."""
+    Ctrl-C, 2 if ``--installed DIR`` names another copy than the imported one, else 1."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if any(a in ("-h", "--help") for a in argv):
-        print("usage: vm-sim --compile [SCENARIO ...]\n\n" + (__doc__ or ""))
+        print("usage: vm-sim --compile [--installed DIR] [SCENARIO ...]\n\n" + (__doc__ or ""))
         return 0
+    if "--installed" in argv:
+        i = argv.index("--installed")
+        if i + 1 >= len(argv):
+            print("vm_dynamics: --installed needs the directory the package was installed in",
+                  file=sys.stderr)
+            return 2
+        why = imported_elsewhere(argv[i + 1])
+        if why:
+            print(f"vm_dynamics: nothing compiled: {why}", flush=True)
+            return 2
+        del argv[i:i + 2]
     done, failed = compile_kernels([a for a in argv if not a.startswith("-")])
     if failed and failed[-1][1] == "interrupted":
         return 130
