@@ -67,6 +67,7 @@ from .input_channels import CommandInputs
 from .joint_source import measured_joint_input
 from .publish_schedule import PublishSchedule
 from .robot import Robot, load_robot
+from .wrench_source import measured_wrench_input
 
 __all__ = ["DynamicsCore"]
 
@@ -122,6 +123,9 @@ class DynamicsCore:
         self.inputs = CommandInputs(robot, self.sim, self.log, lambda: self.sim.t, self.timeout,
                                     self.lockstep, self.joint_source,
                                     heartbeat_ns=lambda: self.schedule.heartbeat_ns)
+        # a force/torque sensor's wrench on the chaser (nodes/wrench_source.py)
+        self.measured_wrench = (measured_wrench_input(robot, p)
+                                if p["wrench_source"] == "measured" else None)
         self.energy_guard = EnergyGuard(self.sim, m, self.log, p["divergence_threshold"],
                                         balance_checked=self.joint_source == "simulated")
         self.user_paused = False
@@ -171,6 +175,9 @@ class DynamicsCore:
             self.sim.reset(self.g0, self.V0, self.q0, self.qd0)
         else:
             self.sim.reset(self.g0, self.V0)
+        if self.measured_wrench is not None:   # nothing applied until the next sample
+            self.measured_wrench.reset()
+        self.inputs.frame_wrenches = {}
         self.inputs.reset()
         self.energy_guard.reset()
         self.schedule.reset()
@@ -332,6 +339,28 @@ class DynamicsCore:
         """Warn (once per silence) when the measured joint states stopped: the vehicle holds."""
         if self.measured is not None:
             self.measured.check_watchdog(wall_now, self.t, self.log)
+
+    # ---------------------------------------------------------------- measured wrench (HIL)
+    def apply_measured_wrench(self, msg: Any, wall: float | None = None) -> bool:
+        """A force/torque sensor's ``geometry_msgs/WrenchStamped`` (``wrench_source:
+        measured``), arriving at ``wall`` (system clock, s): held on the chaser at its frame
+        from now on; False if rejected or out of order (:class:`MeasuredWrenchInput`)."""
+        mw = self.measured_wrench
+        if mw is None:
+            return False
+        wall = time.time() if wall is None else float(wall)
+        if not mw.receive(msg, wall, self.t, self.log):
+            return False
+        self.inputs.frame_wrenches = mw.frame_wrenches()
+        self.inputs.update()
+        return True
+
+    def check_measured_wrench_watchdog(self, wall_now: float) -> None:
+        """Zero the measured wrench (a warning, once per silence) when the sensor stopped."""
+        mw = self.measured_wrench
+        if mw is not None and mw.check_watchdog(wall_now, self.t, self.log):
+            self.inputs.frame_wrenches = mw.frame_wrenches()
+            self.inputs.update()
 
     # ---------------------------------------------------------------- energy
     def check_energy(self) -> bool:

@@ -125,6 +125,7 @@ SUBSCRIPTIONS = {
     "joint_commands": rm.JOINT_STATE,            # efforts by joint name, stamped
     "base_wrench": rm.WRENCH_STAMPED,
     "measured/joint_states": rm.JOINT_STATE,     # joint_source measured; measured.topic
+    "measured/wrench": rm.WRENCH_STAMPED,        # wrench_source measured; measured_wrench.topic
 }
 SERVICES = {"~/reset": "std_srvs/srv/Trigger", "~/pause": "std_srvs/srv/SetBool"}
 
@@ -197,6 +198,14 @@ class DynamicsNode:
             handlers["measured/joint_states"] = dict(
                 callback=self.on_measured, topic=topic,
                 qos=QosSpec(reliable=False, transient_local=False, depth=1000))
+        if core.measured_wrench is not None:
+            topic = core.params["measured_wrench.topic"]
+            if not isinstance(topic, str) or not topic:
+                raise ValueError(f"measured_wrench.topic: expected a topic name, got {topic!r}")
+            # best effort (a sensor stream), shallow: only the newest sample is applied
+            handlers["measured/wrench"] = dict(
+                callback=self.on_measured_wrench, topic=topic,
+                qos=QosSpec(reliable=False, transient_local=False, depth=10))
         for default_topic, mtype in SUBSCRIPTIONS.items():
             h = handlers.get(default_topic)
             if h is not None:
@@ -266,6 +275,11 @@ class DynamicsNode:
                     break
         self.core.log.drain_into(self.t.logger)
 
+    def on_measured_wrench(self, msg) -> None:
+        """A force/torque sensor's wrench: held on the chaser from now on."""
+        self.core.apply_measured_wrench(msg, time.time())
+        self.core.log.drain_into(self.t.logger)
+
     def on_wrench(self, msg) -> None:
         self.core.apply_base_wrench(msg)
         if self.core.lockstep:
@@ -299,6 +313,7 @@ class DynamicsNode:
     def tick(self) -> None:
         core, now = self.core, self.wall()
         self.watch.poll()
+        core.check_measured_wrench_watchdog(time.time())
         core.timing = self.pacer.stats()
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)
