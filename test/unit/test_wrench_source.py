@@ -4,20 +4,18 @@ samples are rejected naming the field or frame, stamps order the samples, gaps a
 the watchdog zeroes the wrench.
 
 Oracle for the motion: the chaser from rest under a constant wrench at ``ee_link`` (frame axes),
-integrated independently by scipy's DOP853 on ``(p, quaternion, V, q, q̇)`` with the accelerations
-of ``Model.forward_dynamics`` (closed-form LP reference backend) and the pose kinematics
-``ṗ = R v``, ``q̇uat = ½ quat ⊗ (0, ω)``; the node's engine (rkmk4, its own kernels) must agree
-to 1e-9 of the displacement."""
+integrated independently by scipy's DOP853 with Pinocchio's ABA (test/support/wrench_oracle.py);
+the node's engine (rkmk4) must agree to 1e-9 of the displacement."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
+from wrench_oracle import from_rest, spacecraft_oracle
 
 from vm_dynamics.config.params import flatten, read_params_file
-from vm_dynamics.core.rotations import matrix_from_pose, quat_from_matrix
+from vm_dynamics.core.rotations import quat_from_matrix
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.ros import messages as rm
 
@@ -46,35 +44,14 @@ def wrench(stamp, w=W, frame=FRAME):
     return msg
 
 
-def dop853_from_rest(model, g0, q0, frame_wrenches, T):
-    """The state at ``T`` of the free chaser from rest under constant frame wrenches."""
-    n = model.n
-
-    def rhs(_, x):
-        R = matrix_from_pose(np.zeros(3), x[3:7])[:3, :3]
-        g = np.eye(4)
-        g[:3, :3], g[:3, 3] = R, x[:3]
-        V, q, qd = x[7:13], x[13:13 + n], x[13 + n:]
-        Vdot, qdd = model.forward_dynamics(g, V, q, qd, np.zeros(n),
-                                           frame_wrenches=frame_wrenches, backend="lp")
-        qx, qy, qz, qw = x[3:7]
-        wx, wy, wz = V[3:]
-        dquat = 0.5 * np.array([qw * wx + qy * wz - qz * wy, qw * wy + qz * wx - qx * wz,
-                                qw * wz + qx * wy - qy * wx, -qx * wx - qy * wy - qz * wz])
-        return np.concatenate([R @ V[:3], dquat, Vdot, qd, qdd])
-    x0 = np.concatenate([g0[:3, 3], quat_from_matrix(g0[:3, :3]), np.zeros(6), q0,
-                         np.zeros(n)])
-    sol = solve_ivp(rhs, (0.0, T), x0, method="DOP853", rtol=1e-13, atol=1e-15)
-    x = sol.y[:, -1]
-    return matrix_from_pose(x[:3], x[3:7]), x[7:13], x[13:13 + n], x[13 + n:]
-
-
 def test_measured_wrench_moves_the_chaser_as_forward_dynamics_predicts():
     d = core()
     g0, q0 = d.g, d.q
     assert d.apply_measured_wrench(wrench(100.0), 100.0)
     assert d.run(100) == 100
-    g, V, q, qd = dop853_from_rest(d.model, g0, q0, {FRAME: W}, d.t)
+    oracle = spacecraft_oracle(d.model.joint_names)
+    (g, V, q, qd), = from_rest(oracle, g0[:3, 3], quat_from_matrix(g0[:3, :3]), q0,
+                               {FRAME: W}, [d.t])
     dq = np.linalg.norm(q - q0)
     assert dq > 1e-4                                       # it moved
     np.testing.assert_allclose(d.q, q, rtol=0, atol=1e-9 * dq)

@@ -9,9 +9,12 @@ Publishes ``joint_states`` (sensor_msgs/JointState, applied effort), ``odom``
 ``base_frame``, from the published odometry; both keep ``ee_path_length`` poses);
 subscribes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in the order of ``joints``) and ``base_wrench``
-(geometry_msgs/WrenchStamped); services ``~/reset`` (std_srvs/Trigger) and ``~/pause``
-(std_srvs/SetBool).  All logic is in :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`;
-this module only wires it to the transport and paces it to the wall clock.
+(geometry_msgs/WrenchStamped) and, with ``wrench_source: measured``, a force/torque sensor's
+geometry_msgs/WrenchStamped on ``measured_wrench.topic``
+(:mod:`~vm_dynamics.nodes.wrench_source`); services ``~/reset`` (std_srvs/Trigger) and
+``~/pause`` (std_srvs/SetBool).  All logic is in
+:class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`; this module only wires it to the
+transport and paces it to the wall clock.
 
 The node is the clock source, so its own timers always run on wall time: ``use_sim_time`` is
 forced to false for it (with a warning if it was set).
