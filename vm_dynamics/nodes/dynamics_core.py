@@ -60,6 +60,7 @@ from ..forces.orbit import OutputFrame
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
 from ..sim.interaction import arm_interaction
+from .capture import capture_part
 from .dynamics_diagnostics import diagnostics_message
 from .energy_guard import EnergyGuard
 from .event_log import EventLog
@@ -113,12 +114,17 @@ class DynamicsCore:
         self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
 
+        # with a target section: the chaser and the target together (nodes/capture.py)
+        self.capture = capture_part(robot, p, self.dt, self.method, robot.odom_frame)
         # the engine (the force elements inside, evaluated at every stage)
-        try:
-            self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
-                                 forces=robot.forces, prescribed=motion)
-        except ValueError as exc:
-            raise ValueError(f"dynamics_backend: {exc}") from None
+        if self.capture is not None:
+            self.sim = self.capture.engine
+        else:
+            try:
+                self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
+                                     forces=robot.forces, prescribed=motion)
+            except ValueError as exc:
+                raise ValueError(f"dynamics_backend: {exc}") from None
 
         self.inputs = CommandInputs(robot, self.sim, self.log, lambda: self.sim.t, self.timeout,
                                     self.lockstep, self.joint_source,
@@ -480,6 +486,26 @@ class DynamicsCore:
         self.log.emit("INFO", "reset", "simulation reset to the initial state", throttle=False)
         return True, "reset to the initial state at t=0"
 
+    def grasp(self) -> tuple[bool, str]:
+        """``~/grasp`` (std_srvs/Trigger): weld the target to the grasp frame if the grasp
+        condition holds (nodes/capture.py); the energy references restart (a grasp is an
+        inelastic impulse)."""
+        return self._capture_event(lambda c: c.grasp())
+
+    def release(self) -> tuple[bool, str]:
+        """``~/release`` (std_srvs/Trigger): undo the weld."""
+        return self._capture_event(lambda c: c.release())
+
+    def _capture_event(self, act) -> tuple[bool, str]:
+        if self.capture is None:
+            return False, "no target in this simulation (the scenario has no target section)"
+        ok, text = act(self.capture)
+        if ok:
+            self.energy_guard.rebaseline()
+            self.schedule.state_pending = True
+        self.log.emit("INFO" if ok else "WARN", "capture-event", text, throttle=False)
+        return ok, text
+
     # ---------------------------------------------------------------- outputs
     def state_messages(self) -> list:
         """``[('joint_states', JointState), ('odom', Odometry), ('tf', TFMessage)]`` of the
@@ -502,7 +528,11 @@ class DynamicsCore:
             g, V6, extra = self.output.sample(self.t, g, m.group.embed(V))
             world, V = self.output.frame_id, V6
         yield "odom", rm.odometry_msg(t, g, m.group.embed(V), world, r.base_frame)
+        if self.capture is not None:            # the target: its transform in the same /tf
+            extra = (*extra, self.capture.transform())
         yield "tf", rm.tf_msg(t, [(world, r.base_frame, g), *extra])
+        if self.capture is not None:
+            yield from self.capture.messages(t, self.inputs.held)
         if self.joint_source != "simulated":
             yield "vehicle_pose_command", rm.pose_stamped_msg(t, world, g)
             if hil is not None:

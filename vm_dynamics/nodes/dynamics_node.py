@@ -57,6 +57,7 @@ from ..ros import cdr_counts as rm_cdr
 from ..ros import messages as rm
 from ..transport import QosSpec
 from ..transport import ros_args as rargs
+from .capture import CAPTURE_PUBLICATIONS, CAPTURE_SECTIONS, CAPTURE_SERVICES
 from .dynamics_core import DynamicsCore
 from .entry import run_node
 from .pacing import Pacer
@@ -89,11 +90,11 @@ NODE_PARAMETERS = DYNAMICS_NODE_PARAMETERS
 
 def node_parameter_defaults(overrides=None) -> dict:
     """Declared parameters of the dynamics node: the core's, :data:`NODE_PARAMETERS`, and the
-    ``forces.*`` names of ``overrides`` (its command-line values; the force elements, checked
-    by their reader)."""
+    ``forces.*``, ``target.*``, ``contact.*`` and ``grasp.*`` names of ``overrides`` (its
+    command-line values; the force elements and the capture, checked by their readers)."""
     out = parameter_defaults(DYNAMICS_PARAMETERS)
     out.update(parameter_defaults(NODE_PARAMETERS))
-    out.update(section_parameters(overrides))
+    out.update(section_parameters(overrides, ("forces", *CAPTURE_SECTIONS)))
     return out
 
 
@@ -140,9 +141,10 @@ class DynamicsNode:
     def __init__(self, transport, core: DynamicsCore, wall=time.monotonic):
         self.t, self.core, self.wall = transport, core, wall
         hil = core.joint_source != "simulated"
+        capture = CAPTURE_PUBLICATIONS if core.capture is not None else {}
         self.pubs = {key: transport.publisher(topic, mtype, qos)
-                     for key, (topic, mtype, qos) in {**PUBLICATIONS,
-                                                      **NODE_PUBLICATIONS}.items()
+                     for key, (topic, mtype, qos) in {**PUBLICATIONS, **NODE_PUBLICATIONS,
+                                                      **capture}.items()
                      if hil or not topic.startswith("hil/")}
         params = transport.params
         self.max_bytes = _limit(params, "max_message_bytes")
@@ -160,6 +162,9 @@ class DynamicsNode:
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
             transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
+            if core.capture is not None:         # the target: grasp and release
+                transport.service("~/grasp", CAPTURE_SERVICES["~/grasp"], self.on_grasp)
+                transport.service("~/release", CAPTURE_SERVICES["~/release"], self.on_release)
         except (NotImplementedError, ValueError) as exc:  # a transport without services
             transport.logger.warn(f"services ~/reset and ~/pause unavailable: {exc}")
         rtf = float(core.params["real_time_factor"])
@@ -292,6 +297,16 @@ class DynamicsNode:
     def on_reset(self, request):
         out = self.core.reset()
         self.pacer.reset(self.wall(), self.core.steps)
+        self.flush()
+        return out
+
+    def on_grasp(self, request):
+        out = self.core.grasp()
+        self.flush()
+        return out
+
+    def on_release(self, request):
+        out = self.core.release()
         self.flush()
         return out
 
