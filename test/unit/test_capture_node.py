@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from capture_scenario import CAPTURE, target_momentum
 from wrench_oracle import spacecraft_oracle
 
 from vm_dynamics.config.params import flatten
@@ -22,27 +23,6 @@ from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.ros import messages as rm
 
 REPO = Path(__file__).resolve().parents[2]
-MASS, INERTIA = 100.0, np.diag([4.0, 5.0, 6.0])
-#: ee_link is at (2.2092, 0, 0.6488) with its z axis along +x at the initial joint positions;
-#: the fixture (on the box's −x face) starts 1.3 mm from it, within the tolerances
-CAPTURE = {
-    "robot_description_file": "spacecraft_arm.urdf.xacro", "base_type": "SE3",
-    "gravity": [0.0, 0.0, 0.0], "integrator": "rkmk4", "dt": 0.002,
-    "joints": [f"joint{k}" for k in range(1, 8)],
-    "initial": {"joint_positions": [0.0, -1.2, 0.0, 2.2, 0.0, -1.0, 0.0]},
-    "target": {"name": "target", "mass": MASS, "inertia": [4.0, 5.0, 6.0],
-               "shape": {"type": "box", "size": [0.4, 0.4, 0.4]},
-               "fixture": {"position": [-0.25, 0.0, 0.0],
-                           "orientation": [0.0, 0.7071067811865476, 0.0, 0.7071067811865476]},
-               "initial": {"position": [2.46, 0.0, 0.6488], "orientation": [0.0, 0.0, 0.0, 1.0],
-                           "twist": [0.0, 0.0, 0.0, 0.01, 0.02, 0.005]}},
-    "contact": {"stiffness": 1.0e5, "exponent": 1.5, "restitution": 0.5,
-                "primitives": {"tip": {"frame": "ee_link",
-                                       "shape": {"type": "sphere", "radius": 0.03}}}},
-    "grasp": {"frame": "ee_link", "position_tol": 0.02, "angle_tol": 0.1},
-}
-
-
 def core(without=(), **overrides):
     p = {k: v for k, v in flatten(CAPTURE).items() if not k.startswith(tuple(without))}
     p.update(flatten(overrides))
@@ -51,16 +31,6 @@ def core(without=(), **overrides):
 
 def published(d) -> dict:
     return {k: m for k, m in d.state_messages()}
-
-
-def target_momentum(g, V):
-    """``Ad_{g⁻¹}ᵀ 𝕄 V`` of the box (CoM at its origin), inertial frame about the origin."""
-    M = np.zeros((6, 6))
-    M[:3, :3], M[3:, 3:] = MASS * np.eye(3), INERTIA
-    R, p = g[:3, :3], g[:3, 3]
-    h = M @ V                                   # body momentum [linear; angular]
-    lin = R @ h[:3]
-    return np.concatenate([lin, R @ h[3:] + np.cross(p, lin)])
 
 
 def momenta(d, oracle):
