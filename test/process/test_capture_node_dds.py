@@ -74,8 +74,9 @@ def total_momentum(oracle, state):
 
 
 def test_target_topics_and_grasp_over_dds(tmp_path, monkeypatch):
-    params = {**CAPTURE, "target": {**CAPTURE["target"], "initial": {
-        **CAPTURE["target"]["initial"], "position": [2.6, 0.0, 0.6488]}}}
+    cap = CAPTURE["capture"]
+    params = {**CAPTURE, "capture": {**cap, "target": {**cap["target"], "initial": {
+        **cap["target"]["initial"], "position": [2.6, 0.0, 0.6488]}}}}
     proc, log, probe, got, clients = start(tmp_path, monkeypatch, params)
     oracle = spacecraft_oracle([f"joint{k}" for k in range(1, 8)])
     try:

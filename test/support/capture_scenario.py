@@ -12,16 +12,18 @@ CAPTURE = {
     "gravity": [0.0, 0.0, 0.0], "integrator": "rkmk4", "dt": 0.002,
     "joints": [f"joint{k}" for k in range(1, 8)],
     "initial": {"joint_positions": [0.0, -1.2, 0.0, 2.2, 0.0, -1.0, 0.0]},
-    "target": {"name": "target", "mass": MASS, "inertia": [4.0, 5.0, 6.0],
-               "shape": {"type": "box", "size": [0.4, 0.4, 0.4]},
-               "fixture": {"position": [-0.25, 0.0, 0.0],
-                           "orientation": [0.0, 0.7071067811865476, 0.0, 0.7071067811865476]},
-               "initial": {"position": [2.46, 0.0, 0.6488], "orientation": [0.0, 0.0, 0.0, 1.0],
-                           "twist": [0.0, 0.0, 0.0, 0.01, 0.02, 0.005]}},
-    "contact": {"stiffness": 1.0e5, "exponent": 1.5, "restitution": 0.5,
-                "primitives": {"tip": {"frame": "ee_link",
-                                       "shape": {"type": "sphere", "radius": 0.03}}}},
-    "grasp": {"frame": "ee_link", "position_tol": 0.02, "angle_tol": 0.1},
+    "capture": {
+        "target": {
+            "name": "target", "mass": MASS, "inertia": [4.0, 5.0, 6.0],
+            "shape": {"type": "box", "size": [0.4, 0.4, 0.4]},
+            "fixture": {"position": [-0.25, 0.0, 0.0],
+                        "orientation": [0.0, 0.7071067811865476, 0.0, 0.7071067811865476]},
+            "initial": {"position": [2.46, 0.0, 0.6488], "orientation": [0.0, 0.0, 0.0, 1.0],
+                        "twist": [0.0, 0.0, 0.0, 0.01, 0.02, 0.005]}},
+        "contact": {"stiffness": 1.0e5, "exponent": 1.5, "restitution": 0.5,
+                    "primitives": {"tip": {"frame": "ee_link",
+                                           "shape": {"type": "sphere", "radius": 0.03}}}},
+        "grasp": {"frame": "ee_link", "position_tol": 0.02, "angle_tol": 0.1}},
 }
 
 

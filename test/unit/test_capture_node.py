@@ -105,7 +105,7 @@ def test_grasp_and_release_keep_the_total_momentum_and_the_weld_holds(oracle):
 
 
 def test_grasp_is_refused_naming_the_misses_when_the_fixture_is_out_of_reach():
-    d = core(target={"initial": {"position": [3.0, 0.0, 0.6488]}})
+    d = core(capture={"target": {"initial": {"position": [3.0, 0.0, 0.6488]}}})
     ok, text = d.grasp()
     assert not ok
     assert re.fullmatch(r"grasp condition not met at t=0.000 s: the fixture is 0.54\d* m "
@@ -118,7 +118,8 @@ def test_grasp_is_refused_naming_the_misses_when_the_fixture_is_out_of_reach():
 def test_contact_pushes_the_target_and_the_total_momentum_stays(oracle):
     """The chaser's tip sphere starts 2.1 mm inside the box's face: Hunt–Crossley pushes the
     pair apart, the contact wrench is published, the total momentum stays."""
-    d = core(target={"initial": {"position": [2.4371, 0.0, 0.6488], "twist": [0.0] * 6}})
+    d = core(capture={"target": {"initial": {"position": [2.4371, 0.0, 0.6488],
+                                             "twist": [0.0] * 6}}})
     h0 = sum(momenta(d, oracle))
     w0 = rm.parse_wrench_stamped(published(d)["contact_wrench"]).wrench
     assert w0[0] > 0                                       # pushed along +x (away)
@@ -146,17 +147,17 @@ def test_measured_wrench_acts_equal_and_opposite_on_chaser_and_target(oracle):
 def test_capture_configuration_errors_name_the_culprit():
     with pytest.raises(ValueError, match="joint_source must be simulated"):
         core(joint_source="measured")
-    with pytest.raises(ValueError, match="target.initial: expected"):
-        core(target={"initial": {"velocity": [0.0] * 6}})
+    with pytest.raises(ValueError, match="capture.target.initial: expected"):
+        core(capture={"target": {"initial": {"velocity": [0.0] * 6}}})
     with pytest.raises(ValueError, match="grasp.frame: unknown chaser frame 'hand'"):
-        core(grasp={"frame": "hand"})
-    with pytest.raises(ValueError, match="integrator: capture .* takes rkmk4 or lie_euler"):
+        core(capture={"grasp": {"frame": "hand"}})
+    with pytest.raises(ValueError, match="integrator: capture takes rkmk4 or lie_euler"):
         core(integrator="dopri5")
 
 
 def test_without_a_target_there_is_no_capture():
-    d = core(without=("target.", "contact.", "grasp."))
+    d = core(without=("capture.",))
     assert d.capture is None
     assert set(published(d)) == {"joint_states", "odom", "tf"}
-    assert d.grasp() == (False, "no target in this simulation (the scenario has no target "
+    assert d.grasp() == (False, "no target in this simulation (the scenario has no capture "
                                 "section)")

@@ -2,10 +2,14 @@
 integrated together (:class:`vm_dynamics.capture.CaptureSimulator`), the target's outputs, and
 grasp and release as services.
 
-A scenario with a ``target`` section (the target body, its shape, grapple fixture and initial
-state), a ``contact`` section (the Hunt–Crossley law and the chaser's contact primitives) and a
-``grasp`` section (grasp frame and tolerances) makes :class:`~.dynamics_core.DynamicsCore`
-integrate the capture system instead of the chaser alone:
+A scenario with a ``capture`` section -- ``capture.target`` (the target body, its shape,
+grapple fixture and ``initial`` pose and twist), ``capture.contact`` (the Hunt–Crossley law and
+the chaser's contact primitives) and ``capture.grasp`` (grasp frame and tolerances), read as
+``vm-sim`` reads them (:mod:`vm_dynamics.capture.scenario`; the mission keys ``approach``,
+``track``, ``detumble``, ``control_rate`` and the grasp's ``command_time``/``release_time``
+are vm-sim's and ignored here: in the nodes a controller and ``~/grasp`` play that part) --
+makes :class:`~.dynamics_core.DynamicsCore` integrate the capture system instead of the chaser
+alone:
 
 * :class:`CaptureEngine` gives the capture simulator the engine's interface (held inputs,
   steps, state arrays, energy and work accounts, snapshot and restore), so the command inputs,
@@ -55,8 +59,8 @@ from ..ros import messages as rm
 __all__ = ["CaptureEngine", "CapturePart", "CaptureInputs", "capture_part", "has_target",
            "CAPTURE_SECTIONS", "CAPTURE_PUBLICATIONS", "CAPTURE_SERVICES", "shape_marker"]
 
-#: The scenario sections of a capture (their own readers check their keys).
-CAPTURE_SECTIONS = ("target", "contact", "grasp")
+#: The scenario section of a capture (its own readers check its keys).
+CAPTURE_SECTIONS = ("capture",)
 #: The dynamics node's outputs with a target: core key -> (topic, message type, QoS profile).
 CAPTURE_PUBLICATIONS = {
     "target_odom": ("target/odom", "nav_msgs/msg/Odometry", "default"),
@@ -68,8 +72,9 @@ CAPTURE_SERVICES = {"~/grasp": "std_srvs/srv/Trigger", "~/release": "std_srvs/sr
 
 
 def has_target(params: Mapping[str, Any]) -> bool:
-    """The (flat) parameters describe a capture: a ``target`` section is given."""
-    return any(k.startswith("target.") and v not in (None, "") for k, v in params.items())
+    """The (flat) parameters describe a capture: a ``capture.target`` section is given."""
+    return any(k.startswith("capture.target.") and v not in (None, "")
+               for k, v in params.items())
 
 
 class CaptureInputs(NamedTuple):
@@ -224,7 +229,7 @@ class CapturePart:
         """``~/grasp``: weld the target if the grasp condition holds."""
         sysm, cs = self.engine.system, self.engine.cs
         if sysm.grasp is None:
-            return False, "no grasp section in the scenario: nothing can be grasped"
+            return False, "no capture.grasp section in the scenario: nothing can be grasped"
         if cs.grasped:
             return False, "already grasped"
         dp, da = cs.grasp_error()
@@ -346,36 +351,38 @@ def shape_marker(stamp: float, frame: str, shape, pose, ns: str, grasped: bool =
 
 def capture_part(robot, p: Mapping[str, Any], dt: float, method: str, world: str):
     """The capture of the (flat) parameters ``p`` with the chaser ``robot``, or None without a
-    ``target`` section.  ``ValueError`` names the culprit (a section's key, an unsupported
-    combination)."""
+    ``capture.target`` section.  ``ValueError`` names the culprit (a section's key, an
+    unsupported combination)."""
     if not has_target(p):
         return None
     m = robot.model
     if p["joint_source"] != "simulated":
-        raise ValueError(f"capture (a target section): joint_source must be simulated, got "
-                         f"{p['joint_source']!r}")
+        raise ValueError(f"capture (a capture.target section): joint_source must be "
+                         f"simulated, got {p['joint_source']!r}")
     if robot.forces:
-        raise ValueError("capture (a target section): force elements (forces, two_body, "
-                         "hydrodynamics) are not supported with a target")
-    tcfg = unflatten(p, "target")
+        raise ValueError("capture (a capture.target section): force elements (forces, "
+                         "two_body, hydrodynamics) are not supported with a target")
+    cap = unflatten(p, "capture")
+    tcfg = dict(cap.get("target") or {})
     initial = tcfg.pop("initial", None) or {}
     if not isinstance(initial, dict) or set(initial) - {"position", "orientation", "twist"}:
-        raise ValueError(f"target.initial: expected {{position, orientation, twist}}, got "
-                         f"{initial!r:.120}")
-    target = target_from_config(tcfg)
+        raise ValueError(f"capture.target.initial: expected {{position, orientation, twist}}, "
+                         f"got {initial!r:.120}")
+    target = target_from_config(tcfg, "capture.target")
     g_T0 = pose_from_config({k: initial[k] for k in ("position", "orientation")
-                             if k in initial}, "target.initial")
-    V_T0 = as_vector(initial.get("twist", [0.0] * 6), 6, "target.initial.twist")
-    ccfg = unflatten(p, "contact") or {}
-    prims = ccfg.get("primitives") or {}
+                             if k in initial}, "capture.target.initial")
+    V_T0 = as_vector(initial.get("twist", [0.0] * 6), 6, "capture.target.initial.twist")
+    ccfg = dict(cap.get("contact") or {})
+    prims = ccfg.pop("primitives", None) or {}
     if not isinstance(prims, dict):
-        raise ValueError("contact.primitives: expected a mapping {name: {frame, shape, ...}}")
+        raise ValueError("capture.contact.primitives: expected a mapping {name: {frame, shape, "
+                         "...}}")
     primitives = [primitive_from_config(name, c, m.frame_names) for name, c in prims.items()]
-    contact = contact_model_from_config(ccfg) if ccfg.get("stiffness") is not None else None
-    gcfg = unflatten(p, "grasp") or {}
-    grasp = grasp_spec_from_config(gcfg, m.frame_names) if gcfg.get("frame") else None
+    contact = contact_model_from_config(ccfg, "capture.contact") if ccfg else None
+    gcfg = {k: v for k, v in (cap.get("grasp") or {}).items()
+            if k not in ("command_time", "release_time")}       # vm-sim's mission
+    grasp = grasp_spec_from_config(gcfg, m.frame_names) if gcfg else None
     if method not in ("rkmk4", "lie_euler"):
-        raise ValueError(f"integrator: capture (a target section) takes rkmk4 or lie_euler, "
-                         f"got {method!r}")
+        raise ValueError(f"integrator: capture takes rkmk4 or lie_euler, got {method!r}")
     system = CaptureSystem(m, target, primitives, contact, grasp)
     return CapturePart(CaptureEngine(system, dt, method, g_T0, V_T0), world)

@@ -114,7 +114,7 @@ class DynamicsCore:
         self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
 
-        # with a target section: the chaser and the target together (nodes/capture.py)
+        # with a capture section: the chaser and the target together (nodes/capture.py)
         self.capture = capture_part(robot, p, self.dt, self.method, robot.odom_frame)
         # the engine (the force elements inside, evaluated at every stage)
         if self.capture is not None:
@@ -498,7 +498,7 @@ class DynamicsCore:
 
     def _capture_event(self, act) -> tuple[bool, str]:
         if self.capture is None:
-            return False, "no target in this simulation (the scenario has no target section)"
+            return False, "no target in this simulation (the scenario has no capture section)"
         ok, text = act(self.capture)
         if ok:
             self.energy_guard.rebaseline()

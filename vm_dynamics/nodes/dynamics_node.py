@@ -90,8 +90,8 @@ NODE_PARAMETERS = DYNAMICS_NODE_PARAMETERS
 
 def node_parameter_defaults(overrides=None) -> dict:
     """Declared parameters of the dynamics node: the core's, :data:`NODE_PARAMETERS`, and the
-    ``forces.*``, ``target.*``, ``contact.*`` and ``grasp.*`` names of ``overrides`` (its
-    command-line values; the force elements and the capture, checked by their readers)."""
+    ``forces.*`` and ``capture.*`` names of ``overrides`` (its command-line values; the force
+    elements and the capture, checked by their readers)."""
     out = parameter_defaults(DYNAMICS_PARAMETERS)
     out.update(parameter_defaults(NODE_PARAMETERS))
     out.update(section_parameters(overrides, ("forces", *CAPTURE_SECTIONS)))
