@@ -123,11 +123,22 @@ def test_grasp_velocities_match_pinocchio_impulse_equation(setup, seed):
     h_after = merged.momentum(g, Vp, q, qdp)
     assert np.abs(h_after - h_before).max() <= 1e-10 * np.abs(h_before).max()
 
+    # the plastic weld loses ½ Δᵀ (𝕄_T⁻¹ + J M⁻¹ Jᵀ)⁻¹ Δ, Δ = V_T⁻ − J ν⁻ (docs/capture.md)
+    M = orig.mass_matrix(q, g)
+    T_before = 0.5 * nu @ M @ nu + 0.5 * V_T @ M_T6 @ V_T
+    nu_p = np.concatenate([Vp, qdp])
+    T_after = 0.5 * nu_p @ merged.mass_matrix(q, g) @ nu_p
+    D = V_T - J @ nu
+    loss = 0.5 * D @ np.linalg.solve(np.linalg.inv(M_T6) + J @ np.linalg.solve(M, J.T), D)
+    assert abs((T_before - T_after) - loss) <= 1e-10 * T_before
+
 
 def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
-    """Contact, grasp (weld at the current relative pose), motion while grasped, release, free
-    motion: the total momentum (the chaser's momentum map + the target's) is unchanged to 1e-10
-    through all of it, and after release the target moves with its attachment's twist."""
+    """Contact, grasp (weld at the current relative pose), motion while grasped (with a base
+    wrench), release, free motion: the total momentum (the chaser's momentum map + the
+    target's) equals the initial one plus the base wrench's spatial impulse to 1e-10 through all
+    of it, after release the target moves with its attachment's twist, and the energy balance
+    closes with the contact dissipation and the weld's loss."""
     model, target, _, _ = setup
     prim = ChaserPrimitive("tip", "ee_link", Sphere(0.05))
     system = CaptureSystem(model, target, [prim], ContactModel(HuntCrossley(2e5, 1.5, 0.5)),
@@ -139,6 +150,7 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     V_T = np.array([0.0, 0.0, -0.3, 0.05, 0.1, -0.05])
     sim.reset(g, V, q, qd, g_T, V_T)
     h0 = sim.momentum()["total"]
+    E0 = sim.energy()["balance"]
     scale = np.abs(h0).max()
     touched = False
     for _ in range(60):
@@ -150,10 +162,12 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     h_g = sim.momentum()["total"]
     assert np.abs(h_g - h0).max() <= 1e-10 * scale
     X_w = sim.weld
-    for _ in range(40):
-        s = sim.step(tau=np.full(7, -0.5))
+    for _ in range(40):     # with thrusters: the base wrench's impulse is the only change
+        s = sim.step(tau=np.full(7, -0.5), base_wrench=[2.0, -1.0, 0.5, 0.3, 0.1, -0.2])
     g_E = s.g @ model.frame_pose(s.q, "ee_link")
     assert np.abs(g_E @ X_w - s.g_T).max() <= 1e-12      # welded
+    assert np.abs(s.impulse).max() > 1e-2
+    h0 = h0 + s.impulse
     assert np.abs(sim.momentum()["total"] - h0).max() <= 1e-10 * scale
     V_att = oracles.pose_to_se3(X_w).toActionMatrixInverse() @ (model.frame_jacobian(s.q, "ee_link")
                                         @ np.concatenate([s.V, s.qd]))
@@ -164,3 +178,6 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     for _ in range(20):
         sim.step()
     assert np.abs(sim.momentum()["total"] - h0).max() <= 1e-10 * scale
+    E = sim.energy()        # contact dissipation, the weld's loss, the efforts' work
+    assert E["weld_loss"] > 0 and E["dissipated"] > 0 and E["work"] != 0
+    assert abs(E["balance"] - E0) <= 1e-6 * E0, (E["balance"] - E0, E0)

@@ -19,13 +19,16 @@ SCENARIOS = ["spacecraft_arm", "uvms", "planar_rover", "satellite_wheels", "tumb
 #: scenarios of kinematically constrained systems (vm_dynamics.constraints; run by vm-sim through
 #: vm_dynamics.app.constrained, tested in test/oracle/test_rolling_scenarios.py)
 CONSTRAINED = ["rolling_ball", "rolling_ball_incline", "diff_drive", "diff_drive_arm"]
+#: capture scenarios (vm_dynamics.capture, run through vm_dynamics.app.capture; tested in
+#: test/process/test_capture_cli.py)
+CAPTURE = ["capture_tumbling"]
 SHORT = {"spacecraft_arm": 0.2, "uvms": 0.1, "planar_rover": 0.3, "satellite_wheels": 1.0,
          "tumbling": 0.5, "prismatic_link": 0.5, "panda_on_bus": 0.3, "orbit_spacecraft_arm": 1.0,
          "orbit_station_keeping": 0.2}
 
 
 def test_all_scenarios_are_listed():
-    assert sorted(n for n, _ in list_scenarios()) == sorted(SCENARIOS + CONSTRAINED)
+    assert sorted(n for n, _ in list_scenarios()) == sorted(SCENARIOS + CONSTRAINED + CAPTURE)
 
 
 def _read_mcap(path):

@@ -35,9 +35,10 @@ from vm_dynamics.transport import ros_args as rargs
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "launch"
 #: scenario files of the dynamics node; those with a ``constraints`` section (rolling ball,
-#: differential drive) are vm-sim's and diff_drive_node's (test/oracle/test_rolling_scenarios.py)
+#: differential drive) are vm-sim's and diff_drive_node's (test/oracle/test_rolling_scenarios.py),
+#: those with a ``capture`` section vm-sim's (test/process/test_capture_cli.py)
 SCENARIOS = sorted(p.stem for p in (REPO / "config").glob("*.yaml")
-                   if "constraints" not in read_params_file(p))
+                   if not {"constraints", "capture"} & set(read_params_file(p)))
 
 #: executables of other ROS packages the launch files may start, with the parameters they
 #: declare and the topics they publish/subscribe (robot_state_publisher README, rviz2)

@@ -74,6 +74,23 @@ def main(argv=None) -> int:
         return EXIT_INTERRUPTED
 
 
+def _special_scenario(args):
+    """The exit code of a scenario with its own runner (a ``capture`` section: a chaser and a
+    tumbling target, issue 22; a ``constraints`` section: rolling ball, differential drive,
+    paper 002 §4), or None for an ordinary scenario."""
+    from .capture import capture_scenario_file, run_capture
+    from .constrained import constrained_scenario_file, run_constrained
+    for find, run in ((capture_scenario_file, run_capture),
+                      (constrained_scenario_file, run_constrained)):
+        path = find(args.scenario)
+        if path is not None:
+            try:
+                return run(path, args, _log)
+            except ValueError as exc:
+                raise UsageError(str(exc).splitlines()[0]) from None
+    return None
+
+
 def _main(argv) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -88,13 +105,9 @@ def _main(argv) -> int:
             return EXIT_OK
         if not args.scenario:
             raise UsageError("missing SCENARIO (see vm-sim --list)")
-        from .constrained import constrained_scenario_file, run_constrained
-        constrained = constrained_scenario_file(args.scenario)
-        if constrained is not None:     # rolling ball, differential drive (paper 002 §4)
-            try:
-                return run_constrained(constrained, args, _log)
-            except ValueError as exc:
-                raise UsageError(str(exc).splitlines()[0]) from None
+        special = _special_scenario(args)
+        if special is not None:
+            return special
         overrides = scenario_overrides(args)
         explicit = {k.split(".", 1)[1] for k in overrides if k.startswith("controller.")}
         if args.controller is not None and "controller.name" in overrides \

@@ -303,8 +303,16 @@ def contact_model_from_config(cfg: dict, what: str = "contact") -> ContactModel:
         raise ValueError(f"{what}: unknown keys {sorted(unknown)}; expected {sorted(keys)}")
     if "stiffness" not in cfg:
         raise ValueError(f"{what}: missing stiffness (N/m^n)")
-    normal = HuntCrossley(**{k: cfg[k] for k in ("stiffness", "exponent", "restitution",
-                                                  "damping", "v_min") if k in cfg})
+    nums = {}
+    for k in ("stiffness", "exponent", "restitution", "v_min"):
+        if k in cfg:
+            try:
+                nums[k] = float(cfg[k])
+            except (TypeError, ValueError):
+                raise ValueError(f"{what}.{k}: expected a number, got {cfg[k]!r} (YAML reads "
+                                 f"2.0e5 as text: write 2.0e+5 or 200000.0)") from None
+    normal = HuntCrossley(**nums, **({"damping": str(cfg["damping"])} if "damping" in cfg
+                                     else {}))
     fr = cfg.get("friction")
     friction = None
     if fr is not None:

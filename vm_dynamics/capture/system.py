@@ -2,12 +2,13 @@
 
 **State.**  Free phase: the poses ``(g, g_T) ∈ SE(3) × SE(3)`` (held as the block-diagonal 8×8
 matrix ``diag(g, g_T)``, a matrix Lie group whose exp and dexp are the blocks' SE(3) ones,
-:class:`ProductGroup`) and the vector ``y = [μ; q; q̇; μ_T; W; D; X]``: the spatial momenta of
+:class:`ProductGroup`) and the vector ``y = [μ; q; q̇; μ_T; I; W; D; X]``: the spatial momenta of
 the chaser ``μ = Ad_{g⁻¹}ᵀ P`` (P the locked momentum (77)) and of the target
-``μ_T = Ad_{g_T⁻¹}ᵀ 𝕄_T V_T`` (inertial frame, about its origin), the joints, and three energy
-accounts: the work of the inputs ``W = ∫(τ·q̇ + F_b·V) dt``, the contact dissipation
-``D = ∫P_d dt`` ((C3) of :mod:`.contact`) and the work of a measured (HIL) wrench
-``X = ∫F·(V_C − V_T) dt``.  Grasped phase: ``g`` and ``[μ; q; q̇; W; D; X]`` of the merged model
+``μ_T = Ad_{g_T⁻¹}ᵀ 𝕄_T V_T`` (inertial frame, about its origin), the joints, the spatial
+impulse ``I = ∫Ad_{g⁻¹}ᵀF_b dt`` of the base wrench, and three energy accounts: the work of the
+inputs ``W = ∫(τ·q̇ + F_b·V) dt``, the contact dissipation ``D = ∫P_d dt`` ((C3) of
+:mod:`.contact`) and the work of a measured (HIL) wrench ``X = ∫F·(V_C − V_T) dt``.
+Grasped phase: ``g`` and ``[μ; q; q̇; I; W; D; X]`` of the merged model
 (:meth:`~vm_dynamics.Model.with_attached_body`); the target's pose and twist follow from the weld
 (G1) of :mod:`.grasp`.
 
@@ -37,6 +38,8 @@ from .body import TargetBody
 from .contact import ChaserPrimitive, ContactModel, contact_force, contact_geometry
 from .grasp import GraspSpec, grasp_error, grasp_velocity, release_velocity
 from .shapes import Box, Sphere
+
+_NACC = 9      # accounts at the end of y: base-wrench impulse (6), W, D, X
 
 __all__ = ["CaptureSystem", "CaptureSimulator", "CaptureState", "ProductGroup",
            "MeasuredWrench"]
@@ -74,8 +77,10 @@ class MeasuredWrench:
 
 @dataclass
 class CaptureState:
-    """Chaser ``(g, V, q, qd)``, target ``(g_T, V_T)``, ``grasped``, the time and the energy
-    accounts ``work`` (inputs), ``dissipated`` (contact), ``exchanged`` (measured wrench), J."""
+    """Chaser ``(g, V, q, qd)``, target ``(g_T, V_T)``, ``grasped``, the time, the energy
+    accounts ``work`` (inputs), ``dissipated`` (contact), ``exchanged`` (measured wrench), J,
+    and ``impulse``: ``∫Ad_{g⁻¹}ᵀF_b dt``, the spatial impulse of the base wrench (the only
+    external wrench: total momentum = initial + impulse)."""
 
     t: float
     g: np.ndarray
@@ -88,6 +93,7 @@ class CaptureState:
     work: float = 0.0
     dissipated: float = 0.0
     exchanged: float = 0.0
+    impulse: np.ndarray = field(default_factory=lambda: np.zeros(6))
 
 
 @dataclass(eq=False)
@@ -165,6 +171,7 @@ class CaptureSimulator:
         self._G = None
         self._X = None          # the target's pose in the grasp frame while grasped
         self._merged = None
+        self.weld_loss = 0.0    # kinetic energy lost in the plastic welds (grasps) so far, J
 
     # ------------------------------------------------------------------ state
     @property
@@ -189,11 +196,12 @@ class CaptureSimulator:
         V, V_T = as_vector(V, 6, "V"), as_vector(V_T, 6, "V_T")
         q, qd = as_vector(q, n, "q"), as_vector(qd, n, "qd")
         self._merged, self._X, self._v0 = None, None, {}
+        self.weld_loss = 0.0
         self.t = float(t)
         self._G = np.zeros((8, 8))
         self._G[:4, :4], self._G[4:, 4:] = g, g_T
         mu = lie.Ad_inv(g).T @ m.locked_momentum(V, q, qd)
-        self._y = np.concatenate([mu, q, qd, self.system.target.momentum(g_T, V_T), [0, 0, 0]])
+        self._y = np.concatenate([mu, q, qd, self.system.target.momentum(g_T, V_T), np.zeros(_NACC)])
         self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
         self._note_onsets(None)
         return self
@@ -225,7 +233,7 @@ class CaptureSimulator:
         g, V, q, qd, g_T, V_T, _, _ = self._split(self._G, self._y)
         W, D, X = self._y[-3:]
         return CaptureState(self.t, g.copy(), V, q.copy(), qd.copy(), g_T.copy(), V_T,
-                            self.grasped, float(W), float(D), float(X))
+                            self.grasped, float(W), float(D), float(X), self._y[-9:-3].copy())
 
     @property
     def contacts(self) -> list:
@@ -325,8 +333,10 @@ class CaptureSimulator:
         _, qdd = m.forward_dynamics(g, V, q, qd, tau, bw, fw or None)
         mu_dot = Wc.copy()
         P_in = float(tau @ qd)
+        impulse_rate = np.zeros(6)
         if bw is not None:
-            mu_dot += lie.Ad_inv(g).T @ bw
+            impulse_rate = lie.Ad_inv(g).T @ bw
+            mu_dot += impulse_rate
             P_in += float(bw @ V)
         parts = [mu_dot, qd, qdd]
         if self.grasped:
@@ -334,7 +344,7 @@ class CaptureSimulator:
         else:
             parts.append(-Wc)
             vel = np.concatenate([V, V_T])
-        parts.append([P_in, P_d, P_x])
+        parts += [impulse_rate, [P_in, P_d, P_x]]
         return vel, np.concatenate(parts), [c[0] for c in contacts]
 
     # ------------------------------------------------------------------ stepping
@@ -343,7 +353,8 @@ class CaptureSimulator:
         if fn is not None:
             g, V, q, qd, g_T, V_T, _, _ = self._split(G, y)
             W, D, X = y[-3:]
-            out = fn(t, CaptureState(t, g, V, q, qd, g_T, V_T, self.grasped, W, D, X))
+            out = fn(t, CaptureState(t, g, V, q, qd, g_T, V_T, self.grasped, W, D, X,
+                                     y[-9:-3]))
             if not isinstance(out, tuple) or len(out) != 2:
                 raise ValueError(f"stage_inputs: expected (tau, base_wrench), got {out!r:.80}")
             tau, base_wrench = out
@@ -419,6 +430,9 @@ class CaptureSimulator:
         if self.grasped or not (force or self.can_grasp()):
             return False
         s = self.state
+        T_before = (self.system.model.kinetic_energy(s.V, s.q, s.qd)
+                    + self.system.target.kinetic_energy(s.V_T)
+                    + sum(cf.elastic_energy for cf in self._contacts))
         frame = self.system.grasp.frame
         gE = s.g @ self.system.model.frame_pose(s.q, frame)
         X = lie.se3_inv(gE) @ s.g_T
@@ -428,8 +442,9 @@ class CaptureSimulator:
         mu = lie.Ad_inv(s.g).T @ merged.locked_momentum(Vp, s.q, qdp)
         self._merged, self._X = merged, X
         self._G = s.g.copy()
-        self._y = np.concatenate([mu, s.q, qdp, self._y[-3:]])
+        self._y = np.concatenate([mu, s.q, qdp, self._y[-_NACC:]])
         self._contacts, self._v0 = [], {}
+        self.weld_loss += T_before - merged.kinetic_energy(Vp, s.q, qdp)
         return True
 
     def release(self) -> bool:
@@ -445,7 +460,7 @@ class CaptureSimulator:
         self._G[:4, :4], self._G[4:, 4:] = s.g, s.g_T
         mu = lie.Ad_inv(s.g).T @ m.locked_momentum(s.V, s.q, s.qd)
         self._y = np.concatenate([mu, s.q, s.qd, self.system.target.momentum(s.g_T, s.V_T),
-                                  self._y[-3:]])
+                                  self._y[-_NACC:]])
         self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
         self._note_onsets(None)
         return True
@@ -461,12 +476,14 @@ class CaptureSimulator:
         return {"chaser": h_C, "target": h_T, "total": h_C + h_T}
 
     def energy(self) -> dict:
-        """Kinetic energies, the elastic energy of the contacts, the accounts, and
-        ``balance = T_C + T_T + U − W − X + D`` (constant: the energy balance)."""
+        """Kinetic energies, the elastic energy of the contacts, the accounts, the energy
+        lost in the welds (``weld_loss``: (G2) is a plastic impact, and the elastic energy of a
+        contact at the moment of the weld is locked in it) and
+        ``balance = T_C + T_T + U − W − X + D + weld_loss`` (constant: the energy balance)."""
         s = self.state
         T_C = self.system.model.kinetic_energy(s.V, s.q, s.qd)
         T_T = self.system.target.kinetic_energy(s.V_T)
         U = sum(cf.elastic_energy for cf in self._contacts)
         return {"chaser": T_C, "target": T_T, "elastic": U, "work": s.work,
-                "dissipated": s.dissipated, "exchanged": s.exchanged,
-                "balance": T_C + T_T + U - s.work - s.exchanged + s.dissipated}
+                "dissipated": s.dissipated, "exchanged": s.exchanged, "weld_loss": self.weld_loss,
+                "balance": T_C + T_T + U - s.work - s.exchanged + s.dissipated + self.weld_loss}

@@ -251,6 +251,10 @@ def load_scenario(name_or_path, overrides: dict | None = None) -> Scenario:
         raise ValueError(f"{path.name} is a kinematically constrained scenario (its "
                          f"'constraints' section): vm-sim and diff_drive_node run it; in Python "
                          f"vm_dynamics.constraints.scenario.constrained_scenario(params, urdf)")
+    if "capture" in params:
+        raise ValueError(f"{path.name} is a capture scenario (its 'capture' section: a chaser "
+                         f"and a target): vm-sim runs it; in Python "
+                         f"vm_dynamics.capture.scenario.capture_scenario(params, urdf)")
     top = _top_level_values(params)
     sections = {key: mapping(params, key) for key in
                 ("initial", "input", "prescribed", "controller", "reference")}
