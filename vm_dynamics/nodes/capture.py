@@ -146,15 +146,16 @@ class CaptureEngine:
 
     @property
     def work(self) -> float:
-        """Work of the inputs and of the measured wrench, minus the contact dissipation (J)."""
+        """Work of the inputs and of the measured wrench, minus the contact dissipation and the
+        kinetic energy lost in the plastic welds (J)."""
         s = self.capture_state()
-        return s.work + s.exchanged - s.dissipated
+        return s.work + s.exchanged - s.dissipated - self.cs.weld_loss
 
     @property
     def abs_work(self) -> float:
-        """The energy scale of the accounts: ``|W| + |X| + D`` (J)."""
+        """The energy scale of the accounts: ``|W| + |X| + D + weld loss`` (J)."""
         s = self.capture_state()
-        return abs(s.work) + abs(s.exchanged) + s.dissipated
+        return abs(s.work) + abs(s.exchanged) + s.dissipated + self.cs.weld_loss
 
     def snapshot(self):
         """A copy of the state to :meth:`restore` (the system and models shared)."""

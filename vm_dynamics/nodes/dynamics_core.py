@@ -488,8 +488,7 @@ class DynamicsCore:
 
     def grasp(self) -> tuple[bool, str]:
         """``~/grasp`` (std_srvs/Trigger): weld the target to the grasp frame if the grasp
-        condition holds (nodes/capture.py); the energy references restart (a grasp is an
-        inelastic impulse)."""
+        condition holds (nodes/capture.py)."""
         return self._capture_event(lambda c: c.grasp())
 
     def release(self) -> tuple[bool, str]:
@@ -501,7 +500,6 @@ class DynamicsCore:
             return False, "no target in this simulation (the scenario has no capture section)"
         ok, text = act(self.capture)
         if ok:
-            self.energy_guard.rebaseline()
             self.schedule.state_pending = True
         self.log.emit("INFO" if ok else "WARN", "capture-event", text, throttle=False)
         return ok, text
