@@ -52,7 +52,6 @@ from ..capture import (
 )
 from ..config.params import unflatten
 from ..core import lie
-from ..core.rotations import quat_from_matrix
 from ..core.validation import as_vector
 from ..ros import messages as rm
 
@@ -311,14 +310,9 @@ class CapturePart:
                 "target_kinetic_energy": e["target"], "dissipated_J": e["dissipated"]}
 
 
-#: Marker types of the shapes (visualization_msgs/Marker).
-_MARKER = {"box": 1, "sphere": 2, "cylinder": 3}
-
-
 def shape_marker(stamp: float, frame: str, shape, pose, ns: str, grasped: bool = False) -> Any:
-    """A Marker drawing ``shape`` at ``pose`` in ``frame`` (a capsule as a cylinder of its full
-    length; grey-blue, green once grasped)."""
-    T = rm.TYPESTORE.types
+    """A Marker drawing ``shape`` at ``pose`` in ``frame`` (a capsule as the cylinder of its
+    full length; grey-blue, green once grasped)."""
     kind = shape.kind
     if kind == "box":
         scale = shape.size
@@ -326,28 +320,9 @@ def shape_marker(stamp: float, frame: str, shape, pose, ns: str, grasped: bool =
         scale = (2 * shape.radius,) * 3
     else:                                         # cylinder, capsule: axis z
         extra = 2 * shape.radius if kind == "capsule" else 0.0
-        scale = (2 * shape.radius, 2 * shape.radius, shape.length + extra)
-    p = pose[:3, 3]
-    qx, qy, qz, qw = quat_from_matrix(pose[:3, :3])
+        scale, kind = (2 * shape.radius, 2 * shape.radius, shape.length + extra), "cylinder"
     color = (0.2, 0.8, 0.3, 0.9) if grasped else (0.55, 0.6, 0.75, 0.9)
-    return T["visualization_msgs/msg/Marker"](
-        header=rm.header_msg(stamp, frame), ns=ns, id=0,
-        type=_MARKER.get(kind, 3), action=0,
-        pose=T["geometry_msgs/msg/Pose"](
-            position=T["geometry_msgs/msg/Point"](x=float(p[0]), y=float(p[1]), z=float(p[2])),
-            orientation=T["geometry_msgs/msg/Quaternion"](x=float(qx), y=float(qy),
-                                                          z=float(qz), w=float(qw))),
-        scale=T["geometry_msgs/msg/Vector3"](x=float(scale[0]), y=float(scale[1]),
-                                             z=float(scale[2])),
-        color=T["std_msgs/msg/ColorRGBA"](r=color[0], g=color[1], b=color[2], a=color[3]),
-        lifetime=T["builtin_interfaces/msg/Duration"](sec=0, nanosec=0), frame_locked=True,
-        points=[], colors=[], texture_resource="",
-        texture=T["sensor_msgs/msg/CompressedImage"](
-            header=rm.header_msg(0.0, frame), format="", data=np.zeros(0, dtype=np.uint8)),
-        uv_coordinates=[], text="", mesh_resource="",
-        mesh_file=T["visualization_msgs/msg/MeshFile"](filename="",
-                                                       data=np.zeros(0, dtype=np.uint8)),
-        mesh_use_embedded_materials=False)
+    return rm.marker_msg(stamp, frame, kind, scale, pose, color, ns=ns)
 
 
 def capture_part(robot, p: Mapping[str, Any], dt: float, method: str, world: str):

@@ -84,7 +84,7 @@ from .recording_meta import (
 from .urdf_tf import UrdfTree
 
 #: The message type of a recorded target's shape (``/target/marker``).
-MARKER = "visualization_msgs/msg/Marker"
+MARKER = rm.MARKER
 
 __all__ = [
     "BASE_IOTA", "TOPIC_QOS", "RecordingInfo", "RecordingError", "base_iota_matrix",

@@ -251,8 +251,8 @@ def body_from_marker(msg: Any) -> Body:
     sc = np.array([msg.scale.x, msg.scale.y, msg.scale.z], dtype=float)
     if not np.all(np.isfinite(sc)) or np.any(sc <= 0):
         raise ValueError(f"Marker.scale: expected positive sizes, got {sc.tolist()}")
-    size = {"box": tuple(sc), "sphere": (0.5 * sc[0],),
-            "cylinder": (0.5 * sc[0], sc[2])}[kind]
+    size = {"box": tuple(float(x) for x in sc), "sphere": (0.5 * float(sc[0]),),
+            "cylinder": (0.5 * float(sc[0]), float(sc[2]))}[kind]
     pose, o = msg.pose, msg.pose.orientation
     quat = [o.x, o.y, o.z, o.w] if any((o.x, o.y, o.z, o.w)) else [0.0, 0.0, 0.0, 1.0]
     origin = matrix_from_pose([pose.position.x, pose.position.y, pose.position.z], quat)
