@@ -15,9 +15,9 @@ needs in ``/diagnostics``; the mechanisms are those of the measured joint states
 * **Time.**  Header stamps order the samples: a sample stamped at or before the newest is
   dropped and counted (late or out of order).  A sample without a stamp (zero) takes its
   arrival time.  The latency (arrival − stamp, system clock) is reported.
-* **Gaps.**  A stamp interval longer than ``measured_wrench.max_gap`` is a gap (a warning,
-  counted; the previous sample was held over it, up to the watchdog); longer than 1.5 median
-  intervals a drop-out (counted).
+* **Gaps.**  A stamp interval longer than ``measured_wrench.max_gap`` is a gap (counted, and a
+  warning at most every 2 s; the previous sample was held over it, up to the watchdog);
+  longer than 1.5 median intervals a drop-out (counted).
 * **Watchdog.**  No sample for ``measured_wrench.timeout`` wall seconds: a warning,
   diagnostics WARN, and the wrench is zeroed until samples resume.
 * **Bad samples** (wrong type, NaN/Inf, a force or torque beyond the sensor's range
@@ -118,7 +118,8 @@ class MeasuredWrenchInput:
             self.rejected += 1
             self.last_error = str(exc)
             log.emit("WARN", f"reject-measured-wrench-{reason_key(str(exc))}",
-                     f"rejected measured wrench: {exc}; keeping the last valid sample")
+                     f"rejected measured wrench: {exc}; the sample is ignored (the wrench "
+                     f"applied stays as it was)")
             return False
         stamp = wall if stamp is None else stamp
         interval = None if self.last_stamp is None else stamp - self.last_stamp
@@ -134,8 +135,8 @@ class MeasuredWrenchInput:
                      f"gap of {interval:.3f} s in the measured wrenches (longer than "
                      f"measured_wrench.max_gap={self.max_gap:g} s) at t={sim_t:.3f} s: the "
                      f"previous sample was held"
-                     + (" until the watchdog zeroed it" if self.holding else ""),
-                     throttle=False)
+                     + (" until the watchdog zeroed it" if self.holding else "")
+                     + " (counted in /diagnostics; this warning at most every 2 s)")
         self.value[:] = w
         self.sample_frame = frame
         self.last_stamp = stamp

@@ -209,7 +209,7 @@ def parse_wrench_stamped(msg: Any, *, force_limit: float | None = None,
     if bad.size:
         i = int(bad[0])
         raise ValueError(f"WrenchStamped.wrench.{_WRENCH_FIELDS[i]} contains NaN/Inf "
-                         f"({w[i]!r})")
+                         f"({float(w[i])!r})")
     for part, v, limit, unit in (("force", w[:3], force_limit, "N"),
                                  ("torque", w[3:], torque_limit, "N m")):
         size = float(np.linalg.norm(v))
