@@ -17,7 +17,6 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -46,18 +45,23 @@ def _actions(context):
                                            "use_sim_time")
     except ValueError as exc:
         raise RuntimeError(str(exc)) from None
+    # read before the include: its arguments (rviz:=false for sim.launch.py's own RViz) are
+    # set in this launch's configurations too
+    try:
+        start_rviz = parse_bool_argument(LaunchConfiguration("rviz").perform(context), "rviz")
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
     args = {name: LaunchConfiguration(name).perform(context) for name in PASSED}
     args["rviz"] = "false"
-    return [
-        IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(os.path.join(share, "launch", "sim.launch.py")),
-            launch_arguments=args.items()),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-             arguments=["-d", os.path.join(share, "rviz", "capture.rviz"),
-                        "-f", rviz_fixed_frame(params)],
-             parameters=[{"use_sim_time": use_sim_time}],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
-    ]
+    actions = [IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(os.path.join(share, "launch", "sim.launch.py")),
+        launch_arguments=args.items())]
+    if start_rviz:
+        actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
+                            arguments=["-d", os.path.join(share, "rviz", "capture.rviz"),
+                                       "-f", rviz_fixed_frame(params)],
+                            parameters=[{"use_sim_time": use_sim_time}]))
+    return actions
 
 
 def generate_launch_description():

@@ -671,6 +671,8 @@ def test_capture_launch_runs_the_target_with_its_rviz_config():
             assert topic in published, f"{display['Class']} shows {topic}, not published"
             topics.add(topic)
     assert {"/target/marker", "/target/odom", "/contact_wrench"} <= topics
+    nodes, _ = run_launch(LAUNCH / "capture.launch.py", {"rviz": "false"})
+    assert [n.executable for n in nodes] == ["dynamics_node", "robot_state_publisher"]
     with pytest.raises(RuntimeError, match="'spacecraft_arm' has no capture section"):
         run_launch(LAUNCH / "capture.launch.py", {"scenario": "spacecraft_arm"})
 
