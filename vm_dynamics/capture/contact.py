@@ -303,14 +303,13 @@ def contact_model_from_config(cfg: dict, what: str = "contact") -> ContactModel:
         raise ValueError(f"{what}: unknown keys {sorted(unknown)}; expected {sorted(keys)}")
     if "stiffness" not in cfg:
         raise ValueError(f"{what}: missing stiffness (N/m^n)")
-    nums = {}
+    nums = {}       # YAML 1.1 reads 2.0e5 as text: numbers in text are taken
     for k in ("stiffness", "exponent", "restitution", "v_min"):
         if k in cfg:
             try:
                 nums[k] = float(cfg[k])
             except (TypeError, ValueError):
-                raise ValueError(f"{what}.{k}: expected a number, got {cfg[k]!r} (YAML reads "
-                                 f"2.0e5 as text: write 2.0e+5 or 200000.0)") from None
+                raise ValueError(f"{what}.{k}: expected a number, got {cfg[k]!r}") from None
     normal = HuntCrossley(**nums, **({"damping": str(cfg["damping"])} if "damping" in cfg
                                      else {}))
     fr = cfg.get("friction")

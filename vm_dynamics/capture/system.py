@@ -36,7 +36,8 @@ from ..core.validation import as_pose, as_positive, as_vector
 from ..sim.integrators import TABLEAUX, reorthonormalize, rkmk_step
 from .body import TargetBody
 from .contact import ChaserPrimitive, ContactModel, contact_force, contact_geometry
-from .grasp import GraspSpec, grasp_error, grasp_velocity, release_velocity
+from .grasp import GraspSpec, grasp_error, grasp_velocity
+from .kinematics import frame_twist
 from .shapes import Box, Sphere
 
 _NACC = 9      # accounts at the end of y: base-wrench impulse (6), W, D, X
@@ -221,7 +222,7 @@ class CaptureSimulator:
         if self.grasped:
             gE = g @ m.frame_pose(q, self.system.grasp.frame)
             g_T = gE @ self._X
-            V_T = release_velocity(m, q, V, qd, self.system.grasp.frame, self._X)
+            V_T = self._Xinv_Ad @ frame_twist(m, q, self.system.grasp.frame, V, qd)    # (G1)
             return g, V, q, qd, g_T, V_T, mu, None
         g_T = G[4:, 4:]
         mu_T = y[6 + 2 * n:12 + 2 * n]
@@ -251,7 +252,6 @@ class CaptureSimulator:
         tgt = sysm.target
         g_shape = tgt.shape_world_pose(g_T)
         r_T = tgt.shape.bounding_radius()
-        nu = None
         for p in sysm.primitives:
             g_f = g @ m.frame_pose(q, p.frame)
             g_p = g_f @ p.pose
@@ -261,9 +261,7 @@ class CaptureSimulator:
             geom = contact_geometry(p, g_p, tgt.shape, g_shape)
             if geom.delta <= 0.0:
                 continue
-            if nu is None:
-                nu = np.concatenate([V, qd])
-            V_f = m.frame_jacobian(q, p.frame) @ nu
+            V_f = frame_twist(m, q, p.frame, V, qd)
             v_rel = (_point_velocity(g_f, V_f, geom.point)
                      - _point_velocity(g_T, V_T, geom.point))
             v0 = self._v0.get(p.name)
@@ -291,14 +289,13 @@ class CaptureSimulator:
         g, V, q, qd, g_T, V_T, _, _ = self._split(self._G, self._y)
         sysm, m = self.system, self.model
         g_shape = sysm.target.shape_world_pose(g_T)
-        nu = np.concatenate([V, qd])
         out = {}
         for p in sysm.primitives:
             g_f = g @ m.frame_pose(q, p.frame)
             geom = contact_geometry(p, g_f @ p.pose, sysm.target.shape, g_shape)
             if geom.delta < -0.05 * p.shape.bounding_radius():
                 continue
-            V_f = m.frame_jacobian(q, p.frame) @ nu
+            V_f = frame_twist(m, q, p.frame, V, qd)
             v_rel = (_point_velocity(g_f, V_f, geom.point)
                      - _point_velocity(g_T, V_T, geom.point))
             out[p.name] = -float(geom.normal @ v_rel)
@@ -327,8 +324,7 @@ class CaptureSimulator:
             Wm = lie.Ad_inv(g_s).T @ meas.wrench
             Wc += Wm
             fw[meas.frame] = fw.get(meas.frame, 0.0) + meas.wrench
-            nu = np.concatenate([V, qd])
-            V_s = lie.Ad(g_s) @ (m.frame_jacobian(q, meas.frame) @ nu)
+            V_s = lie.Ad(g_s) @ frame_twist(m, q, meas.frame, V, qd)
             P_x = float(Wm @ (V_s - lie.Ad(g_T) @ V_T))
         _, qdd = m.forward_dynamics(g, V, q, qd, tau, bw, fw or None)
         mu_dot = Wc.copy()
@@ -440,7 +436,7 @@ class CaptureSimulator:
                                  s.qd, s.V_T, frame, X)
         merged = self.system.merged_model(X)
         mu = lie.Ad_inv(s.g).T @ merged.locked_momentum(Vp, s.q, qdp)
-        self._merged, self._X = merged, X
+        self._merged, self._X, self._Xinv_Ad = merged, X, lie.Ad_inv(X)
         self._G = s.g.copy()
         self._y = np.concatenate([mu, s.q, qdp, self._y[-_NACC:]])
         self._contacts, self._v0 = [], {}
@@ -449,7 +445,8 @@ class CaptureSimulator:
 
     def release(self) -> bool:
         """Undo the weld (G3): the chaser keeps its velocities, the target leaves with the twist
-        of its attachment.  Returns whether it was grasped."""
+        of its attachment; the elastic energy of a contact the weld held compressed is returned
+        from ``weld_loss``.  Returns whether it was grasped."""
         self._require()
         if not self.grasped:
             return False
@@ -463,6 +460,8 @@ class CaptureSimulator:
                                   self._y[-_NACC:]])
         self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
         self._note_onsets(None)
+        # a contact the weld held compressed springs back: its elastic energy leaves the weld
+        self.weld_loss -= sum(cf.elastic_energy for cf in self._contacts)
         return True
 
     # ------------------------------------------------------------------ accounts
