@@ -12,7 +12,11 @@ subscribes ``effort_controller/commands``
 (geometry_msgs/WrenchStamped) and, with ``wrench_source: measured``, a force/torque sensor's
 geometry_msgs/WrenchStamped on ``measured_wrench.topic``
 (:mod:`~vm_dynamics.nodes.wrench_source`); services ``~/reset`` (std_srvs/Trigger) and
-``~/pause`` (std_srvs/SetBool).  All logic is in
+``~/pause`` (std_srvs/SetBool).  With a ``capture`` section (a target,
+:mod:`~vm_dynamics.nodes.capture`) also ``target/odom`` (nav_msgs/Odometry), the
+``odom_frame -> target`` transform on ``/tf``, ``target/marker`` (visualization_msgs/Marker)
+and ``contact_wrench`` (geometry_msgs/WrenchStamped), and services ``~/grasp`` and
+``~/release`` (std_srvs/Trigger).  All logic is in
 :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`; this module only wires it to the
 transport and paces it to the wall clock.
 
