@@ -118,6 +118,8 @@ def test_stamps_order_samples_gaps_are_reported_and_the_watchdog_zeroes():
     d.check_measured_wrench_watchdog(10.19 + 0.1)
     assert d.inputs.frame_wrenches                        # not yet
     d.check_measured_wrench_watchdog(10.19 + 0.3)
+    assert d.inputs.frame_wrenches and not mw.holding     # seen: confirmed at the next check
+    d.check_measured_wrench_watchdog(10.19 + 0.31)
     assert d.inputs.frame_wrenches == {} and mw.holding
     assert not d.inputs.held.frames                       # the engine's inputs: none
     assert any("watchdog: no measured wrench" in m for m in messages(d))
@@ -130,6 +132,18 @@ def test_stamps_order_samples_gaps_are_reported_and_the_watchdog_zeroes():
     # an unstamped sample takes its arrival time
     assert d.apply_measured_wrench(wrench(0.0), 10.70)
     assert mw.last_stamp == 10.70
+
+
+def test_a_sample_taken_after_a_long_step_keeps_the_watchdog_from_tripping():
+    """A tick that stepped for longer than the timeout sees an old last sample; the samples
+    queued meanwhile are taken before the next check, which then finds them fresh."""
+    d = core()
+    assert d.apply_measured_wrench(wrench(10.0), 10.0)
+    d.check_measured_wrench_watchdog(10.5)                # after a 0.5 s step: seen
+    assert d.apply_measured_wrench(wrench(10.02), 10.5)   # the queued sample
+    d.check_measured_wrench_watchdog(10.51)
+    assert not d.measured_wrench.holding and d.inputs.frame_wrenches
+    assert not any("watchdog" in m for m in messages(d))
 
 
 def test_reset_forgets_the_measured_wrench():

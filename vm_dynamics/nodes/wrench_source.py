@@ -19,7 +19,10 @@ needs in ``/diagnostics``; the mechanisms are those of the measured joint states
   warning at most every 2 s; the previous sample was held over it, up to the watchdog);
   longer than 1.5 median intervals a drop-out (counted).
 * **Watchdog.**  No sample for ``measured_wrench.timeout`` wall seconds: a warning,
-  diagnostics WARN, and the wrench is zeroed until samples resume.
+  diagnostics WARN, and the wrench is zeroed until samples resume.  A silence is confirmed at
+  the node's next check (one timer tick later): after a tick that stepped for longer than the
+  timeout, samples queued meanwhile are taken before the watchdog decides, so a slow step is
+  not mistaken for a silent sensor.
 * **Bad samples** (wrong type, NaN/Inf, a force or torque beyond the sensor's range
   ``measured_wrench.force_limit`` / ``torque_limit``, a frame not of the chaser model or not
   the configured ``measured_wrench.frame``) are rejected with a warning naming the field; the
@@ -71,6 +74,7 @@ class MeasuredWrenchInput:
         self.last_stamp: float | None = None
         self.last_wall: float | None = None
         self.holding = False          # the watchdog tripped: zero applied
+        self.silence_seen: float | None = None   # last_wall of a silence seen, to confirm
         self.accepted = self.rejected = self.out_of_order = self.gaps = self.dropouts = 0
         self.last_error = ""
         self.intervals: deque = deque(maxlen=1000)
@@ -160,11 +164,15 @@ class MeasuredWrenchInput:
 
     def check_watchdog(self, wall_now: float, sim_t: float, log) -> bool:
         """Zero the wrench (once per silence, a warning on ``log``) when no sample arrived for
-        ``timeout`` wall seconds; True if it tripped now (the held inputs change)."""
+        ``timeout`` wall seconds at two consecutive checks (module docstring); True if it
+        tripped now (the held inputs change)."""
         if self.holding or self.last_wall is None:
             return False
         age = wall_now - self.last_wall
         if age <= self.timeout:
+            return False
+        if self.silence_seen != self.last_wall:      # first seen: confirm at the next check
+            self.silence_seen = self.last_wall
             return False
         self.holding = True
         log.emit("WARN", "measured-wrench-watchdog",
