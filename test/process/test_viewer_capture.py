@@ -51,6 +51,26 @@ def test_playback_reads_the_target_from_the_recording(tmp_path):
     assert not np.allclose(poses[0][:3, :3], poses[-1][:3, :3])       # it tumbled
 
 
+def test_write_mcap_records_the_target_marker(tmp_path):
+    """vm-sim's path: write_mcap with the target's pose as extra_tf and its marker."""
+    from vm_dynamics.capture import Sphere
+    from vm_dynamics.nodes.capture import shape_marker
+    from vm_dynamics.ros.recording import write_mcap
+    from vm_dynamics.viewer.scene import playback_from_mcap
+    d = capture_core()
+    n = 4
+    g_T = np.tile(np.eye(4), (n, 1, 1))
+    g_T[:, 0, 3] = 3.0 + 0.1 * np.arange(n)
+    write_mcap(tmp_path / "w.mcap", 0.1 * np.arange(n), np.tile(d.g, (n, 1, 1)),
+               np.zeros((n, 6)), np.tile(d.q, (n, 1)), np.zeros((n, 7)), d.model.joint_names,
+               extra_tf=[("odom", "target", g_T)],
+               robot_description=str(REPO / "urdf" / "spacecraft_arm.urdf.xacro"),
+               target_marker=shape_marker(0.0, "target", Sphere(0.5), np.eye(4), "target"))
+    pb = playback_from_mcap(tmp_path / "w.mcap", max_rate=None)
+    assert [(b.frame, b.kind, b.size) for b in pb.bodies] == [("target", "sphere", (0.5,))]
+    np.testing.assert_allclose(pb.body_poses[:, 0], g_T, atol=1e-15)
+
+
 def test_recording_without_target_has_no_bodies(tmp_path):
     from vm_dynamics.viewer.scene import playback_from_mcap
     d = capture_core()

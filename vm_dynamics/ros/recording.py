@@ -530,7 +530,8 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
                base_iota: Any = None, decimate: int | None = None,
                rate_hz: float | None = None, time_offset_s: float = 0.0,
                overwrite: bool = True,
-               robot_description: str | os.PathLike | None = None) -> RecordingInfo:
+               robot_description: str | os.PathLike | None = None,
+               target_marker: Any = None) -> RecordingInfo:
     """Write a simulated trajectory as a ROS 2 MCAP recording (single file at ``path``).
 
     Args:
@@ -555,6 +556,8 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
         overwrite: replace an existing file (otherwise FileExistsError).
         robot_description: URDF XML or URDF/xacro file: adds ``/robot_description`` and the
             TF of every link (see :class:`McapRecorder`).
+        target_marker: a capture target's shape (visualization_msgs/Marker in its frame, whose
+            pose ``extra_tf`` gives), written once on ``/target/marker`` (:class:`McapRecorder`).
 
     Returns:
         :class:`RecordingInfo` with the recorded sample indices and per-topic counts.
@@ -578,7 +581,7 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
 
     rec = McapRecorder(path, names, robot_description=robot_description, frame_ids=frame_ids,
                        base_iota=base_iota, static_tf=static_tf, time_offset_s=time_offset_s,
-                       overwrite=overwrite)
+                       overwrite=overwrite, target_marker=target_marker)
     try:
         for i in idx:
             rec.add(t[i], g[i], V[i], q[i], qd[i], None if eff is None else eff[i],
