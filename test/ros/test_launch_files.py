@@ -426,7 +426,8 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
 
 @pytest.mark.parametrize("launch_file", sorted(p.name for p in LAUNCH.glob("*.launch.py")
                                                 if p.name not in ("hil.launch.py",
-                                                                  "diff_drive.launch.py")))
+                                                                  "diff_drive.launch.py",
+                                                                  "capture.launch.py")))
 @pytest.mark.parametrize("args", [{}, {"rviz": "false", "controller": "pd_gravity",
                                        "lockstep": "true", "real_time_factor": "0.5"},
                                   {"controller": "none", "use_sim_time": "false"}])
@@ -523,8 +524,8 @@ def _check_launch(launch_file, args):
         if topic in ("/effort_controller/commands", "/joint_commands", "/base_wrench") \
                 and not expect_ctrl:
             continue                                   # open loop: nobody commands
-        if topic == "/measured/joint_states":
-            continue                                   # joint_source measured (hil.launch.py)
+        if topic in ("/measured/joint_states", "/measured/wrench"):
+            continue                                   # hardware in the loop (measured_*)
         assert published.get(topic) == mtype, (topic, mtype, published.get(topic))
     for topic, mtype in published.items():
         assert _interface_exists(mtype), mtype
@@ -639,6 +640,41 @@ def test_rviz_config_topics_are_published_and_frames_exist():
     assert set(wanted) <= seen
     robot = next(d for d in vm["Displays"] if d["Class"].endswith("RobotModel"))
     assert robot["Description Topic"]["Durability Policy"] == "Transient Local"
+
+
+def test_capture_launch_runs_the_target_with_its_rviz_config():
+    """capture.launch.py: sim.launch.py's dynamics node and robot_state_publisher on the capture
+    scenario, no controller (its mission is vm-sim's), RViz with rviz/capture.rviz, whose
+    topics -- the chaser's and the target's -- the launched nodes publish with those types."""
+    from vm_dynamics.nodes.capture import CAPTURE_PUBLICATIONS
+    nodes, ctx = run_launch(LAUNCH / "capture.launch.py")
+    assert [(n.package, n.executable) for n in nodes] == [
+        ("vm_dynamics", "dynamics_node"), ("robot_state_publisher", "robot_state_publisher"),
+        ("rviz2", "rviz2")]
+    rviz = nodes[-1]
+    config = Path(rviz.arguments[rviz.arguments.index("-d") + 1])
+    assert config.name == "capture.rviz" and config.is_file()
+    assert ctx.configs["scenario"] == "capture_tumbling"
+    dyn = nodes[0]
+    ra = resolved_parameters(dyn, ctx)
+    overrides = rargs.parameter_overrides_for(ra, "/dynamics_node")
+    declared = dynamics_node.node_parameter_defaults(overrides)
+    assert any(k.startswith("capture.target.") for k in declared)   # the node reads them
+    published = {"/" + t: mt for t, mt, _ in CAPTURE_PUBLICATIONS.values()}
+    for node in nodes:
+        published.update(node_interface(node)[1])
+    cfg = yaml.safe_load(config.read_text())
+    topics = set()
+    for display in cfg["Visualization Manager"]["Displays"]:
+        topic = (display.get("Topic") or display.get("Description Topic") or {}).get("Value")
+        if topic:
+            assert topic in published, f"{display['Class']} shows {topic}, not published"
+            topics.add(topic)
+    assert {"/target/marker", "/target/odom", "/contact_wrench"} <= topics
+    nodes, _ = run_launch(LAUNCH / "capture.launch.py", {"rviz": "false"})
+    assert [n.executable for n in nodes] == ["dynamics_node", "robot_state_publisher"]
+    with pytest.raises(RuntimeError, match="'spacecraft_arm' has no capture section"):
+        run_launch(LAUNCH / "capture.launch.py", {"scenario": "spacecraft_arm"})
 
 
 def test_setup_installs_launch_rviz_config_and_urdf():

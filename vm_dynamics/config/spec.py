@@ -32,12 +32,15 @@ from .sections import INITIAL_PARAMETERS
 
 __all__ = ["Parameter", "ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "CONTROLLER_PARAMETERS",
            "ORBIT_PARAMETERS", "DYNAMICS_NODE_PARAMETERS", "SCENARIO_PARAMETERS", "SCENARIO_FILE_PARAMETERS",
-           "OPEN_SECTIONS", "DYNAMICS_BACKENDS", "JOINT_SOURCES", "BASE_TYPES", "choice",
+           "OPEN_SECTIONS", "DYNAMICS_BACKENDS", "JOINT_SOURCES", "WRENCH_SOURCES", "BASE_TYPES",
+           "choice",
            "check_integrator", "checked_values", "unknown_parameters", "unknown_parameter_text"]
 
 BASE_TYPES = ("SE3", "SE2", "SO3", "fixed")
 DYNAMICS_BACKENDS = ("auto", "numba", "lp")
 JOINT_SOURCES = ("simulated", "measured", "prescribed")
+#: Where the contact wrench on the chaser comes from (``wrench_source``).
+WRENCH_SOURCES = ("simulated", "measured")
 #: Sections whose keys are checked by their own parser (the controller plug-in's ``PARAMS``,
 #: the reference parser, the force elements' reader), not by this table.
 OPEN_SECTIONS = ("controller", "reference", "forces")
@@ -243,6 +246,26 @@ DYNAMICS_PARAMETERS: dict[str, Parameter] = _table({
                          "a longer one the vehicle has held and restarts from the new sample"),
     "measured.timeout": (0.2, "wall seconds without a sample before the watchdog warns (the "
                          "vehicle holds meanwhile)"),
+    # a force/torque sensor's wrench on the chaser (hardware in the loop:
+    # nodes/wrench_source.py)
+    "wrench_source": ("simulated", "simulated (contact wrenches from the simulation) or "
+                      "measured (a force/torque sensor's geometry_msgs/WrenchStamped on "
+                      "measured_wrench.topic acts on the chaser at its frame)",
+                      choice(WRENCH_SOURCES)),
+    "measured_wrench.topic": ("measured/wrench", "topic of the sensor's "
+                              "geometry_msgs/WrenchStamped (wrench_source measured)"),
+    "measured_wrench.frame": ("", "the sensor's frame, a frame of the chaser model (empty: "
+                              "each message's header.frame_id); a message naming another "
+                              "frame is rejected", _text),
+    "measured_wrench.max_gap": (0.05, "sample intervals (s of the stamps) longer than this "
+                                "are reported as gaps (the wrench was held over them)",
+                                _positive),
+    "measured_wrench.timeout": (0.2, "wall seconds without a sample before the watchdog "
+                                "zeroes the measured wrench", _positive),
+    "measured_wrench.force_limit": (1.0e4, "reject a sample whose force exceeds this, N "
+                                    "(a sensor fault, not a contact)", _positive),
+    "measured_wrench.torque_limit": (1.0e3, "reject a sample whose torque exceeds this, N m",
+                                     _positive),
     "prescribed.type": ("", "prescribed motion (joint_source prescribed): sinusoid or "
                         "wheel_loop"),
     "prescribed.joints": (None, "wheel_loop: the two joint indices of the loop"),

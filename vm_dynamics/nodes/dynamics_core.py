@@ -60,6 +60,7 @@ from ..forces.orbit import OutputFrame
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
 from ..sim.interaction import arm_interaction
+from .capture import capture_part
 from .dynamics_diagnostics import diagnostics_message
 from .energy_guard import EnergyGuard
 from .entities import VehicleEntity
@@ -68,6 +69,7 @@ from .input_channels import CommandInputs
 from .joint_source import measured_joint_input
 from .publish_schedule import PublishSchedule
 from .robot import Robot, load_robot
+from .wrench_source import measured_wrench_input
 
 __all__ = ["DynamicsCore"]
 
@@ -113,16 +115,24 @@ class DynamicsCore:
         self.prescribed, self.measured = self._joint_motion(robot, p)
         motion = self.prescribed if self.measured is None else self.measured.motion
 
+        # with a capture section: the chaser and the target together (nodes/capture.py)
+        self.capture = capture_part(robot, p, self.dt, self.method, robot.odom_frame)
         # the engine (the force elements inside, evaluated at every stage)
-        try:
-            self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
-                                 forces=robot.forces, prescribed=motion)
-        except ValueError as exc:
-            raise ValueError(f"dynamics_backend: {exc}") from None
+        if self.capture is not None:
+            self.sim = self.capture.engine
+        else:
+            try:
+                self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
+                                     forces=robot.forces, prescribed=motion)
+            except ValueError as exc:
+                raise ValueError(f"dynamics_backend: {exc}") from None
 
         self.inputs = CommandInputs(robot, self.sim, self.log, lambda: self.sim.t, self.timeout,
                                     self.lockstep, self.joint_source,
                                     heartbeat_ns=lambda: self.schedule.heartbeat_ns)
+        # a force/torque sensor's wrench on the chaser (nodes/wrench_source.py)
+        self.measured_wrench = (measured_wrench_input(robot, p)
+                                if p["wrench_source"] == "measured" else None)
         self.energy_guard = EnergyGuard(self.sim, m, self.log, p["divergence_threshold"],
                                         balance_checked=self.joint_source == "simulated")
         self.user_paused = False
@@ -172,6 +182,9 @@ class DynamicsCore:
             self.sim.reset(self.g0, self.V0, self.q0, self.qd0)
         else:
             self.sim.reset(self.g0, self.V0)
+        if self.measured_wrench is not None:   # nothing applied until the next sample
+            self.measured_wrench.reset()
+        self.inputs.frame_wrenches = {}
         self.inputs.reset()
         self.energy_guard.reset()
         self.schedule.reset()
@@ -334,6 +347,28 @@ class DynamicsCore:
         if self.measured is not None:
             self.measured.check_watchdog(wall_now, self.t, self.log)
 
+    # ---------------------------------------------------------------- measured wrench (HIL)
+    def apply_measured_wrench(self, msg: Any, wall: float | None = None) -> bool:
+        """A force/torque sensor's ``geometry_msgs/WrenchStamped`` (``wrench_source:
+        measured``), arriving at ``wall`` (system clock, s): held on the chaser at its frame
+        from now on; False if rejected or out of order (:class:`MeasuredWrenchInput`)."""
+        mw = self.measured_wrench
+        if mw is None:
+            return False
+        wall = time.time() if wall is None else float(wall)
+        if not mw.receive(msg, wall, self.t, self.log):
+            return False
+        self.inputs.frame_wrenches = mw.frame_wrenches()
+        self.inputs.update()
+        return True
+
+    def check_measured_wrench_watchdog(self, wall_now: float) -> None:
+        """Zero the measured wrench (a warning, once per silence) when the sensor stopped."""
+        mw = self.measured_wrench
+        if mw is not None and mw.check_watchdog(wall_now, self.t, self.log):
+            self.inputs.frame_wrenches = mw.frame_wrenches()
+            self.inputs.update()
+
     # ---------------------------------------------------------------- energy
     def check_energy(self) -> bool:
         """Energy-balance check of the current state; on failure: roll back and pause
@@ -452,6 +487,7 @@ class DynamicsCore:
         self.log.emit("INFO", "reset", "simulation reset to the initial state", throttle=False)
         return True, "reset to the initial state at t=0"
 
+<<<<<<< HEAD
     # ---------------------------------------------------------------- entities
     def entities(self) -> list:
         """The bodies a simulator API addresses by name
@@ -465,6 +501,25 @@ class DynamicsCore:
         self.sim.set_vehicle(g, V)
         self.energy_guard.rebaseline()
         self.schedule.state_pending = True
+=======
+    def grasp(self) -> tuple[bool, str]:
+        """``~/grasp`` (std_srvs/Trigger): weld the target to the grasp frame if the grasp
+        condition holds (nodes/capture.py)."""
+        return self._capture_event(lambda c: c.grasp())
+
+    def release(self) -> tuple[bool, str]:
+        """``~/release`` (std_srvs/Trigger): undo the weld."""
+        return self._capture_event(lambda c: c.release())
+
+    def _capture_event(self, act) -> tuple[bool, str]:
+        if self.capture is None:
+            return False, "no target in this simulation (the scenario has no capture section)"
+        ok, text = act(self.capture)
+        if ok:
+            self.schedule.state_pending = True
+        self.log.emit("INFO" if ok else "WARN", "capture-event", text, throttle=False)
+        return ok, text
+>>>>>>> s-capture-ros
 
     # ---------------------------------------------------------------- outputs
     def state_messages(self) -> list:
@@ -488,7 +543,11 @@ class DynamicsCore:
             g, V6, extra = self.output.sample(self.t, g, m.group.embed(V))
             world, V = self.output.frame_id, V6
         yield "odom", rm.odometry_msg(t, g, m.group.embed(V), world, r.base_frame)
+        if self.capture is not None:            # the target: its transform in the same /tf
+            extra = (*extra, self.capture.transform())
         yield "tf", rm.tf_msg(t, [(world, r.base_frame, g), *extra])
+        if self.capture is not None:
+            yield from self.capture.messages(t, self.inputs.held)
         if self.joint_source != "simulated":
             yield "vehicle_pose_command", rm.pose_stamped_msg(t, world, g)
             if hil is not None:

@@ -30,6 +30,18 @@ def diagnostics_message(core) -> Any:
     source = _joint_source_status(core)
     if source is not None:
         statuses.append(dict(source, hardware_id=hw))
+    if core.capture is not None:
+        st = core.capture.statistics()
+        text = ("grasped" if st["grasped"] else
+                f"{st['contacts']} contact(s)" if st["contacts"] else "free")
+        statuses.append(dict(name="vm_dynamics: capture", level="OK", message=text,
+                             hardware_id=hw, values=st))
+    if core.measured_wrench is not None:
+        mw = core.measured_wrench
+        level, text = mw.status()
+        statuses.append(dict(name="vm_dynamics: measured wrench", level=level, message=text,
+                             hardware_id=hw, values={"wrench_source": "measured",
+                                                     **mw.statistics()}))
     return rm.diagnostic_array_msg(core.t, statuses)
 
 

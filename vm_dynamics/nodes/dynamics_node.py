@@ -9,13 +9,19 @@ Publishes ``joint_states`` (sensor_msgs/JointState, applied effort), ``odom``
 ``base_frame``, from the published odometry; both keep ``ee_path_length`` poses);
 subscribes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in the order of ``joints``) and ``base_wrench``
-(geometry_msgs/WrenchStamped); services ``~/reset`` (std_srvs/Trigger) and ``~/pause``
-(std_srvs/SetBool), aliases of the simulation_interfaces services and action the node also
-serves (:mod:`~vm_dynamics.nodes.simulation_interfaces`: get_simulator_features,
-get/set_simulation_state, reset_simulation, step_simulation, simulate_steps (rclpy),
-get_entities, get_entities_states, get/set_entity_state).  All logic is in
-:class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`; this module only wires it to the transport
-and paces it to the wall clock.
+(geometry_msgs/WrenchStamped) and, with ``wrench_source: measured``, a force/torque sensor's
+geometry_msgs/WrenchStamped on ``measured_wrench.topic``
+(:mod:`~vm_dynamics.nodes.wrench_source`); services ``~/reset`` (std_srvs/Trigger) and
+``~/pause`` (std_srvs/SetBool), aliases of the simulation_interfaces services and action the
+node also serves (:mod:`~vm_dynamics.nodes.simulation_interfaces`: get_simulator_features,
+get/set_simulation_state, reset_simulation, step_simulation, simulate_steps, get_entities,
+get_entities_states, get/set_entity_state).  With a ``capture`` section (a target,
+:mod:`~vm_dynamics.nodes.capture`) also ``target/odom`` (nav_msgs/Odometry), the
+``odom_frame -> target`` transform on ``/tf``, ``target/marker`` (visualization_msgs/Marker)
+and ``contact_wrench`` (geometry_msgs/WrenchStamped), and services ``~/grasp`` and
+``~/release`` (std_srvs/Trigger).  All logic is in
+:class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`; this module only wires it to the
+transport and paces it to the wall clock.
 
 The node is the clock source, so its own timers always run on wall time: ``use_sim_time`` is
 forced to false for it (with a warning if it was set).
@@ -59,6 +65,7 @@ from ..ros import cdr_counts as rm_cdr
 from ..ros import messages as rm
 from ..transport import QosSpec
 from ..transport import ros_args as rargs
+from .capture import CAPTURE_PUBLICATIONS, CAPTURE_SECTIONS, CAPTURE_SERVICES
 from .dynamics_core import DynamicsCore
 from .entry import run_node
 from .pacing import Pacer
@@ -95,11 +102,11 @@ NODE_PARAMETERS = DYNAMICS_NODE_PARAMETERS
 
 def node_parameter_defaults(overrides=None) -> dict:
     """Declared parameters of the dynamics node: the core's, :data:`NODE_PARAMETERS`, and the
-    ``forces.*`` names of ``overrides`` (its command-line values; the force elements, checked
-    by their reader)."""
+    ``forces.*`` and ``capture.*`` names of ``overrides`` (its command-line values; the force
+    elements and the capture, checked by their readers)."""
     out = parameter_defaults(DYNAMICS_PARAMETERS)
     out.update(parameter_defaults(NODE_PARAMETERS))
-    out.update(section_parameters(overrides))
+    out.update(section_parameters(overrides, ("forces", *CAPTURE_SECTIONS)))
     return out
 
 
@@ -134,6 +141,7 @@ SUBSCRIPTIONS = {
     "joint_commands": rm.JOINT_STATE,            # efforts by joint name, stamped
     "base_wrench": rm.WRENCH_STAMPED,
     "measured/joint_states": rm.JOINT_STATE,     # joint_source measured; measured.topic
+    "measured/wrench": rm.WRENCH_STAMPED,        # wrench_source measured; measured_wrench.topic
 }
 SERVICES = {"~/reset": "std_srvs/srv/Trigger", "~/pause": "std_srvs/srv/SetBool"}
 
@@ -145,9 +153,10 @@ class DynamicsNode:
     def __init__(self, transport, core: DynamicsCore, wall=time.monotonic):
         self.t, self.core, self.wall = transport, core, wall
         hil = core.joint_source != "simulated"
+        capture = CAPTURE_PUBLICATIONS if core.capture is not None else {}
         self.pubs = {key: transport.publisher(topic, mtype, qos)
-                     for key, (topic, mtype, qos) in {**PUBLICATIONS,
-                                                      **NODE_PUBLICATIONS}.items()
+                     for key, (topic, mtype, qos) in {**PUBLICATIONS, **NODE_PUBLICATIONS,
+                                                      **capture}.items()
                      if hil or not topic.startswith("hil/")}
         params = transport.params
         self.max_bytes = _limit(params, "max_message_bytes")
@@ -165,6 +174,9 @@ class DynamicsNode:
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
             transport.service("~/pause", SERVICES["~/pause"], self.on_pause)
+            if core.capture is not None:         # the target: grasp and release
+                transport.service("~/grasp", CAPTURE_SERVICES["~/grasp"], self.on_grasp)
+                transport.service("~/release", CAPTURE_SERVICES["~/release"], self.on_release)
         except (NotImplementedError, ValueError) as exc:  # a transport without services
             transport.logger.warn(f"services ~/reset and ~/pause unavailable: {exc}")
         self.simulation = SimulationInterfaces(core, self.after_change)
@@ -212,6 +224,14 @@ class DynamicsNode:
             handlers["measured/joint_states"] = dict(
                 callback=self.on_measured, topic=topic,
                 qos=QosSpec(reliable=False, transient_local=False, depth=1000))
+        if core.measured_wrench is not None:
+            topic = core.params["measured_wrench.topic"]
+            if not isinstance(topic, str) or not topic:
+                raise ValueError(f"measured_wrench.topic: expected a topic name, got {topic!r}")
+            # best effort (a sensor stream), shallow: only the newest sample is applied
+            handlers["measured/wrench"] = dict(
+                callback=self.on_measured_wrench, topic=topic,
+                qos=QosSpec(reliable=False, transient_local=False, depth=10))
         for default_topic, mtype in SUBSCRIPTIONS.items():
             h = handlers.get(default_topic)
             if h is not None:
@@ -281,6 +301,11 @@ class DynamicsNode:
                     break
         self.core.log.drain_into(self.t.logger)
 
+    def on_measured_wrench(self, msg) -> None:
+        """A force/torque sensor's wrench: held on the chaser from now on."""
+        self.core.apply_measured_wrench(msg, time.time())
+        self.core.log.drain_into(self.t.logger)
+
     def on_wrench(self, msg) -> None:
         self.core.apply_base_wrench(msg)
         if self.core.lockstep:
@@ -290,6 +315,16 @@ class DynamicsNode:
     def on_reset(self, request):
         out = self.core.reset()
         self.after_change()
+        return out
+
+    def on_grasp(self, request):
+        out = self.core.grasp()
+        self.flush()
+        return out
+
+    def on_release(self, request):
+        out = self.core.release()
+        self.flush()
         return out
 
     def on_pause(self, request):
@@ -318,6 +353,7 @@ class DynamicsNode:
     def tick(self) -> None:
         core, now = self.core, self.wall()
         self.watch.poll()
+        core.check_measured_wrench_watchdog(time.time())
         if now - self._timing_at >= TIMING_REFRESH_S:   # read by diagnostics (1 Hz), not per tick
             core.timing, self._timing_at = self.pacer.stats(), now
         if core.lockstep:

@@ -59,6 +59,9 @@ class CommandInputs:
         self.effort = InputChannel(len(robot.joints))
         self.wrench = InputChannel(6)
         self.wrench_inertial = False     # the held wrench is in inertial axes
+        # wrenches at frames of the model, {frame: [f; n]} in frame axes, held with the
+        # commands (a force/torque sensor's measured wrench: nodes/wrench_source.py)
+        self.frame_wrenches: dict = {}
         # the held inputs (update()): efforts in model order, wrench, its body-frame
         # b-vector (None when inertial) and the engine's held-inputs object
         self.tau_model = self.wrench6 = self.bw_cmd = self.held = None
@@ -204,7 +207,8 @@ class CommandInputs:
         self.wrench6 = self.wrench.applied().copy()
         inertial = self.wrench_inertial and bool(np.any(self.wrench6))
         self.bw_cmd = None if inertial else self.model.group.project(self.wrench6)
-        self.held = self.sim.held_inputs(tau, self.bw_cmd, self.wrench6 if inertial else None)
+        self.held = self.sim.held_inputs(tau, self.bw_cmd, self.wrench6 if inertial else None,
+                                         self.frame_wrenches or None)
 
     def base_wrench_at(self, g) -> np.ndarray:
         """Commanded vehicle wrench (b-vector, body frame) at the pose ``g``."""

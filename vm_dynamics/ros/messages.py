@@ -86,6 +86,7 @@ from .msgtypes import (
     DIAGNOSTIC_LEVELS,
     FLOAT64_MULTI_ARRAY,
     JOINT_STATE,
+    MARKER,
     ODOMETRY,
     TF_MESSAGE,
     WRENCH_STAMPED,
@@ -109,8 +110,8 @@ from .stamps import INT32_MAX, INT32_MIN, NS_PER_S, stamp_to_ns, time_msg_to_ns,
 
 __all__ = [  # noqa: F822 (TYPESTORE comes from the module __getattr__)
     "TYPESTORE", "JOINT_STATE", "ODOMETRY", "TF_MESSAGE", "CLOCK", "FLOAT64_MULTI_ARRAY",
-    "WRENCH_STAMPED", "DIAGNOSTIC_ARRAY", "DIAGNOSTIC_LEVELS",
-    "stamp_to_ns", "ns_to_time_msg", "time_msg", "time_msg_to_ns", "time_msg_to_sec",
+    "WRENCH_STAMPED", "DIAGNOSTIC_ARRAY", "DIAGNOSTIC_LEVELS", "MARKER", "MARKER_TYPES",
+    "marker_msg", "stamp_to_ns", "ns_to_time_msg", "time_msg", "time_msg_to_ns", "time_msg_to_sec",
     "header_msg",
     "quat_from_matrix", "matrix_from_quat", "rotvec_from_quat", "rotvec_from_matrix",
     "pose_from_matrix", "matrix_from_pose", "check_rigid_transform",
@@ -441,6 +442,39 @@ def wrench_stamped_msg(stamp_s: Any, wrench6: Any, frame_id: str = "base_link") 
     return _T[WRENCH_STAMPED](
         header=header_msg(stamp_s, frame_id),
         wrench=_T["geometry_msgs/msg/Wrench"](force=_vec3(w[:3]), torque=_vec3(w[3:])))
+
+
+#: visualization_msgs/Marker shape types (CUBE, SPHERE, CYLINDER).
+MARKER_TYPES = {"box": 1, "sphere": 2, "cylinder": 3}
+
+
+def marker_msg(stamp_s: Any, frame_id: str, kind: str, scale: Any, g: Any = None,
+               rgba: Sequence[float] = (0.6, 0.6, 0.6, 1.0), ns: str = "",
+               marker_id: int = 0) -> Any:
+    """``visualization_msgs/Marker`` (ADD, no lifetime, locked to ``frame_id``) drawing a
+    ``kind`` of :data:`MARKER_TYPES` of ``scale`` (x, y, z: a box's edges, a sphere's or
+    cylinder's diameters and the cylinder's length along z) at the pose ``g`` (4x4, default
+    identity) in ``frame_id``, coloured ``rgba`` in [0, 1]."""
+    check_frame_id(frame_id, "Marker.header.frame_id")
+    if kind not in MARKER_TYPES:
+        raise ValueError(f"Marker kind {kind!r}: expected one of {', '.join(MARKER_TYPES)}")
+    sc = finite_vector(scale, 3, "Marker scale")
+    c = finite_vector(rgba, 4, "Marker rgba")
+    kw = dict(header=header_msg(stamp_s, frame_id), ns=ns, id=int(marker_id),
+              type=MARKER_TYPES[kind], action=0, pose=pose_msg(np.eye(4) if g is None else g),
+              scale=_vec3(sc),
+              color=_T["std_msgs/msg/ColorRGBA"](r=float(c[0]), g=float(c[1]), b=float(c[2]),
+                                                 a=float(c[3])),
+              lifetime=_T["builtin_interfaces/msg/Duration"](sec=0, nanosec=0),
+              frame_locked=True)
+    if message_library() == "rosbags":       # dataclasses: every field given (rosidl: defaults)
+        empty = np.zeros(0, dtype=np.uint8)
+        kw.update(points=[], colors=[], texture_resource="", uv_coordinates=[], text="",
+                  texture=_T["sensor_msgs/msg/CompressedImage"](
+                      header=header_msg(0.0, ""), format="", data=empty),
+                  mesh_resource="", mesh_use_embedded_materials=False,
+                  mesh_file=_T["visualization_msgs/msg/MeshFile"](filename="", data=empty))
+    return _T[MARKER](**kw)
 
 
 def _kv_value(v: Any) -> str:

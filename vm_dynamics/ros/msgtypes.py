@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 __all__ = ["JOINT_STATE", "ODOMETRY", "TF_MESSAGE", "CLOCK", "FLOAT64_MULTI_ARRAY",
-           "WRENCH_STAMPED", "DIAGNOSTIC_ARRAY", "DIAGNOSTIC_LEVELS", "msgtype_of"]
+           "WRENCH_STAMPED", "DIAGNOSTIC_ARRAY", "MARKER", "DIAGNOSTIC_LEVELS", "msgtype_of"]
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 ODOMETRY = "nav_msgs/msg/Odometry"
@@ -15,6 +15,7 @@ CLOCK = "rosgraph_msgs/msg/Clock"
 FLOAT64_MULTI_ARRAY = "std_msgs/msg/Float64MultiArray"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 DIAGNOSTIC_ARRAY = "diagnostic_msgs/msg/DiagnosticArray"
+MARKER = "visualization_msgs/msg/Marker"
 
 #: diagnostic_msgs/DiagnosticStatus level constants.
 DIAGNOSTIC_LEVELS = {"OK": 0, "WARN": 1, "ERROR": 2, "STALE": 3}

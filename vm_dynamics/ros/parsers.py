@@ -195,12 +195,31 @@ def parse_float64_multi_array(msg: Any, expected_len: int | None = None,
     return data
 
 
-def parse_wrench_stamped(msg: Any) -> WrenchData:
-    """WrenchStamped -> (stamp_ns, frame_id, [force; torque])."""
+def parse_wrench_stamped(msg: Any, *, force_limit: float | None = None,
+                         torque_limit: float | None = None) -> WrenchData:
+    """WrenchStamped -> (stamp_ns, frame_id, [force; torque]).
+
+    A non-finite component is named (``WrenchStamped.wrench.force.y contains NaN/Inf``); with
+    ``force_limit`` (N) or ``torque_limit`` (N m) a force or torque of larger magnitude is
+    rejected too (a sensor's range: beyond it a sample is a fault, not a load)."""
     expect_msgtype(msg, WRENCH_STAMPED)
     f, t = msg.wrench.force, msg.wrench.torque
-    w = finite_field([f.x, f.y, f.z, t.x, t.y, t.z], "WrenchStamped.wrench")
+    w = np.array([f.x, f.y, f.z, t.x, t.y, t.z], dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"WrenchStamped.wrench.{_WRENCH_FIELDS[i]} contains NaN/Inf "
+                         f"({float(w[i])!r})")
+    for part, v, limit, unit in (("force", w[:3], force_limit, "N"),
+                                 ("torque", w[3:], torque_limit, "N m")):
+        size = float(np.linalg.norm(v))
+        if limit is not None and size > limit:
+            raise ValueError(f"WrenchStamped.wrench.{part}: magnitude {size:.6g} {unit} "
+                             f"exceeds the limit {limit:g} {unit}")
     return WrenchData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id, w)
+
+
+_WRENCH_FIELDS = ("force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z")
 
 
 def parse_diagnostic_array(msg: Any) -> list[dict[str, Any]]:

@@ -83,6 +83,9 @@ from .recording_meta import (
 )
 from .urdf_tf import UrdfTree
 
+#: The message type of a recorded target's shape (``/target/marker``).
+MARKER = rm.MARKER
+
 __all__ = [
     "BASE_IOTA", "TOPIC_QOS", "RecordingInfo", "RecordingError", "base_iota_matrix",
     "select_samples", "McapRecorder", "write_mcap",
@@ -166,6 +169,9 @@ class McapRecorder:
         overwrite: replace an existing file (otherwise FileExistsError); a symbolic link at
             ``path`` is replaced, never written through.
         flush_interval: most wall-clock seconds between chunks written to disk.
+        target_marker: a capture target's shape (visualization_msgs/Marker in the target's
+            frame), written once on ``/target/marker`` (transient local) with the first
+            sample; its pose comes with the samples (``extra_tf``).  Viewers draw it.
     """
 
     def __init__(self, path: str | os.PathLike, joint_names: Sequence[str], *,
@@ -173,7 +179,8 @@ class McapRecorder:
                  frame_ids: Any = None, base_iota: Any = None,
                  static_tf: Sequence[tuple[str, str, Any]] | None = None,
                  rate_hz: float | None = None, time_offset_s: float = 0.0,
-                 overwrite: bool = True, flush_interval: float = 1.0):
+                 overwrite: bool = True, flush_interval: float = 1.0,
+                 target_marker: Any = None):
         path = Path(path)
         if path.suffix != ".mcap":
             raise ValueError(f"output path must end with .mcap, got {path.name!r}")
@@ -211,6 +218,11 @@ class McapRecorder:
         self._error: RecordingError | None = None
         self._on_disk = (0, None)        # samples in the file's finished chunks, the last's t
         self._t_recorded = None
+        if target_marker is not None and \
+                getattr(target_marker, "__msgtype__", None) != MARKER:
+            raise ValueError(f"target_marker: expected a {MARKER}, got "
+                             f"{type(target_marker).__name__}")
+        self._marker = target_marker
         self._open(flush_interval)
 
     def _static_transforms(self, static_tf: Any) -> list[tuple[str, str, np.ndarray]]:
@@ -244,10 +256,14 @@ class McapRecorder:
             topics.append("/tf_static")
         if self.tree is not None:
             topics.append("/robot_description")
+        if self._marker is not None:
+            topics.append("/target/marker")
         self._topics = []
         for topic in topics:
             if topic == "/robot_description":
                 msgtype, depth, latched = STRING, 1, True
+            elif topic == "/target/marker":
+                msgtype, depth, latched = MARKER, 1, True
             else:
                 msgtype, depth, latched = TOPIC_QOS[topic]
             self._topics.append((topic, msgtype, [bag_qos(depth, latched)]))
@@ -346,6 +362,8 @@ class McapRecorder:
                               rm.TYPESTORE.types[STRING](data=self.tree.xml))
                 if self._static:
                     self._put("/tf_static", ns, rm.tf_msg(stamp, self._static))
+                if self._marker is not None:
+                    self._put("/target/marker", ns, self._marker)
             self._put("/clock", ns, rm.clock_msg(stamp))
             self._put("/joint_states", ns, rm.joint_state_msg(stamp, self.names, q, qd, eff))
             self._put("/odom", ns, rm.odometry_msg(stamp, g, self._iota @ V, self.odom,
@@ -512,7 +530,8 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
                base_iota: Any = None, decimate: int | None = None,
                rate_hz: float | None = None, time_offset_s: float = 0.0,
                overwrite: bool = True,
-               robot_description: str | os.PathLike | None = None) -> RecordingInfo:
+               robot_description: str | os.PathLike | None = None,
+               target_marker: Any = None) -> RecordingInfo:
     """Write a simulated trajectory as a ROS 2 MCAP recording (single file at ``path``).
 
     Args:
@@ -537,6 +556,8 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
         overwrite: replace an existing file (otherwise FileExistsError).
         robot_description: URDF XML or URDF/xacro file: adds ``/robot_description`` and the
             TF of every link (see :class:`McapRecorder`).
+        target_marker: a capture target's shape (visualization_msgs/Marker in its frame, whose
+            pose ``extra_tf`` gives), written once on ``/target/marker`` (:class:`McapRecorder`).
 
     Returns:
         :class:`RecordingInfo` with the recorded sample indices and per-topic counts.
@@ -560,7 +581,7 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
 
     rec = McapRecorder(path, names, robot_description=robot_description, frame_ids=frame_ids,
                        base_iota=base_iota, static_tf=static_tf, time_offset_s=time_offset_s,
-                       overwrite=overwrite)
+                       overwrite=overwrite, target_marker=target_marker)
     try:
         for i in idx:
             rec.add(t[i], g[i], V[i], q[i], qd[i], None if eff is None else eff[i],

@@ -109,10 +109,9 @@ def _follow(args) -> int:
     from .ros import follow_nodes
     from .server import RobotViewer
     try:
-        scn = load_scenario(args.ros)
-        viewer = RobotViewer(scn.robot_description, host=args.host, port=args.port,
-                             ee_frame=args.ee, title=f"vm-view --ros {scn.name}",
-                             base_dir=scn.urdf_path.parent)
+        name, urdf, base_dir = _scenario_robot(args.ros, load_scenario)
+        viewer = RobotViewer(urdf, host=args.host, port=args.port, ee_frame=args.ee,
+                             title=f"vm-view --ros {name}", base_dir=base_dir)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
     try:
@@ -126,7 +125,7 @@ def _follow(args) -> int:
         for w in viewer.warnings:
             print(f"vm-view: warning: {w}", file=sys.stderr)
         print(f"vm-view: following {args.namespace or ''}/joint_states and /odom for "
-              f"{scn.name}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
+              f"{name}; open {viewer.url}  (Ctrl-C to quit)", flush=True)
         while True:
             transport.spin_once(0.05)
             follower.update()
@@ -136,6 +135,23 @@ def _follow(args) -> int:
         transport.shutdown()
         viewer.stop()
     return 0
+
+
+def _scenario_robot(scenario: str, load_scenario) -> tuple:
+    """``(name, robot URDF, folder for its meshes)`` of a scenario name or YAML: a capture
+    scenario (vm-sim runs it, not ``load_scenario``) is read as the nodes read it, its robot
+    being the chaser; the target is drawn from the node's ``target/marker``."""
+    from pathlib import Path
+
+    from ..config.params import read_params_file
+    from ..config.scenario import scenario_path
+    path = scenario_path(scenario)
+    if "capture" in read_params_file(path):
+        from ..nodes.launching import launch_scenario
+        _, params, _, model_urdf = launch_scenario(scenario)
+        return str(params.get("scenario") or Path(path).stem), model_urdf, Path(path).parent
+    scn = load_scenario(scenario)
+    return scn.name, scn.robot_description, scn.urdf_path.parent
 
 
 if __name__ == "__main__":  # pragma: no cover

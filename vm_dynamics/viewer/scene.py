@@ -8,6 +8,10 @@
   with ``/robot_description`` and the robot's TF (``/tf_static`` and ``/tf``), such as
   ``vm-sim``'s ``trajectory.mcap`` or a ``ros2 bag record`` of the nodes and
   robot_state_publisher.
+* :class:`Body`: a free body drawn besides the robot (a capture target): its primitive shape
+  and, in a :class:`Playback`, its pose at every sample.  In a recording it is described by a
+  ``visualization_msgs/Marker`` on ``/target/marker`` (as the dynamics node publishes it) and
+  placed by the TF of the marker's frame.
 """
 from __future__ import annotations
 
@@ -21,13 +25,17 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..core.rotations import matrix_from_pose
 from ..model.packages import SEARCHED, resolve_resource
 from ..model.urdf import origin_transform
 from ..ros.urdf_tf import UrdfTree
 from . import VIZ_HINT
 
 __all__ = ["Visual", "urdf_visuals", "mesh_problem", "load_mesh", "Playback", "PlaybackBuilder", "playback_from_mcap",
-           "default_ee_frame"]
+           "default_ee_frame", "Body", "body_from_marker", "body_from_shape", "BODY_TOPICS"]
+
+#: Topics whose ``visualization_msgs/Marker`` describe free bodies in a recording.
+BODY_TOPICS = ("/target/marker",)
 
 _DEFAULT_RGBA = (0.7, 0.7, 0.72, 1.0)
 
@@ -210,6 +218,69 @@ def urdf_visuals(urdf_xml: str, base_dir: str | os.PathLike | None = None
     return out, warnings
 
 
+@dataclass(frozen=True)
+class Body:
+    """A free body drawn besides the robot: ``frame`` (its TF frame), ``kind`` ``box`` (``size``
+    = x, y, z), ``sphere`` (radius,) or ``cylinder`` (radius, length; axis z), ``origin`` the
+    shape's pose in the body frame, ``rgba`` its colour."""
+
+    frame: str
+    kind: str
+    size: tuple
+    origin: np.ndarray
+    rgba: tuple
+
+    def visual(self) -> Visual:
+        """The shape as a :class:`Visual` of a link named like the frame."""
+        return Visual(self.frame, self.kind, self.size, self.origin, self.rgba)
+
+
+#: visualization_msgs/Marker types drawn as bodies (CUBE, SPHERE, CYLINDER).
+_MARKER_KINDS = {1: "box", 2: "sphere", 3: "cylinder"}
+
+
+def body_from_marker(msg: Any) -> Body:
+    """The :class:`Body` a ``visualization_msgs/Marker`` (CUBE, SPHERE or CYLINDER) draws in its
+    ``header.frame_id``; ValueError naming the field for anything else."""
+    kind = _MARKER_KINDS.get(int(msg.type))
+    if kind is None:
+        raise ValueError(f"Marker.type {int(msg.type)}: only CUBE (1), SPHERE (2) and "
+                         f"CYLINDER (3) are drawn as bodies")
+    if not msg.header.frame_id:
+        raise ValueError("Marker.header.frame_id: empty (the body's frame is needed)")
+    sc = np.array([msg.scale.x, msg.scale.y, msg.scale.z], dtype=float)
+    if not np.all(np.isfinite(sc)) or np.any(sc <= 0):
+        raise ValueError(f"Marker.scale: expected positive sizes, got {sc.tolist()}")
+    size = {"box": tuple(float(x) for x in sc), "sphere": (0.5 * float(sc[0]),),
+            "cylinder": (0.5 * float(sc[0]), float(sc[2]))}[kind]
+    pose, o = msg.pose, msg.pose.orientation
+    quat = [o.x, o.y, o.z, o.w] if any((o.x, o.y, o.z, o.w)) else [0.0, 0.0, 0.0, 1.0]
+    origin = matrix_from_pose([pose.position.x, pose.position.y, pose.position.z], quat)
+    c = msg.color
+    rgba = tuple(min(max(float(v), 0.0), 1.0) for v in (c.r, c.g, c.b, c.a))
+    return Body(msg.header.frame_id, kind, size, origin, rgba if rgba[3] > 0 else
+                (*rgba[:3], 1.0))
+
+
+def body_from_shape(frame: str, shape: Any, origin=None,
+                    rgba=(0.55, 0.6, 0.75, 0.9)) -> Body:
+    """The :class:`Body` of a capture shape (``kind`` box with ``size``, sphere with
+    ``radius``, cylinder or capsule with ``radius`` and ``length``; a capsule is drawn as the
+    cylinder of its full length)."""
+    kind = shape.kind
+    if kind == "box":
+        size = tuple(float(x) for x in shape.size)
+    elif kind == "sphere":
+        size = (float(shape.radius),)
+    elif kind in ("cylinder", "capsule"):
+        extra = 2 * shape.radius if kind == "capsule" else 0.0
+        size, kind = (float(shape.radius), float(shape.length) + extra), "cylinder"
+    else:
+        raise ValueError(f"body {frame!r}: shape {kind!r} is not drawn")
+    return Body(frame, kind, size, np.eye(4) if origin is None else np.asarray(origin, float),
+                tuple(rgba))
+
+
 def default_ee_frame(tree: UrdfTree) -> str:
     """``ee_link`` if the URDF has it, else the last leaf link in depth-first order."""
     if "ee_link" in tree.links:
@@ -231,10 +302,19 @@ class Playback:
     fixed_frame: str = "odom"
     ee_frame: str | None = None
     meta: dict = field(default_factory=dict)
+    #: free bodies (:class:`Body`) and their poses ``body_poses[k, j]`` in ``fixed_frame``
+    #: (NaN where a body's pose is unknown at a sample: not drawn there)
+    bodies: list = field(default_factory=list)
+    body_poses: np.ndarray | None = None
 
     def __post_init__(self):
         self.t = np.asarray(self.t, dtype=float)
         self.poses = np.asarray(self.poses, dtype=float)
+        self.body_poses = np.zeros((self.t.size, 0, 4, 4)) if self.body_poses is None else \
+            np.asarray(self.body_poses, dtype=float)
+        if self.body_poses.shape != (self.t.size, len(self.bodies), 4, 4):
+            raise ValueError(f"Playback: body_poses must have shape ({self.t.size}, "
+                             f"{len(self.bodies)}, 4, 4), got {self.body_poses.shape}")
         if self.t.ndim != 1 or self.t.size == 0:
             raise ValueError("Playback: t must be a non-empty 1-D array")
         if self.poses.shape != (self.t.size, len(self.links), 4, 4):
@@ -255,6 +335,10 @@ class Playback:
     def at(self, k: int) -> dict:
         """``{link: 4x4}`` at sample ``k``."""
         return {name: self.poses[k, i] for i, name in enumerate(self.links)}
+
+    def bodies_at(self, k: int) -> dict:
+        """``{body frame: 4x4}`` at sample ``k`` (NaN: unknown there)."""
+        return {b.frame: self.body_poses[k, j] for j, b in enumerate(self.bodies)}
 
     def ee_path(self) -> np.ndarray:
         """(K, 3) positions of the end-effector frame (empty without one)."""
@@ -281,6 +365,8 @@ class PlaybackBuilder:
             raise ValueError(f"end-effector frame {self.ee_frame!r} is not a link of the URDF")
         self.max_rate = max_rate
         self.fixed_frame = fixed_frame
+        self.bodies: list[Body] = []
+        self._body_poses: list = []
         self._t, self._poses = [], []
         self._slot = None
         self._t0 = None
@@ -290,8 +376,15 @@ class PlaybackBuilder:
         return self.tree.link_poses(dict(zip(self.names, np.asarray(q, float))),
                                     root_pose=np.asarray(g, float))
 
-    def add(self, t: float, g, q) -> dict | None:
-        """Offer a sample; returns its link poses if it was kept, else None."""
+    def add_body(self, body: Body) -> None:
+        """Draw ``body`` too; its pose comes with each sample (:meth:`add`'s ``bodies``)."""
+        if self._t:
+            raise ValueError("add_body: add the bodies before the first sample")
+        self.bodies.append(body)
+
+    def add(self, t: float, g, q, bodies: Mapping | None = None) -> dict | None:
+        """Offer a sample (``bodies``: ``{body frame: 4x4}`` of the bodies added); returns its
+        link poses if it was kept, else None."""
         t = float(t)
         if self._t0 is None:
             self._t0 = t
@@ -303,6 +396,10 @@ class PlaybackBuilder:
         poses = self.link_poses(g, q)
         self._t.append(t)
         self._poses.append(np.stack([poses[name] for name in self.tree.links]))
+        nan = np.full((4, 4), np.nan)
+        self._body_poses.append(np.stack(
+            [np.asarray((bodies or {}).get(b.frame, nan), float) for b in self.bodies])
+            if self.bodies else np.zeros((0, 4, 4)))
         return poses
 
     def playback(self) -> Playback:
@@ -310,7 +407,8 @@ class PlaybackBuilder:
         if not self._t:
             raise ValueError("no sample was collected")
         return Playback(np.array(self._t), list(self.tree.links), np.stack(self._poses),
-                        self.tree.xml, self.fixed_frame, self.ee_frame)
+                        self.tree.xml, self.fixed_frame, self.ee_frame,
+                        bodies=list(self.bodies), body_poses=np.stack(self._body_poses))
 
 
 def _mcap_file(path: str | os.PathLike) -> Path:
@@ -328,9 +426,10 @@ def _mcap_file(path: str | os.PathLike) -> Path:
 
 # complexity: one branch per recorded topic and per malformed-recording rejection
 def _read_tf_messages(f):
-    """``(description, static, groups)`` of the MCAP file ``f``: the first
-    ``/robot_description``, the ``/tf_static`` transforms by child frame, and the ``/tf``
-    transforms grouped by log time (``[(log_time, [(parent, child, T), ...]), ...]``)."""
+    """``(description, static, groups, bodies)`` of the MCAP file ``f``: the first
+    ``/robot_description``, the ``/tf_static`` transforms by child frame, the ``/tf``
+    transforms grouped by log time (``[(log_time, [(parent, child, T), ...]), ...]``) and the
+    free bodies of the :data:`BODY_TOPICS` markers (the first marker of each frame)."""
     from mcap.exceptions import McapError
     from mcap.reader import make_reader
 
@@ -339,16 +438,21 @@ def _read_tf_messages(f):
     description = None
     static: dict[str, tuple[str, np.ndarray]] = {}
     groups: list[tuple[int, list]] = []   # (log_time, [(parent, child, T), ...])
+    bodies: dict[str, Body] = {}
     try:
         with open(f, "rb") as fh:
             reader = make_reader(fh)
             for schema, channel, message in reader.iter_messages(
-                    topics=["/robot_description", "/tf_static", "/tf"]):
+                    topics=["/robot_description", "/tf_static", "/tf", *BODY_TOPICS]):
                 if channel.message_encoding != "cdr" or schema is None:
                     continue
                 if channel.topic == "/robot_description":
                     if description is None:
                         description = rm.deserialize(message.data, schema.name).data
+                    continue
+                if channel.topic in BODY_TOPICS:
+                    body = body_from_marker(rm.deserialize(message.data, schema.name))
+                    bodies.setdefault(body.frame, body)
                     continue
                 tfs = [(tr.parent, tr.child, tr.g) for tr in (
                     rm.parse_tf(rm.deserialize(message.data, schema.name)))]
@@ -361,7 +465,7 @@ def _read_tf_messages(f):
                     groups.append((message.log_time, tfs))
     except (McapError, OSError, EOFError) as exc:
         raise ValueError(f"{f}: cannot read the MCAP file: {exc}") from None
-    return description, static, groups
+    return description, static, groups, list(bodies.values())
 
 
 def _poses_in_root(links, current):
@@ -391,7 +495,7 @@ def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  
     sample), kept at most ``max_rate`` samples per second.  Link poses are expressed in the
     root of the TF tree (e.g. ``odom``).  Raises ValueError naming what is missing."""
     f = _mcap_file(path)
-    description, static, groups = _read_tf_messages(f)
+    description, static, groups, bodies = _read_tf_messages(f)
     if description is None:
         raise ValueError(f"{f}: no /robot_description in the recording (vm-sim writes it; "
                          f"with ros2 bag record, record /robot_description too)")
@@ -404,7 +508,7 @@ def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  
     if not groups:
         groups = [(0, [])]
     current: dict[str, tuple[str, np.ndarray]] = dict(static)
-    times, poses = [], []
+    times, poses, body_poses = [], [], []
     slot_prev, t0 = None, None
     fixed = None
     missing: set = set(tree.links)
@@ -431,8 +535,22 @@ def playback_from_mcap(path: str | os.PathLike, max_rate: float | None = 30.0,  
         fixed = next(iter(roots))
         times.append(t)
         poses.append(np.stack(stack))
+        body_poses.append(_body_poses(bodies, current, roots))
     if not times:
         raise ValueError(f"{f}: the TF never connects every link of the robot description to "
                          f"one fixed frame (no transform for: {', '.join(sorted(missing))})")
     return Playback(np.array(times), list(tree.links), np.stack(poses), tree.xml,
-                    fixed, ee, meta={"file": str(f)})
+                    fixed, ee, meta={"file": str(f)}, bodies=bodies,
+                    body_poses=np.stack(body_poses))
+
+
+def _body_poses(bodies, current, roots) -> np.ndarray:
+    """(len(bodies), 4, 4) poses of the bodies' frames in the robot's fixed frame (NaN for a
+    body whose frame is not connected to it)."""
+    out = np.full((len(bodies), 4, 4), np.nan)
+    for j, b in enumerate(bodies):
+        if b.frame in current:
+            (T,), r = _poses_in_root([b.frame], current)
+            if r == roots:
+                out[j] = T
+    return out

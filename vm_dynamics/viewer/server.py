@@ -1,6 +1,7 @@
 """The browser view: :class:`RobotViewer` serves a three.js page from this process with `viser`.
 
-The page shows the robot's URDF visuals (boxes, cylinders, spheres, meshes) on its links, the
+The page shows the robot's URDF visuals (boxes, cylinders, spheres, meshes) on its links, free
+bodies such as a capture target (:meth:`RobotViewer.add_body`: a primitive shape at its pose), the
 inertial frame (axes at the origin of the fixed frame) and a grid, the end-effector path and a
 marker on the end effector.  In a replay (:meth:`RobotViewer.set_playback`) a time slider, a
 play/pause checkbox and a speed field move through the recorded samples; in live mode
@@ -18,7 +19,7 @@ import time
 import numpy as np
 
 from ..ros.urdf_tf import UrdfTree
-from .scene import Playback, default_ee_frame, load_mesh, urdf_visuals
+from .scene import Body, Playback, default_ee_frame, load_mesh, urdf_visuals
 
 __all__ = ["RobotViewer", "wxyz"]
 
@@ -61,19 +62,13 @@ class RobotViewer:
         self._links = {lk: sc.add_frame(f"/robot/{lk}", show_axes=False)
                        for lk in self.tree.links}
         unreadable = []
+        self._bodies: dict = {}
         for k, v in enumerate(visuals):
             name = f"/robot/{v.link}/visual_{k}"
-            pose = dict(position=tuple(v.origin[:3, 3]), wxyz=tuple(wxyz(v.origin[:3, :3])))
-            opacity = None if v.rgba[3] >= 1.0 else float(v.rgba[3])
-            if v.kind == "box":
-                sc.add_box(name, color=_rgb(v.rgba), dimensions=v.size, opacity=opacity, **pose)
-            elif v.kind == "cylinder":
-                sc.add_cylinder(name, radius=v.size[0], height=v.size[1], color=_rgb(v.rgba),
-                                opacity=opacity, **pose)
-            elif v.kind == "sphere":
-                sc.add_icosphere(name, radius=v.size[0], color=_rgb(v.rgba), opacity=opacity,
-                                 **pose)
+            if v.kind in ("box", "cylinder", "sphere"):
+                self._add_primitive(name, v)
             elif v.kind == "mesh":
+                pose = dict(position=tuple(v.origin[:3, 3]), wxyz=tuple(wxyz(v.origin[:3, :3])))
                 try:
                     mesh = load_mesh(v)
                 except ValueError as exc:   # a corrupt file: the rest is still drawn
@@ -100,6 +95,38 @@ class RobotViewer:
         self._play_t = 0.0
         self._slider_set = None
         self.show(self.tree.link_poses({j: 0.0 for j in self.tree.position_joints}), 0.0)
+
+    def _add_primitive(self, name: str, v) -> None:
+        """A box, cylinder or sphere :class:`~.scene.Visual` at its origin under ``name``."""
+        sc = self.server.scene
+        pose = dict(position=tuple(v.origin[:3, 3]), wxyz=tuple(wxyz(v.origin[:3, :3])))
+        opacity = None if v.rgba[3] >= 1.0 else float(v.rgba[3])
+        if v.kind == "box":
+            sc.add_box(name, color=_rgb(v.rgba), dimensions=v.size, opacity=opacity, **pose)
+        elif v.kind == "cylinder":
+            sc.add_cylinder(name, radius=v.size[0], height=v.size[1], color=_rgb(v.rgba),
+                            opacity=opacity, **pose)
+        else:
+            sc.add_icosphere(name, radius=v.size[0], color=_rgb(v.rgba), opacity=opacity,
+                             **pose)
+
+    def add_body(self, body: Body) -> None:
+        """Draw a free body (a capture target) besides the robot: its shape in a frame placed
+        by :meth:`show`'s ``bodies``; hidden until its pose is known.  Adding a body of the
+        same frame again replaces its shape (e.g. a new colour once grasped)."""
+        with self._lock:
+            old = self._bodies.pop(body.frame, None)
+            if old is not None:
+                old.remove()
+            handle = self.server.scene.add_frame(f"/bodies/{body.frame}", show_axes=False,
+                                                 visible=False)
+            self._add_primitive(f"/bodies/{body.frame}/shape", body.visual())
+            self._bodies[body.frame] = handle
+
+    @property
+    def bodies(self) -> dict:
+        """``{frame: scene handle}`` of the free bodies drawn."""
+        return dict(self._bodies)
 
     # ------------------------------------------------------------------ info
     @property
@@ -128,9 +155,19 @@ class RobotViewer:
         cam.up = (0.0, 0.0, 1.0)
         self._camera_set = True
 
-    def show(self, poses: dict, t: float) -> None:
-        """Draw the links at ``poses`` (``{link: 4x4}`` in the fixed frame) and time ``t``."""
+    def show(self, poses: dict, t: float, bodies: dict | None = None) -> None:
+        """Draw the links at ``poses`` (``{link: 4x4}`` in the fixed frame) and time ``t``, and
+        the free bodies at ``bodies`` (``{frame: 4x4}``; NaN: hidden)."""
         with self._lock, self.server.atomic():
+            for frame, T in (bodies or {}).items():
+                handle = self._bodies.get(frame)
+                if handle is None:
+                    continue
+                known = bool(np.all(np.isfinite(T)))
+                if known:
+                    handle.position = tuple(T[:3, 3])
+                    handle.wxyz = tuple(wxyz(T[:3, :3]))
+                handle.visible = known
             for link, handle in self._links.items():
                 T = poses.get(link)
                 if T is None:
@@ -170,6 +207,9 @@ class RobotViewer:
         if set(playback.links) != set(self.tree.links):
             raise ValueError("playback links do not match the viewer's URDF")
         self.playback = playback
+        for body in playback.bodies:
+            if body.frame not in self._bodies:
+                self.add_body(body)
         t0, t1 = float(playback.t[0]), float(playback.t[-1])
         step = float(np.min(np.diff(playback.t))) if len(playback) > 1 else 1.0
         gui = self.server.gui
@@ -188,7 +228,9 @@ class RobotViewer:
         else:
             self._slider.min, self._slider.max, self._slider.step = t0, max(t1, t0 + step), step
         self._camera_set = False
-        pts = np.concatenate([playback.poses[:, :, :3, 3].reshape(-1, 3)])
+        bp = playback.body_poses[:, :, :3, 3].reshape(-1, 3)
+        pts = np.concatenate([playback.poses[:, :, :3, 3].reshape(-1, 3),
+                              bp[np.all(np.isfinite(bp), axis=1)]])
         self._frame_camera(pts)
         self.set_path(playback.ee_path())
         self.set_time(t0)
@@ -203,7 +245,7 @@ class RobotViewer:
             raise ValueError("set_time needs a playback (set_playback)")
         k = self.playback.index(t)
         self._play_t = float(self.playback.t[k])
-        self.show(self.playback.at(k), self._play_t)
+        self.show(self.playback.at(k), self._play_t, self.playback.bodies_at(k))
         if not from_slider and self._slider is not None:
             self._set_slider(self._play_t)
 
@@ -223,7 +265,7 @@ class RobotViewer:
                 t = float(self.playback.t[0])  # loop
             self._play_t = t
             k = self.playback.index(t)
-            self.show(self.playback.at(k), t)
+            self.show(self.playback.at(k), t, self.playback.bodies_at(k))
             self._set_slider(float(self.playback.t[k]))
 
     def play(self, playing: bool = True) -> None:

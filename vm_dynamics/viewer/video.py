@@ -102,6 +102,18 @@ def link_polygons(urdf: str, base_dir=None) -> tuple[dict, list]:
     return out, warnings
 
 
+def body_polygons(playback: Playback) -> dict:
+    """``{body frame: [(polygon in the body frame, rgba)]}`` of the playback's free bodies."""
+    out = {}
+    for b in playback.bodies:
+        v = b.visual()
+        polys = (_box(v.size) if v.kind == "box" else _cylinder(*v.size)
+                 if v.kind == "cylinder" else _sphere(v.size[0]))
+        T = v.origin
+        out[b.frame] = [(poly @ T[:3, :3].T + T[:3, 3], v.rgba) for poly in polys]
+    return out
+
+
 def framing_points(playback: Playback, polys: dict, samples: int = 24) -> np.ndarray:
     """(N, 3) points the camera must show: the robot's geometry (or its link origins, for
     links without any) at up to ``samples`` times spread over the motion, and the whole
@@ -114,10 +126,16 @@ def framing_points(playback: Playback, polys: dict, samples: int = 24) -> np.nda
         local[link] = np.concatenate(verts) if verts else np.zeros((1, 3))
     ks = np.unique(np.linspace(0, len(playback) - 1, min(samples, len(playback))).astype(int))
     pts = [playback.ee_path()]
+    bodies = body_polygons(playback)
     for k in ks:
         for i, link in enumerate(names):
             T = playback.poses[k, i]
             pts.append(local[link] @ T[:3, :3].T + T[:3, 3])
+        for j, b in enumerate(playback.bodies):
+            T = playback.body_poses[k, j]
+            if np.all(np.isfinite(T)):
+                verts = np.concatenate([poly for poly, _ in bodies[b.frame]])
+                pts.append(verts @ T[:3, :3].T + T[:3, 3])
     return np.concatenate(pts)
 
 
@@ -194,6 +212,9 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
         (warn or _print_warning)(line)
     names = playback.links
     pts = framing_points(playback, polys)
+    # the free bodies (a capture target) are drawn like links, where their pose is known
+    polys = {**polys, **body_polygons(playback)}
+    body_names = [b.frame for b in playback.bodies]
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     center, half = 0.5 * (lo + hi), max(0.5 * float(np.max(hi - lo)), 0.05)
     light = np.array([0.4, -0.5, 0.75])
@@ -224,7 +245,11 @@ def render_frames(playback: Playback, fps: float = 25.0, size=(640, 480), speed:
     for tf in t_frames:
         k = playback.index(tf)
         set_view(zoom)
-        faces, colors = _shaded_faces(polys, names, playback.poses[k], light)
+        known = [j for j in range(len(body_names))
+                 if np.all(np.isfinite(playback.body_poses[k, j]))]
+        faces, colors = _shaded_faces(polys, names + [body_names[j] for j in known],
+                                      list(playback.poses[k]) +
+                                      [playback.body_poses[k, j] for j in known], light)
         if faces:
             ax.add_collection3d(Poly3DCollection(faces, facecolors=colors,
                                                  edgecolors=(0, 0, 0, 0.15), linewidths=0.3))
