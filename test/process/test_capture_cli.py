@@ -46,6 +46,14 @@ def test_capture_scenario_runs_contacts_grasps_and_balances(tmp_path):
                             for tf in msg.transforms)
     assert n_tf > 10 and n_target == n_tf
 
+    # vm-view draws the target of a vm-sim recording: its shape (the /target/marker the
+    # recording carries) at the recorded odom -> target poses
+    from vm_dynamics.viewer.scene import playback_from_mcap
+    pb = playback_from_mcap(out / "trajectory.mcap", max_rate=None)
+    assert [b.frame for b in pb.bodies] == ["target"] and pb.bodies[0].kind == "box"
+    assert pb.body_poses.shape[:2] == (len(pb.t), 1)
+    assert np.all(np.isfinite(pb.body_poses))
+
 
 def test_capture_scenario_typo_is_named(tmp_path, capsys):
     rc = cli.main(["capture_tumbling", "--duration", "0.01", "-p", "capture.contact.stifness:=1.0",

@@ -164,3 +164,48 @@ def test_without_a_target_there_is_no_capture():
     assert set(published(d)) == {"joint_states", "odom", "tf"}
     assert d.grasp() == (False, "no target in this simulation (the scenario has no capture "
                                 "section)")
+
+
+def test_simulation_interfaces_list_the_target_read_only():
+    """GetEntities lists the vehicle and the target; the target's EntityState is its
+    published odometry (pose in the odometry frame, twist rotated into it); neither body can
+    be set (a jump of one body of a contact has no physical meaning) and the features say so."""
+    from vm_dynamics.nodes.simulation_interfaces import SimulationInterfaces
+    from vm_dynamics.ros.simulation_interfaces_defs import constants
+    from vm_dynamics.transport.types import build_message
+    d = core()
+    d.run(25)
+    handlers = {}
+
+    class Transport:
+        def service(self, name, srvtype, handler):
+            handlers[name] = (srvtype, handler)
+
+    SimulationInterfaces(d, lambda: None).register(Transport())
+
+    def call(name, **fields):
+        srvtype, handler = handlers[name]
+        return build_message(f"{srvtype}_Response",
+                             handler(build_message(f"{srvtype}_Request", fields)))
+
+    assert list(call("get_entities").entities) == [d.model.name, "target"]
+    st = call("get_entity_state", entity="target")
+    assert st.result.result == 1
+    to = rm.parse_odometry(published(d)["target_odom"])
+    s = st.state
+    assert s.header.frame_id == to.frame_id == "odom"
+    np.testing.assert_allclose([s.pose.position.x, s.pose.position.y, s.pose.position.z],
+                               to.g[:3, 3], atol=0)
+    R = to.g[:3, :3]
+    np.testing.assert_allclose([s.twist.angular.x, s.twist.angular.y, s.twist.angular.z],
+                               R @ to.twist[3:], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose([s.twist.linear.x, s.twist.linear.y, s.twist.linear.z],
+                               R @ to.twist[:3], rtol=1e-12, atol=1e-15)
+    unsupported = constants("simulation_interfaces/msg/Result")["RESULT_FEATURE_UNSUPPORTED"]
+    for name in (d.model.name, "target"):
+        r = call("set_entity_state", entity=name,
+                 state={"pose": {"orientation": {"w": 1.0}}}).result
+        assert r.result == unsupported and "capture" in r.error_message
+    features = list(call("get_simulator_features").features.features)
+    setting = constants("simulation_interfaces/msg/SimulatorFeatures")["ENTITY_STATE_SETTING"]
+    assert setting not in features

@@ -120,6 +120,7 @@ def summary_of(name, scn, tr) -> dict:
 def run_capture(path, args, log=print) -> int:
     """Run a capture scenario file for ``vm-sim`` (``args``: its parsed options); returns the
     exit code.  Bad values raise ``ValueError`` (vm-sim's exit code 2)."""
+    from ..nodes.capture import shape_marker
     from ..ros.recording import write_mcap
     from .arguments import scenario_overrides
     from .output_dir import output_dir
@@ -131,9 +132,11 @@ def run_capture(path, args, log=print) -> int:
     out = output_dir(SimpleNamespace(name=name), args.out, args.force)
     rate = args.record_rate if getattr(args, "record_rate", None) else None
     joints = scn.system.model.joint_names
+    tgt = scn.system.target
     write_mcap(out / "trajectory.mcap", tr.t, tr.g, tr.V, tr.q, tr.qd, joints, effort=tr.tau,
-               extra_tf=[("odom", scn.system.target.name, tr.g_T)], rate_hz=rate,
-               robot_description=str(urdf))
+               extra_tf=[("odom", tgt.name, tr.g_T)], rate_hz=rate,
+               robot_description=str(urdf),
+               target_marker=shape_marker(0.0, tgt.name, tgt.shape, tgt.shape_pose, "target"))
     files = ["trajectory.mcap", "summary.json"]
     if not getattr(args, "no_plots", False):
         files.append(plot_capture(out, name, tr))

@@ -63,7 +63,7 @@ from ..sim.interaction import arm_interaction
 from .capture import capture_part
 from .dynamics_diagnostics import diagnostics_message
 from .energy_guard import EnergyGuard
-from .entities import VehicleEntity
+from .entities import TargetEntity, VehicleEntity
 from .event_log import EventLog
 from .input_channels import CommandInputs
 from .joint_source import measured_joint_input
@@ -487,12 +487,14 @@ class DynamicsCore:
         self.log.emit("INFO", "reset", "simulation reset to the initial state", throttle=False)
         return True, "reset to the initial state at t=0"
 
-<<<<<<< HEAD
     # ---------------------------------------------------------------- entities
     def entities(self) -> list:
         """The bodies a simulator API addresses by name
-        (:class:`~vm_dynamics.nodes.entities.Entity`): the vehicle."""
-        return [VehicleEntity(self)]
+        (:class:`~vm_dynamics.nodes.entities.Entity`): the vehicle, and the capture target
+        when there is one."""
+        if self.capture is None:
+            return [VehicleEntity(self)]
+        return [VehicleEntity(self), TargetEntity(self)]
 
     def set_vehicle_state(self, g, V) -> None:
         """Move the vehicle to pose ``g`` with body velocity ``V`` (b-vector) now, keeping the
@@ -501,7 +503,7 @@ class DynamicsCore:
         self.sim.set_vehicle(g, V)
         self.energy_guard.rebaseline()
         self.schedule.state_pending = True
-=======
+
     def grasp(self) -> tuple[bool, str]:
         """``~/grasp`` (std_srvs/Trigger): weld the target to the grasp frame if the grasp
         condition holds (nodes/capture.py)."""
@@ -519,7 +521,6 @@ class DynamicsCore:
             self.schedule.state_pending = True
         self.log.emit("INFO" if ok else "WARN", "capture-event", text, throttle=False)
         return ok, text
->>>>>>> s-capture-ros
 
     # ---------------------------------------------------------------- outputs
     def state_messages(self) -> list:

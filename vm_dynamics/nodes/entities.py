@@ -24,7 +24,8 @@ import numpy as np
 from ..core import lie
 from ..ros.stamps import stamp_to_ns
 
-__all__ = ["Entity", "EntityPose", "InvalidPose", "VehicleEntity", "world_twist", "body_twist"]
+__all__ = ["Entity", "EntityPose", "InvalidPose", "VehicleEntity", "TargetEntity", "world_twist",
+           "body_twist"]
 
 #: Relative tolerance of "the pose/twist lies in the vehicle's motion subgroup".
 SUBGROUP_TOL = 1e-9
@@ -95,7 +96,7 @@ class VehicleEntity:
 
     @property
     def settable(self) -> bool:
-        return self.core.output is None
+        return self.core.output is None and self.core.capture is None
 
     def state(self) -> EntityPose:
         core = self.core
@@ -111,9 +112,12 @@ class VehicleEntity:
 
     def set_state(self, g: np.ndarray, twist: np.ndarray) -> None:
         core = self.core
-        if not self.settable:
+        if core.output is not None:
             raise ValueError(f"entity {self.name}: the state of a vehicle in orbit cannot be "
                              "set (its frame moves with the reference orbit)")
+        if core.capture is not None:
+            raise ValueError(f"entity {self.name}: the vehicle's state cannot be set in a "
+                             "capture simulation (contact and grasp would jump)")
         group = core.model.group
         g = np.asarray(g, dtype=float)
         twist = np.asarray(twist, dtype=float)
@@ -135,3 +139,27 @@ class VehicleEntity:
                              f"(body twist {np.round(V6, 12).tolist()} has components off its "
                              f"axes {list(group.axes)} of [v; w])")
         core.set_vehicle_state(g, group.project(V6))
+
+
+class TargetEntity:
+    """The capture target (:mod:`~vm_dynamics.nodes.capture`), named as in the scenario's
+    ``capture.target.name``: its pose and twist in the odometry frame (the TF parent of
+    ``target``), read only -- a jump of one body of a contact or a weld has no physical
+    meaning."""
+
+    settable = False
+
+    def __init__(self, core: Any) -> None:
+        self.core = core
+        self.name = core.capture.name
+
+    def state(self) -> EntityPose:
+        part = self.core.capture
+        g_T, V_T = part.target_pose_twist()
+        g_T = np.array(g_T, dtype=float)
+        return EntityPose(part.world, stamp_to_ns(self.core.t), g_T,
+                          world_twist(g_T, np.asarray(V_T, dtype=float)))
+
+    def set_state(self, g: np.ndarray, twist: np.ndarray) -> None:
+        raise ValueError(f"entity {self.name}: the target's state cannot be set (it is "
+                         "integrated with the chaser, in contact or welded to it)")

@@ -374,7 +374,8 @@ class SimulationInterfaces:
         if not entity.settable:
             return {"result": _result("RESULT_FEATURE_UNSUPPORTED",
                                       f"the state of entity {entity.name} cannot be set in "
-                                      "this configuration (orbit output frame)")}
+                                      "this configuration (an orbit's output frame, or a "
+                                      "body of a capture)")}
         st = request.state
         frame = str(st.header.frame_id)
         own = entity.state().frame_id
