@@ -53,6 +53,17 @@ def _tumbling_numbers(summary: dict) -> dict:
             "lp_energy_error": e["lp_energy_drift_rel"]}
 
 
+def _capture_numbers(summary: dict) -> dict:
+    grasp = [e for e in summary["events"] if e["event"] == "grasp"][0]
+    return {"peak_contact_force_N": summary["peak_contact_force"],
+            "grasp_time_s": grasp["t"],
+            "grasp_error_mm": 1e3 * grasp["position_error"],
+            "momentum_drift": summary["momentum_drift_relative"],
+            "energy_dissipated_J": summary["energy_dissipated_contact"],
+            "energy_weld_J": summary["energy_lost_in_grasp"],
+            "energy_balance_J": summary["energy_balance_error"]}
+
+
 #: name -> (vm-sim arguments; files of the run's output copied to docs/; the README image whose
 #: caption quotes the numbers; the numbers from summary.json; caption template)
 FIGURES = {
@@ -80,6 +91,26 @@ FIGURES = {
                  "blows up like 1/cos²θ and its state overflows at the gimbal lock.*"),
         quoted=[("closest_to_pitch_90_deg", r"within ([\d.eE+-]+)°"),
                 ("lp_energy_error", r"energy\s+to ([\d.eE+-]+)")]),
+    "capture_tumbling": dict(
+        argv=["capture_tumbling"],
+        copy={"capture.png": "capture_tumbling.png"},
+        image="docs/capture_tumbling.png",
+        numbers=_capture_numbers,
+        caption=("*`vm-sim capture_tumbling`: the free-floating arm tracks the grapple fixture of "
+                 "a 250 kg box tumbling at 1.9 N m s, touches it (peak contact force "
+                 "{peak_contact_force_N:.2g} N), grasps at t = {grasp_time_s:.3g} s "
+                 "({grasp_error_mm:.2g} mm from the fixture) and the bus thrusters bring the "
+                 "stack to rest. Total momentum minus the thrusters' impulse stays constant to "
+                 "{momentum_drift:.0e} (relative); the energy balance, with the contact's "
+                 "dissipation ({energy_dissipated_J:.1e} J) and the grasp's plastic loss "
+                 "({energy_weld_J:.1e} J), closes to {energy_balance_J:.0e} J.*"),
+        quoted=[("peak_contact_force_N", r"peak contact force ([\d.eE+-]+) N"),
+                ("grasp_time_s", r"grasps at t = ([\d.eE+-]+) s"),
+                ("grasp_error_mm", r"\(([\d.eE+-]+) mm from"),
+                ("momentum_drift", r"constant to ([\d.eE+-]+)"),
+                ("energy_dissipated_J", r"dissipation \(([\d.eE+-]+) J"),
+                ("energy_weld_J", r"plastic loss \(([\d.eE+-]+) J"),
+                ("energy_balance_J", r"closes to ([\d.eE+-]+) J")]),
 }
 
 

@@ -41,7 +41,9 @@ def test_the_generated_caption_quotes_what_check_reads():
     mf = make_figures()
     sample = {"bus_drift_cm": 4.37, "bus_turn_rad": 0.0934, "tracking_error_rad": 2.3e-14,
               "momentum_drift": 6.4e-16, "closest_to_pitch_90_deg": 4.2e-5,
-              "lp_energy_error": 2.1e-15}
+              "lp_energy_error": 2.1e-15, "peak_contact_force_N": 2.37, "grasp_time_s": 13.0,
+              "grasp_error_mm": 1.74, "energy_dissipated_J": 3.05e-4, "energy_weld_J": 1.02e-4,
+              "energy_balance_J": 1.9e-10}
     for name, fig in mf.FIGURES.items():
         numbers = {key: sample[key] for key, _ in fig["quoted"]}
         readme = f"![x]({fig['image']})\n\n" + mf.caption(name, numbers) + "\n"
