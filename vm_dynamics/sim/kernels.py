@@ -74,8 +74,8 @@ def _stage_velocity(C, form, s, wk):
     ws, sc = wk
     axes = C.axes
     b = axes.shape[0]
-    kinematics(C.parent, C.jtype, C.xi, C.inert, s.q, ws.Rw, ws.Pw, ws.S, ws.IA)
-    momentum_terms(C.parent, axes, s.qd, ws.S, ws.IA, ws.vel, ws.cacc, sc.Ic0, sc.hm)
+    kinematics(C, s.q, ws)
+    momentum_terms(C, s.qd, ws, sc.Ic0, sc.hm)
     m, V, six, six2 = s.m, s.V, sc.six, sc.six2
     if form == 0:
         for r in range(b):
@@ -93,7 +93,7 @@ def _stage_velocity(C, form, s, wk):
     else:
         for r in range(b):
             P[r] = m[r]
-    if not velocity_from_momentum(axes, P, sc.Ic0, C.rootx, sc.hm, ws.K, s.V):
+    if not velocity_from_momentum(C, P, sc.Ic0, sc.hm, ws.K, s.V):
         return 3
     return 0
 
@@ -194,12 +194,11 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
                 f += ext[k, r]
             f6[r] = f
     if spec.presc:
-        velocities(C.parent, ws.S, axes, s.V, s.qd, ws.vel, ws.cacc)
+        velocities(C, s.V, s.qd, ws)
         for j in range(n):
             qdd[j] = qdd_p[j]
     else:
-        st = aba_core(C.parent, C.rootx, axes, sc.gloc, s.V, s.qd, inp.tau, sc.ext, sc.acc_out,
-                      ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, ws.aux, ws.acc, ws.K, ws.rhs)
+        st = aba_core(C, sc.gloc, s.V, s.qd, inp.tau, sc.ext, sc.acc_out, ws)
         if st != 0:
             return st
         if C.coupling.shape[0] > 0:            # mimic joints: project onto the coupling
@@ -469,8 +468,8 @@ def _momentum_variable(C, spec, g, V, q, qd, m, wk):
         for r in range(b):
             m[r] = V[r]
         return
-    kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
-    momentum_terms(C.parent, axes, qd, ws.S, ws.IA, ws.vel, ws.cacc, sc.Ic0, sc.hm)
+    kinematics(C, q, ws)
+    momentum_terms(C, qd, ws, sc.Ic0, sc.hm)
     six = sc.six
     for r in range(6):
         six[r] = 0.0
@@ -498,8 +497,8 @@ def _energy(C, F, g, V, q, qd, wk):
     n = q.shape[0]
     axes = C.axes
     b = axes.shape[0]
-    kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
-    velocities(C.parent, ws.S, axes, V, qd, ws.vel, ws.cacc)
+    kinematics(C, q, ws)
+    velocities(C, V, qd, ws)
     T = 0.0
     h0 = 0.0
     h1 = 0.0

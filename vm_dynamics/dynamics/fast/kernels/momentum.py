@@ -12,12 +12,14 @@ __all__ = ["momentum_terms", "velocity_from_momentum"]
 
 
 @njit(**OPT)
-def momentum_terms(parent, axes, qd, S, Ib, vel, cacc, Ic0, hm):
+def momentum_terms(C, qd, ws, Ic0, hm):
     """Ic0 = Σ_k I_k (composite inertia of the whole system) and hm = Σ_k I_k v_k at V = 0, so
-    that the locked momentum (77) is ``P = ι₀ᵀ(Ic0 ι₀V + hm) = M₀V + M₀𝔪q̇``."""
+    that the locked momentum (77) is ``P = ι₀ᵀ(Ic0 ι₀V + hm) = M₀V + M₀𝔪q̇`` (the body
+    inertias ``ws.IA`` of :func:`.kinematics.kinematics`; ``ws.vel`` is overwritten)."""
     n = qd.shape[0]
-    zero = np.zeros(axes.shape[0])
-    velocities(parent, S, axes, zero, qd, vel, cacc)
+    zero = np.zeros(C.axes.shape[0])
+    velocities(C, zero, qd, ws)
+    Ib, vel = ws.IA, ws.vel
     for r in range(6):
         hm[r] = 0.0
         for c in range(6):
@@ -32,8 +34,9 @@ def momentum_terms(parent, axes, qd, S, Ib, vel, cacc, Ic0, hm):
 
 
 @njit(**OPT)
-def velocity_from_momentum(axes, P, Ic0, rootx, hm, K, V):
-    """V = M₀⁻¹(P − M₀𝔪q̇) (LP-3) with M₀ = ι₀ᵀ(Ic0 + M_A)ι₀."""
+def velocity_from_momentum(C, P, Ic0, hm, K, V):
+    """V = M₀⁻¹(P − M₀𝔪q̇) (LP-3) with M₀ = ι₀ᵀ(Ic0 + M_A)ι₀ (``K``: scratch)."""
+    axes, rootx = C.axes, C.rootx
     b = axes.shape[0]
     for r in range(b):
         V[r] = P[r] - hm[axes[r]]
