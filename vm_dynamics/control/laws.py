@@ -318,13 +318,13 @@ def _joint_command(law, t, q, qd, coupled):
     """``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)`` on the model's coordinates (the
     masters of the tree's ``q`` with mimic joints)."""
     n = law.first.shape[0]
-    masters = law.model.masters
+    masters, kp, kd = law.model.masters, law.kp, law.kd      # read once, not per joint
     q_d, qd_d, qdd_cmd = np.empty(n), np.empty(n), np.empty(n)
     joint_reference(law.li[1], law.times, law.coef, law.first, law.last, law.osc, t, q_d, qd_d,
                     qdd_cmd)
     for j in range(n):
         jj = masters[j] if coupled else j
-        qdd_cmd[j] = qdd_cmd[j] + law.kd[j] * (qd_d[j] - qd[jj]) + law.kp[j] * (q_d[j] - q[jj])
+        qdd_cmd[j] = qdd_cmd[j] + kd[j] * (qd_d[j] - qd[jj]) + kp[j] * (q_d[j] - q[jj])
     return qdd_cmd
 
 

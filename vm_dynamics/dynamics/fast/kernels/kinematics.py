@@ -14,18 +14,27 @@ from ..records import Workspace
 from .algebra import cross
 from .jit import OPT, njit
 
-__all__ = ["kinematics", "body_inertia", "velocities", "bias", "add_external", "gravity_local",
+__all__ = ["kinematics", "body_inertia", "velocities", "body_velocities", "bias", "add_external", "gravity_local",
            "frame_pose", "workspace"]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def kinematics(C, q, ws):
     """Product of exponentials (13)-(17) of the model ``C`` at ``q``, into the workspace
     ``ws``: G_j = G_parent exp(ξ̂_j q_j) as ``(ws.Rw, ws.Pw)``; ``ws.S[j]`` = Ad_{G_parent} ξ_j
     (29); ``ws.IA[k]`` = Ad_{G_k}^{-T} 𝔐_k Ad_{G_k}^{-1} (the body inertia (55) at the current
-    configuration, vehicle axes, about the vehicle origin)."""
-    parent, jtype, xi, inert = C.parent, C.jtype, C.xi, C.inert
-    Rw, Pw, S, Ib = ws.Rw, ws.Pw, ws.S, ws.IA
+    configuration, vehicle axes, about the vehicle origin).
+
+    Inlined: the records' fields are read where the caller holds them and the loops run in
+    :func:`_kinematics` on the arrays (numba takes a reference of every field read inside a
+    compiled call, an atomic count update each; read at the call site, those pair up and
+    vanish)."""
+    _kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
+
+
+@njit(**OPT)
+def _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib):
+    """:func:`kinematics` on the arrays."""
     n = q.shape[0]
     for r in range(3):
         for c in range(3):
@@ -137,12 +146,17 @@ def body_inertia(row, R, p, out):
             out[3 + r, c] = out[c, 3 + r]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def velocities(C, V, qd, ws):
     """Body twists in the vehicle frame, ``ws.vel[k]`` = v_k = ι₀V + Σ_{path} S_i q̇_i, and the
     velocity-product accelerations ``ws.cacc[j]`` = c_j = ad_{v_parent}(S_j q̇_j) (``ws.S``
-    from :func:`kinematics`)."""
-    parent, axes, S, vel, cacc = C.parent, C.axes, ws.S, ws.vel, ws.cacc
+    from :func:`kinematics`).  Inlined, as :func:`kinematics`."""
+    body_velocities(C.parent, C.axes, V, qd, ws.S, ws.vel, ws.cacc)
+
+
+@njit(**OPT)
+def body_velocities(parent, axes, V, qd, S, vel, cacc):
+    """:func:`velocities` on the arrays."""
     n = qd.shape[0]
     for r in range(6):
         vel[0, r] = 0.0
