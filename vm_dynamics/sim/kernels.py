@@ -403,7 +403,7 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     step starts from).  Returns (status, number of steps completed).
 
     The records' fields the loop reads are taken once, before it: numba counts a reference
-    for every field read (an atomic update each), and per stage that cost ~10 % of the step."""
+    for every field read inside a compiled call (an atomic update each)."""
     wk = _work(C, buf)
     sc = wk.sc
     b = C.axes.shape[0]
