@@ -6,15 +6,30 @@ evaluate and returns that stage's state, so that the caller names the reason exa
 Python loop does (it evaluates that one stage again in Python)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..dynamics.fast.kernels.checked import inverse_dynamics, mass_matrix
 from ..dynamics.fast.kernels.jit import OPT, njit
 
-__all__ = ["euler_rk4", "SINGULAR", "STAGE_FAILED", "NON_FINITE"]
+__all__ = ["euler_rk4", "SINGULAR", "STAGE_FAILED", "NON_FINITE", "EulerScratch"]
 
 #: Statuses of :func:`euler_rk4` (0: every step done).
 SINGULAR, STAGE_FAILED, NON_FINITE = 10, 11, 12
+
+
+class EulerScratch(NamedTuple):
+    """The work arrays of one stage: the pose ``g`` (4×4), the mass matrix ``M``, no frame
+    wrenches (``ib``, ``fw``), the inverse dynamics' output ``idout`` and the right-hand side
+    ``rhs``."""
+
+    g: np.ndarray
+    M: np.ndarray
+    ib: np.ndarray
+    fw: np.ndarray
+    idout: np.ndarray
+    rhs: np.ndarray
 
 
 @njit(**OPT)
@@ -65,9 +80,10 @@ def _cols(A, L, c0):
 
 
 @njit(**OPT)
-def _accel(parent, jtype, xi, inert, rootx, axes, grav, x, xd, F, g, M, ib, fw, idout, rhs,
-           out, sing):
-    """``ẍ`` at ``(x, ẋ)`` into ``out``; a status (0 ok)."""
+def _accel(C, x, xd, F, work, out, sing):
+    """``ẍ`` at ``(x, ẋ)`` of the model ``C`` into ``out`` (``work``: an :class:`EulerScratch`);
+    a status (0 ok)."""
+    g, M, idout, rhs = work.g, work.M, work.idout, work.rhs
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(xd))):
         return STAGE_FAILED
     cf, sf = np.cos(x[3]), np.sin(x[3])
@@ -100,12 +116,11 @@ def _accel(parent, jtype, xi, inert, rootx, axes, grav, x, xd, F, g, M, ib, fw, 
         g[r, 3] = x[r]
     q = np.ascontiguousarray(x[6:])
     qd = np.ascontiguousarray(xd[6:])
-    st_ = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd,
-                           np.ascontiguousarray(zd[:6]), np.ascontiguousarray(zd[6:]), ib, fw,
-                           idout)
+    st_ = inverse_dynamics(C, g, V, q, qd, np.ascontiguousarray(zd[:6]),
+                           np.ascontiguousarray(zd[6:]), work.ib, work.fw, idout)
     if st_:
         return STAGE_FAILED
-    st_ = mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M)
+    st_ = mass_matrix(C, q, M)
     if st_:
         return STAGE_FAILED
     for i in range(dim):
@@ -127,17 +142,14 @@ def _accel(parent, jtype, xi, inert, rootx, axes, grav, x, xd, F, g, M, ib, fw, 
 
 
 @njit(**OPT)
-def euler_rk4(parent, jtype, xi, inert, rootx, axes, grav, x0, xd0, F, dt, X, XD, fail, sing):
-    """RK4 steps from ``(x0, ẋ0)`` with constant inputs ``F = [base wrench; τ]`` into
-    ``X, XD`` (rows 0..steps, row 0 the start); returns ``(status, steps done)``; on a failed
-    stage ``fail`` (2, dim) holds that stage's ``(x, ẋ)``."""
+def euler_rk4(C, x0, xd0, F, dt, X, XD, fail, sing):
+    """RK4 steps of the model ``C`` (:class:`~vm_dynamics.dynamics.fast.records.ModelConstants`)
+    from ``(x0, ẋ0)`` with constant inputs ``F = [base wrench; τ]`` into ``X, XD`` (rows
+    0..steps, row 0 the start); returns ``(status, steps done)``; on a failed stage ``fail``
+    (2, dim) holds that stage's ``(x, ẋ)``."""
     dim = x0.shape[0]
-    g = np.eye(4)
-    M = np.empty((dim, dim))
-    ib = np.zeros(0, dtype=np.int64)
-    fw = np.zeros((0, 6))
-    idout = np.empty(dim)
-    rhs = np.empty(dim)
+    work = EulerScratch(np.eye(4), np.empty((dim, dim)), np.zeros(0, dtype=np.int64),
+                        np.zeros((0, 6)), np.empty(dim), np.empty(dim))
     K = np.empty((4, dim))      # stage accelerations
     S = np.empty((4, dim))      # stage velocities (S[0] = ẋ)
     xs = np.empty(dim)
@@ -157,8 +169,7 @@ def euler_rk4(parent, jtype, xi, inert, rootx, axes, grav, x0, xd0, F, dt, X, XD
                     S[s, i] = xd[i] + c * K[s - 1, i]
                     xs[i] = x[i] + c * S[s - 1, i]
                 pos, vel = xs, S[s]
-            st_ = _accel(parent, jtype, xi, inert, rootx, axes, grav, pos, vel, F, g, M, ib,
-                         fw, idout, rhs, K[s], sing)
+            st_ = _accel(C, pos, vel, F, work, K[s], sing)
             if st_:
                 fail[0], fail[1] = pos, vel
                 return st_, k

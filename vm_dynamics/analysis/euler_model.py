@@ -509,8 +509,7 @@ def _simulate_compiled(emodel, x, xd, steps, dt, F) -> EulerSimulation:
     X, XD = np.empty((steps + 1, emodel.dim)), np.empty((steps + 1, emodel.dim))
     fail = np.zeros((2, emodel.dim))
     with np.errstate(all="ignore"):
-        st, done = euler_rk4(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, C.grav, x, xd,
-                             F, dt, X, XD, fail, _SINGULAR_COS)
+        st, done = euler_rk4(C, x, xd, F, dt, X, XD, fail, _SINGULAR_COS)
     status, t = "ok", done * dt
     if st == NON_FINITE:
         status = f"non-finite state at t = {t + dt:.6g}"

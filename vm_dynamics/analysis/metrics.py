@@ -68,7 +68,7 @@ def element_potentials(model, traj, elements) -> np.ndarray:
     out = np.empty(len(traj.t))
     for k in range(len(traj.t)):
         qf = np.ascontiguousarray(model.coupling.full_positions(traj.q[k]), dtype=float)
-        kinematics(C.parent, C.jtype, C.xi, C.inert, qf, ws.Rw, ws.Pw, ws.S, ws.IA)
+        kinematics(C, qf, ws)
         out[k] = potential(F, np.ascontiguousarray(traj.g[k]), ws.Rw, ws.Pw)
     return out
 
@@ -92,7 +92,7 @@ def gravity_potentials(model, traj) -> np.ndarray:
     mh = np.empty((N, 4))              # [m, h] per sample
     for k in range(N):
         qf = np.ascontiguousarray(model.coupling.full_positions(traj.q[k]), dtype=float)
-        kinematics(C.parent, C.jtype, C.xi, C.inert, qf, ws.Rw, ws.Pw, ws.S, ws.IA)
+        kinematics(C, qf, ws)
         IA = ws.IA
         mh[k] = IA[:, 0, 0].sum(), IA[:, 5, 1].sum(), IA[:, 3, 2].sum(), IA[:, 4, 0].sum()
     g = np.asarray(traj.g, dtype=float)

@@ -293,8 +293,9 @@ def _elements_as_frame_wrenches(C, F, g, V, q, fb, fw):
     add_wrenches`, in vehicle axes about the vehicle origin) in the frame-wrench form the
     recursions take (``fw[k] = [Rᵀf; Rᵀ(n − p × f)]`` on body ``fb[k] = k``)."""
     n = q.shape[0]
-    Rw, Pw, S, Ib, vel, cacc, pA, U, aux, acc, K, rhs = workspace(n)
-    kinematics(C.parent, C.jtype, C.xi, C.inert, q, Rw, Pw, S, Ib)
+    ws = workspace(n)
+    kinematics(C, q, ws)
+    Rw, Pw = ws.Rw, ws.Pw
     ext = np.zeros((n + 1, 6))
     cons = np.zeros((n + 1, 6))
     w6 = np.empty(6)
@@ -317,13 +318,13 @@ def _joint_command(law, t, q, qd, coupled):
     """``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)`` on the model's coordinates (the
     masters of the tree's ``q`` with mimic joints)."""
     n = law.first.shape[0]
-    masters = law.model.masters
+    masters, kp, kd = law.model.masters, law.kp, law.kd      # read once, not per joint
     q_d, qd_d, qdd_cmd = np.empty(n), np.empty(n), np.empty(n)
     joint_reference(law.li[1], law.times, law.coef, law.first, law.last, law.osc, t, q_d, qd_d,
                     qdd_cmd)
     for j in range(n):
         jj = masters[j] if coupled else j
-        qdd_cmd[j] = qdd_cmd[j] + law.kd[j] * (qd_d[j] - qd[jj]) + law.kp[j] * (q_d[j] - q[jj])
+        qdd_cmd[j] = qdd_cmd[j] + kd[j] * (qd_d[j] - qd[jj]) + kp[j] * (q_d[j] - q[jj])
     return qdd_cmd
 
 
@@ -360,8 +361,7 @@ def computed_torque(law, F, t, g, V, q, qd, tau, bw):
         fw = np.zeros((0, 6))
     if law.li[0] == 0 or b == 0:
         zero_b = np.zeros(b)
-        st = free_floating_inverse_dynamics(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes,
-                                            C.grav, g, V, q, qd, qdd_tree, zero_b, fb, fw, out)
+        st = free_floating_inverse_dynamics(C, g, V, q, qd, qdd_tree, zero_b, fb, fw, out)
         for r in range(b):
             bw[r] = 0.0
     else:
@@ -374,8 +374,7 @@ def computed_torque(law, F, t, g, V, q, qd, tau, bw):
         Vdot = np.empty(b)
         for r in range(b):
             Vdot[r] = a6[C.axes[r]]
-        st = inverse_dynamics(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, C.grav, g, V,
-                              q, qd, Vdot, qdd_tree, fb, fw, out)
+        st = inverse_dynamics(C, g, V, q, qd, Vdot, qdd_tree, fb, fw, out)
         for r in range(b):
             bw[r] = out[r]
     if st != 0:

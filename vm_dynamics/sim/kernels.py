@@ -74,8 +74,8 @@ def _stage_velocity(C, form, s, wk):
     ws, sc = wk
     axes = C.axes
     b = axes.shape[0]
-    kinematics(C.parent, C.jtype, C.xi, C.inert, s.q, ws.Rw, ws.Pw, ws.S, ws.IA)
-    momentum_terms(C.parent, axes, s.qd, ws.S, ws.IA, ws.vel, ws.cacc, sc.Ic0, sc.hm)
+    kinematics(C, s.q, ws)
+    momentum_terms(C, s.qd, ws, sc.Ic0, sc.hm)
     m, V, six, six2 = s.m, s.V, sc.six, sc.six2
     if form == 0:
         for r in range(b):
@@ -93,7 +93,7 @@ def _stage_velocity(C, form, s, wk):
     else:
         for r in range(b):
             P[r] = m[r]
-    if not velocity_from_momentum(axes, P, sc.Ic0, C.rootx, sc.hm, ws.K, s.V):
+    if not velocity_from_momentum(C, P, sc.Ic0, sc.hm, ws.K, s.V):
         return 3
     return 0
 
@@ -194,12 +194,11 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
                 f += ext[k, r]
             f6[r] = f
     if spec.presc:
-        velocities(C.parent, ws.S, axes, s.V, s.qd, ws.vel, ws.cacc)
+        velocities(C, s.V, s.qd, ws)
         for j in range(n):
             qdd[j] = qdd_p[j]
     else:
-        st = aba_core(C.parent, C.rootx, axes, sc.gloc, s.V, s.qd, inp.tau, sc.ext, sc.acc_out,
-                      ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, ws.aux, ws.acc, ws.K, ws.rhs)
+        st = aba_core(C, sc.gloc, s.V, s.qd, inp.tau, sc.ext, sc.acc_out, ws)
         if st != 0:
             return st
         if C.coupling.shape[0] > 0:            # mimic joints: project onto the coupling
@@ -395,52 +394,49 @@ def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
 
 
 @njit(**OPT)
-def _law_efforts(C, law, F, t, wk, tau, tau_r, bw):
-    """The compiled law's efforts at the stage state in the scratch: ``tau`` on the tree's
-    joints (the masters with mimic joints), ``bw``, and ``tau_r`` on the model's; a status."""
-    sc = wk.sc
-    n = tau.shape[0]
-    nr = tau_r.shape[0]
-    st = computed_torque(law, F, t, sc.pose, sc.Vs, sc.qs[:n], sc.qds[:n], tau_r, bw)
-    masters = C.masters
-    if masters.shape[0] > 0:
-        for j in range(nr):
-            tau[masters[j]] = tau_r[j]
-    else:
-        for j in range(n):
-            tau[j] = tau_r[j]
-    return st
-
-
-@njit(**OPT)
 def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     """``len(X.g)`` RKMK steps whose joint efforts and base wrench come from the compiled
     ``law`` (:func:`vm_dynamics.control.laws.computed_torque`, on the constants of the
     controller's own, possibly mismatched, model) evaluated at every stage state, at
     ``TS[k] + tab.c[i] dt``.  Step k writes row k of ``X`` and of ``out`` (a
     :class:`~.records.LawOutputs`: the inputs of its first stage, the law at the state the
-    step starts from).  Returns (status, number of steps completed)."""
+    step starts from).  Returns (status, number of steps completed).
+
+    The records' fields the loop reads are taken once, before it: numba counts a reference
+    for every field read inside a compiled call (an atomic update each)."""
     wk = _work(C, buf)
+    sc = wk.sc
     b = C.axes.shape[0]
     n = x.q.shape[0]                    # joints of the integrated state (the tree's)
+    masters = C.masters
     tau, tau_r, bw = np.zeros(n), np.empty(law.first.shape[0]), np.empty(b)
+    nr = tau_r.shape[0]
     nop = np.zeros((tab.b.shape[0] + 1, n))
     inp = StageInputs(tau, bw, np.zeros(6), np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
     pr = PrescribedRows(nop, nop, nop)
+    pose, Vs, qs, qds = sc.pose, sc.Vs, sc.qs[:n], sc.qds[:n]
+    stages, c, dt, out_tau, out_bw = tab.b.shape[0], tab.c, spec.dt, out.tau, out.bw
     for k in range(X.g.shape[0]):
         xk = x if k == 0 else _row(X, k - 1)
-        for i in range(tab.b.shape[0]):
+        for i in range(stages):
             st = _stage_begin(C, spec, tab, i, xk, pr, wk)
             if st != 0:
                 return st, k
-            st = _law_efforts(C, law, F, TS[k] + tab.c[i] * spec.dt, wk, tau, tau_r, bw)
+            # the law's efforts on the tree's joints (the masters with mimic joints)
+            st = computed_torque(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw)
             if st != 0:
                 return st, k
+            if masters.shape[0] > 0:
+                for j in range(nr):
+                    tau[masters[j]] = tau_r[j]
+            else:
+                for j in range(n):
+                    tau[j] = tau_r[j]
             if i == 0:
-                for j in range(tau_r.shape[0]):
-                    out.tau[k, j] = tau_r[j]
+                for j in range(nr):
+                    out_tau[k, j] = tau_r[j]
                 for r in range(b):
-                    out.bw[k, r] = bw[r]
+                    out_bw[k, r] = bw[r]
             st = _stage_end(C, F, spec, i, pr, inp, wk)
             if st != 0:
                 return st, k
@@ -469,8 +465,8 @@ def _momentum_variable(C, spec, g, V, q, qd, m, wk):
         for r in range(b):
             m[r] = V[r]
         return
-    kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
-    momentum_terms(C.parent, axes, qd, ws.S, ws.IA, ws.vel, ws.cacc, sc.Ic0, sc.hm)
+    kinematics(C, q, ws)
+    momentum_terms(C, qd, ws, sc.Ic0, sc.hm)
     six = sc.six
     for r in range(6):
         six[r] = 0.0
@@ -498,8 +494,8 @@ def _energy(C, F, g, V, q, qd, wk):
     n = q.shape[0]
     axes = C.axes
     b = axes.shape[0]
-    kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
-    velocities(C.parent, ws.S, axes, V, qd, ws.vel, ws.cacc)
+    kinematics(C, q, ws)
+    velocities(C, V, qd, ws)
     T = 0.0
     h0 = 0.0
     h1 = 0.0

@@ -20,7 +20,7 @@ from ...core.validation import (
 )
 from . import numpy_kernels as _npk
 from .backend import bind_compiled, compile_notice, numba_kernels
-from .records import ModelConstants
+from .records import ForwardInputs, ModelConstants
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "forward_dynamics", "forward_dynamics_batch",
            "inverse_dynamics", "mass_matrix", "lp_blocks"]
@@ -104,9 +104,8 @@ class FastModel:
         if backend == "numba" and nb is None:
             raise ValueError("backend='numba': numba is not installed")
         self._nb = nb
-        self._consts = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes,
-                        self.grav)
-        self._kc = ModelConstants(*self._consts, *(
+        self._kc = ModelConstants(self.parent, self.jtype, self.xi, self.inert, self.root_extra,
+                                  self.axes, self.grav, *(
             (self.G, np.ascontiguousarray(cp.independent, dtype=np.int64)) if self.coupled
             else (np.zeros((0, 0)), np.zeros(0, dtype=np.int64))))
         if nb is not None:
@@ -118,12 +117,11 @@ class FastModel:
         a timed loop; then bind the compiled entry points (:func:`bind_compiled`)."""
         n, b = self.n_tree, self.b
         z, zb = np.zeros(n), np.zeros(b)
-        nb = self._nb
-        fd_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
-        id_args = (*self._consts, np.eye(4), zb, z, z, zb, z, *self._no_fw, np.empty(b + n))
-        mm_args = (self.parent, self.jtype, self.xi, self.inert, self.root_extra, self.axes, z,
-                   np.empty((b + n, b + n)))
-        ff_args = (*self._consts, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
+        nb, C = self._nb, self._kc
+        fd_args = (C, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
+        id_args = (C, np.eye(4), zb, z, z, zb, z, *self._no_fw, np.empty(b + n))
+        mm_args = (C, z, np.empty((b + n, b + n)))
+        ff_args = (C, np.eye(4), zb, z, z, z, zb, *self._no_fw, np.empty(b + n))
         # the entry points that test the inputs' range (kernels.checked); with mimic joints
         # the kernels run on the tree's coordinates, and _validate tests the model's
         kk = nb.checked if not self.coupled else nb
@@ -133,9 +131,7 @@ class FastModel:
             self._id = bind_compiled(kk.inverse_dynamics, id_args)
             self._ffid = bind_compiled(kk.free_floating_inverse_dynamics, ff_args)
             if self.frames:
-                self._fp = bind_compiled(kk.frame_pose, (
-                    self.parent, self.jtype, self.xi, self.inert, z, 0, np.eye(4),
-                    np.empty((4, 4))))
+                self._fp = bind_compiled(kk.frame_pose, (C, z, 0, np.eye(4), np.empty((4, 4))))
             self._mm = bind_compiled(kk.mass_matrix, mm_args)
 
     @property
@@ -232,7 +228,7 @@ class FastModel:
         """Recursive Newton–Euler on the tree: ``[base wrench; τ_tree]``."""
         if self._nb is not None:
             out = np.empty(self.b + self.n_tree)
-            st = self._id(*self._consts, g, V, qf, qdf, Vdot, qddf, fb, fw, out)
+            st = self._id(self._kc, g, V, qf, qdf, Vdot, qddf, fb, fw, out)
         else:
             out, st = _npk.inverse_dynamics(self, g[None], V[None], qf[None], qdf[None],
                                             Vdot[None], qddf[None], fb, fw[None])
@@ -242,8 +238,7 @@ class FastModel:
     def _tree_mass_matrix(self, qf):
         if self._nb is not None:
             M = np.empty((self.b + self.n_tree,) * 2)
-            st = self._mm(self.parent, self.jtype, self.xi, self.inert, self.root_extra,
-                          self.axes, qf, M)
+            st = self._mm(self._kc, qf, M)
         else:
             M = _npk.mass_matrix(self, qf)
             st = 0 if np.all(np.isfinite(M)) else 2
@@ -304,7 +299,7 @@ class FastModel:
         fb, fw = self._no_fw if not frame_wrenches else self._frame_arrays(frame_wrenches)
         if self._nb is not None:        # kernels.checked: the inputs' range, compiled
             out = np.empty(b + n)
-            st = self._fd(*self._consts, g, V, q, qd, tau, bw, fb, fw, out)
+            st = self._fd(self._kc, g, V, q, qd, tau, bw, fb, fw, out)
         else:
             self._validate(dict(g=g, V=V, q=q, qd=qd, tau=tau, base_wrench=bw))
             out, st = _npk.forward_dynamics(self, g[None], V[None], q[None], qd[None],
@@ -370,19 +365,19 @@ class FastModel:
         fb, fw = self._frame_arrays(frame_wrenches, batch=(shape, N))
         out = np.empty((N, b + n))
         st = np.zeros(N, dtype=np.int64)
-        inputs = [flat[k] for k in ("g", "V", "q", "qd", "tau", "base_wrench")]
+        X = ForwardInputs(*[flat[k] for k in ("g", "V", "q", "qd", "tau", "base_wrench")], fb, fw)
         if self._nb is not None:
-            ok = self._nb.checked.states_in_range(*inputs, st)
+            ok = self._nb.checked.states_in_range(X, st)
         else:
-            ok = _states_in_range(*inputs, st)
+            ok = _states_in_range(X, st)
         if not ok:
             pass
         elif self._nb is not None:
-            args = (*self._consts, *inputs, fb, fw, out, st)
             if not parallel or N * (n + 1) < _PARALLEL_MIN_WORK:  # thread start-up would dominate
-                self._nb.forward_dynamics_range(*args, 0, N)
+                self._nb.forward_dynamics_range(self._kc, X, out, st, 0, N)
             else:
-                self._nb.forward_dynamics_batch(*args, min(N, 4 * self._nb.num_threads()))
+                self._nb.forward_dynamics_batch(self._kc, X, out, st,
+                                                min(N, 4 * self._nb.num_threads()))
         else:
             out, st = _npk.forward_dynamics(self, flat["g"], flat["V"], flat["q"], flat["qd"],
                                             flat["tau"], flat["base_wrench"], fb, fw)
@@ -413,7 +408,7 @@ class FastModel:
             return out[:b], self.G.T @ out[b:]
         if self._nb is not None:
             out = np.empty(b + n)
-            st = self._id(*self._consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
+            st = self._id(self._kc, g, V, q, qd, Vdot, qdd, fb, fw, out)
         else:
             out, st = _npk.inverse_dynamics(self, g[None], V[None], q[None], qd[None],
                                             Vdot[None], qdd[None], fb, fw[None])
@@ -439,13 +434,13 @@ class FastModel:
         if self._nb is not None and self.coupled:
             qf, qdf, qddf = self._tree(q, qd, qdd)
             out = np.empty(b + self.n_tree)
-            st = self._ffid(*self._consts, g, V, qf, qdf, qddf, bw, fb, fw, out)
+            st = self._ffid(self._kc, g, V, qf, qdf, qddf, bw, fb, fw, out)
             if st:
                 self._raise(st, dict(g=g, V=V, q=q, qd=qd, qdd=qdd, base_wrench=bw))
             return out[:b], self.G.T @ out[b:]
         if self._nb is not None:
             out = np.empty(b + n)
-            st = self._ffid(*self._consts, g, V, q, qd, qdd, bw, fb, fw, out)
+            st = self._ffid(self._kc, g, V, q, qd, qdd, bw, fb, fw, out)
             if st:
                 self._raise(st, dict(g=g, V=V, q=q, qd=qd, qdd=qdd, base_wrench=bw))
             return out[:b], out[b:]
@@ -467,9 +462,7 @@ class FastModel:
         arm.inert = self.inert.copy()
         arm.inert[0] = 0.0
         arm.root_extra = np.zeros((6, 6))
-        arm._consts = (arm.parent, arm.jtype, arm.xi, arm.inert, arm.root_extra, arm.axes,
-                       arm.grav)
-        arm._kc = ModelConstants(*arm._consts, self._kc.coupling, self._kc.masters)
+        arm._kc = self._kc._replace(inert=arm.inert, rootx=arm.root_extra)
         arm._arm = self._arm = arm
         return arm
 
@@ -488,7 +481,7 @@ class FastModel:
         home = self.frame_home[frame]
         if self._nb is not None:
             out = np.empty((4, 4))
-            st = self._fp(self.parent, self.jtype, self.xi, self.inert, q, body, home, out)
+            st = self._fp(self._kc, q, body, home, out)
             if st:
                 self._raise(st, {"q": q})
             return out
@@ -516,8 +509,7 @@ class FastModel:
             return M
         if self._nb is not None:
             M = np.empty((self.b + self.n,) * 2)
-            st = self._mm(self.parent, self.jtype, self.xi, self.inert,
-                                      self.root_extra, self.axes, q, M)
+            st = self._mm(self._kc, q, M)
         else:
             M = _npk.mass_matrix(self, q)
             st = 0 if np.all(np.isfinite(M)) else 2
@@ -535,8 +527,9 @@ class FastModel:
         return LPBlocks(M0, M0m, Mm, A, 0.5 * (Mhat + Mhat.T))
 
 
-def _states_in_range(g, V, q, qd, tau, bw, status) -> bool:
+def _states_in_range(X, status) -> bool:
     """:func:`.kernels.checked.states_in_range` vectorised with numpy (the numba-free path)."""
+    g, V, q, qd, tau, bw = X.g, X.V, X.q, X.qd, X.tau, X.bw
     with np.errstate(invalid="ignore"):
         good = _npk.check_poses(g)
         status[~good] = 1

@@ -1,13 +1,14 @@
 """Named records of the compiled kernels: the model as they take it (:class:`ModelConstants`,
-built once per model by :class:`vm_dynamics.dynamics.fast.FastModel`, ``kernel_constants``) and
-the workspace of the recursions (:class:`Workspace`)."""
+built once per model by :class:`vm_dynamics.dynamics.fast.FastModel`, ``kernel_constants``),
+the workspace of the recursions (:class:`Workspace`) and the batched forward dynamics' states
+(:class:`ForwardInputs`).  A kernel reads ``C.parent``, ``ws.IA``, never a positional slot."""
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ModelConstants", "Workspace"]
+__all__ = ["ModelConstants", "Workspace", "ForwardInputs"]
 
 
 class ModelConstants(NamedTuple):
@@ -47,3 +48,19 @@ class Workspace(NamedTuple):
     acc: np.ndarray
     K: np.ndarray
     rhs: np.ndarray
+
+
+class ForwardInputs(NamedTuple):
+    """The states and inputs of a batch of forward dynamics (leading axis: the N states): poses
+    ``g`` (N×4×4), ``V`` (N×b), ``q``, ``qd``, efforts ``tau`` (N×n), vehicle wrenches ``bw``
+    (N×b), and the frame wrenches ``fw`` (N×m×6) on the bodies ``fw_body`` (m, shared; see
+    :func:`vm_dynamics.dynamics.fast.kernels.kinematics.add_external`)."""
+
+    g: np.ndarray
+    V: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray
+    bw: np.ndarray
+    fw_body: np.ndarray
+    fw: np.ndarray

@@ -1,8 +1,11 @@
 """Compiled kernels of the fast path, one module per algorithm (imported lazily).
 
 Scalar-loop implementations of the recursions described in :mod:`vm_dynamics.dynamics.fast`; every
-kernel works in the vehicle frame with the constant arrays of :class:`~vm_dynamics.dynamics.fast.FastModel`
-(body index 0 is the vehicle, body ``j + 1`` is moved by joint ``j``, ``parent[j] < j + 1``).
+kernel works in the vehicle frame and takes the model as one named record ``C``
+(:class:`~vm_dynamics.dynamics.fast.records.ModelConstants`, ``FastModel.kernel_constants``: body
+index 0 is the vehicle, body ``j + 1`` is moved by joint ``j``, ``C.parent[j] < j + 1``), then
+the state and input arrays, then its work arrays as a named
+:class:`~vm_dynamics.dynamics.fast.records.Workspace` ``ws`` (allocated inside when not given).
 ``cache=True`` stores the compiled code next to this file (or in numba's user cache), so the
 compile cost (tens of seconds for all kernels) is paid once per machine, not per process.
 

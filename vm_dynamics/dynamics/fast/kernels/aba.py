@@ -1,5 +1,10 @@
 """Forward dynamics: the articulated-body algorithm with a floating vehicle (Featherstone
 2008, Table 7.1), single, ranged and batched (parallel).
+
+Every kernel takes the model as its record ``C``
+(:class:`~vm_dynamics.dynamics.fast.records.ModelConstants`), the state and input arrays, and
+the recursions' workspace ``ws`` (:class:`~vm_dynamics.dynamics.fast.records.Workspace`); the
+batched ones take their states as one :class:`~vm_dynamics.dynamics.fast.records.ForwardInputs`.
 """
 from __future__ import annotations
 
@@ -9,8 +14,8 @@ from .algebra import check_pose
 from .jit import OPT, get_num_threads, njit, prange
 from .kinematics import add_external, bias, gravity_local, kinematics, velocities, workspace
 
-__all__ = ["solve_spd", "aba", "aba_dynamics", "aba_core", "forward_dynamics",
-           "forward_dynamics_range", "forward_dynamics_batch", "num_threads"]
+__all__ = ["solve_spd", "aba_dynamics", "aba_core", "forward_dynamics", "forward_dynamics_range",
+           "forward_dynamics_batch", "num_threads"]
 
 
 @njit(**OPT)
@@ -44,43 +49,32 @@ def solve_spd(K, rhs, b):
 
 
 @njit(**OPT)
-def aba(parent, jtype, xi, inert, rootx, axes, gloc, V, q, qd, tau, bw, fw_body, fw, out,
-         Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs):
-    """Articulated-body forward dynamics with the vehicle as a root moving in the subgroup ι₀.
-
-    ``gloc`` is the gravitational acceleration in vehicle axes, Rᵀa; ``rootx`` the constant
-    extra (added) inertia of the vehicle, on which gravity does not act.  Writes ``[V̇; q̈]`` into
-    ``out``; returns a status code (see the module docstring).
-    """
-    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, IA)
-    return aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S,
-                         IA, vel, cacc, pA, U, aux, acc, K, rhs)
-
-
-@njit(**OPT)
-def aba_dynamics(parent, rootx, axes, gloc, V, qd, tau, bw, fw_body, fw, out, Rw, Pw, S, IA,
-                  vel, cacc, pA, U, aux, acc, K, rhs):
-    """The three ABA passes after :func:`kinematics` (IA holds the body inertias on entry and
-    is overwritten by the articulated inertias).  The vehicle's added inertia ``rootx`` (M_A)
+def aba_dynamics(C, gloc, V, qd, tau, bw, fw_body, fw, out, ws):
+    """The three ABA passes after :func:`.kinematics.kinematics` (``ws.IA`` holds the body
+    inertias on entry and is overwritten by the articulated inertias), with the vehicle wrench
+    ``bw`` and the frame wrenches ``fw`` on the bodies ``fw_body``.  ``gloc`` is the
+    gravitational acceleration in vehicle axes, Rᵀa.  Writes ``[V̇; q̈]`` into ``out``; returns a
+    status code (see the package docstring).  The vehicle's added inertia ``C.rootx`` (M_A)
     enters the root only: its gyroscopic wrench −ad_Vᵀ(M_A V) in p^A₀ and M_A in the root
     pivot, not the gravity term (the root acceleration ι₀V̇ − a_g acts on the rigid masses, ι₀V̇
     on M_A)."""
     ext = np.zeros((qd.shape[0] + 1, 6))
-    add_external(axes, bw, fw_body, fw, Rw, Pw, ext, 1.0)
-    return aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U,
-                     aux, acc, K, rhs)
+    add_external(C.axes, bw, fw_body, fw, ws.Rw, ws.Pw, ext, 1.0)
+    return aba_core(C, gloc, V, qd, tau, ext, out, ws)
 
 
 # complexity: compiled kernel: the three ABA passes stay in one function (numba keeps the work
 # arrays local)
 @njit(**OPT)
-def aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, pA, U, aux,  # noqa: C901
-              acc, K, rhs):
+def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
     """ABA passes with the external wrenches ``ext[k]`` (vehicle axes, about the vehicle
-    origin) already summed per body; ``vel`` holds the body twists on return."""
+    origin) already summed per body; ``ws.vel`` holds the body twists on return."""
+    parent, rootx, axes = C.parent, C.rootx, C.axes
+    S, IA, vel, cacc, pA, U, aux, acc, K, rhs = ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, \
+        ws.aux, ws.acc, ws.K, ws.rhs
     n = qd.shape[0]
     b = axes.shape[0]
-    velocities(parent, S, axes, V, qd, vel, cacc)
+    velocities(C, V, qd, ws)
     for k in range(n + 1):
         bias(IA[k], vel[k], pA[k])
         for r in range(6):
@@ -162,43 +156,42 @@ def aba_core(parent, rootx, axes, gloc, V, qd, tau, ext, out, S, IA, vel, cacc, 
 
 
 @njit(**OPT)
-def forward_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body,
-                     fw, out):
+def forward_dynamics(C, g, V, q, qd, tau, bw, fw_body, fw, out):
+    """``[V̇; q̈]`` into ``out`` at the state ``(g, V, q, q̇)`` with the efforts ``tau``, the
+    vehicle wrench ``bw`` and the frame wrenches ``fw`` on the bodies ``fw_body``
+    (:func:`.kinematics.add_external`); a status code."""
     if not check_pose(g):
         return 1
-    Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = workspace(q.shape[0])
+    ws = workspace(q.shape[0])
     gloc = np.empty(3)
-    gravity_local(g, grav, gloc)
-    return aba(parent, jtype, xi, inert, rootx, axes, gloc, V, q, qd, tau, bw, fw_body, fw,
-                out, Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
+    gravity_local(g, C.grav, gloc)
+    kinematics(C, q, ws)
+    return aba_dynamics(C, gloc, V, qd, tau, bw, fw_body, fw, out, ws)
 
 
 @njit(**OPT)
-def forward_dynamics_range(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw,
-                           fw_body, fw, out, status, lo, hi):
-    """``forward_dynamics`` of states ``lo..hi-1`` of a batch, sharing one workspace (so the
-    per-state cost carries no allocation)."""
-    Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs = workspace(q.shape[1])
+def forward_dynamics_range(C, X, out, status, lo, hi):
+    """``forward_dynamics`` of the states ``lo..hi-1`` of the batch ``X``
+    (:class:`~vm_dynamics.dynamics.fast.records.ForwardInputs`) into the rows of ``out`` and
+    ``status``, sharing one workspace (so the per-state cost carries no allocation)."""
+    ws = workspace(X.q.shape[1])
     gloc = np.empty(3)
     for i in range(lo, hi):
-        if not check_pose(g[i]):
+        if not check_pose(X.g[i]):
             status[i] = 1
             continue
-        gravity_local(g[i], grav, gloc)
-        status[i] = aba(parent, jtype, xi, inert, rootx, axes, gloc, V[i], q[i], qd[i], tau[i],
-                         bw[i], fw_body, fw[i], out[i], Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc,
-                         K, rhs)
+        gravity_local(X.g[i], C.grav, gloc)
+        kinematics(C, X.q[i], ws)
+        status[i] = aba_dynamics(C, gloc, X.V[i], X.qd[i], X.tau[i], X.bw[i], X.fw_body,
+                                 X.fw[i], out[i], ws)
 
 
 @njit(parallel=True, **OPT)
-def forward_dynamics_batch(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw,
-                           fw_body, fw, out, status, nchunk):
+def forward_dynamics_batch(C, X, out, status, nchunk):
     """``forward_dynamics`` over the leading axis (N states) in ``nchunk`` parallel chunks."""
-    N = q.shape[0]
+    N = X.q.shape[0]
     for ch in prange(nchunk):
-        forward_dynamics_range(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau,
-                               bw, fw_body, fw, out, status, (ch * N) // nchunk,
-                               ((ch + 1) * N) // nchunk)
+        forward_dynamics_range(C, X, out, status, (ch * N) // nchunk, ((ch + 1) * N) // nchunk)
 
 
 def num_threads() -> int:

@@ -33,8 +33,7 @@ def pose_in_range(g):
 
 
 @njit(**OPT)
-def forward_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau, bw, fw_body,
-                     fw, out):
+def forward_dynamics(C, g, V, q, qd, tau, bw, fw_body, fw, out):
     """:func:`.aba.forward_dynamics` of inputs in range (else :data:`OUT_OF_RANGE`)."""
     if not check_pose(g):
         return 1
@@ -42,15 +41,16 @@ def forward_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, t
             and within(qd, MAX_MAGNITUDE) and within(tau, MAX_MAGNITUDE)
             and within(bw, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
-    return aba.forward_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, tau,
-                                bw, fw_body, fw, out)
+    return aba.forward_dynamics(C, g, V, q, qd, tau, bw, fw_body, fw, out)
 
 
 @njit(**OPT)
-def states_in_range(g, V, q, qd, tau, bw, status):
-    """The batched forward dynamics' inputs (leading axis: the states) tested state by state:
+def states_in_range(X, status):
+    """The batched forward dynamics' inputs ``X``
+    (:class:`~vm_dynamics.dynamics.fast.records.ForwardInputs`) tested state by state:
     ``status[i]`` 1 if ``g[i]`` is not a rigid transform, :data:`OUT_OF_RANGE` if an input of
     state i is out of range (0 otherwise); True if every state passed."""
+    g, V, q, qd, tau, bw = X.g, X.V, X.q, X.qd, X.tau, X.bw
     ok = True
     for i in range(q.shape[0]):
         if not check_pose(g[i]):
@@ -65,8 +65,7 @@ def states_in_range(g, V, q, qd, tau, bw, status):
 
 
 @njit(**OPT)
-def inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, qdd, fw_body,
-                     fw, out):
+def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
     """:func:`.rnea.inverse_dynamics` of inputs in range (else :data:`OUT_OF_RANGE`)."""
     if not check_pose(g):
         return 1
@@ -74,13 +73,11 @@ def inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, V
             and within(qd, MAX_MAGNITUDE) and within(Vdot, MAX_MAGNITUDE)
             and within(qdd, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
-    return rnea.inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot,
-                                 qdd, fw_body, fw, out)
+    return rnea.inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out)
 
 
 @njit(**OPT)
-def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd,
-                                   qdd, bw, fw_body, fw, out):
+def free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out):
     """:func:`.rnea.free_floating_inverse_dynamics` of inputs in range (else
     :data:`OUT_OF_RANGE`)."""
     if not check_pose(g):
@@ -89,21 +86,20 @@ def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, 
             and within(qd, MAX_MAGNITUDE) and within(qdd, MAX_MAGNITUDE)
             and within(bw, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
-    return rnea.free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V,
-                                               q, qd, qdd, bw, fw_body, fw, out)
+    return rnea.free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out)
 
 
 @njit(**OPT)
-def mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M):
+def mass_matrix(C, q, M):
     """:func:`.crba.mass_matrix` at q in range (else :data:`OUT_OF_RANGE`)."""
     if not within(q, MAX_COORDINATE):
         return OUT_OF_RANGE
-    return crba.mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M)
+    return crba.mass_matrix(C, q, M)
 
 
 @njit(**OPT)
-def frame_pose(parent, jtype, xi, inert, q, body, home, out):
+def frame_pose(C, q, body, home, out):
     """:func:`.kinematics.frame_pose` at q in range (else :data:`OUT_OF_RANGE`)."""
     if not within(q, MAX_COORDINATE):
         return OUT_OF_RANGE
-    return kinematics.frame_pose(parent, jtype, xi, inert, q, body, home, out)
+    return kinematics.frame_pose(C, q, body, home, out)

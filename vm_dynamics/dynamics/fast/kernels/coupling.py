@@ -58,7 +58,7 @@ def couple(C, q, a):
     b = C.axes.shape[0]
     nt, nr = Gc.shape[0], Gc.shape[1]
     M = np.empty((b + nt, b + nt))
-    st = mass_matrix(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, q, M)
+    st = mass_matrix(C, q, M)
     if st != 0:
         return st
     A = np.empty((b + nr, b + nr))

@@ -11,13 +11,15 @@ __all__ = ["mass_matrix"]
 
 
 @njit(**OPT)
-def mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M):
-    """Composite-rigid-body algorithm in the vehicle frame: M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]] (64);
-    the vehicle's added inertia ``rootx`` adds to M₀."""
+def mass_matrix(C, q, M):
+    """Composite-rigid-body algorithm in the vehicle frame: M = [[M₀, M₀𝔪], [M₀𝔪ᵀ, M_𝔪]] (64)
+    of the model ``C`` at ``q``; the vehicle's added inertia ``C.rootx`` adds to M₀."""
     n = q.shape[0]
+    parent, rootx, axes = C.parent, C.rootx, C.axes
     b = axes.shape[0]
-    Rw, Pw, S, Ic, vel, cacc, pA, U, aux, acc, K, rhs = workspace(n)
-    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ic)
+    ws = workspace(n)
+    kinematics(C, q, ws)
+    S, Ic = ws.S, ws.IA
     M[:, :] = 0.0                   # joints on different branches do not couple
     for j in range(n - 1, -1, -1):
         p = parent[j]

@@ -1,6 +1,10 @@
 """Kinematics over the tree in the vehicle frame: joint twists and body poses
 (products of exponentials, paper 000 (13)–(17)), body inertias (55), velocities, bias forces,
 external frame wrenches, gravity in the vehicle frame, frame poses.
+
+The recursions take the model as its record ``C``
+(:class:`~vm_dynamics.dynamics.fast.records.ModelConstants`) and write into a workspace record
+``ws`` (:class:`~vm_dynamics.dynamics.fast.records.Workspace`, :func:`workspace`).
 """
 from __future__ import annotations
 
@@ -10,15 +14,27 @@ from ..records import Workspace
 from .algebra import cross
 from .jit import OPT, njit
 
-__all__ = ["kinematics", "body_inertia", "velocities", "bias", "add_external", "gravity_local",
+__all__ = ["kinematics", "body_inertia", "velocities", "body_velocities", "bias", "add_external", "gravity_local",
            "frame_pose", "workspace"]
 
 
+@njit(inline="always", **OPT)
+def kinematics(C, q, ws):
+    """Product of exponentials (13)-(17) of the model ``C`` at ``q``, into the workspace
+    ``ws``: G_j = G_parent exp(ξ̂_j q_j) as ``(ws.Rw, ws.Pw)``; ``ws.S[j]`` = Ad_{G_parent} ξ_j
+    (29); ``ws.IA[k]`` = Ad_{G_k}^{-T} 𝔐_k Ad_{G_k}^{-1} (the body inertia (55) at the current
+    configuration, vehicle axes, about the vehicle origin).
+
+    Inlined: the records' fields are read where the caller holds them and the loops run in
+    :func:`_kinematics` on the arrays (numba takes a reference of every field read inside a
+    compiled call, an atomic count update each; read at the call site, those pair up and
+    vanish)."""
+    _kinematics(C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
+
+
 @njit(**OPT)
-def kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib):
-    """Product of exponentials (13)-(17): G_j = G_parent exp(ξ̂_j q_j) as (Rw, Pw);
-    S_j = Ad_{G_parent} ξ_j (29); Ib[k] = Ad_{G_k}^{-T} 𝔐_k Ad_{G_k}^{-1} (the body inertia (55)
-    at the current configuration, vehicle axes, about the vehicle origin)."""
+def _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib):
+    """:func:`kinematics` on the arrays."""
     n = q.shape[0]
     for r in range(3):
         for c in range(3):
@@ -130,10 +146,17 @@ def body_inertia(row, R, p, out):
             out[3 + r, c] = out[c, 3 + r]
 
 
+@njit(inline="always", **OPT)
+def velocities(C, V, qd, ws):
+    """Body twists in the vehicle frame, ``ws.vel[k]`` = v_k = ι₀V + Σ_{path} S_i q̇_i, and the
+    velocity-product accelerations ``ws.cacc[j]`` = c_j = ad_{v_parent}(S_j q̇_j) (``ws.S``
+    from :func:`kinematics`).  Inlined, as :func:`kinematics`."""
+    body_velocities(C.parent, C.axes, V, qd, ws.S, ws.vel, ws.cacc)
+
+
 @njit(**OPT)
-def velocities(parent, S, axes, V, qd, vel, cacc):
-    """Body twists in the vehicle frame, v_k = ι₀V + Σ_{path} S_i q̇_i, and the velocity-product
-    accelerations c_j = ad_{v_parent}(S_j q̇_j)."""
+def body_velocities(parent, axes, V, qd, S, vel, cacc):
+    """:func:`velocities` on the arrays."""
     n = qd.shape[0]
     for r in range(6):
         vel[0, r] = 0.0
@@ -221,14 +244,13 @@ def gravity_local(g, grav, out):
 
 
 @njit(**OPT)
-def frame_pose(parent, jtype, xi, inert, q, body, home, out):
+def frame_pose(C, q, body, home, out):
     """Pose (4×4, vehicle frame) of a frame fixed to ``body`` whose home pose is ``home``:
     ``G_body ḡ_frame`` with the product of exponentials (13)–(16)."""
-    n = q.shape[0]
-    Rw, Pw, S, Ib, vel, cacc, pA, U, aux, acc, K, rhs = workspace(n)
-    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib)
-    R = Rw[body]
-    p = Pw[body]
+    ws = workspace(q.shape[0])
+    kinematics(C, q, ws)
+    R = ws.Rw[body]
+    p = ws.Pw[body]
     for r in range(3):
         for c in range(4):
             out[r, c] = R[r, 0] * home[0, c] + R[r, 1] * home[1, c] + R[r, 2] * home[2, c]
@@ -246,6 +268,7 @@ def frame_pose(parent, jtype, xi, inert, q, body, home, out):
 
 @njit(**OPT)
 def workspace(n):
+    """A new :class:`Workspace` for a tree of ``n`` joints."""
     Rw = np.empty((n + 1, 3, 3))
     Pw = np.empty((n + 1, 3))
     S = np.empty((n, 6))

@@ -1,5 +1,6 @@
 """Inverse dynamics: the recursive Newton–Euler algorithm (Featherstone 2008, Table 5.1)
-and the free-floating inverse dynamics of docs/corrections.md, "Inverse dynamics".
+and the free-floating inverse dynamics of docs/corrections.md, "Inverse dynamics".  Both take
+the model as its record ``C`` (:class:`~vm_dynamics.dynamics.fast.records.ModelConstants`).
 """
 from __future__ import annotations
 
@@ -15,18 +16,21 @@ __all__ = ["inverse_dynamics", "free_floating_inverse_dynamics"]
 
 
 @njit(**OPT)
-def inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, qdd, fw_body,
-                     fw, out):
-    """Recursive Newton–Euler in the vehicle frame: writes ``[base wrench; τ]`` into ``out``.
-    The vehicle's added inertia ``rootx`` (M_A) adds ``M_A ι₀V̇ − ad_Vᵀ(M_A V)`` to the root
-    force (no gravity on M_A)."""
+def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
+    """Recursive Newton–Euler in the vehicle frame: writes ``[base wrench; τ]`` into ``out``
+    for the accelerations ``(V̇, q̈)`` at the state ``(g, V, q, q̇)`` with the frame wrenches
+    ``fw`` on the bodies ``fw_body``.  The vehicle's added inertia ``C.rootx`` (M_A) adds
+    ``M_A ι₀V̇ − ad_Vᵀ(M_A V)`` to the root force (no gravity on M_A)."""
     if not check_pose(g):
         return 1
     n = q.shape[0]
+    parent, rootx, axes, grav = C.parent, C.rootx, C.axes, C.grav
     b = axes.shape[0]
-    Rw, Pw, S, Ib, vel, cacc, f, U, aux, acc, K, rhs = workspace(n)
-    kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib)
-    velocities(parent, S, axes, V, qd, vel, cacc)
+    ws = workspace(n)
+    kinematics(C, q, ws)
+    velocities(C, V, qd, ws)
+    Rw, Pw, S, Ib, vel, cacc, f, acc, rhs = ws.Rw, ws.Pw, ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, \
+        ws.acc, ws.rhs
     for r in range(6):
         acc[0, r] = 0.0
     for i in range(b):
@@ -70,23 +74,21 @@ def inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, V
 
 
 @njit(**OPT)
-def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd,
-                                   qdd, bw, fw_body, fw, out):
+def free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out):
     """Joint efforts for ``q̈`` with the vehicle free under the known wrench ``bw``: writes
     ``[V̇; τ]`` into ``out``.  The base row of RNEA is affine in V̇ with slope M₀ (65), so
     ``V̇ = M₀⁻¹(bw − RNEA₀(V̇ = 0))`` makes the base wrench the applied one and
     ``τ = RNEA_𝔪(V̇, q̈)`` — the arm equation (LP-2) of the coupled system,
     ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η`` (docs/corrections.md, "Inverse dynamics"), without forming M̂."""
     n = q.shape[0]
-    b = axes.shape[0]
+    b = C.axes.shape[0]
     Vdot = np.zeros(b)
-    st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, qdd,
-                          fw_body, fw, out)
+    st = inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out)
     if st != 0:
         return st
     if b > 0:
         M = np.empty((b + n, b + n))
-        st = mass_matrix(parent, jtype, xi, inert, rootx, axes, q, M)
+        st = mass_matrix(C, q, M)
         if st != 0:
             return st
         K = np.empty((6, 6))
@@ -96,8 +98,7 @@ def free_floating_inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, 
                 K[r, c] = M[r, c]
         if not solve_spd(K, Vdot, b):
             return 3
-        st = inverse_dynamics(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot,
-                              qdd, fw_body, fw, out)
+        st = inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out)
         if st != 0:
             return st
     for r in range(b):
