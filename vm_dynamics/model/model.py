@@ -28,6 +28,7 @@ from ..core import lie
 from ..core.groups import get_group
 from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_vector, overflow_error
 from ..dynamics import lp
+from .attach import added_inertia_model, attached_body_model
 from .urdf import DEFAULT_XACRO, KinematicTree, parse_urdf
 
 __all__ = ["Model", "load_model", "JointCoupling"]
@@ -550,55 +551,14 @@ class Model:
     def with_added_vehicle_inertia(self, M_added) -> "Model":
         """A copy whose vehicle inertia 𝔐₀ includes a constant 6×6 ``M_added`` (e.g. hydrodynamic
         added mass, body frame, ``[linear; angular]``).  Gravity still acts on the URDF masses only."""
-        M_added = np.asarray(M_added, dtype=float)
-        if M_added.shape != (6, 6) or not np.all(np.isfinite(M_added)):
-            raise ValueError("M_added: expected a finite 6x6 matrix")
-        if not np.allclose(M_added, M_added.T) or np.linalg.eigvalsh(M_added)[0] < 0:
-            raise ValueError("M_added: must be symmetric positive semi-definite")
-        import copy
-        other = copy.copy(self)
-        other.vehicle_inertia = self.vehicle_inertia + M_added
-        other.added_vehicle_inertia = M_added
-        return other
+        return added_inertia_model(self, M_added)
 
     def with_attached_body(self, frame: str, inertia, pose=None) -> "Model":
-        """A copy in which a rigid body is welded to the link that carries ``frame``.
-
-        ``inertia`` is the body's 6×6 spatial inertia (``[v; ω]`` order) about the origin of its
-        own frame B and in B's axes; ``pose`` (4×4, default identity) is B's pose in ``frame``.
-        The body's inertia is re-expressed in the vehicle frame at home,
-        ``Ad_{X⁻¹}ᵀ 𝕄_B Ad_{X⁻¹}`` with ``X = ḡ_frame⁰ · pose`` (the transformation of (55)), and
-        added to that link's 𝔐 (or to 𝔐₀ for a vehicle frame); the link's mass and CoM are
-        updated, so gravity acts on the attached body too.  The joints, frames and coordinates
-        are unchanged: the mass matrix of the copy is ``M + Jᵀ 𝕄_B J`` with ``J`` the body
-        Jacobian of B (docs/capture.md, "Grasp").  Used for a grasped payload."""
-        from .urdf import check_rigid_body_inertia
+        """A copy in which a rigid body (6×6 spatial ``inertia`` about the origin of its frame
+        B, in B's axes; B at ``pose`` in ``frame``) is welded to the link carrying ``frame``: a
+        grasped payload (:func:`~vm_dynamics.model.attach.attached_body_model`)."""
         self._frame(frame)
-        M_B = np.asarray(inertia, dtype=float)
-        if M_B.shape != (6, 6) or not np.all(np.isfinite(M_B)):
-            raise ValueError("inertia: expected a finite 6x6 spatial inertia")
-        check_rigid_body_inertia(M_B, "inertia")
-        pose = np.eye(4) if pose is None else as_pose(pose, "pose")
-        X = self.frame_home[frame] @ pose
-        Ai = lie.Ad_inv(X)
-        M_home = Ai.T @ M_B @ Ai
-        k = int(self.frame_body[frame])
-        m_B = float(M_B[0, 0])
-        c_B = X[:3, :3] @ (lie.unskew(M_B[3:, :3]) / m_B) + X[:3, 3] if m_B > 0 else X[:3, 3]
-        import copy
-        other = copy.copy(self)
-        if k == 0:
-            other.vehicle_inertia = self.vehicle_inertia + M_home
-        else:
-            other.body_inertia_home = self.body_inertia_home.copy()
-            other.body_inertia_home[k - 1] = self.body_inertia_home[k - 1] + M_home
-        other.mass = self.mass.copy()
-        other.com_home = self.com_home.copy()
-        m_new = self.mass[k] + m_B
-        if m_new > 0:
-            other.com_home[k] = (self.mass[k] * self.com_home[k] + m_B * c_B) / m_new
-        other.mass[k] = m_new
-        return other
+        return attached_body_model(self, frame, inertia, pose)
 
     def __repr__(self):
         return (f"Model({self.name!r}, base={self.group.name}, b={self.b}, n={self.n}, "

@@ -61,14 +61,13 @@ class UncheckedDynamics:
         if not self.compiled:
             return
         C = fm.kernel_constants
-        consts = (C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, C.grav)
         z, zb = np.zeros(self.n), np.zeros(self.b)
-        # the compiled entry points with the model's constants bound (a partial passes them
-        # on in C, cheaper than unpacking them in Python at every call)
+        # the compiled entry points with the model's constants record bound (a partial passes
+        # it on in C, cheaper than passing it from Python at every call)
         self._fd = partial(bind_compiled(kernels.forward_dynamics, (
-            *consts, np.eye(4), zb, z, z, z, zb, self._fb, self._fw, self.output())), *consts)
+            C, np.eye(4), zb, z, z, z, zb, self._fb, self._fw, self.output())), C)
         self._id = partial(bind_compiled(kernels.inverse_dynamics, (
-            *consts, np.eye(4), zb, z, z, zb, z, self._fb, self._fw, self.output())), *consts)
+            C, np.eye(4), zb, z, z, zb, z, self._fb, self._fw, self.output())), C)
 
     def output(self) -> np.ndarray:
         """A new output array (``b + n``) for :meth:`forward_dynamics` / :meth:`inverse_dynamics`."""

@@ -32,15 +32,11 @@ frame_wrenches=…)``, zero-order hold as a digital controller applies them; wit
 step is one compiled call) or given *per stage* (``step(stage_inputs=f)``, ``f(t, state)`` at
 every RK stage, as a continuous-time controller); :mod:`.steppers` holds the strategies.
 
-The force elements (:mod:`vm_dynamics.forces`: hydrodynamic damping and buoyancy of the vehicle,
-buoyancy of the arm links, springs, …; ``forces=[...]``, or ``environment=Hydrodynamics`` whose
-effects become elements) are evaluated inside every stage.  ``prescribed(t) -> (q, q̇, q̈)``
-makes the joints follow a motion exactly while the vehicle follows the coupled dynamics
-(LP-1)+(LP-3); only ``(g, m, W)`` is integrated.
-
-**Backends** (:func:`vm_dynamics.dynamics.fast.resolve_backend`): ``"numba"`` compiles the kernels
-(once per machine, cached on disk), ``"python"`` runs the same kernels as plain Python,
-``"lp"`` evaluates the stages with the closed-form LP reference (:mod:`.stages`).
+Force elements (:mod:`vm_dynamics.forces`, ``forces=[...]``) act inside every stage;
+``prescribed(t) -> (q, q̇, q̈)`` makes the joints follow a motion exactly while only ``(g, m, W)``
+is integrated (LP-1)+(LP-3).  Backends (:func:`vm_dynamics.dynamics.fast.resolve_backend`):
+``"numba"`` (compiled, cached on disk), ``"python"`` (the same kernels as plain Python), ``"lp"``
+(the closed-form LP reference, :mod:`.stages`).
 """
 from __future__ import annotations
 
@@ -73,7 +69,6 @@ from .steppers import CompiledHeldStep, RightHandSide, law_supported, run_stepwi
 __all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
            "Inputs"]
 
-# ------------------------------------------------------------------------------ the simulator
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -303,14 +298,10 @@ class Simulator:
         self._xrec = None
 
     def set_vehicle(self, g, V) -> None:
-        """Replace the vehicle's pose ``g`` and body velocity ``V`` (b-vector) now, keeping the
-        joints, the time, the step count and the work account (the momentum variable follows;
-        the spatial momentum keeps the reference frame of the last :meth:`reset`): an
-        instantaneous change of state, such as a simulator API's "set entity state"."""
+        """Jump to vehicle pose ``g`` and body velocity ``V`` now (a simulator API's "set entity
+        state"), keeping the joints, time, step count, work account and momentum reference."""
         self._require_state()
-        g = as_pose(g, "g").copy()
-        V = as_vector(V, self.model.b, "V").copy()
-        self._g, self._V = g, V
+        self._g, self._V = as_pose(g, "g").copy(), as_vector(V, self.model.b, "V").copy()
         self._m = self.stages.momentum_variable(self.spec, g, V, self._q, self._qd)
         self._xrec = None
 
