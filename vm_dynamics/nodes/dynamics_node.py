@@ -65,6 +65,7 @@ from .parameters import (
     unknown_parameter_warning,
 )
 from .publisher_watch import PublisherWatch
+from .ros2_control import ControllerManagerSync
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
            "NODE_PUBLICATIONS",
@@ -152,6 +153,9 @@ class DynamicsNode:
         # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
+        # lockstep with a ros2_control controller manager (its start and stamp tolerance)
+        self.cm_sync = (ControllerManagerSync(core)
+                        if params.get("controller_manager_sync") else None)
         self._subscribe(transport, commands, per_turn)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
@@ -250,6 +254,8 @@ class DynamicsNode:
         self.core.log.drain_into(self.t.logger)
 
     def on_joint_command(self, msg) -> None:
+        if self.cm_sync is not None and not self.cm_sync.admit(msg):
+            return                    # before the lockstep with the controller manager started
         self.core.apply_joint_command(msg)
         if self.core.lockstep:
             self.advance_lockstep()
@@ -274,6 +280,8 @@ class DynamicsNode:
 
     def on_reset(self, request):
         out = self.core.reset()
+        if self.cm_sync is not None:
+            self.cm_sync.reset()
         self.pacer.reset(self.wall(), self.core.steps)
         self.flush()
         return out
@@ -302,6 +310,8 @@ class DynamicsNode:
         core.timing = self.pacer.stats()
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)
+            if self.cm_sync is not None and self.cm_sync.warmup_due(now):
+                self.cm_sync.advance_warmup()
             self.advance_lockstep()
         elif core.measured is not None:      # stepped by the samples (on_measured)
             core.check_measured_watchdog(time.time())
