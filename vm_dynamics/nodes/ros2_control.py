@@ -55,7 +55,7 @@ from xml.sax.saxutils import escape, quoteattr
 from ..ros import messages as rm
 
 __all__ = ["TOPIC_SYSTEM_PLUGIN", "COMMAND_INTERFACES", "ros2_control_tag", "with_ros2_control",
-           "controller_manager_settings", "ControllerManagerSync"]
+           "controller_manager_settings", "ControllerManagerSync", "ros2_control_launch"]
 
 #: The topic system's pluginlib name.
 TOPIC_SYSTEM_PLUGIN = "joint_state_topic_hardware_interface/JointStateTopicSystem"
@@ -217,3 +217,22 @@ class ControllerManagerSync:
             self.warmup_periods += 1
             core.schedule.state_pending = True
         return done
+
+
+def ros2_control_launch(scenario: str, update_rate: int) -> tuple[str, dict, str, str]:
+    """``(scenario path, dynamics node overrides, node URDF, URDF with the tag)`` for
+    ``launch/ros2_control.launch.py``: the scenario as the other launch files read it
+    (:func:`~vm_dynamics.nodes.launching.launch_scenario`), the dynamics node's
+    :func:`controller_manager_settings`, and the URDF of the model with the
+    ``<ros2_control>`` tag of the scenario's ``joints`` at its initial positions (for
+    robot_state_publisher, which the controller manager reads it from).  ``ValueError``
+    names the problem."""
+    from .launching import launch_scenario
+    path, params, node_urdf, model_urdf = launch_scenario(scenario)
+    joints = params.get("joints") or []
+    if not joints:
+        raise ValueError(f"scenario {scenario!r}: no joints for ros2_control")
+    q0 = (params.get("initial") or {}).get("joint_positions")
+    tag = ros2_control_tag(joints, initial_positions=q0 if q0 else None)
+    overrides = controller_manager_settings(params, update_rate)
+    return path, overrides, node_urdf, with_ros2_control(model_urdf, tag)
