@@ -78,7 +78,8 @@ def _nodes(context):
         # the commands) must follow /clock too, and a parameters dict reaches only the named
         # node
         Node(package="controller_manager", executable="ros2_control_node",
-             name="controller_manager", output="screen", parameters=[controllers, {"update_rate": update_rate}],
+             name="controller_manager", namespace="/", output="screen",
+             parameters=[controllers, {"update_rate": update_rate}],
              ros_arguments=["-p", "use_sim_time:=true"]),
         Node(package="controller_manager", executable="spawner", output="screen",
              arguments=["joint_state_broadcaster", controller, "--controller-manager", cm,

@@ -83,13 +83,17 @@ def _run(env, tmp_path, tag):
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
     rclpy.init()
     node = rclpy.create_node(f"ros2_control_probe_{tag}")
-    states, commands, errors = {}, [], []
+    states, commands, errors, read = {}, [], [], {}
     joints = [f"joint{i}" for i in range(1, 8)]
 
     def on_state(m):
         if list(m.name) == joints:
             states[_ns(m.header.stamp)] = (np.array(m.position), np.array(m.velocity),
                                            np.array(m.effort))
+
+    def on_broadcast(m):          # what the manager read at its update (stamped with its time)
+        by_name = dict(zip(m.name, m.position))
+        read[_ns(m.header.stamp)] = np.array([by_name[j] for j in joints])
 
     def on_command(m):
         commands.append(_ns(m.header.stamp))
@@ -101,6 +105,8 @@ def _run(env, tmp_path, tag):
     reliable = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
     node.create_subscription(JointState, "/joint_states", on_state, reliable)
     node.create_subscription(JointState, "/joint_commands", on_command, reliable)
+    node.create_subscription(JointState, "/joint_state_broadcaster/joint_states", on_broadcast,
+                             reliable)
     node.create_subscription(JointTrajectoryControllerState,
                              "/joint_trajectory_controller/controller_state",
                              on_controller_state, 1000)
@@ -148,13 +154,13 @@ def _run(env, tmp_path, tag):
             os.killpg(launch.pid, signal.SIGKILL)
             launch.wait()
         log.close()
-    return states, commands, errors, result, text()
+    return states, commands, errors, read, result, text()
 
 
 def test_a_trajectory_goal_is_tracked_in_lockstep_and_two_runs_are_identical(launch_env,
                                                                               tmp_path):
     runs = [_run(launch_env, tmp_path, tag) for tag in ("a", "b")]
-    for states, commands, errors, result, text in runs:
+    for states, commands, errors, read, result, text in runs:
         assert result.error_code == 0, (result.error_code, result.error_string, text)
         # tracked: the controller's error over the motion and the final pose
         assert errors and max(e for _, e in errors) < 0.05, max(errors, key=lambda r: r[1])
@@ -169,8 +175,13 @@ def test_a_trajectory_goal_is_tracked_in_lockstep_and_two_runs_are_identical(lau
             counts[s] = counts.get(s, 0) + 1
         missed = [s for s in span if counts.get(s, 0) == 0]
         doubled = [s for s in span if counts.get(s, 0) > 1]
+        # the state each update read: the one stamped with the update's time, not the one
+        # before (joint_state_broadcaster publishes what was read; it may skip updates)
+        seen = [s for s in span if s in read]
+        stale = [s for s in seen if not np.array_equal(read[s], states[s][0])]
         print(f"lockstep from t={start * 1e-9:.2f} s: {len(span)} periods, "
-              f"{len(missed)} missed, {len(doubled)} duplicated updates")
+              f"{len(missed)} missed, {len(doubled)} duplicated updates; "
+              f"{len(stale)} of {len(seen)} broadcast reads not the current state")
         assert not missed and not doubled, (missed[:5], doubled[:5])
     # identical /joint_states (every stamp both runs saw up to the end of the shorter)
     (a, *_), (b, *_) = runs
