@@ -161,13 +161,13 @@ class _MemoryTransport:
 
 class FakeControllerManager:
     """ros2_control_node's sim-time loop with the topic system (module docstring), fed the
-    messages the node published.  ``lag(k)``: the component's clock is one /clock sample
-    behind at the k-th update."""
+    messages the node published.  ``lag(k)``: how many /clock samples the component's clock
+    is behind at the k-th update."""
 
-    def __init__(self, joints, lag=lambda k: False):
+    def __init__(self, joints, lag=lambda k: 0):
         self.joints, self.lag = list(joints), lag
-        self.clock = 0                   # ns, the manager's (and component's) ROS time
-        self.prev_clock = 0
+        self.clock = 0                   # ns, the manager's ROS time
+        self.clocks = [0]                # the /clock samples so far
         self.started = self.slept = False
         self.wake_at = None
         self.state = None
@@ -179,7 +179,8 @@ class FakeControllerManager:
         elif topic == "/clock":
             t = rm.time_msg_to_ns(msg.clock)
             if t != self.clock:
-                self.prev_clock, self.clock = self.clock, t
+                self.clock = t
+                self.clocks.append(t)
 
     def spin(self):
         """Returns the command of an update due now, else None."""
@@ -191,13 +192,14 @@ class FakeControllerManager:
             return None
         js = rm.parse_joint_state(self.state, self.joints)
         effort = pd_effort(js.position, js.velocity)
-        stamp = self.prev_clock if self.lag(len(self.updates)) else self.clock
+        lag = self.lag(len(self.updates))
+        stamp = self.clocks[max(0, len(self.clocks) - 1 - lag)]
         self.updates.append((self.clock, stamp, effort))
         self.wake_at = self.clock + PERIOD_NS
         return rm.joint_state_msg(stamp * 1e-9, self.joints, None, effort=effort)
 
 
-def _cm_lockstep(periods, lag=lambda k: False, start_wall=0.05):
+def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05):
     """DynamicsNode with controller_manager_sync and a FakeControllerManager; the manager
     comes up ``start_wall`` wall seconds after the node.  Returns (core, node, manager,
     published joint states)."""
@@ -237,8 +239,9 @@ def _replay(efforts, start_ns):
 
 def test_lockstep_with_the_controller_manager_one_update_per_period_and_the_same_motion():
     rng = np.random.default_rng(3)
-    lags = rng.random(400) < 0.3
-    core, node, cm, states = _cm_lockstep(300, lag=lambda k: bool(lags[k]))
+    # the component's clock 0 to 3 /clock samples behind (3 in 10 updates lag)
+    lags = np.where(rng.random(400) < 0.3, rng.integers(1, 4, 400), 0)
+    core, node, cm, states = _cm_lockstep(300, lag=lambda k: int(lags[k]))
     sync = node.cm_sync
     assert sync.engaged and sync.warmup_periods >= 1
     start = sync.warmup_periods * PERIOD_NS
@@ -276,14 +279,15 @@ def test_before_the_start_commands_are_ignored_and_after_it_older_stamps_are():
     assert sync.admit(at(PERIOD_NS)) and sync.engaged
     assert not sync.warmup_due(1.0)                   # no warm-up once started
     assert core.apply_joint_command(at(PERIOD_NS)) and core.advance_lockstep() == 10
-    # one period behind (the component's clock lagging): it answers this state
+    # one and three periods behind (the component's clock lagging): they answer this state
     assert core.apply_joint_command(at(PERIOD_NS, 2.0)) and core.advance_lockstep() == 10
-    # two periods behind: ignored, the core waits
-    assert not core.apply_joint_command(at(PERIOD_NS, 3.0))
+    assert core.apply_joint_command(at(0, 2.5)) and core.advance_lockstep() == 10
+    # ahead of the state: ignored, the core waits
+    assert not core.apply_joint_command(at(5 * PERIOD_NS, 3.0))
     assert core.advance_lockstep() == 0
     assert any("ignored a joint command stamped" in r[2] for r in core.log.records)
     # bad messages are rejected as on the effort input, naming the culprit
-    bad = at(3 * PERIOD_NS)
+    bad = at(4 * PERIOD_NS)
     bad.effort[2] = float("nan")
     assert sync.admit(bad) and not core.apply_joint_command(bad)
     assert "NaN" in core.effort.last_error and "joint3" in core.effort.last_error

@@ -57,7 +57,7 @@ class CommandInputs:
         self.timeout, self.lockstep, self.joint_source = timeout, lockstep, joint_source
         self.heartbeat_ns = heartbeat_ns   # stamps of the paused heartbeats: t + 1..this ns
         # lockstep: stamps this much older than the state still answer it (a controller
-        # manager's hardware component may stamp from a clock one /clock sample behind;
+        # manager's hardware component may stamp from a clock /clock samples behind;
         # nodes/ros2_control.py sets it once that lockstep has started)
         self.stamp_tolerance_ns = 0
         self.effort = InputChannel(len(robot.joints))

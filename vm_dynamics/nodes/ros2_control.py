@@ -39,11 +39,14 @@ slow the machine.  Two things need care:
   sent meanwhile are ignored.  After the first exact answer the two are in lockstep.  (An arm
   at rest with zero effort, and no gravity, stays exactly at rest over the warm-up, so how
   many periods it lasts does not change the motion that follows.)
-* *the component's clock*: the hardware component's node has a ``/clock`` subscription of its
-  own; when the manager wakes before that node saw ``t_k``, the command is stamped ``t_{k-1}``.
-  After the start the manager updates once per ``/clock`` step, so a command stamped up to one
-  period before the current state can only answer it: it is accepted
-  (``CommandInputs.stamp_tolerance_ns``).  Older stamps are ignored as before.
+* *the component's clock*: the hardware component's node has a ``/clock`` subscription (and
+  thread) of its own; when the manager wakes before that node saw ``t_k``, the command is
+  stamped ``t_{k-1}`` -- or older: on a loaded machine that thread was seen to miss two
+  ``/clock`` steps (a command stamped 36.98 s answering the state at 37 s).  After the start the
+  manager updates exactly once per ``/clock`` step and the node steps ``/clock`` once per
+  command, so whatever its stamp, a command that arrives while the node waits answers the
+  current state: any stamp up to the current state is accepted
+  (``CommandInputs.stamp_tolerance_ns``).  A stamp ahead of the state is still ignored.
 """
 from __future__ import annotations
 
@@ -59,6 +62,8 @@ __all__ = ["TOPIC_SYSTEM_PLUGIN", "COMMAND_INTERFACES", "ros2_control_tag", "wit
 
 #: The topic system's pluginlib name.
 TOPIC_SYSTEM_PLUGIN = "joint_state_topic_hardware_interface/JointStateTopicSystem"
+#: The lockstep's stamp tolerance once started: every stamp up to the current state.
+ANY_EARLIER_STAMP_NS = 1 << 62
 #: Command interfaces the dynamics node applies (effort: the arm is simulated from efforts).
 COMMAND_INTERFACES = ("effort",)
 
@@ -179,7 +184,7 @@ class ControllerManagerSync:
     def admit(self, msg: Any) -> bool:
         """Whether the joint command ``msg`` goes to the core.  Before the start: only one
         stamped exactly with the current state (which starts the lockstep); after it, all
-        (the core accepts stamps up to one period old, rejects the rest and bad messages)."""
+        (the core accepts any stamp up to the current state, rejects bad messages)."""
         if self.engaged:
             return True
         try:
@@ -190,7 +195,7 @@ class ControllerManagerSync:
             self.ignored += 1
             return False
         self.engaged = True
-        self.core.inputs.stamp_tolerance_ns = self.period_ns
+        self.core.inputs.stamp_tolerance_ns = ANY_EARLIER_STAMP_NS
         self.core.log.emit("INFO", "cm-sync", f"lockstep with the controller manager from "
                            f"t={self.core.t:.6g} s (after {self.warmup_periods} warm-up "
                            f"periods, {self.ignored} earlier commands ignored)",
