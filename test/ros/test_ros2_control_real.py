@@ -86,7 +86,7 @@ def _run(env, tmp_path, tag, domain):
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
     rclpy.init(domain_id=domain)
     node = rclpy.create_node(f"ros2_control_probe_{tag}")
-    states, commands, errors, read = {}, [], [], {}
+    states, commands, errors, read, active = {}, [], [], {}, []
     joints = [f"joint{i}" for i in range(1, 8)]
 
     def on_state(m):
@@ -101,7 +101,8 @@ def _run(env, tmp_path, tag, domain):
     def on_command(m):
         commands.append(_ns(m.header.stamp))
 
-    def on_controller_state(m):
+    def on_controller_state(m):      # published only while the controller is active
+        active.append(True)
         t = _ns(m.header.stamp) * 1e-9
         if T_GOAL <= t:
             errors.append((t, float(np.max(np.abs(m.error.positions)))))
@@ -121,7 +122,8 @@ def _run(env, tmp_path, tag, domain):
         client = ActionClient(node, FollowJointTrajectory,
                               "/joint_trajectory_controller/follow_joint_trajectory")
         # a fresh install tree compiles the kernels at the first start (minutes)
-        assert spin_until(node, lambda: client.server_is_ready() and states, 900.0), text()
+        assert spin_until(node, lambda: client.server_is_ready() and states and active,
+                          900.0), text()
         now = max(states) if states else 0
         assert now < (T_GOAL - 5.0) * 1e9, (f"the controllers came up at t={now * 1e-9:.1f} s "
                                             f"of simulated time, too late for the goal at "
