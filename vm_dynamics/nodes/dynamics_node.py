@@ -340,6 +340,8 @@ class DynamicsNode:
         core = self.core
         # published as built: joint_states and odom go out before the rest is built
         for key, msg in core.iter_due(self.wall() if now is None else now):
+            if key == "clock" and self.cm_sync is not None:
+                self.cm_sync.before_clock()   # the manager's state reader first
             self.pubs[key].publish(msg)
             if key == "odom" and core.path_sample:   # one pose per path_sample_period
                 self._record_base_pose(msg)
