@@ -94,6 +94,7 @@ setup(
         ("share/" + package_name + "/launch", _files("launch/*.launch.py")),
         ("share/" + package_name + "/config", _files("config/*.yaml") + _files("config/*.xml")),
         ("share/" + package_name + "/config/dispersions", _files("config/dispersions/*.yaml")),
+        ("share/" + package_name + "/config/ros2_control", _files("config/ros2_control/*.yaml")),
         ("share/" + package_name + "/urdf", _files("urdf/*")),
         ("share/" + package_name + "/rviz", _files("rviz/*.rviz")),
     ],

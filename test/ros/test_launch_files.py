@@ -427,12 +427,45 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
 @pytest.mark.parametrize("launch_file", sorted(p.name for p in LAUNCH.glob("*.launch.py")
                                                 if p.name not in ("hil.launch.py",
                                                                   "diff_drive.launch.py",
-                                                                  "capture.launch.py")))
+                                                                  "capture.launch.py",
+                                                                  "ros2_control.launch.py")))
 @pytest.mark.parametrize("args", [{}, {"rviz": "false", "controller": "pd_gravity",
                                        "lockstep": "true", "real_time_factor": "0.5"},
                                   {"controller": "none", "use_sim_time": "false"}])
 def test_launch_file_names_only_existing_things(launch_file, args):
     _check_launch(launch_file, args)
+
+
+def test_ros2_control_launch_gives_the_manager_the_tag_and_the_node_its_lockstep():
+    """ros2_control.launch.py (its other packages' executables are checked by the real launch,
+    test/ros/test_ros2_control_real.py): the dynamics node in lockstep with the controller
+    manager at update_rate, robot_state_publisher with the URDF and its <ros2_control> tag,
+    the manager with the controllers file of the scenario, the spawners."""
+    import xml.etree.ElementTree as ET
+    nodes, ctx = run_launch(LAUNCH / "ros2_control.launch.py",
+                            {"rviz": "false", "update_rate": "200"})
+    by_exe = {n.executable: n for n in nodes}
+    assert [(n.package, n.executable) for n in nodes] == [
+        ("vm_dynamics", "dynamics_node"), ("robot_state_publisher", "robot_state_publisher"),
+        ("controller_manager", "ros2_control_node"), ("controller_manager", "spawner")]
+    dyn = check_parameters(by_exe["dynamics_node"], ctx).values
+    assert (dyn["lockstep"], dyn["controller_manager_sync"], dyn["control_rate"],
+            dyn["lockstep_wrench"]) == (True, True, 200.0, False)
+    rsp = rargs.parameter_overrides_for(resolved_parameters(by_exe["robot_state_publisher"],
+                                                            ctx), "/robot_state_publisher")
+    tag = ET.fromstring(rsp["robot_description"]).find("ros2_control")
+    joints = read_params_file(REPO / "config" / "spacecraft_arm.yaml")["joints"]
+    assert [j.get("name") for j in tag.findall("joint")] == joints
+    cm = by_exe["ros2_control_node"]
+    controllers = next(Path(p) for p in cm.parameters if isinstance(p, str))
+    assert controllers == REPO / "config" / "ros2_control" / "spacecraft_arm.yaml"
+    cfg = yaml.safe_load(controllers.read_text())
+    assert cfg["joint_trajectory_controller"]["ros__parameters"]["joints"] == joints
+    assert {"update_rate": 200} in cm.parameters
+    assert by_exe["spawner"].arguments[:2] == ["joint_state_broadcaster",
+                                               "joint_trajectory_controller"]
+    with pytest.raises(RuntimeError, match="update_rate 300 Hz with dt=0.001"):
+        run_launch(LAUNCH / "ros2_control.launch.py", {"rviz": "false", "update_rate": "300"})
 
 
 def test_sim_launch_of_an_arm_mounted_on_a_vehicle():

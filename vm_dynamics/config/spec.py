@@ -314,6 +314,10 @@ DYNAMICS_NODE_PARAMETERS: dict[str, Parameter] = _table({
                              "(effort_dropped / wrench_dropped in /diagnostics): a turn's input "
                              "work stays small next to the stepping that follows it, so that "
                              "no input rate holds up stepping and publishing", _count),
+    "controller_manager_sync": (False, "lockstep with a ros2_control controller manager on "
+                                "use_sim_time (nodes/ros2_control.py): advance one period per "
+                                "1/control_rate wall s until a command answers the current "
+                                "state, then one period per command", _flag),
 })
 
 #: What only vm-sim reads (the nodes ignore these names).

@@ -77,6 +77,7 @@ from .parameters import (
     unknown_parameter_warning,
 )
 from .publisher_watch import PublisherWatch
+from .ros2_control import ControllerManagerSync
 from .simulation_interfaces import SimulationInterfaces
 
 __all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
@@ -170,6 +171,9 @@ class DynamicsNode:
         # odometry, last ee_path_length poses, sent like ee_path (every 10th state, ≤ path_rate/s)
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
+        # lockstep with a ros2_control controller manager (its start and stamp tolerance)
+        self.cm_sync = (ControllerManagerSync(core)
+                        if params.get("controller_manager_sync") else None)
         self._subscribe(transport, commands, per_turn)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
@@ -285,6 +289,8 @@ class DynamicsNode:
         self.core.log.drain_into(self.t.logger)
 
     def on_joint_command(self, msg) -> None:
+        if self.cm_sync is not None and not self.cm_sync.admit(msg):
+            return                    # before the lockstep with the controller manager started
         self.core.apply_joint_command(msg)
         if self.core.lockstep:
             self.advance_lockstep()
@@ -334,7 +340,10 @@ class DynamicsNode:
 
     def after_change(self) -> None:
         """After a service changed the state (pause, reset, steps, a new entity state):
-        re-anchor the pacing to the wall clock and publish what is due."""
+        re-anchor the pacing to the wall clock and publish what is due; after a reset (by
+        ``~/reset`` or simulation_interfaces) the controller manager's sync starts over."""
+        if self.cm_sync is not None and self.core.steps == 0:
+            self.cm_sync.reset()
         self.pacer.reset(self.wall(), self.core.steps)
         self.flush()
 
@@ -358,6 +367,8 @@ class DynamicsNode:
             core.timing, self._timing_at = self.pacer.stats(), now
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)
+            if self.cm_sync is not None and self.cm_sync.warmup_due(now):
+                self.cm_sync.advance_warmup()
             self.advance_lockstep()
         elif core.measured is not None:      # stepped by the samples (on_measured)
             core.check_measured_watchdog(time.time())
@@ -386,6 +397,8 @@ class DynamicsNode:
         core = self.core
         # published as built: joint_states and odom go out before the rest is built
         for key, msg in core.iter_due(self.wall() if now is None else now):
+            if key == "clock" and self.cm_sync is not None:
+                self.cm_sync.before_clock()   # the manager's state reader first
             self.pubs[key].publish(msg)
             if key == "odom" and core.path_sample:   # one pose per path_sample_period
                 self._record_base_pose(msg)

@@ -56,6 +56,10 @@ class CommandInputs:
         self.robot, self.model, self.sim, self.log, self.now = robot, robot.model, sim, log, now
         self.timeout, self.lockstep, self.joint_source = timeout, lockstep, joint_source
         self.heartbeat_ns = heartbeat_ns   # stamps of the paused heartbeats: t + 1..this ns
+        # lockstep: stamps this much older than the state still answer it (a controller
+        # manager's hardware component may stamp from a clock /clock samples behind;
+        # nodes/ros2_control.py sets it once that lockstep has started)
+        self.stamp_tolerance_ns = 0
         self.effort = InputChannel(len(robot.joints))
         self.wrench = InputChannel(6)
         self.wrench_inertial = False     # the held wrench is in inertial axes
@@ -127,7 +131,8 @@ class CommandInputs:
         older state — a late answer, or a second answer to a state re-sent while waiting — is
         logged and ignored, so no period applies another period's command."""
         t_ns = rm.stamp_to_ns(self.now())
-        if not self.lockstep or t_ns <= stamp_ns <= t_ns + self.heartbeat_ns():
+        if not self.lockstep or \
+                t_ns - self.stamp_tolerance_ns <= stamp_ns <= t_ns + self.heartbeat_ns():
             return True
         self.log.emit("WARN", f"stale-{what.replace(' ', '-')}",
                       f"lockstep: ignored a {what} stamped {stamp_ns * 1e-9:.6g} s at "

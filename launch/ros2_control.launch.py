@@ -1,0 +1,113 @@
+"""A vm_dynamics scenario driven by ros2_control's own controllers (docs/ros2_control.md).
+
+    ros2 launch vm_dynamics ros2_control.launch.py                 # spacecraft_arm, JTC (effort)
+    ros2 launch vm_dynamics ros2_control.launch.py controller:=forward_effort_controller rviz:=false
+
+Starts the dynamics node (the clock source, in lockstep with the controller manager:
+``controller_manager_sync``), robot_state_publisher with the scenario's URDF plus a generated
+``<ros2_control>`` tag (``joint_state_topic_hardware_interface/JointStateTopicSystem`` on
+``/joint_commands`` and ``/joint_states``, effort command interfaces:
+:func:`vm_dynamics.nodes.ros2_control.ros2_control_tag`), ``ros2_control_node`` on
+``use_sim_time`` with the controllers file, spawners for ``joint_state_broadcaster`` and
+``controller``, and RViz.
+
+Arguments: ``scenario`` (default spacecraft_arm), ``controllers`` (YAML; default
+config/ros2_control/<scenario>.yaml), ``controller`` (joint_trajectory_controller or
+forward_effort_controller), ``update_rate`` (Hz, the manager's and the lockstep's period; must
+be a whole number of the scenario's steps), ``real_time_factor`` (the dynamics node's pacing;
+0: as fast as the loop runs), ``rviz``.
+
+Then: ``ros2 action send_goal /joint_trajectory_controller/follow_joint_trajectory
+control_msgs/action/FollowJointTrajectory ...``.
+"""
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+
+from launch import LaunchDescription
+from vm_dynamics.config.params import read_params_file
+from vm_dynamics.nodes.launching import rviz_fixed_frame
+from vm_dynamics.nodes.ros2_control import ros2_control_launch
+
+PACKAGE = "vm_dynamics"
+CONTROLLERS = ("joint_trajectory_controller", "forward_effort_controller")
+
+
+def _nodes(context):
+    share = get_package_share_directory(PACKAGE)
+    scenario = LaunchConfiguration("scenario").perform(context)
+    rate_text = LaunchConfiguration("update_rate").perform(context)
+    try:
+        update_rate = int(rate_text)
+    except ValueError:
+        raise RuntimeError(f"update_rate:={rate_text!r}: expected an integer (Hz)") from None
+    try:
+        path, overrides, node_urdf, urdf = ros2_control_launch(scenario, update_rate)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
+    controllers = LaunchConfiguration("controllers").perform(context) or os.path.join(
+        share, "config", "ros2_control", f"{os.path.splitext(os.path.basename(scenario))[0]}.yaml")
+    if not os.path.isfile(controllers):
+        raise RuntimeError(f"controllers:={controllers}: no such file (write the controllers "
+                           "of this scenario, see config/ros2_control/spacecraft_arm.yaml)")
+    controller = LaunchConfiguration("controller").perform(context)
+    if controller not in CONTROLLERS:
+        raise RuntimeError(f"controller:={controller}: expected one of {', '.join(CONTROLLERS)}")
+    rtf = LaunchConfiguration("real_time_factor").perform(context)
+    if rtf:
+        try:
+            overrides["real_time_factor"] = float(rtf)
+        except ValueError:
+            raise RuntimeError(f"real_time_factor:={rtf!r}: expected a number") from None
+    overrides["robot_description"] = ParameterValue(node_urdf, value_type=str)
+    sim_time = {"use_sim_time": True}
+    cm = "/controller_manager"
+    return [
+        Node(package=PACKAGE, executable="dynamics_node", name="dynamics_node",
+             output="screen", parameters=[path, overrides]),
+        Node(package="robot_state_publisher", executable="robot_state_publisher",
+             name="robot_state_publisher", output="screen",
+             parameters=[{"robot_description": ParameterValue(urdf, value_type=str),
+                          "ignore_timestamp": True, **sim_time}]),
+        # use_sim_time as a global argument: the hardware component's own node (which stamps
+        # the commands) must follow /clock too, and a parameters dict reaches only the named
+        # node
+        Node(package="controller_manager", executable="ros2_control_node",
+             name="controller_manager", namespace="/", output="screen",
+             parameters=[controllers, {"update_rate": update_rate}],
+             ros_arguments=["-p", "use_sim_time:=true"]),
+        Node(package="controller_manager", executable="spawner", output="screen",
+             arguments=["joint_state_broadcaster", controller, "--controller-manager", cm,
+                        "--controller-manager-timeout", "120"]),
+        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
+             arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz"),
+                        "-f", rviz_fixed_frame(read_params_file(path))],
+             parameters=[sim_time], condition=IfCondition(LaunchConfiguration("rviz"))),
+    ]
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument("scenario", default_value="spacecraft_arm",
+                              description="scenario name (config/<name>.yaml) or YAML path"),
+        DeclareLaunchArgument("controllers", default_value="",
+                              description="controllers YAML; empty: "
+                                          "config/ros2_control/<scenario>.yaml"),
+        DeclareLaunchArgument("controller", default_value="joint_trajectory_controller",
+                              choices=list(CONTROLLERS),
+                              description="the arm's controller, spawned with "
+                                          "joint_state_broadcaster"),
+        DeclareLaunchArgument("update_rate", default_value="100",
+                              description="controller manager rate, Hz (= the lockstep period)"),
+        DeclareLaunchArgument("real_time_factor", default_value="1.0",
+                              description="simulated s per wall s at most (0: as fast as the "
+                                          "loop runs); empty: the scenario's"),
+        DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
+                              description="start RViz"),
+        OpaqueFunction(function=_nodes),
+    ])

@@ -1,0 +1,391 @@
+"""ros2_control through the topic hardware interface, without ROS (nodes/ros2_control.py).
+
+The controller manager's side is emulated from its source (controller_manager/src/
+ros2_control_node.cpp and joint_state_topic_hardware_interface.cpp of the Jazzy branches, see
+docs/ros2_control.md): on ``use_sim_time`` the loop waits for ``/clock`` to start, sleeps one
+period, then per wake-up (``/clock`` at or past ``previous + period``) reads the newest joint
+state, updates, and writes one ``sensor_msgs/JointState`` with every joint's effort, stamped
+with the hardware component's clock (which may be one ``/clock`` sample behind).
+
+Oracles: the URDF tag parsed back with ElementTree (and by the project's URDF reader); the
+same effort stream given to a second simulation through the existing effort input
+(``set_effort``, the Float64MultiArray path) in plain lockstep, which must give bit-identical
+states; counts of controller updates per ``/clock`` step.  No rate or latency is asserted.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from processes import REPO, dds_env, stop_processes
+
+from vm_dynamics.config.params import flatten, read_params_file
+from vm_dynamics.nodes.dynamics_core import DynamicsCore
+from vm_dynamics.nodes.ros2_control import (
+    TOPIC_SYSTEM_PLUGIN,
+    ControllerManagerSync,
+    controller_manager_settings,
+    ros2_control_tag,
+    with_ros2_control,
+)
+from vm_dynamics.ros import messages as rm
+
+UPDATE_RATE = 100          # Hz: 10 steps of 1 ms per period
+PERIOD_NS = 10_000_000
+GAINS = (30.0, 8.0)        # the emulated controller: PD towards TARGET
+
+
+def scenario(**overrides):
+    p = flatten(read_params_file(REPO / "config" / "spacecraft_arm.yaml"))
+    p.update(overrides)
+    return p
+
+
+def cm_params(**overrides):
+    p = scenario(**overrides)
+    p.update(controller_manager_settings(p, UPDATE_RATE))
+    return p
+
+
+def target(n):
+    return np.linspace(0.2, -0.2, n)
+
+
+def pd_effort(q, qd):
+    kp, kd = GAINS
+    return kp * (target(len(q)) - q) - kd * qd
+
+
+# ------------------------------------------------------------------ the URDF tag
+def test_the_ros2_control_tag_names_every_joint_with_the_topic_system():
+    joints = ["joint1", "joint2", "joint3"]
+    tag = ros2_control_tag(joints, initial_positions=[0.1, -0.2, 0.3],
+                           joint_commands_topic="/joint_commands")
+    root = ET.fromstring(tag)
+    assert root.tag == "ros2_control" and root.get("type") == "system"
+    hw = root.find("hardware")
+    assert hw.find("plugin").text == TOPIC_SYSTEM_PLUGIN
+    params = {p.get("name"): p.text for p in hw.findall("param")}
+    assert params == {"joint_commands_topic": "/joint_commands",
+                      "joint_states_topic": "/joint_states",
+                      "trigger_joint_command_threshold": "-1"}
+    assert [j.get("name") for j in root.findall("joint")] == joints
+    for j, q0 in zip(root.findall("joint"), [0.1, -0.2, 0.3]):
+        assert [c.get("name") for c in j.findall("command_interface")] == ["effort"]
+        assert j.find("command_interface/param").text == "0.0"
+        assert [s.get("name") for s in j.findall("state_interface")] == \
+            ["position", "velocity", "effort"]
+        assert float(j.find("state_interface/param").text) == q0
+
+
+def test_the_tag_goes_into_a_robot_urdf_that_still_loads():
+    from vm_dynamics.model.model import load_model
+    from vm_dynamics.nodes.launching import launch_scenario
+    _, params, _, model_urdf = launch_scenario("spacecraft_arm")
+    urdf = with_ros2_control(model_urdf, ros2_control_tag(
+        params["joints"], initial_positions=params["initial"]["joint_positions"]))
+    root = ET.fromstring(urdf)
+    assert [j.get("name") for j in root.find("ros2_control").findall("joint")] == \
+        params["joints"]
+    m = load_model(urdf, base="SE3")
+    assert list(m.joint_names) == params["joints"]
+    with pytest.raises(ValueError, match="already has a <ros2_control> tag"):
+        with_ros2_control(urdf, "<ros2_control/>")
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    (dict(joints=[]), "no joints"),
+    (dict(joints=["a", "a"]), "repeated joint names"),
+    (dict(joints=["a"], command_interfaces=["position"]), "dynamics node applies"),
+    (dict(joints=["a"], joint_states_topic="joint_states"), "joint_states_topic must be an "
+                                                            "absolute topic name"),
+    (dict(joints=["a", "b"], initial_positions=[0.0]), "initial_positions must be 2 finite"),
+])
+def test_bad_tag_arguments_are_named(kwargs, text):
+    joints = kwargs.pop("joints")
+    with pytest.raises(ValueError, match=text):
+        ros2_control_tag(joints, **kwargs)
+
+
+def test_the_controller_manager_period_must_be_whole_steps_and_nanoseconds():
+    p = scenario()
+    assert controller_manager_settings(p, 100) == {
+        "lockstep": True, "lockstep_wrench": False, "control_rate": 100.0,
+        "controller_manager_sync": True}
+    assert controller_manager_settings(p, 1000)["control_rate"] == 1000.0
+    for rate in (300, 3000, 7):      # 3.33 steps; a third of a step; 142857142.857 ns
+        with pytest.raises(ValueError, match=f"update_rate {rate} Hz with dt=0.001"):
+            controller_manager_settings(p, rate)
+    with pytest.raises(ValueError, match="update_rate: expected a positive integer"):
+        controller_manager_settings(p, 100.0)
+
+
+# ------------------------------------------------------------------ the lockstep, in-process
+class _MemoryTransport:
+    """Just what DynamicsNode calls: publishers that keep what they send, no wire."""
+
+    def __init__(self, params):
+        from vm_dynamics.transport.logger import StreamLogger
+        self.params, self.sent = params, []
+        self.logger = StreamLogger("memory", stream=io.StringIO())
+
+    def publisher(self, topic, msgtype, qos="default"):
+        sent = self.sent
+
+        class _Pub:
+            def publish(self, msg):
+                sent.append((topic, msg))
+        pub = _Pub()
+        pub.topic = topic
+        return pub
+
+    def count_publishers(self, topic):
+        return 1
+
+    def subscribe(self, *args, **kwargs):
+        pass
+
+    def service(self, *args, **kwargs):
+        pass
+
+    def timer(self, period, callback):
+        return None
+
+
+class FakeControllerManager:
+    """ros2_control_node's sim-time loop with the topic system (module docstring), fed the
+    messages the node published.  ``lag(k)``: how many /clock samples the component's clock
+    is behind at the k-th update."""
+
+    def __init__(self, joints, lag=lambda k: 0):
+        self.joints, self.lag = list(joints), lag
+        self.clock = 0                   # ns, the manager's ROS time
+        self.clocks = [0]                # the /clock samples so far
+        self.started = self.slept = False
+        self.wake_at = None
+        self.state = None
+        self.updates = []                # (clock ns of the update, stamp ns, effort)
+
+    def receive(self, topic, msg):
+        if topic == "joint_states":
+            self.state = msg
+        elif topic == "/clock":
+            t = rm.time_msg_to_ns(msg.clock)
+            if t != self.clock:
+                self.clock = t
+                self.clocks.append(t)
+
+    def spin(self):
+        """Returns the command of an update due now, else None."""
+        if not self.started:
+            if self.clock > 0:                     # wait_until_started
+                self.started, self.wake_at = True, self.clock + PERIOD_NS
+            return None
+        if self.clock < self.wake_at:              # sleep_until(previous + period)
+            return None
+        js = rm.parse_joint_state(self.state, self.joints)
+        effort = pd_effort(js.position, js.velocity)
+        lag = self.lag(len(self.updates))
+        stamp = self.clocks[max(0, len(self.clocks) - 1 - lag)]
+        self.updates.append((self.clock, stamp, effort))
+        self.wake_at = self.clock + PERIOD_NS
+        return rm.joint_state_msg(stamp * 1e-9, self.joints, None, effort=effort)
+
+
+def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05):
+    """DynamicsNode with controller_manager_sync and a FakeControllerManager; the manager
+    comes up ``start_wall`` wall seconds after the node.  Returns (core, node, manager,
+    published joint states)."""
+    from vm_dynamics.nodes.dynamics_node import DynamicsNode
+    p = cm_params(real_time_factor=0.0)
+    core = DynamicsCore.from_params(p)
+    tr = _MemoryTransport(p)
+    wall = [0.0]
+    node = DynamicsNode(tr, core, wall=lambda: wall[0])
+    cm = FakeControllerManager(core.robot.joints, lag)
+    seen = 0
+    while len(cm.updates) < periods:
+        assert wall[0] < 60.0, f"stalled at t={core.t} after {len(cm.updates)} updates"
+        wall[0] += 0.001
+        node.tick()
+        for topic, msg in tr.sent[seen:]:
+            if wall[0] >= start_wall:
+                cm.receive(topic, msg)
+        seen = len(tr.sent)
+        if wall[0] >= start_wall:
+            cmd = cm.spin()
+            if cmd is not None:
+                node.on_joint_command(cmd)
+    states = [m for topic, m in tr.sent if topic == "joint_states"]
+    return core, node, cm, states
+
+
+def _replay(efforts, start_ns):
+    """The same efforts through the existing effort input, plain lockstep from ``start_ns``."""
+    p = scenario(lockstep=True, lockstep_wrench=False, control_rate=float(UPDATE_RATE))
+    core = DynamicsCore.from_params(p)
+    assert core.run(start_ns // 1_000_000) == start_ns // 1_000_000  # the warm-up at rest
+    for e in efforts:
+        assert core.set_effort(e) and core.advance_lockstep() == core.steps_per_period
+    return core
+
+
+def test_lockstep_with_the_controller_manager_one_update_per_period_and_the_same_motion():
+    rng = np.random.default_rng(3)
+    # the component's clock 0 to 3 /clock samples behind (3 in 10 updates lag)
+    lags = np.where(rng.random(400) < 0.3, rng.integers(1, 4, 400), 0)
+    core, node, cm, states = _cm_lockstep(300, lag=lambda k: int(lags[k]))
+    sync = node.cm_sync
+    assert sync.engaged and sync.warmup_periods >= 1
+    start = sync.warmup_periods * PERIOD_NS
+    engaged = [u for u in cm.updates if u[0] >= start]
+    # one update per period from the start: update clocks are start, start + P, ...
+    assert [u[0] for u in engaged] == [start + k * PERIOD_NS for k in range(len(engaged))]
+    # every command from the start was applied for exactly one period
+    assert core.steps == (sync.warmup_periods + len(engaged)) * 10
+    assert core.effort.accepted == len(engaged) and core.effort.rejected == 0
+    # the same efforts through the Float64MultiArray path: bit-identical motion
+    replay = _replay([u[2] for u in engaged], start)
+    assert replay.steps == core.steps
+    for a, b in ((replay.q, core.q), (replay.qd, core.qd), (replay.g, core.g),
+                 (replay.V, core.V)):
+        assert np.array_equal(a, b)
+    assert np.max(np.abs(core.q - scenario()["initial.joint_positions"])) > 1e-3  # it moved
+    # the state the manager read at its update k is the state stamped t_k
+    js_stamps = {rm.time_msg_to_ns(m.header.stamp) for m in states}
+    assert all(u[0] in js_stamps for u in engaged)
+
+
+def test_before_the_start_commands_are_ignored_and_after_it_older_stamps_are():
+    p = cm_params()
+    core = DynamicsCore.from_params(p)
+    sync = ControllerManagerSync(core)
+    joints = core.robot.joints
+    cmd = rm.joint_state_msg
+
+    def at(ns, e=1.0):
+        return cmd(ns * 1e-9, joints, None, effort=np.full(len(joints), e))
+    assert sync.warmup_due(0.0) and not sync.warmup_due(0.005) and sync.warmup_due(0.0101)
+    assert sync.advance_warmup() == 10 and core.stamp_ns == PERIOD_NS
+    assert not sync.admit(at(0))                      # an answer to an earlier state
+    assert sync.ignored == 1 and not sync.engaged
+    assert sync.admit(at(PERIOD_NS)) and sync.engaged
+    assert not sync.warmup_due(1.0)                   # no warm-up once started
+    assert core.apply_joint_command(at(PERIOD_NS)) and core.advance_lockstep() == 10
+    # one and three periods behind (the component's clock lagging): they answer this state
+    assert core.apply_joint_command(at(PERIOD_NS, 2.0)) and core.advance_lockstep() == 10
+    assert core.apply_joint_command(at(0, 2.5)) and core.advance_lockstep() == 10
+    # ahead of the state: ignored, the core waits
+    assert not core.apply_joint_command(at(5 * PERIOD_NS, 3.0))
+    assert core.advance_lockstep() == 0
+    assert any("ignored a joint command stamped" in r[2] for r in core.log.records)
+    # bad messages are rejected as on the effort input, naming the culprit
+    bad = at(4 * PERIOD_NS)
+    bad.effort[2] = float("nan")
+    assert sync.admit(bad) and not core.apply_joint_command(bad)
+    assert "NaN" in core.effort.last_error and "joint3" in core.effort.last_error
+    sync.reset()
+    assert not sync.engaged and core.inputs.stamp_tolerance_ns == 0
+
+
+def test_sync_needs_lockstep():
+    with pytest.raises(ValueError, match="needs lockstep"):
+        ControllerManagerSync(DynamicsCore.from_params(scenario()))
+
+
+# ------------------------------------------------------------------ over DDS
+def _wait(transport, cond, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        transport.spin_once(0.01)
+    return cond()
+
+
+def test_the_topic_system_protocol_over_dds_drives_the_node_like_the_effort_input(tmp_path,
+                                                                                  monkeypatch):
+    """The dynamics node as a process; the test is the controller manager and its topic
+    system over the project's DDS transport (commands: reliable, depth 1, on
+    /joint_commands; states read best effort from /joint_states, as SensorDataQoS)."""
+    pytest.importorskip("cyclonedds")
+    from vm_dynamics.transport.qos import QosSpec
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or 20 + os.getpid() % 60)
+    env = dds_env(domain)
+    for key in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID"):
+        monkeypatch.setenv(key, env[key])
+    args = [f"{k}:={str(v).lower() if isinstance(v, bool) else v}"
+            for k, v in controller_manager_settings(scenario(), UPDATE_RATE).items()]
+    log = open(tmp_path / "node.log", "w")
+    node = subprocess.Popen(
+        [sys.executable, "-m", "vm_dynamics.nodes.dynamics_node", "--ros-args",
+         "--params-file", str(REPO / "config" / "spacecraft_arm.yaml"),
+         "-p", "real_time_factor:=0.0", *sum((["-p", a] for a in args), [])],
+        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+    transport = None
+    periods = 200
+    try:
+        from vm_dynamics.transport.dds import DdsTransport
+        transport = DdsTransport("fake_controller_manager", {}, ["fake_controller_manager"])
+        cm = FakeControllerManager(scenario()["joints"])
+        states = {}
+
+        def on_state(msg):
+            states[rm.time_msg_to_ns(msg.header.stamp)] = msg
+            cm.receive("joint_states", msg)
+        transport.subscribe("/joint_states", rm.JOINT_STATE, on_state,
+                            QosSpec(reliable=False, transient_local=False, depth=5))
+        transport.subscribe("/clock", rm.CLOCK, lambda m: cm.receive("/clock", m), "clock")
+        pub = transport.publisher("/joint_commands", rm.JOINT_STATE,
+                                  QosSpec(reliable=True, transient_local=False, depth=1))
+
+        def loop():
+            cmd = cm.spin() if cm.state is not None else None
+            if cmd is not None:
+                pub.publish(cmd)
+            return len(cm.updates) >= periods
+        assert _wait(transport, lambda: pub.matched_subscriptions > 0, 300), \
+            (tmp_path / "node.log").read_text()
+        assert _wait(transport, loop, 600), (len(cm.updates), (tmp_path / "node.log").read_text())
+        # the node's state after the last command
+        last = cm.updates[-1][0] + PERIOD_NS
+        assert _wait(transport, lambda: last in states, 60)
+    finally:
+        if transport is not None:
+            transport.shutdown()
+        stop_processes([node], [log])
+    text = (tmp_path / "node.log").read_text()
+    found = re.search(r"lockstep with the controller manager from t=\S+ s \(after (\d+) "
+                      r"warm-up periods", text)
+    assert found, text
+    start = int(found.group(1)) * PERIOD_NS
+    engaged = [u for u in cm.updates if u[0] >= start]
+    clocks = [u[0] for u in engaged]
+    assert clocks == [start + k * PERIOD_NS for k in range(len(engaged))]   # 0 missed/doubled
+    assert all(u[1] == u[0] for u in engaged)       # one clock here: the stamps are exact
+    # the same efforts through the existing effort input, in-process: identical states
+    replay = _replay([u[2] for u in engaged], start)
+    js = rm.parse_joint_state(states[last], scenario()["joints"])
+    assert rm.stamp_to_ns(replay.t) == last
+    assert np.array_equal(js.position, replay.q) and np.array_equal(js.velocity, replay.qd)
+
+
+def test_the_warm_up_leaves_an_arm_at_rest_exactly_at_rest():
+    """The warm-up's length varies from run to run; without gravity and with zero effort the
+    arm and its base stay bit for bit at the initial state, so the motion after it does not
+    depend on it (docs/ros2_control.md)."""
+    core = DynamicsCore.from_params(cm_params())
+    before = (core.g, core.V, core.q, core.qd)
+    sync = ControllerManagerSync(core)
+    for k in range(50):
+        assert sync.warmup_due(0.01 * k) and sync.advance_warmup() == 10
+    assert core.stamp_ns == 50 * PERIOD_NS
+    for a, b in zip(before, (core.g, core.V, core.q, core.qd)):
+        assert np.array_equal(a, b)

@@ -1,0 +1,253 @@
+"""ros2_control's own controllers drive the dynamics node through the topic hardware interface.
+
+``joint_state_topic_hardware_interface/JointStateTopicSystem`` (ros-controls/
+topic_based_hardware_interfaces) is a ros2_control system whose ``read()`` copies the newest
+``sensor_msgs/JointState`` of its ``joint_states_topic`` (SensorDataQoS: best effort, depth 5;
+position, velocity and effort, each when present and finite, by joint name) into the state
+interfaces, and whose ``write()`` publishes the command interfaces as one ``sensor_msgs/
+JointState`` on ``joint_commands_topic`` (QoS reliable, depth 1): every joint of the tag by
+name, its ``effort`` (``position``/``velocity``) entry for each such command interface,
+stamped with the hardware component's ``now()``.  The dynamics node already speaks both: it
+publishes ``joint_states`` (position, velocity, applied effort; reliable, which a best-effort
+reader accepts) and takes effort commands by joint name on ``joint_commands``
+(:meth:`~vm_dynamics.nodes.input_channels.CommandInputs.apply_joint_command`: the same
+channel, limits, watchdog and bad-message handling as the Float64MultiArray input).  This
+module gives
+
+* :func:`ros2_control_tag` / :func:`with_ros2_control`: the URDF ``<ros2_control>`` tag for the
+  joints of any of our robots (effort command interfaces; the topic system plugin pointed at
+  the node's topics; ``trigger_joint_command_threshold`` -1 so that every update sends a
+  command, which lockstep needs), spliced into a URDF;
+* :func:`controller_manager_settings`: the dynamics node's parameters for a controller manager
+  at ``update_rate`` (lockstep, control period = the manager's period, checked to be a whole
+  number of steps and of nanoseconds);
+* :class:`ControllerManagerSync`: the lockstep with a controller manager in simulated time
+  (parameter ``controller_manager_sync``).
+
+**Lockstep with the controller manager** (docs/ros2_control.md).  With ``use_sim_time`` the
+manager's loop (``ros2_control_node``) waits for ``/clock`` to start, sleeps one period of
+simulated time, then runs ``read/update/write`` and sleeps until ``previous + period`` of
+simulated time, forever.  The dynamics node publishes the state at ``t_k``, then ``/clock =
+t_k``: the manager's update for period k reads that state and writes the command stamped
+``t_k`` (the hardware component's node follows ``/clock`` too); the node advances to
+``t_{k+1}`` only when that command arrived.  So every period gets exactly one update, however
+slow the machine.  Two things need care:
+
+* *start*: the manager's loop needs ``/clock`` to move before its first update, so until a
+  command stamped exactly with the current state arrives the node advances one period per
+  ``1/control_rate`` wall seconds (:meth:`ControllerManagerSync.warmup_due`); the commands
+  sent meanwhile are ignored.  After the first exact answer the two are in lockstep.  (An arm
+  at rest with zero effort, and no gravity, stays exactly at rest over the warm-up, so how
+  many periods it lasts does not change the motion that follows.)
+* *the component's clock*: the hardware component's node has a ``/clock`` subscription (and
+  thread) of its own; when the manager wakes before that node saw ``t_k``, the command is
+  stamped ``t_{k-1}`` -- or older: on a loaded machine that thread was seen to miss two
+  ``/clock`` steps (a command stamped 36.98 s answering the state at 37 s).  After the start the
+  manager updates exactly once per ``/clock`` step and the node steps ``/clock`` once per
+  command, so whatever its stamp, a command that arrives while the node waits answers the
+  current state: any stamp up to the current state is accepted
+  (``CommandInputs.stamp_tolerance_ns``).  A stamp ahead of the state is still ignored.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from ..ros import messages as rm
+
+__all__ = ["TOPIC_SYSTEM_PLUGIN", "COMMAND_INTERFACES", "ros2_control_tag", "with_ros2_control",
+           "controller_manager_settings", "ControllerManagerSync", "ros2_control_launch"]
+
+#: The topic system's pluginlib name.
+TOPIC_SYSTEM_PLUGIN = "joint_state_topic_hardware_interface/JointStateTopicSystem"
+#: Wall time between the state and ``/clock`` in the lockstep with a controller manager (s).
+CLOCK_DELAY_S = 0.002
+#: The lockstep's stamp tolerance once started: every stamp up to the current state.
+ANY_EARLIER_STAMP_NS = 1 << 62
+#: Command interfaces the dynamics node applies (effort: the arm is simulated from efforts).
+COMMAND_INTERFACES = ("effort",)
+
+
+def ros2_control_tag(joints: Sequence[str], *, name: str = "vm_dynamics",
+                     joint_commands_topic: str = "/joint_commands",
+                     joint_states_topic: str = "/joint_states",
+                     initial_positions: Sequence[float] | None = None,
+                     command_interfaces: Sequence[str] = COMMAND_INTERFACES) -> str:
+    """The ``<ros2_control>`` tag (XML text) of a system with the topic system plugin.
+
+    Each joint of ``joints`` gets the ``command_interfaces`` (initial value 0: the manager
+    writes a number, never NaN, before a controller claims the interface) and the state
+    interfaces position (``initial_positions``, the scenario's initial state), velocity and
+    effort.  ``trigger_joint_command_threshold`` is -1: the plugin otherwise skips the command
+    when it differs from the state by less than 1e-5 (an effort equal to the applied effort),
+    and the lockstep would wait for it.  ``ValueError`` names a bad argument."""
+    joints = [str(j) for j in joints]
+    if not joints:
+        raise ValueError("ros2_control_tag: no joints")
+    if len(set(joints)) != len(joints):
+        raise ValueError(f"ros2_control_tag: repeated joint names in {joints}")
+    bad = [c for c in command_interfaces if c not in COMMAND_INTERFACES]
+    if bad or not command_interfaces:
+        raise ValueError(f"ros2_control_tag: command interfaces {list(command_interfaces)}: the "
+                         f"dynamics node applies {list(COMMAND_INTERFACES)}")
+    for key, topic in (("joint_commands_topic", joint_commands_topic),
+                       ("joint_states_topic", joint_states_topic)):
+        if not isinstance(topic, str) or not topic.startswith("/") or any(
+                c.isspace() for c in topic):
+            raise ValueError(f"ros2_control_tag: {key} must be an absolute topic name, got "
+                             f"{topic!r}")
+    q0 = [0.0] * len(joints) if initial_positions is None else [float(v) for v in
+                                                                initial_positions]
+    if len(q0) != len(joints) or not all(math.isfinite(v) for v in q0):
+        raise ValueError(f"ros2_control_tag: initial_positions must be {len(joints)} finite "
+                         f"numbers, got {initial_positions!r}")
+    lines = [f'  <ros2_control name={quoteattr(name)} type="system">',
+             "    <hardware>",
+             f"      <plugin>{TOPIC_SYSTEM_PLUGIN}</plugin>",
+             f'      <param name="joint_commands_topic">{escape(joint_commands_topic)}</param>',
+             f'      <param name="joint_states_topic">{escape(joint_states_topic)}</param>',
+             '      <param name="trigger_joint_command_threshold">-1</param>',
+             "    </hardware>"]
+    for joint, q in zip(joints, q0):
+        lines.append(f"    <joint name={quoteattr(joint)}>")
+        for c in command_interfaces:
+            lines += [f'      <command_interface name="{c}">',
+                      '        <param name="initial_value">0.0</param>',
+                      "      </command_interface>"]
+        lines += ['      <state_interface name="position">',
+                  f'        <param name="initial_value">{q!r}</param>',
+                  "      </state_interface>",
+                  '      <state_interface name="velocity"/>',
+                  '      <state_interface name="effort"/>',
+                  "    </joint>"]
+    lines.append("  </ros2_control>")
+    return "\n".join(lines) + "\n"
+
+
+def with_ros2_control(urdf: str, tag: str) -> str:
+    """``urdf`` with ``tag`` inserted before its closing ``</robot>`` (``ValueError`` if it has
+    none, or already has a ``<ros2_control>`` tag)."""
+    end = urdf.rfind("</robot>")
+    if end < 0:
+        raise ValueError("with_ros2_control: the URDF has no closing </robot>")
+    if "<ros2_control" in urdf:
+        raise ValueError("with_ros2_control: the URDF already has a <ros2_control> tag")
+    return urdf[:end] + tag + urdf[end:]
+
+
+def controller_manager_settings(params: Mapping[str, Any], update_rate: int) -> dict:
+    """The dynamics node's parameters for a controller manager at ``update_rate`` Hz:
+    lockstep, ``control_rate`` = ``update_rate``, ``controller_manager_sync``, and no wait
+    for a base wrench (the manager commands the joints only).
+
+    The manager's period is ``10^9 // update_rate`` ns of simulated time; the node's period
+    (``steps_per_period · dt``) must be exactly that many nanoseconds, or ``/clock`` would not
+    land on the manager's wake-up times (one early by a nanosecond is a deadlock, one late a
+    drift).  ``ValueError`` says which value to change."""
+    if isinstance(update_rate, bool) or not isinstance(update_rate, int) or update_rate <= 0:
+        raise ValueError(f"update_rate: expected a positive integer (Hz), got {update_rate!r}")
+    dt = float(params.get("dt", 0.0))
+    if not dt > 0:
+        raise ValueError(f"dt: expected a positive time step, got {params.get('dt')!r}")
+    period_ns = 1_000_000_000 // update_rate
+    steps = max(1, int(round(1.0 / (update_rate * dt))))
+    if 1_000_000_000 % update_rate or rm.stamp_to_ns(steps * dt) != period_ns:
+        raise ValueError(
+            f"update_rate {update_rate} Hz with dt={dt:g} s: the controller manager's period "
+            f"({1e9 / update_rate:g} ns) must be a whole number of nanoseconds and of time "
+            f"steps; choose an update_rate that divides 1e9 and 1/dt")
+    return {"lockstep": True, "lockstep_wrench": False, "control_rate": float(update_rate),
+            "controller_manager_sync": True}
+
+
+class ControllerManagerSync:
+    """The start of the lockstep with a controller manager and its stamp tolerance (module
+    docstring).  ``core`` is the node's
+    :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore` (in lockstep)."""
+
+    def __init__(self, core):
+        if not core.lockstep:
+            raise ValueError("controller_manager_sync: needs lockstep: true")
+        self.core = core
+        self.period_ns = rm.stamp_to_ns(core.steps_per_period * core.dt)
+        self.wall_period = core.steps_per_period * core.dt
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the start (also after ``~/reset``)."""
+        self.engaged = False
+        self.ignored = 0                 # commands of the warm-up (not the current state)
+        self.warmup_periods = 0
+        self.last_warmup_wall: float | None = None
+        self.core.inputs.stamp_tolerance_ns = 0
+
+    def admit(self, msg: Any) -> bool:
+        """Whether the joint command ``msg`` goes to the core.  Before the start: only one
+        stamped exactly with the current state (which starts the lockstep); after it, all
+        (the core accepts any stamp up to the current state, rejects bad messages)."""
+        if self.engaged:
+            return True
+        try:
+            stamp = rm.time_msg_to_ns(msg.header.stamp)
+        except (AttributeError, TypeError, ValueError):
+            return True                  # the core rejects it and says why
+        if stamp != self.core.stamp_ns:
+            self.ignored += 1
+            return False
+        self.engaged = True
+        self.core.inputs.stamp_tolerance_ns = ANY_EARLIER_STAMP_NS
+        self.core.log.emit("INFO", "cm-sync", f"lockstep with the controller manager from "
+                           f"t={self.core.t:.6g} s (after {self.warmup_periods} warm-up "
+                           f"periods, {self.ignored} earlier commands ignored)",
+                           throttle=False)
+        return True
+
+    def before_clock(self) -> None:
+        """Wait :data:`CLOCK_DELAY_S` before ``/clock`` is published: the manager's clock thread
+        and the hardware component's state subscription are different threads, and a manager
+        woken by ``/clock`` before the state arrived reads the state of the period before
+        (measured: 437 of 10 000 updates without the delay)."""
+        time.sleep(CLOCK_DELAY_S)
+
+    def warmup_due(self, wall_now: float) -> bool:
+        """Before the start: True (and noted) when a warm-up period is due, one per
+        ``1/control_rate`` wall seconds (the manager's loop needs ``/clock`` to move)."""
+        if self.engaged or self.core.paused:
+            return False
+        if self.last_warmup_wall is not None and \
+                wall_now - self.last_warmup_wall < self.wall_period - 1e-9:
+            return False
+        self.last_warmup_wall = wall_now
+        return True
+
+    def advance_warmup(self) -> int:
+        """One control period with the held inputs; the state and ``/clock`` after it are due
+        at once.  Returns the steps taken."""
+        core = self.core
+        done = core.run(core.steps_per_period)
+        if done:
+            self.warmup_periods += 1
+            core.schedule.state_pending = True
+        return done
+
+
+def ros2_control_launch(scenario: str, update_rate: int) -> tuple[str, dict, str, str]:
+    """``(scenario path, dynamics node overrides, node URDF, URDF with the tag)`` for
+    ``launch/ros2_control.launch.py``: the scenario as the other launch files read it
+    (:func:`~vm_dynamics.nodes.launching.launch_scenario`), the dynamics node's
+    :func:`controller_manager_settings`, and the URDF of the model with the
+    ``<ros2_control>`` tag of the scenario's ``joints`` at its initial positions (for
+    robot_state_publisher, which the controller manager reads it from).  ``ValueError``
+    names the problem."""
+    from .launching import launch_scenario
+    path, params, node_urdf, model_urdf = launch_scenario(scenario)
+    joints = params.get("joints") or []
+    if not joints:
+        raise ValueError(f"scenario {scenario!r}: no joints for ros2_control")
+    q0 = (params.get("initial") or {}).get("joint_positions")
+    tag = ros2_control_tag(joints, initial_positions=q0 if q0 else None)
+    overrides = controller_manager_settings(params, update_rate)
+    return path, overrides, node_urdf, with_ros2_control(model_urdf, tag)
