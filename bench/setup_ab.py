@@ -44,13 +44,13 @@ def main(argv=None):
     ref = reference_from_config({"joint": {"type": "waypoints", "times": [0.0, 5.0],
                                            "positions": [list(q), list(q + 0.5)]}})
     tau_fn, bw_fn = ctrl.inputs(ref)
-    after_chunk = simulate_module._CHUNK
+    after_chunk = simulate_module.BLOCK_STEPS
 
     def setting(before, fn):
         def run():
-            simulate_module._CHUNK = 100 if before else after_chunk
+            simulate_module.BLOCK_STEPS = 100 if before else after_chunk
             if before:
-                backend._FOUND_CACHED.clear()
+                backend.forget_found_caches()
             fn()
         return run
 
@@ -66,7 +66,7 @@ def main(argv=None):
         fns[f"{name} | before"] = (setting(True, fn), per)
         fns[f"{name} | after"] = (setting(False, fn), per)
     t = interleaved(fns, args.repeats, budget=0.2)
-    simulate_module._CHUNK = after_chunk
+    simulate_module.BLOCK_STEPS = after_chunk
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU time, median "
           f"of {args.repeats} interleaved repeats (min–max)\n")
     print("| what | before µs | after µs | after/before |")

@@ -29,7 +29,7 @@ from .engine import FORMULATIONS, SimulationError, Simulator, State
 from .integrators import METHODS, TABLEAUX, IntegrationStats, integrate
 from .samples import SampleBuffer, SampleInputs
 
-__all__ = ["simulate", "Trajectory", "State", "FORMULATIONS", "MAX_STEPS"]
+__all__ = ["simulate", "Trajectory", "State", "FORMULATIONS", "MAX_STEPS", "BLOCK_STEPS"]
 
 #: Most output samples (``t_final / dt``) one :func:`simulate` call takes unless its
 #: ``max_steps`` says otherwise: a guard against a mistyped ``dt`` or ``t_final``, checked before
@@ -185,7 +185,7 @@ def _time_grid(t_final, dt, max_steps=MAX_STEPS) -> np.ndarray:
 #: Held inputs or a compiled law: compiled steps per engine call.  Ctrl-C, the progress bar and
 #: the callbacks act between calls; each call also pays its Python set-up and re-warms the
 #: processor caches the compiled step runs from, so fewer, longer calls cost less per step.
-_CHUNK = 500
+BLOCK_STEPS = 500
 
 
 def simulate(model, g0, V0, q0, qd0, t_final, dt, tau=None, base_wrench=None, method="rkmk4",
@@ -439,12 +439,12 @@ def _work(sim):
 
 
 def _run_blocks(sim, buf, t_grid, held=None, law=None):
-    """Compiled runs of up to :data:`_CHUNK` steps with the ``held`` inputs or the compiled
+    """Compiled runs of up to :data:`BLOCK_STEPS` steps with the ``held`` inputs or the compiled
     ``law``, recorded block by block; True if the callback stopped the run early."""
     N = len(t_grid) - 1
     k = 0
     while k < N:
-        steps = min(_CHUNK, N - k)
+        steps = min(BLOCK_STEPS, N - k)
         try:
             if law is not None:
                 _, G, VV, Q, QD = sim.run_law(steps, law, t_grid[k:k + steps])

@@ -10,7 +10,8 @@ import threading
 import numpy as np
 
 __all__ = ["BACKENDS", "COMPILE_NOTICE", "NOTICE_PRINTED", "numba_available", "numba_kernels",
-           "bind_compiled", "kernels_cached", "compile_notice", "resolve_backend"]
+           "bind_compiled", "kernels_cached", "forget_found_caches", "compile_notice",
+           "resolve_backend"]
 
 
 def numba_available() -> bool:
@@ -86,6 +87,12 @@ def bind_compiled(dispatcher, args):
 #: so an id is never reused): their index is read once, not at every engine's set-up (reading
 #: and unpickling it took about a millisecond of every ``Simulator``).
 _FOUND_CACHED: dict = {}
+
+
+def forget_found_caches() -> None:
+    """Read every dispatcher's cache index again at the next :func:`kernels_cached` (for
+    measurements of the engine's set-up, ``bench/setup_ab.py``)."""
+    _FOUND_CACHED.clear()
 
 
 def kernels_cached(*dispatchers) -> bool | None:
