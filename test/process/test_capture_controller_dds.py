@@ -1,8 +1,9 @@
-"""``controller_node`` runs the capture mission over loopback DDS (issue 22): on the shortened
-``capture_tumbling`` scenario (``test_capture_cli.SHORT``: the fixture starts at the gripper,
-``grasp.command_time`` 0.2 s) the controller node tracks the fixture from ``/target/odom``,
-calls ``/dynamics_node/grasp`` from 0.2 s on and detumbles on the merged model, both nodes in
-lockstep.
+"""``controller_node`` runs the capture mission over loopback DDS (issue 22): on shortened
+``capture_tumbling`` scenarios the controller node tracks the fixture from ``/target/odom``,
+calls ``/dynamics_node/grasp`` from ``grasp.command_time`` on and detumbles on the merged model,
+both nodes in lockstep.  ``short``: ``test_capture_cli.SHORT`` (the fixture starts at the
+gripper, command_time 0.2 s); ``approach``: the scenario's start, the fixture 0.3 m out of reach
+(a grasp there is refused), closed by the approach in 2 s, command_time 2.1 s.
 
 Oracles, from the published messages only: the dynamics node draws the target as grasped (green
 ``/target/marker``) from ~0.2 s on; before the grasp the total momentum of chaser (Pinocchio)
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+import pytest
 import yaml
 from processes import dds_env, stop_processes
 from wrench_oracle import spacecraft_oracle
@@ -28,7 +30,12 @@ from vm_dynamics.ros import messages as rm
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = REPO / "config" / "capture_tumbling.yaml"
 STALL_S = 600.0           # the first start compiles the numba kernels
-END_S = 0.5               # simulated time to run
+#: name -> (capture.* overrides, command_time, simulated time to run)
+CASES = {
+    "short": ({"target.initial.position": [2.8291699, 0.0, 0.648829], "approach.standoff": 0.0},
+              0.2, 0.5),
+    "approach": ({"approach.start": 0.0, "approach.arrive": 2.0}, 2.1, 2.4),
+}
 MASS, INERTIA = 250.0, np.diag([40.0, 55.0, 60.0])      # capture_tumbling's target
 
 
@@ -39,28 +46,32 @@ def target_momentum(g, V):
     return np.concatenate([lin, R @ (INERTIA @ V[3:]) + np.cross(p, lin)])
 
 
-def short_scenario(tmp_path) -> Path:
-    """capture_tumbling with test_capture_cli.SHORT's overrides, both nodes in lockstep, one
+def short_scenario(tmp_path, overrides, command_time) -> Path:
+    """capture_tumbling with the ``capture.*`` overrides, both nodes in lockstep, one
     integration step per control period."""
     doc = yaml.safe_load(SCENARIO.read_text())
     p = doc["/**"]["ros__parameters"]
-    cap = p["capture"]
-    cap["target"]["initial"]["position"] = [2.8291699, 0.0, 0.648829]
-    cap["approach"]["standoff"] = 0.0
-    cap["grasp"]["command_time"] = 0.2
+    for key, value in {**overrides, "grasp.command_time": command_time}.items():
+        *path, last = key.split(".")
+        d = p["capture"]
+        for k in path:
+            d = d[k]
+        d[last] = value
     p.update(lockstep=True, control_rate=500.0)
     path = tmp_path / "capture_short.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
 
 
-def test_controller_node_tracks_grasps_and_detumbles_over_dds(tmp_path, monkeypatch):
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_controller_node_tracks_grasps_and_detumbles_over_dds(case, tmp_path, monkeypatch):
     import cyclonedds  # noqa: F401
+    overrides, command_time, end_s = CASES[case]
     env = dds_env(100 + os.getpid() % 60)
     for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "VM_DYNAMICS_TRANSPORT"):
         monkeypatch.setenv(k, env[k])
     from vm_dynamics.transport.dds import DdsTransport
-    params = short_scenario(tmp_path)
+    params = short_scenario(tmp_path, overrides, command_time)
     logs = {name: open(tmp_path / f"{name}.log", "w") for name in ("dynamics", "controller")}
     probe = DdsTransport("capture_probe", {}, ["capture_probe"])
     got = {}
@@ -92,7 +103,7 @@ def test_controller_node_tracks_grasps_and_detumbles_over_dds(tmp_path, monkeypa
 
         def progressed():          # stop when done, or when no new state came for STALL_S
             c = common()
-            return bool(c) and c[-1] * 1e-9 >= END_S
+            return bool(c) and c[-1] * 1e-9 >= end_s
 
         import time
         deadline = time.monotonic() + STALL_S
@@ -111,7 +122,7 @@ def test_controller_node_tracks_grasps_and_detumbles_over_dds(tmp_path, monkeypa
     green = [s for s in stamps if got["/target/marker"][s].color.g > 0.7]
     assert green, text()
     t_grasp = green[0] * 1e-9
-    assert 0.2 - 1e-9 <= t_grasp <= 0.25, (t_grasp, text())
+    assert command_time - 1e-9 <= t_grasp <= command_time + 0.05, (t_grasp, text())
     assert "capture: grasped at t=" in text()
     assert all(s in green for s in stamps if s >= green[0]), "released after the grasp"
 
@@ -147,10 +158,21 @@ def test_controller_node_tracks_grasps_and_detumbles_over_dds(tmp_path, monkeypa
         g_e = g_w0 @ oracle.data.oMf[fid].homogeneous
         return np.linalg.inv(g_e) @ to.g
 
+    # the fixture: 0.3 m out of reach at the start of "approach", within the grasp's
+    # position tolerance (0.02 m) in the weld
+    fixture = yaml.safe_load(SCENARIO.read_text())["/**"]["ros__parameters"]["capture"][
+        "target"]["fixture"]["position"]
+
+    def fixture_distance(s):
+        return float(np.linalg.norm((ee_to_target(s) @ np.r_[fixture, 1.0])[:3]))
+
+    d0 = fixture_distance(stamps[0])
+    assert d0 > 0.25 if case == "approach" else d0 < 0.02, d0
     after = [s for s in stamps if s >= green[0] + 5_000_000]
     assert len(after) >= 20
     X0 = ee_to_target(after[0])
     for s in after[1:]:
         np.testing.assert_allclose(ee_to_target(s), X0, rtol=0, atol=1e-8)
+    assert fixture_distance(after[0]) <= 0.02
     # the detumble law acts: the chaser's joints move under it (not a free drift of the stack)
     assert "detumbling" in text()

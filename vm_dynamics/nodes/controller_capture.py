@@ -15,7 +15,10 @@ The controller node reads the same ``capture`` section as the dynamics node and 
    sees chaser and target at the same instant.
 2. **Grasp** -- from ``capture.grasp.command_time`` (simulation time) on, before answering a
    state the node calls ``~/grasp`` (std_srvs/Trigger, :data:`GRASP_SERVICE`) until it
-   succeeds; the dynamics node welds the target only when the grasp condition holds.
+   succeeds; the dynamics node welds the target only when the grasp condition holds.  On the
+   DDS transport the call waits for the response, so in lockstep the weld happens at exactly
+   the state being answered; on rclpy it is asynchronous and the response is taken at a later
+   state (the weld pose ``X`` below is constant once welded, so it is the same).
 3. **Detumble** -- after the grasp the ``capture.detumble`` controller is reset on the merged
    model (:meth:`~vm_dynamics.Model.with_attached_body` with the target's spatial inertia at
    the measured grasp pose ``X = g_E⁻¹ g_T``, the model the dynamics node integrates), holding
@@ -39,8 +42,7 @@ from ..core import lie
 from ..ros import messages as rm
 from .capture import has_target
 
-__all__ = ["CaptureControl", "capture_control", "grasp_client", "GRASP_SERVICE",
-           "TARGET_ODOM"]
+__all__ = ["CaptureControl", "capture_control", "GRASP_SERVICE", "TARGET_ODOM"]
 
 #: The dynamics node's grasp service, relative to the controller node's namespace.
 GRASP_SERVICE = "dynamics_node/grasp"
@@ -148,33 +150,3 @@ class CaptureControl:
         self.reference.observe(self._target[1], self._target[2])
         tau, bw = self.track.compute(t, state, Reference(ee=self.reference))
         return tau, (np.zeros(self.model.b) if bw is None else bw)
-
-
-def grasp_client(transport, name: str = GRASP_SERVICE):
-    """A client of the std_srvs/Trigger service ``name`` on ``transport`` with
-    ``call() -> (success, message)`` (blocking, raises ``TimeoutError``) and ``ready()``.
-    Only the DDS transport offers service clients; on another one ``ValueError`` says so."""
-    try:
-        from ..transport.dds import DdsServiceClient, DdsTransport
-    except ImportError:       # pragma: no cover - without cyclonedds the transport is rclpy
-        DdsTransport = None
-    if DdsTransport is None or not isinstance(transport, DdsTransport):
-        raise ValueError(f"the capture mission calls {name!r}, and service clients exist only "
-                         f"on the dds transport (VM_DYNAMICS_TRANSPORT=dds)")
-    return _TriggerClient(DdsServiceClient(transport, name, "std_srvs/srv/Trigger"))
-
-
-class _TriggerClient:
-    def __init__(self, client):
-        from ..transport.types import service_typestore
-        self.client = client
-        self.name = client.name
-        self._request = service_typestore().types["std_srvs/srv/Trigger_Request"](
-            structure_needs_at_least_one_member=0)
-
-    def ready(self) -> bool:
-        return self.client.service_is_ready()
-
-    def call(self, timeout_s: float = 30.0) -> tuple[bool, str]:
-        r = self.client.call(self._request, timeout_s)
-        return bool(r.success), str(r.message)

@@ -37,7 +37,7 @@ import sys
 
 from ..ros import messages as rm
 from ..transport import ros_args as rargs
-from .controller_capture import TARGET_ODOM, grasp_client
+from .controller_capture import GRASP_SERVICE, TARGET_ODOM
 from .controller_core import (
     JOINT_TRAJECTORY,
     POSE_STAMPED,
@@ -90,7 +90,7 @@ class ControllerNode:
         if core.capture is not None:         # the capture mission (controller_capture.py)
             subscriptions[TARGET_ODOM] = (rm.ODOMETRY, "default")
             handlers[TARGET_ODOM] = self.on_target_odometry
-            self.grasp = grasp_client(transport)
+            self.grasp = transport.trigger_client(GRASP_SERVICE)
         subs = {}
         for topic, (mtype, qos) in subscriptions.items():
             subs[topic] = transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos,
@@ -142,16 +142,18 @@ class ControllerNode:
         if cap is None or s is None or not cap.grasp_due(s.t):
             return
         log = self.core.log
-        if not self.grasp.ready():
-            log.emit("WARN", "grasp-service", f"capture: service {self.grasp.name} not "
-                     f"available yet (is dynamics_node running?)")
+        result = self.grasp.poll()
+        if result is None and not self.grasp.pending:
+            if not self.grasp.ready():
+                log.emit("WARN", "grasp-service", f"capture: service {self.grasp.name} not "
+                         f"available (is dynamics_node running?)")
+                return
+            cap.attempts += 1
+            self.grasp.send()
+            result = self.grasp.poll()
+        if result is None:
             return
-        cap.attempts += 1
-        try:
-            ok, text = self.grasp.call()
-        except TimeoutError as exc:
-            log.emit("WARN", "grasp-timeout", f"capture: {exc}")
-            return
+        ok, text = result
         if ok:
             cap.on_grasped(s)
             log.emit("INFO", "grasp", f"capture: {text} (attempt {cap.attempts}); detumbling",
