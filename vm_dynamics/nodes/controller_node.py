@@ -10,6 +10,12 @@ body frame) every ``1/control_rate`` s of ROS time — or, with ``lockstep``, on
 state.  ``use_sim_time`` defaults to **true** for this node (it controls a simulation); set it
 to false for hardware publishing wall-clock stamps.
 
+With a ``capture`` section in the parameters and no controller selected, the node runs the
+capture mission (:mod:`~vm_dynamics.nodes.controller_capture`): it also subscribes
+``target/odom`` and calls the dynamics node's ``~/grasp`` (``dynamics_node/grasp``, a client
+from :meth:`~vm_dynamics.transport.base.Transport.trigger_client`) from
+``capture.grasp.command_time`` on until it succeeds, then detumbles.
+
 The selected controller's parameters are declared as ``controller.<name>`` (read from the
 plug-in's ``PARAMS``), and the ``reference.*`` entries of the parameter file are declared as
 found, so a scenario file is a complete parameter file for this node too.
