@@ -5,13 +5,17 @@ wrench (``/contact_wrench``) to the chaser's displays.
 
     ros2 launch vm_dynamics capture.launch.py                     # capture_tumbling, with RViz
     ros2 launch vm_dynamics capture.launch.py scenario:=/path/to/capture.yaml rviz:=false
+    ros2 launch vm_dynamics capture.launch.py controller:=none    # no mission: grasp by hand
     ros2 service call /dynamics_node/grasp std_srvs/srv/Trigger   # weld when within tolerance
     ros2 service call /dynamics_node/release std_srvs/srv/Trigger
 
 Arguments as sim.launch.py's (``scenario`` defaults to ``capture_tumbling``; the other
-arguments are passed on).  The scenario's mission (``capture.approach``, ``track``,
-``detumble``) is vm-sim's; here the arm moves by its controller (``controller:=NAME``), or
-floats free without one, and ``~/grasp`` grasps.
+arguments are passed on).  Without ``controller``, controller_node runs the scenario's mission
+(:mod:`vm_dynamics.nodes.controller_capture`: ``capture.approach`` and ``track`` fly the arm to
+the fixture from ``/target/odom``, ``/dynamics_node/grasp`` is called from
+``grasp.command_time`` until it succeeds, then ``detumble`` on the merged model), both nodes
+in lockstep; ``controller:=NAME`` runs that plug-in instead, ``controller:=none`` none (the arm
+floats free, and ``~/grasp`` grasps when called).
 """
 import os
 
@@ -70,7 +74,7 @@ def generate_launch_description():
                               description="capture scenario name (config/<name>.yaml) or YAML "
                                           "path"),
         DeclareLaunchArgument("controller", default_value="",
-                              description="controller plug-in; empty: the scenario's; "
+                              description="controller plug-in; empty: the capture mission; "
                                           "'none': no controller node"),
         DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
                               description="start RViz (rviz/capture.rviz)"),

@@ -5,7 +5,9 @@
     ros2 launch vm_dynamics sim.launch.py scenario:=/path/to/my_scenario.yaml lockstep:=true
 
 Arguments: ``scenario`` (name of a file in config/, or a path to a scenario YAML),
-``controller`` (plug-in name; empty = the scenario's, ``none`` = no controller node), ``rviz``,
+``controller`` (plug-in name; empty = the scenario's -- with a ``capture`` section and no
+``controller.name``, the capture mission (:mod:`vm_dynamics.nodes.controller_capture`) --,
+``none`` = no controller node), ``rviz``,
 ``use_sim_time`` (for the controller, robot_state_publisher and RViz; the dynamics node is the
 clock source), ``real_time_factor`` (empty = the scenario's), ``lockstep`` (empty = the
 scenario's, else **true whenever the controller node is started**: the closed loop is then the
@@ -107,7 +109,8 @@ def _nodes(context):
     if rtf:
         overrides["real_time_factor"] = float(rtf)
     controller = LaunchConfiguration("controller").perform(context)
-    has_controller = bool((params.get("controller") or {}).get("name"))
+    # a capture scenario without a controller: the controller node runs the capture mission
+    has_controller = bool((params.get("controller") or {}).get("name")) or "capture" in params
     start_controller = controller != "none" and bool(controller or has_controller)
     try:
         overrides["lockstep"] = launch_lockstep(LaunchConfiguration("lockstep").perform(context),

@@ -676,14 +676,25 @@ def test_rviz_config_topics_are_published_and_frames_exist():
 
 
 def test_capture_launch_runs_the_target_with_its_rviz_config():
-    """capture.launch.py: sim.launch.py's dynamics node and robot_state_publisher on the capture
-    scenario, no controller (its mission is vm-sim's), RViz with rviz/capture.rviz, whose
-    topics -- the chaser's and the target's -- the launched nodes publish with those types."""
+    """capture.launch.py: sim.launch.py's dynamics node, robot_state_publisher and the
+    controller node running the capture mission (no controller selected: the core's law is the
+    capture's), both in lockstep, on the capture scenario; RViz with rviz/capture.rviz, whose
+    topics -- the chaser's and the target's -- the launched nodes publish with those types.
+    ``controller:=none``: no controller node."""
     from vm_dynamics.nodes.capture import CAPTURE_PUBLICATIONS
+    from vm_dynamics.nodes.controller_core import ControllerCore
     nodes, ctx = run_launch(LAUNCH / "capture.launch.py")
     assert [(n.package, n.executable) for n in nodes] == [
         ("vm_dynamics", "dynamics_node"), ("robot_state_publisher", "robot_state_publisher"),
-        ("rviz2", "rviz2")]
+        ("vm_dynamics", "controller_node"), ("rviz2", "rviz2")]
+    ctrl = nodes[2]
+    ra = resolved_parameters(ctrl, ctx)
+    overrides = rargs.parameter_overrides_for(ra, "/controller_node")
+    assert overrides["lockstep"] is True and not overrides.get("controller")
+    core = ControllerCore.from_params(overrides)
+    assert core.controller_name == "capture" and core.capture.command_time == 13.0
+    assert rargs.parameter_overrides_for(resolved_parameters(nodes[0], ctx),
+                                         "/dynamics_node")["lockstep"] is True
     rviz = nodes[-1]
     config = Path(rviz.arguments[rviz.arguments.index("-d") + 1])
     assert config.name == "capture.rviz" and config.is_file()
@@ -705,6 +716,9 @@ def test_capture_launch_runs_the_target_with_its_rviz_config():
             topics.add(topic)
     assert {"/target/marker", "/target/odom", "/contact_wrench"} <= topics
     nodes, _ = run_launch(LAUNCH / "capture.launch.py", {"rviz": "false"})
+    assert [n.executable for n in nodes] == ["dynamics_node", "robot_state_publisher",
+                                             "controller_node"]
+    nodes, _ = run_launch(LAUNCH / "capture.launch.py", {"rviz": "false", "controller": "none"})
     assert [n.executable for n in nodes] == ["dynamics_node", "robot_state_publisher"]
     with pytest.raises(RuntimeError, match="'spacecraft_arm' has no capture section"):
         run_launch(LAUNCH / "capture.launch.py", {"scenario": "spacecraft_arm"})

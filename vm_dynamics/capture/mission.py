@@ -35,7 +35,8 @@ from ..control.references import Reference, minimum_jerk
 from ..core import lie
 from .system import CaptureSimulator
 
-__all__ = ["FixtureReference", "CaptureMission", "CaptureTrajectory", "run_mission"]
+__all__ = ["FixtureReference", "CaptureMission", "CaptureTrajectory", "run_mission",
+           "controller_from_config"]
 
 
 class FixtureReference:
@@ -138,8 +139,8 @@ class CaptureMission:
                  release_time: float | None = None, control_rate: float = 100.0):
         self.sim = sim
         self.reference = reference
-        self.track = _controller(track, "capture.track")
-        self.detumble = _controller(detumble, "capture.detumble")
+        self.track = controller_from_config(track, "capture.track")
+        self.detumble = controller_from_config(detumble, "capture.detumble")
         self.command_time = None if command_time is None else float(command_time)
         self.release_time = None if release_time is None else float(release_time)
         self.control_rate = float(control_rate)
@@ -189,7 +190,9 @@ class CaptureMission:
         return applied
 
 
-def _controller(cfg, what):
+def controller_from_config(cfg, what: str):
+    """The controller of a configuration ``{name: <controller>, <parameters>}`` (``what``: its
+    key, named in the error); the track and detumble laws of a capture."""
     if not isinstance(cfg, dict) or "name" not in cfg:
         raise ValueError(f"{what}: expected {{name: <controller>, <parameters>}}")
     params = {k: v for k, v in cfg.items() if k != "name"}

@@ -74,6 +74,7 @@ from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
 from ..ros import messages as rm
 from ..sim.simulate import State
+from .controller_capture import capture_control
 from .controller_orbit import ControllerOrbit
 from .event_log import EventLog
 from .joint_trajectories import (
@@ -130,7 +131,8 @@ def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any
     for key in ov:
         if key.startswith(("reference.", "controller.")):
             out.setdefault(key, None)
-    out.update(section_parameters(ov))      # the force elements it compensates
+    # the force elements it compensates; the capture it runs (nodes/controller_capture.py)
+    out.update(section_parameters(ov, ("forces", "capture")))
     return out
 
 
@@ -161,8 +163,13 @@ class ControllerCore:
         self.model = m = robot.model
         self.params = p
         self.log = EventLog(clock)
-        self.controller_name, gains = self._controller_parameters(p)
-        self.ctrl = get_controller(self.controller_name, gains)
+        #: the capture mission's law, with a capture section and no controller selected
+        self.capture = capture_control(robot, p)
+        if self.capture is not None:
+            self.controller_name, self.ctrl = "capture", self.capture
+        else:
+            self.controller_name, gains = self._controller_parameters(p)
+            self.ctrl = get_controller(self.controller_name, gains)
         ref_cfg = unflatten(p, "reference")
         self.orbit = ControllerOrbit(robot, p)       # in orbit: frames of /odom, references
         self.scenario_reference = self.orbit.scenario_reference(
@@ -344,6 +351,14 @@ class ControllerCore:
         self._new_od = True
         return True
 
+    def on_target_odometry(self, msg: Any) -> bool:
+        """``target/odom`` of a capture (:mod:`~vm_dynamics.nodes.controller_capture`)."""
+        try:
+            self.capture.on_target_odometry(msg)
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+            return self._reject("target odometry", _text(exc))
+        return True
+
     def state(self) -> State | None:
         """The latest measured ``State`` (time = joint-state stamp), or None if incomplete."""
         if self._js is None:
@@ -366,6 +381,9 @@ class ControllerCore:
         if self.model.b and not (self._od is not None and self._new_od
                                  and abs(self._od[0] - self._js[0]) < 1e-9):
             return False
+        if self.capture is not None and not (self.capture.target_stamp is not None and abs(
+                self.capture.target_stamp - self._js[0]) < 1e-9):
+            return False         # the target of the same instant
         if self._answered is not None and self._answered[0] == self._js[0]:
             return self.log.clock() - self._answered[1] >= self.RESEND_PERIOD
         return True
@@ -516,7 +534,7 @@ class ControllerCore:
         decides staleness: a state older than ``state_timeout`` is not answered, since a
         computed-torque law closing the loop over a long delay is unstable."""
         s = self.state()
-        if s is None:
+        if s is None or (self.capture is not None and self.capture.target_stamp is None):
             return None
         now = s.t if now is None else float(now)
         timeout = float(self.params["state_timeout"])

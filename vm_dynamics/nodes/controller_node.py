@@ -10,6 +10,12 @@ body frame) every ``1/control_rate`` s of ROS time — or, with ``lockstep``, on
 state.  ``use_sim_time`` defaults to **true** for this node (it controls a simulation); set it
 to false for hardware publishing wall-clock stamps.
 
+With a ``capture`` section in the parameters and no controller selected, the node runs the
+capture mission (:mod:`~vm_dynamics.nodes.controller_capture`): it also subscribes
+``target/odom`` and calls the dynamics node's ``~/grasp`` (``dynamics_node/grasp``, a client
+from :meth:`~vm_dynamics.transport.base.Transport.trigger_client`) from
+``capture.grasp.command_time`` on until it succeeds, then detumbles.
+
 The selected controller's parameters are declared as ``controller.<name>`` (read from the
 plug-in's ``PARAMS``), and the ``reference.*`` entries of the parameter file are declared as
 found, so a scenario file is a complete parameter file for this node too.
@@ -37,6 +43,7 @@ import sys
 
 from ..ros import messages as rm
 from ..transport import ros_args as rargs
+from .controller_capture import GRASP_SERVICE, TARGET_ODOM
 from .controller_core import (
     JOINT_TRAJECTORY,
     POSE_STAMPED,
@@ -84,8 +91,14 @@ class ControllerNode:
                 "points": (int(core.params["max_trajectory_points"]),
                            "max_trajectory_points")},
         }
+        subscriptions = dict(SUBSCRIPTIONS)
+        self.grasp = None
+        if core.capture is not None:         # the capture mission (controller_capture.py)
+            subscriptions[TARGET_ODOM] = (rm.ODOMETRY, "default")
+            handlers[TARGET_ODOM] = self.on_target_odometry
+            self.grasp = transport.trigger_client(GRASP_SERVICE)
         subs = {}
-        for topic, (mtype, qos) in SUBSCRIPTIONS.items():
+        for topic, (mtype, qos) in subscriptions.items():
             subs[topic] = transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos,
                                               max_bytes=limit, max_counts=counts.get(topic))
         # one source of each input, this node the only publisher of its outputs
@@ -119,11 +132,43 @@ class ControllerNode:
         if self.core.on_odometry(msg, self.t.now()) and self.core.lockstep:
             self._lockstep()
 
+    def on_target_odometry(self, msg) -> None:
+        if self.core.on_target_odometry(msg) and self.core.lockstep:
+            self._lockstep()
+
     def _lockstep(self) -> None:
         if self.core.lockstep_ready():
+            self._grasp_if_due()
             self.publish(self.core.command_messages())
 
+    def _grasp_if_due(self) -> None:
+        """Capture: from ``capture.grasp.command_time`` on, call the dynamics node's
+        ``~/grasp`` before answering a state, until it succeeds; then the detumble law."""
+        cap, s = self.core.capture, self.core.state()
+        if cap is None or s is None or not cap.grasp_due(s.t):
+            return
+        log = self.core.log
+        result = self.grasp.poll()
+        if result is None and not self.grasp.pending:
+            if not self.grasp.ready():
+                log.emit("WARN", "grasp-service", f"capture: service {self.grasp.name} not "
+                         f"available (is dynamics_node running?)")
+                return
+            cap.attempts += 1
+            self.grasp.send()
+            result = self.grasp.poll()
+        if result is None:
+            return
+        ok, text = result
+        if ok:
+            cap.on_grasped(s)
+            log.emit("INFO", "grasp", f"capture: {text} (attempt {cap.attempts}); detumbling",
+                     throttle=False)
+        else:
+            log.emit("INFO", "grasp-refused", f"capture: {text}")
+
     def tick(self) -> None:
+        self._grasp_if_due()
         self.publish(self.core.command_messages(self.t.now()))
         self.watch.poll()
         self.core.log.drain_into(self.t.logger)

@@ -99,6 +99,14 @@ class Transport(abc.ABC):
         :func:`~vm_dynamics.transport.types.check_service_type`) it returns the response's
         fields as a mapping, nested messages as mappings too (:meth:`serve_fields`)."""
 
+    def trigger_client(self, name: str) -> Any:
+        """A client of the std_srvs/Trigger service ``name`` (node-relative or absolute):
+        ``ready()`` (the service is matched), ``send()`` (a request; one at a time),
+        ``pending`` and ``poll() -> None | (success, message)`` (the response, once).  On
+        DDS ``send`` waits for the response (up to 30 s; none: ``(False, <why>)``); on rclpy it
+        is asynchronous (the executor delivers the response while the node spins)."""
+        raise ValueError(f"{type(self).__name__}: no service clients on this transport")
+
     @abc.abstractmethod
     def now_ns(self) -> int:
         """ROS time, integer nanoseconds."""

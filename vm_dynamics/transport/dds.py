@@ -308,6 +308,9 @@ class DdsTransport(Transport):
         self._timers.append(t)
         return t
 
+    def trigger_client(self, name: str) -> "DdsTriggerClient":
+        return DdsTriggerClient(DdsServiceClient(self, name, "std_srvs/srv/Trigger"))
+
     def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> DdsService:
         self._check_open()
         check_service_type(srvtype)
@@ -506,3 +509,31 @@ class DdsServiceClient:
                     return service_typestore().deserialize_cdr(body, f"{self.srvtype}_Response")
             time.sleep(0.005)
         raise TimeoutError(f"no response from service {self.name} within {timeout_s} s")
+
+
+class DdsTriggerClient:
+    """:meth:`Transport.trigger_client` on DDS: ``send`` waits for the response."""
+
+    TIMEOUT_S = 30.0
+
+    def __init__(self, client: DdsServiceClient) -> None:
+        self.client = client
+        self.name = client.name
+        self.pending = False
+        self._result: tuple[bool, str] | None = None
+        self._request = service_typestore().types["std_srvs/srv/Trigger_Request"](
+            structure_needs_at_least_one_member=0)
+
+    def ready(self) -> bool:
+        return self.client.service_is_ready()
+
+    def send(self) -> None:
+        try:
+            r = self.client.call(self._request, self.TIMEOUT_S)
+            self._result = (bool(r.success), str(r.message))
+        except TimeoutError as exc:
+            self._result = (False, str(exc))
+
+    def poll(self) -> tuple[bool, str] | None:
+        out, self._result = self._result, None
+        return out

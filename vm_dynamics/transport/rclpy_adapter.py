@@ -309,6 +309,9 @@ class RclpyTransport(Transport):
                     return type(response)()
         return self._node.create_service(rclpy_class(srvtype), name, on_request)
 
+    def trigger_client(self, name: str) -> "RclpyTriggerClient":
+        return RclpyTriggerClient(self._node, name)
+
     def action_server(self, name: str, actiontype: str,
                       execute: Callable[[Any, Callable[[Mapping[str, Any]], None],
                                          Callable[[], bool]], tuple[str, Mapping[str, Any]]]
@@ -393,3 +396,35 @@ class RclpyTransport(Transport):
             return
         self._closed = True
         self._release()
+
+
+class RclpyTriggerClient:
+    """:meth:`Transport.trigger_client` on rclpy: ``send`` is asynchronous (a blocking call in
+    a callback of the single-threaded executor would never see its response)."""
+
+    def __init__(self, node: Any, name: str) -> None:
+        self._cls = rclpy_class("std_srvs/srv/Trigger")
+        self.client = node.create_client(self._cls, name)
+        self.name = self.client.service_name
+        self._future = None
+
+    @property
+    def pending(self) -> bool:
+        return self._future is not None
+
+    def ready(self) -> bool:
+        return bool(self.client.service_is_ready())
+
+    def send(self) -> None:
+        if self._future is None:
+            self._future = self.client.call_async(self._cls.Request())
+
+    def poll(self) -> tuple[bool, str] | None:
+        f = self._future
+        if f is None or not f.done():
+            return None
+        self._future = None
+        if f.exception() is not None:
+            return False, f"{type(f.exception()).__name__}: {f.exception()}"
+        r = f.result()
+        return bool(r.success), str(r.message)
