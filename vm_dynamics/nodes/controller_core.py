@@ -25,23 +25,8 @@ Reference time: with ``reference_start: zero`` reference times are ROS times (si
 with ``use_sim_time``, the scenario's references start at the simulation's t = 0); with
 ``first_state`` they count from the stamp of the first state received.
 
-Joint limits: a ``JointTrajectory`` is **rejected** (not clamped: a clamped trajectory is a
-different motion than the one planned), with a warning naming the joint, the point and the
-limit, if
-
-* a point's position is outside the URDF ``<limit lower upper>`` of its joint; joints without
-  position limits (``continuous``) must stay within ``±position_bound`` (1e6 rad by default:
-  float64 still resolves 1e-10 rad there; far beyond any sensible multi-turn target);
-* a point's given velocity exceeds the URDF ``<limit velocity>`` (a velocity limit of 0 or
-  none means unlimited);
-* the motion the controller will follow — the quintic segments from the current desired
-  state through the points, sampled 64 times per segment — exceeds the velocity limit (or the
-  speed the current reference already has, if that is higher), or leaves ``±position_bound``.
-  A rest-to-rest segment peaks at 15/8 of its mean speed: "1 rad in 1 s" needs a velocity
-  limit of at least 1.875 rad/s.
-
-A ``~/base_pose`` target farther than ``position_bound`` from the origin is rejected too (the
-vehicle has no URDF limits).  The scenario's ``reference.*`` is configuration and not checked.
+Joint limits: a ``JointTrajectory`` or ``~/base_pose`` that breaks them is **rejected** with a
+warning naming the joint, point and limit (the rules: :mod:`~vm_dynamics.nodes.joint_trajectories`).
 
 In orbit (``two_body``, ``orbit``, ``world_frame``: :mod:`~vm_dynamics.nodes.controller_orbit`)
 ``/odom`` may be relative to the LVLH frame and the vehicle's pose reference held in it; the

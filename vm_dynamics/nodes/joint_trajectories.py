@@ -1,8 +1,26 @@
 """Joint trajectories for the controller node: a ``trajectory_msgs/JointTrajectory`` read
 point by point, checked against the URDF joint limits, and the partial references that let a
 trajectory of some joints replace only theirs.  Used by
-:class:`~vm_dynamics.nodes.controller_core.ControllerCore` (see its module docstring for the
-rules)."""
+:class:`~vm_dynamics.nodes.controller_core.ControllerCore`.
+
+Joint limits: a ``JointTrajectory`` is **rejected** (not clamped: a clamped trajectory is a
+different motion than the one planned), with a warning naming the joint, the point and the
+limit, if
+
+* a point's position is outside the URDF ``<limit lower upper>`` of its joint; joints without
+  position limits (``continuous``) must stay within ``±position_bound`` (1e6 rad by default:
+  float64 still resolves 1e-10 rad there; far beyond any sensible multi-turn target);
+* a point's given velocity exceeds the URDF ``<limit velocity>`` (a velocity limit of 0 or
+  none means unlimited);
+* the motion the controller will follow — the quintic segments from the current desired
+  state through the points, sampled 64 times per segment — exceeds the velocity limit (or the
+  speed the current reference already has, if that is higher), or leaves ``±position_bound``.
+  A rest-to-rest segment peaks at 15/8 of its mean speed: "1 rad in 1 s" needs a velocity
+  limit of at least 1.875 rad/s.
+
+A ``~/base_pose`` target farther than ``position_bound`` from the origin is rejected too (the
+vehicle has no URDF limits).  The scenario's ``reference.*`` is configuration and not checked.
+"""
 from __future__ import annotations
 
 import math
