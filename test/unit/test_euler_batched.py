@@ -53,3 +53,19 @@ def test_energies_of_many_states_are_the_single_state_ones(em):
     for k in range(len(xs)):
         assert E[k] == pytest.approx(em.energy(xs[k], xds[k]), rel=1e-12, abs=1e-12)
         assert cond[k] == pytest.approx(em.condition_number(xs[k]), rel=1e-8)
+
+
+def test_momentum_transforms_are_the_transposed_inverse_adjoints():
+    """metrics.momentum_transforms (vectorised) equals lie.Ad_inv(g).T pose by pose, for poses
+    far from the origin (the p~R block carries the lever arm)."""
+    from scipy.spatial.transform import Rotation
+
+    from vm_dynamics.analysis.metrics import momentum_transforms
+    from vm_dynamics.core import lie
+    rng = np.random.default_rng(3)
+    g = np.tile(np.eye(4), (50, 1, 1))
+    g[:, :3, :3] = Rotation.random(50, random_state=4).as_matrix()
+    g[:, :3, 3] = rng.normal(scale=100.0, size=(50, 3))
+    T = momentum_transforms(g)
+    for k in range(50):
+        np.testing.assert_allclose(T[k], lie.Ad_inv(g[k]).T, rtol=0, atol=1e-12)

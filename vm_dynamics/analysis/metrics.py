@@ -31,7 +31,7 @@ from ..core import lie
 from ..dynamics import lp
 
 __all__ = ["energy_series", "element_potentials", "gravity_potentials", "mass_matrices",
-           "momentum_series", "energy_drift_rel",
+           "momentum_series", "momentum_transforms", "energy_drift_rel",
            "momentum_drift_rel",
            "tracking_errors", "attitude_changes_deg", "input_power", "cumulative_work",
            "conserved_momentum", "gravity_conserves_momentum", "conservation_checks",
@@ -116,6 +116,21 @@ def energy_series(model, traj, elements=(), M=None) -> tuple[np.ndarray, np.ndar
     return E, K
 
 
+def momentum_transforms(g: np.ndarray) -> np.ndarray:
+    """``Ad_{g⁻¹}ᵀ = [[R, 0], [p~R, R]]`` of every pose of ``g`` (N, 4, 4) -> (N, 6, 6): maps a
+    body wrench or momentum to the inertial frame (:func:`vm_dynamics.core.lie.Ad_inv`,
+    vectorised over the samples)."""
+    R, p = g[:, :3, :3], g[:, :3, 3]
+    P = np.zeros((len(g), 3, 3))
+    P[:, 0, 1], P[:, 0, 2], P[:, 1, 2] = -p[:, 2], p[:, 1], -p[:, 0]
+    P[:, 1, 0], P[:, 2, 0], P[:, 2, 1] = p[:, 2], -p[:, 1], p[:, 0]
+    T = np.zeros((len(g), 6, 6))
+    T[:, :3, :3] = R
+    T[:, 3:, 3:] = R
+    T[:, 3:, :3] = P @ R
+    return T
+
+
 def momentum_series(model, traj, M=None) -> tuple[np.ndarray, np.ndarray]:
     """(π(t), π_arm(t)) along a trajectory, each (N, 6); ``M`` as in :func:`energy_series`."""
     N = len(traj.t)
@@ -123,7 +138,7 @@ def momentum_series(model, traj, M=None) -> tuple[np.ndarray, np.ndarray]:
         M = mass_matrices(model, traj)
     M = M if model.b == 6 else None
     if M is not None:
-        T = np.array([lie.Ad_inv(g).T for g in traj.g])
+        T = momentum_transforms(np.asarray(traj.g, dtype=float))
         arm = np.einsum("kij,kj->ki", T, np.einsum("kij,kj->ki", M[:, :6, 6:], traj.qd))
         pi = np.einsum("kij,kj->ki", T, np.einsum("kij,kj->ki", M[:, :6, :6], traj.V)) + arm
         return pi, arm
