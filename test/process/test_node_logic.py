@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from memory_transport import MemoryTransport
 from processes import dds_env, stop_processes
 
 from vm_dynamics.config.params import flatten, read_params_file
@@ -354,39 +355,6 @@ def _lockstep_run(seed):
     return states
 
 
-class _MemoryTransport:
-    """Just what DynamicsNode calls: publishers that keep what they send, no wire."""
-
-    def __init__(self, params):
-        import io
-
-        from vm_dynamics.transport.logger import StreamLogger
-        self.params, self.sent = params, []
-        self.logger = StreamLogger("memory", stream=io.StringIO())
-
-    def publisher(self, topic, msgtype, qos="default"):
-        sent = self.sent
-
-        class _Pub:
-            def publish(self, msg):
-                sent.append((topic, msg))
-        pub = _Pub()
-        pub.topic = topic
-        return pub
-
-    def count_publishers(self, topic):
-        return 1
-
-    def subscribe(self, *args, **kwargs):
-        pass
-
-    def service(self, *args, **kwargs):
-        pass
-
-    def timer(self, period, callback):
-        return None
-
-
 def test_lockstep_at_1khz_paths_keep_one_pose_per_state_period():
     """In lockstep a state goes out every control period (1 ms here), but ee_path and
     base_path keep one pose per 1/publish_rate (20 ms) of simulated time, as at the default
@@ -397,7 +365,7 @@ def test_lockstep_at_1khz_paths_keep_one_pose_per_state_period():
                  control_rate=1000.0, ee_path_length=500)
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
     assert dyn.path_sample_period == pytest.approx(0.02)
-    tr = _MemoryTransport(p)
+    tr = MemoryTransport(p)
     wall = FakeClock()
     node = DynamicsNode(tr, dyn, wall=wall)
     for k in range(200):

@@ -14,7 +14,6 @@ states; counts of controller updates per ``/clock`` step.  No rate or latency is
 """
 from __future__ import annotations
 
-import io
 import os
 import re
 import subprocess
@@ -24,6 +23,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from memory_transport import MemoryTransport
 from processes import REPO, dds_env, stop_processes
 
 from vm_dynamics.config.params import flatten, read_params_file
@@ -128,37 +128,6 @@ def test_the_controller_manager_period_must_be_whole_steps_and_nanoseconds():
 
 
 # ------------------------------------------------------------------ the lockstep, in-process
-class _MemoryTransport:
-    """Just what DynamicsNode calls: publishers that keep what they send, no wire."""
-
-    def __init__(self, params):
-        from vm_dynamics.transport.logger import StreamLogger
-        self.params, self.sent = params, []
-        self.logger = StreamLogger("memory", stream=io.StringIO())
-
-    def publisher(self, topic, msgtype, qos="default"):
-        sent = self.sent
-
-        class _Pub:
-            def publish(self, msg):
-                sent.append((topic, msg))
-        pub = _Pub()
-        pub.topic = topic
-        return pub
-
-    def count_publishers(self, topic):
-        return 1
-
-    def subscribe(self, *args, **kwargs):
-        pass
-
-    def service(self, *args, **kwargs):
-        pass
-
-    def timer(self, period, callback):
-        return None
-
-
 class FakeControllerManager:
     """ros2_control_node's sim-time loop with the topic system (module docstring), fed the
     messages the node published.  ``lag(k)``: how many /clock samples the component's clock
@@ -206,7 +175,7 @@ def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05):
     from vm_dynamics.nodes.dynamics_node import DynamicsNode
     p = cm_params(real_time_factor=0.0)
     core = DynamicsCore.from_params(p)
-    tr = _MemoryTransport(p)
+    tr = MemoryTransport(p)
     wall = [0.0]
     node = DynamicsNode(tr, core, wall=lambda: wall[0])
     cm = FakeControllerManager(core.robot.joints, lag)

@@ -10,23 +10,16 @@ import shutil
 import subprocess
 
 import pytest
+from ros_domain import installed_share
 
 COMPILE_NOTICE = "compiling dynamics kernels, first run only"
-
-
-def _installed_share():
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        return get_package_share_directory("vm_dynamics")
-    except (ImportError, LookupError):
-        return None
 
 
 @pytest.fixture()
 def ros2():
     if shutil.which("ros2") is None:
         pytest.skip("the ros2 command is not on PATH (source a ROS 2 installation)")
-    if _installed_share() is None:
+    if installed_share("vm_dynamics") is None:
         pytest.skip("vm_dynamics is not installed in the sourced workspace (colcon build, then "
                     "source install/setup.bash)")
     if os.environ.get("VM_DYNAMICS_COMPILE") == "0":

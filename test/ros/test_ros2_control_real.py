@@ -19,7 +19,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from ros_domain import ros_domain_env, spin_until
+from ros_domain import installed_share, ros_domain_env, spin_until
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed")
 
@@ -32,20 +32,12 @@ T_GOAL = 60.0                   # simulated s: the trajectory starts here in bot
 GOAL = [0.8, -0.3, 0.4, 1.0, -0.5, 0.6, 0.3]
 
 
-def _installed(package):
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        return get_package_share_directory(package)
-    except (ImportError, LookupError):
-        return None
-
-
 @pytest.fixture()
 def launch_env(monkeypatch):
     if shutil.which("ros2") is None:
         pytest.skip("the ros2 command is not on PATH (source a ROS 2 installation)")
     for package in PACKAGES:
-        if _installed(package) is None:
+        if installed_share(package) is None:
             pytest.skip(f"package {package!r} is not installed in the sourced workspace "
                         "(docs/ros2_control-from-source.md)")
     return dict(ros_domain_env(monkeypatch), PYTHONUNBUFFERED="1")

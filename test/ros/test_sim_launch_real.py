@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_domain import ros_domain_env, spin_until
+from ros_domain import installed_share, ros_domain_env, spin_until
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed")
 tf2_ros = pytest.importorskip("tf2_ros", reason="tf2_ros (ROS 2) is not installed")
@@ -24,20 +24,12 @@ tf2_ros = pytest.importorskip("tf2_ros", reason="tf2_ros (ROS 2) is not installe
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _installed(package):
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        return get_package_share_directory(package)
-    except (ImportError, LookupError):
-        return None
-
-
 @pytest.fixture()
 def launch_env(monkeypatch):
     if shutil.which("ros2") is None:
         pytest.skip("the ros2 command is not on PATH (source a ROS 2 installation)")
     for package in ("vm_dynamics", "robot_state_publisher"):
-        if _installed(package) is None:
+        if installed_share(package) is None:
             pytest.skip(f"package {package!r} is not installed in the sourced workspace "
                         "(colcon build, then source install/setup.bash)")
     # the probe node below joins the domain too
@@ -53,7 +45,7 @@ def test_default_launch_tracks_and_a_new_tf_listener_joins_the_tree_while_paused
     from vm_dynamics.config.params import read_params_file, unflatten_reference
     from vm_dynamics.control.references import reference_from_config
 
-    cfg = read_params_file(Path(_installed("vm_dynamics")) / "config" / "spacecraft_arm.yaml")
+    cfg = read_params_file(Path(installed_share("vm_dynamics")) / "config" / "spacecraft_arm.yaml")
     ref = reference_from_config(unflatten_reference(cfg["reference"], len(cfg["joints"])))
     log_path = tmp_path / "launch.log"
     log = open(log_path, "w")

@@ -1,5 +1,6 @@
 """The ROS 2 set-up of the tests that run real ROS processes (``test/ros``): a DDS domain of
-their own on loopback, and spinning a probe node until a condition holds."""
+their own on loopback, spinning a probe node until a condition holds, and where an installed
+package is."""
 from __future__ import annotations
 
 import os
@@ -9,6 +10,16 @@ from processes import REPO
 
 #: the variables :func:`ros_domain_env` sets in this process
 ROS_DOMAIN_VARIABLES = ("ROS_DOMAIN_ID", "CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE")
+
+
+def installed_share(package: str):
+    """The share directory of an installed ROS 2 ``package`` on the ament index, or None (no
+    ament_index_python, or the package is not installed)."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return get_package_share_directory(package)
+    except (ImportError, LookupError):
+        return None
 
 
 def ros_domain_env(monkeypatch, **extra) -> dict:
