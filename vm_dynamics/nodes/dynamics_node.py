@@ -72,9 +72,9 @@ from .pacing import Pacer
 from .parameters import (
     DYNAMICS_NODE_PARAMETERS,
     DYNAMICS_PARAMETERS,
+    checked_command_line,
     command_line_parameters,
     section_parameters,
-    unknown_parameter_warning,
 )
 from .publisher_watch import PublisherWatch
 from .ros2_control import ControllerManagerSync
@@ -432,10 +432,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv if argv is None else argv)
 
     def start(transport):
-        overrides, folders = command_line_parameters(argv, NODE_NAME)
-        warning = unknown_parameter_warning(overrides, node_parameter_defaults(overrides))
-        if warning:
-            transport.logger.warn(warning)
+        folders = checked_command_line(argv, NODE_NAME, node_parameter_defaults,
+                                       transport.logger)
         core = DynamicsCore.from_params(
             {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS},
             folders=folders)
