@@ -22,24 +22,27 @@ control_msgs/action/FollowJointTrajectory ...``.
 """
 import os
 
-from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
 from vm_dynamics.config.params import read_params_file
-from vm_dynamics.nodes.launching import rviz_fixed_frame
+from vm_dynamics.nodes.launching import (
+    declare,
+    robot_state_publisher,
+    rviz,
+    rviz_fixed_frame,
+    share,
+    string_parameter,
+    vm_node,
+)
 from vm_dynamics.nodes.ros2_control import ros2_control_launch
 
-PACKAGE = "vm_dynamics"
 CONTROLLERS = ("joint_trajectory_controller", "forward_effort_controller")
 
 
 def _nodes(context):
-    share = get_package_share_directory(PACKAGE)
     scenario = LaunchConfiguration("scenario").perform(context)
     rate_text = LaunchConfiguration("update_rate").perform(context)
     try:
@@ -50,8 +53,8 @@ def _nodes(context):
         path, overrides, node_urdf, urdf = ros2_control_launch(scenario, update_rate)
     except ValueError as exc:
         raise RuntimeError(str(exc)) from None
-    controllers = LaunchConfiguration("controllers").perform(context) or os.path.join(
-        share, "config", "ros2_control", f"{os.path.splitext(os.path.basename(scenario))[0]}.yaml")
+    controllers = LaunchConfiguration("controllers").perform(context) or share(
+        "config", "ros2_control", f"{os.path.splitext(os.path.basename(scenario))[0]}.yaml")
     if not os.path.isfile(controllers):
         raise RuntimeError(f"controllers:={controllers}: no such file (write the controllers "
                            "of this scenario, see config/ros2_control/spacecraft_arm.yaml)")
@@ -64,16 +67,11 @@ def _nodes(context):
             overrides["real_time_factor"] = float(rtf)
         except ValueError:
             raise RuntimeError(f"real_time_factor:={rtf!r}: expected a number") from None
-    overrides["robot_description"] = ParameterValue(node_urdf, value_type=str)
-    sim_time = {"use_sim_time": True}
+    overrides["robot_description"] = string_parameter(node_urdf)
     cm = "/controller_manager"
     return [
-        Node(package=PACKAGE, executable="dynamics_node", name="dynamics_node",
-             output="screen", parameters=[path, overrides]),
-        Node(package="robot_state_publisher", executable="robot_state_publisher",
-             name="robot_state_publisher", output="screen",
-             parameters=[{"robot_description": ParameterValue(urdf, value_type=str),
-                          "ignore_timestamp": True, **sim_time}]),
+        vm_node("dynamics_node", path, overrides),
+        robot_state_publisher(urdf, use_sim_time=True),
         # use_sim_time as a global argument: the hardware component's own node (which stamps
         # the commands) must follow /clock too, and a parameters dict reaches only the named
         # node
@@ -84,17 +82,13 @@ def _nodes(context):
         Node(package="controller_manager", executable="spawner", output="screen",
              arguments=["joint_state_broadcaster", controller, "--controller-manager", cm,
                         "--controller-manager-timeout", "120"]),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-             arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz"),
-                        "-f", rviz_fixed_frame(read_params_file(path))],
-             parameters=[sim_time], condition=IfCondition(LaunchConfiguration("rviz"))),
+        rviz(use_sim_time=True, fixed_frame=rviz_fixed_frame(read_params_file(path))),
     ]
 
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("scenario", default_value="spacecraft_arm",
-                              description="scenario name (config/<name>.yaml) or YAML path"),
+        declare("scenario"),
         DeclareLaunchArgument("controllers", default_value="",
                               description="controllers YAML; empty: "
                                           "config/ros2_control/<scenario>.yaml"),
@@ -107,7 +101,6 @@ def generate_launch_description():
         DeclareLaunchArgument("real_time_factor", default_value="1.0",
                               description="simulated s per wall s at most (0: as fast as the "
                                           "loop runs); empty: the scenario's"),
-        DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
-                              description="start RViz"),
+        declare("rviz"),
         OpaqueFunction(function=_nodes),
     ])

@@ -518,6 +518,7 @@ def test_parameters_are_validated_with_precise_errors():
     p = scenario("planar_rover")
     for key, value, text in [("dt", -1.0, "dt"), ("integrator", "euler", "integrator"),
                              ("joints", ["joint1", "wrist"], "unknown joint(s) ['wrist']"),
+                             ("joints", ["joint1", "joint1"], "duplicate joint(s) ['joint1']"),
                              ("initial.joint_positions", [0.0], "initial.joint_positions"),
                              ("dynamics_backend", "gpu", "dynamics_backend"),
                              ("robot_description_file", "missing.urdf", "file not found")]:

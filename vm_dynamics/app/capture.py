@@ -17,19 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["capture_scenario_file", "run_capture", "simulate_capture_file", "plot_capture"]
-
-
-def capture_scenario_file(name_or_path):
-    """The scenario file if it has a ``capture`` section, else ``None``."""
-    from ..config.params import read_params_file
-    from ..config.scenario import scenario_path
-    try:
-        path = scenario_path(name_or_path)
-        params = read_params_file(path)
-    except ValueError:
-        return None
-    return path if isinstance(params.get("capture"), dict) else None
+__all__ = ["run_capture", "simulate_capture_file", "plot_capture"]
 
 
 def simulate_capture_file(path, overrides=None, progress=None):

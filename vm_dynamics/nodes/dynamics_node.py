@@ -72,9 +72,9 @@ from .pacing import Pacer
 from .parameters import (
     DYNAMICS_NODE_PARAMETERS,
     DYNAMICS_PARAMETERS,
+    checked_command_line,
     command_line_parameters,
     section_parameters,
-    unknown_parameter_warning,
 )
 from .publisher_watch import PublisherWatch
 from .ros2_control import ControllerManagerSync
@@ -218,23 +218,22 @@ class DynamicsNode:
                 callback=self.on_wrench, qos=commands, max_per_turn=per_turn,
                 on_drop=lambda n: self._count_dropped("wrench_dropped", n)),
         }
+        def topic(key):
+            name = core.params[key]
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"{key}: expected a topic name, got {name!r}")
+            return name
         if core.measured is not None:
-            topic = core.params["measured.topic"]
-            if not isinstance(topic, str) or not topic:
-                raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
             # best effort (matches reliable and best-effort drivers, as sensor data), deep
             # enough to keep 1 s of 1 kHz samples queued: a node that falls behind on a
             # loaded machine catches up instead of dropping samples
             handlers["measured/joint_states"] = dict(
-                callback=self.on_measured, topic=topic,
+                callback=self.on_measured, topic=topic("measured.topic"),
                 qos=QosSpec(reliable=False, transient_local=False, depth=1000))
         if core.measured_wrench is not None:
-            topic = core.params["measured_wrench.topic"]
-            if not isinstance(topic, str) or not topic:
-                raise ValueError(f"measured_wrench.topic: expected a topic name, got {topic!r}")
             # best effort (a sensor stream), shallow: only the newest sample is applied
             handlers["measured/wrench"] = dict(
-                callback=self.on_measured_wrench, topic=topic,
+                callback=self.on_measured_wrench, topic=topic("measured_wrench.topic"),
                 qos=QosSpec(reliable=False, transient_local=False, depth=10))
         for default_topic, mtype in SUBSCRIPTIONS.items():
             h = handlers.get(default_topic)
@@ -433,10 +432,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv if argv is None else argv)
 
     def start(transport):
-        overrides, folders = command_line_parameters(argv, NODE_NAME)
-        warning = unknown_parameter_warning(overrides, node_parameter_defaults(overrides))
-        if warning:
-            transport.logger.warn(warning)
+        folders = checked_command_line(argv, NODE_NAME, node_parameter_defaults,
+                                       transport.logger)
         core = DynamicsCore.from_params(
             {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS},
             folders=folders)
