@@ -143,3 +143,15 @@ def test_concurrent_calls_do_not_share_a_workspace():
     for th in threads:
         th.join()
     assert not errors
+
+
+@pytest.mark.parametrize("backend", [["auto"], 3, None, {"auto": 1}])
+def test_backend_of_another_kind_is_named_after_a_cached_call(backend):
+    """The model's one-look-up cache of its fast path (Model._fast) still names a backend that
+    is not a string, hashable or not, after the default backend was cached."""
+    m, g, V, q, qd, tau, qdd, bw, Vdot = next(_states("ur5", "SE3", 1))
+    m.forward_dynamics(g, V, q, qd, tau)
+    with pytest.raises(ValueError, match=r"^backend: expected"):
+        m.forward_dynamics(g, V, q, qd, tau, backend=backend)
+    with pytest.raises(ValueError, match=r"^backend: expected"):
+        m.inverse_dynamics(g, V, q, qd, Vdot, qdd, backend=backend)

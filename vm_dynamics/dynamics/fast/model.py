@@ -68,6 +68,7 @@ class FastModel:
             raise ValueError(f"backend={backend!r}: choose 'auto', 'numba' or 'numpy'")
         self.model = model
         self.n, self.b = int(model.n), int(model.b)
+        self._nout = self.b + self.n
         # the recursions run on the whole tree (n_tree joints); with mimic joints the model's
         # coordinates are q (n) and q_full = G q + c (model.coupling)
         cp = getattr(model, "coupling", None)
@@ -314,7 +315,7 @@ class FastModel:
             # the common call: every argument already a float64 array of the model's shapes
             # and in range, checked in compiled code (kernels.packed); anything else (an error
             # to name, a list to convert) runs the full validation below
-            out = np.empty(self.b + self.n)
+            out = np.empty(self._nout)
             try:
                 st = self._fdc(self._P, g, V, q, qd, tau, base_wrench, out)
             except (TypeError, ValueError):
@@ -436,7 +437,7 @@ class FastModel:
         """``(base_wrench, τ)`` producing ``(V̇, q̈)`` by the recursive Newton–Euler algorithm
         (mimic joints: on the tree at ``G q + c``, efforts ``τ = Gᵀ τ_tree``)."""
         if self._P is not None and not frame_wrenches:     # as in forward_dynamics
-            out = np.empty(self.b + self.n)
+            out = np.empty(self._nout)
             try:
                 st = self._idc(self._P, g, V, q, qd, Vdot, qdd, out)
             except (TypeError, ValueError):
