@@ -22,7 +22,7 @@ module gives
   at ``update_rate`` (lockstep, control period = the manager's period, checked to be a whole
   number of steps and of nanoseconds);
 * :class:`ControllerManagerSync`: the lockstep with a controller manager in simulated time
-  (parameter ``controller_manager_sync``).
+  (parameters ``controller_manager_sync``, ``controller_manager_state_barrier``).
 
 **Lockstep with the controller manager** (docs/ros2_control.md).  With ``use_sim_time`` the
 manager's loop (``ros2_control_node``) waits for ``/clock`` to start, sleeps one period of
@@ -31,7 +31,7 @@ simulated time, forever.  The dynamics node publishes the state at ``t_k``, then
 t_k``: the manager's update for period k reads that state and writes the command stamped
 ``t_k`` (the hardware component's node follows ``/clock`` too); the node advances to
 ``t_{k+1}`` only when that command arrived.  So every period gets exactly one update, however
-slow the machine.  Two things need care:
+slow the machine.  Four things need care:
 
 * *start*: the manager's loop needs ``/clock`` to move before its first update, so until a
   command stamped exactly with the current state arrives the node advances one period per
@@ -47,6 +47,14 @@ slow the machine.  Two things need care:
   command, so whatever its stamp, a command that arrives while the node waits answers the
   current state: any stamp up to the current state is accepted
   (``CommandInputs.stamp_tolerance_ns``).  A stamp ahead of the state is still ignored.
+* *what the manager reads*: its clock thread and the component's state subscription are
+  different threads, so ``/clock`` could wake the manager before the state callback ran; the
+  node holds ``/clock`` until the component's node answers a ListParameters request sent after
+  the state (the state barrier, :meth:`ControllerManagerSync.hold_clock`), which that node
+  serves only after it took the state.
+* *identical runs*: the node's heartbeat while it waits re-sends the state of the current
+  stamp; it repeats the message first sent (:meth:`ControllerManagerSync.state_message`), not
+  one whose effort field already holds the next command.
 """
 from __future__ import annotations
 
