@@ -15,7 +15,8 @@ Arguments: ``scenario`` (default spacecraft_arm), ``controllers`` (YAML; default
 config/ros2_control/<scenario>.yaml), ``controller`` (joint_trajectory_controller or
 forward_effort_controller), ``update_rate`` (Hz, the manager's and the lockstep's period; must
 be a whole number of the scenario's steps), ``real_time_factor`` (the dynamics node's pacing;
-0: as fast as the loop runs), ``rviz``.
+0: as fast as the loop runs), ``rviz``, ``state_barrier`` (default true: ``/clock`` waits until
+the hardware component's node took the state, docs/ros2_control.md).
 
 Then: ``ros2 action send_goal /joint_trajectory_controller/follow_joint_trajectory
 control_msgs/action/FollowJointTrajectory ...``.
@@ -40,6 +41,8 @@ from vm_dynamics.nodes.launching import (
 from vm_dynamics.nodes.ros2_control import ros2_control_launch
 
 CONTROLLERS = ("joint_trajectory_controller", "forward_effort_controller")
+#: The spawner's wall-time timeouts (s): services, and the switch, which waits for /clock.
+SPAWN_TIMEOUT_S = 900
 
 
 def _nodes(context):
@@ -67,6 +70,8 @@ def _nodes(context):
             overrides["real_time_factor"] = float(rtf)
         except ValueError:
             raise RuntimeError(f"real_time_factor:={rtf!r}: expected a number") from None
+    if LaunchConfiguration("state_barrier").perform(context) == "false":
+        overrides["controller_manager_state_barrier"] = ""
     overrides["robot_description"] = string_parameter(node_urdf)
     cm = "/controller_manager"
     return [
@@ -79,9 +84,13 @@ def _nodes(context):
              name="controller_manager", namespace="/", output="screen",
              parameters=[controllers, {"update_rate": update_rate}],
              ros_arguments=["-p", "use_sim_time:=true"]),
+        # the switch waits for the manager's first update, i.e. for the dynamics node's
+        # /clock (its start may take minutes on a loaded machine): wall-time timeouts to match
         Node(package="controller_manager", executable="spawner", output="screen",
              arguments=["joint_state_broadcaster", controller, "--controller-manager", cm,
-                        "--controller-manager-timeout", "120"]),
+                        "--controller-manager-timeout", str(SPAWN_TIMEOUT_S),
+                        "--switch-timeout", str(SPAWN_TIMEOUT_S),
+                        "--service-call-timeout", str(SPAWN_TIMEOUT_S)]),
         rviz(use_sim_time=True, fixed_frame=rviz_fixed_frame(read_params_file(path))),
     ]
 
@@ -102,5 +111,10 @@ def generate_launch_description():
                               description="simulated s per wall s at most (0: as fast as the "
                                           "loop runs); empty: the scenario's"),
         declare("rviz"),
+        DeclareLaunchArgument("state_barrier", default_value="true",
+                              choices=["true", "false"],
+                              description="/clock waits until the hardware component took the "
+                                          "state (false: the manager may read the state of the "
+                                          "period before)"),
         OpaqueFunction(function=_nodes),
     ])

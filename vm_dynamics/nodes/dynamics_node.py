@@ -172,8 +172,10 @@ class DynamicsNode:
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
         # lockstep with a ros2_control controller manager (its start and stamp tolerance)
-        self.cm_sync = (ControllerManagerSync(core)
-                        if params.get("controller_manager_sync") else None)
+        self.cm_sync = (ControllerManagerSync(
+            core, getattr(transport, "service_client", None),
+            str(params.get("controller_manager_state_barrier") or ""))
+            if params.get("controller_manager_sync") else None)
         self._subscribe(transport, commands, per_turn)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
@@ -351,9 +353,10 @@ class DynamicsNode:
         """Advance one control period per fresh command, paced: never ahead of
         ``real_time_factor`` × wall time (0: as fast as the loop runs).  A command that arrives
         early is applied at the timer tick that makes the period due."""
-        core = self.core
-        while core.lockstep_ready() and self.pacer.may_advance(self.wall(), core.steps,
-                                                                core.steps_per_period):
+        core, sync = self.core, self.cm_sync
+        # with the controller manager: not while /clock of the last state waits for its barrier
+        while (sync is None or not sync.holding) and core.lockstep_ready() and \
+                self.pacer.may_advance(self.wall(), core.steps, core.steps_per_period):
             if not core.advance_lockstep():
                 break
             self.flush()
@@ -366,8 +369,10 @@ class DynamicsNode:
             core.timing, self._timing_at = self.pacer.stats(), now
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)
-            if self.cm_sync is not None and self.cm_sync.warmup_due(now):
-                self.cm_sync.advance_warmup()
+            if self.cm_sync is not None:
+                self.cm_sync.serve(now)
+                if self.cm_sync.warmup_due(now):
+                    self.cm_sync.advance_warmup()
             self.advance_lockstep()
         elif core.measured is not None:      # stepped by the samples (on_measured)
             core.check_measured_watchdog(time.time())
@@ -395,9 +400,13 @@ class DynamicsNode:
         """Publish what is due and forward the core's log records."""
         core = self.core
         # published as built: joint_states and odom go out before the rest is built
-        for key, msg in core.iter_due(self.wall() if now is None else now):
-            if key == "clock" and self.cm_sync is not None:
-                self.cm_sync.before_clock()   # the manager's state reader first
+        wall_now = self.wall() if now is None else now
+        for key, msg in core.iter_due(wall_now):
+            if key == "clock" and self.cm_sync is not None and self.cm_sync.hold_clock(
+                    msg, self.pubs[key].publish, wall_now):
+                continue                  # sent once the manager's side took the state
+            if key == "joint_states" and self.cm_sync is not None:
+                msg = self.cm_sync.state_message(msg)   # a stamp's state, sent again as it was
             self.pubs[key].publish(msg)
             if key == "odom" and core.path_sample:   # one pose per path_sample_period
                 self._record_base_pose(msg)

@@ -107,6 +107,14 @@ class Transport(abc.ABC):
         is asynchronous (the executor delivers the response while the node spins)."""
         raise ValueError(f"{type(self).__name__}: no service clients on this transport")
 
+    def service_client(self, name: str, srvtype: str) -> Any:
+        """An asynchronous client of the service ``name`` (node-relative or absolute) of type
+        ``srvtype``: ``ready()`` (the service is matched), ``send(fields)`` (a request from a
+        mapping of its fields; one at a time), ``pending`` and ``poll() -> None | (ok,
+        response or why)`` (the response once, as this transport decodes it).  Never blocks:
+        the caller polls (on rclpy the executor delivers the response while the node spins)."""
+        raise ValueError(f"{type(self).__name__}: no service clients on this transport")
+
     @abc.abstractmethod
     def now_ns(self) -> int:
         """ROS time, integer nanoseconds."""

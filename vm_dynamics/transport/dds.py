@@ -90,7 +90,13 @@ from .dds_wire import (
 )
 from .logger import StreamLogger
 from .qos import QosSpec, qos_spec
-from .types import check_message, check_service_type, message_typestore, service_typestore
+from .types import (
+    build_message,
+    check_message,
+    check_service_type,
+    message_typestore,
+    service_typestore,
+)
 
 __all__ = ["DdsTransport", "DdsServiceClient", "dds_type_name", "dds_topic_name",
            "idl_struct", "to_idl", "user_data", "dds_qos", "discovery_config", "active_domains",
@@ -311,6 +317,10 @@ class DdsTransport(Transport):
     def trigger_client(self, name: str) -> "DdsTriggerClient":
         return DdsTriggerClient(DdsServiceClient(self, name, "std_srvs/srv/Trigger"))
 
+    def service_client(self, name: str, srvtype: str) -> "DdsAsyncClient":
+        self._check_open()
+        return DdsAsyncClient(DdsServiceClient(self, name, srvtype))
+
     def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> DdsService:
         self._check_open()
         check_service_type(srvtype)
@@ -493,22 +503,66 @@ class DdsServiceClient:
             time.sleep(0.02)
         return True
 
-    def call(self, request: Any, timeout_s: float = 5.0) -> Any:
-        """Send ``request`` (rosbags ``<srv>_Request``) and wait for the matching response."""
+    def send(self, request: Any) -> int:
+        """Send ``request`` (rosbags ``<srv>_Request``) without waiting; returns its sequence
+        number (:meth:`response`)."""
         check_message(request, f"{self.srvtype}_Request", f"service client {self.name}")
         self._seq += 1
-        seq = self._seq
-        self._writer.write(self._convert(request, self.name, (self.guid, seq)))
+        self._writer.write(self._convert(request, self.name, (self.guid, self._seq)))
+        return self._seq
+
+    def response(self, seq: int) -> Any:
+        """The response to request ``seq`` if it has arrived (responses to other requests
+        are dropped), else None; does not wait."""
+        for data, info in take_raw(self._reader):
+            if not info.valid_data:
+                continue
+            guid, rseq, body = split_request(data)
+            if guid == self.guid and rseq == seq:
+                return service_typestore().deserialize_cdr(body, f"{self.srvtype}_Response")
+        return None
+
+    def call(self, request: Any, timeout_s: float = 5.0) -> Any:
+        """Send ``request`` (rosbags ``<srv>_Request``) and wait for the matching response."""
+        seq = self.send(request)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            for data, info in take_raw(self._reader):
-                if not info.valid_data:
-                    continue
-                guid, rseq, body = split_request(data)
-                if guid == self.guid and rseq == seq:
-                    return service_typestore().deserialize_cdr(body, f"{self.srvtype}_Response")
+            out = self.response(seq)
+            if out is not None:
+                return out
             time.sleep(0.005)
         raise TimeoutError(f"no response from service {self.name} within {timeout_s} s")
+
+
+class DdsAsyncClient:
+    """:meth:`Transport.service_client` on DDS: ``send`` writes the request, ``poll`` takes
+    the response when it has arrived."""
+
+    def __init__(self, client: DdsServiceClient) -> None:
+        self.client = client
+        self.name = client.name
+        self._seq: int | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self._seq is not None
+
+    def ready(self) -> bool:
+        return self.client.service_is_ready()
+
+    def send(self, fields: Mapping[str, Any]) -> None:
+        if self._seq is None:
+            self._seq = self.client.send(build_message(f"{self.client.srvtype}_Request",
+                                                       fields))
+
+    def poll(self) -> tuple[bool, Any] | None:
+        if self._seq is None:
+            return None
+        out = self.client.response(self._seq)
+        if out is None:
+            return None
+        self._seq = None
+        return True, out
 
 
 class DdsTriggerClient:
