@@ -20,14 +20,16 @@ depth along their common normal.
 **Box–cylinder** (per feature, the exact signed distances of :mod:`.shapes`):
 
 * (V) every box corner inside the cylinder: ``δ = −φ_cyl(v)``, ``n = ∇φ_cyl(v)``;
-* (E) every box edge that crosses the cylinder: the minimum of the convex ``φ_cyl`` along the
-  edge (golden section), when it is interior and deeper than both corners;
-* (R) each rim circle of the cylinder inside the box: for each box axis ``m``, the two points
-  of the circle where ``m·x`` is stationary (the deepest and the shallowest point towards that
-  face pair); kept when inside the box with that axis as its nearest face:
+* (S) every box edge crossing the curved side: its point nearest the axis (interior to the
+  edge, nearer the side than the caps), ``δ = R − ρ``, ``n`` radial;
+* (ER) every box edge crossing a rim circle: the common normal of the edge and the circle, when
+  each point is inside the other body and ``n`` is in both normal cones;
+* (R) each rim circle inside the box: for each box axis ``m``, the two points of the circle
+  where ``m·x`` is stationary (the deepest and the shallowest point towards that face pair);
+  kept when inside the box with that axis as its nearest face:
   ``δ = −φ_box(w)``, ``n = −∇φ_box(w)``.
 
-All depths of (V), (E), (R) and of corner points of the clipping are functions of the
+All depths of (V), (S), (ER), (R) and of corner points of the clipping are functions of the
 configuration whose rate is ``−n·v_rel`` (material points, or stationary points of the depth
 along a curve), so the elastic force derives from ``U = Σ k δᵢⁿ⁺¹/(n + 1)``; the limits (clip
 points, switches of the separating axis or of a feature) are in docs/capture.md.
