@@ -39,8 +39,6 @@ from vm_dynamics.capture import (
     primitive_from_config,
 )
 
-mujoco = pytest.importorskip("mujoco")
-
 BALL = """<robot name="ball"><link name="ball"><inertial><mass value="2"/><origin xyz="0 0 0"/>
 <inertia ixx="0.02" iyy="0.03" izz="0.025" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
 A = Box([0.2, 0.3, 0.1])
@@ -60,6 +58,7 @@ def manifold(gA, shape, gB):
 
 def mujoco_contacts(gA, shape, gB):
     """``[(δ, n, p)]`` of MuJoCo for the box A at gA and ``shape`` at gB (n out of the target)."""
+    mujoco = pytest.importorskip("mujoco")      # only the MuJoCo comparisons need it
     def quat(R):
         x, y, z, w = Rotation.from_matrix(R).as_quat()
         return " ".join(repr(float(v)) for v in (w, x, y, z))
