@@ -21,6 +21,7 @@ from .contact import (
     HuntCrossley,
     contact_force,
     contact_geometry,
+    contact_manifold,
     contact_model_from_config,
     primitive_from_config,
 )
@@ -38,6 +39,7 @@ from .system import CaptureSimulator, CaptureState, CaptureSystem, MeasuredWrenc
 __all__ = ["TargetBody", "pose_from_config", "target_from_config", "target_from_urdf",
            "DAMPING_MODELS", "ChaserPrimitive", "ContactForce", "ContactGeometry",
            "ContactModel", "CoulombFriction", "HuntCrossley", "contact_force", "contact_geometry",
+           "contact_manifold",
            "contact_model_from_config", "primitive_from_config", "GraspSpec", "grasp_error",
            "grasp_jacobian", "grasp_spec_from_config", "grasp_velocity", "release_velocity",
            "SHAPE_TYPES", "Box", "Capsule", "Cylinder", "Shape", "Sphere", "shape_from_config",

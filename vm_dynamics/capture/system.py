@@ -35,10 +35,15 @@ from ..core import lie
 from ..core.validation import as_pose, as_positive, as_vector
 from ..sim.integrators import TABLEAUX, reorthonormalize, rkmk_step
 from .body import TargetBody
-from .contact import ChaserPrimitive, ContactModel, contact_force, contact_geometry
+from .contact import (
+    ChaserPrimitive,
+    ContactModel,
+    contact_force,
+    contact_geometry,
+    contact_manifold,
+)
 from .grasp import GraspSpec, grasp_error, grasp_velocity
 from .kinematics import frame_twist
-from .shapes import Box, Sphere
 
 _NACC = 9      # accounts at the end of y: base-wrench impulse (6), W, D, X
 
@@ -129,10 +134,6 @@ class CaptureSystem:
             if p.name in names:
                 raise ValueError(f"contact primitive {p.name!r}: duplicate name")
             names.add(p.name)
-            if isinstance(p.shape, Box) and not isinstance(self.target.shape, Sphere):
-                raise ValueError(f"contact primitive {p.name!r}: a chaser box touches only a "
-                                 f"target sphere (the target is a {self.target.shape.kind}); "
-                                 f"use spheres or capsules")
         if self.primitives and self.contact is None:
             raise ValueError("capture: primitives given without a contact model")
         if self.grasp is not None and self.grasp.frame not in m.frame_body:
@@ -258,17 +259,18 @@ class CaptureSimulator:
             if (np.linalg.norm(g_p[:3, 3] - g_shape[:3, 3])
                     > p.shape.bounding_radius() + r_T + 1e-9):
                 continue
-            geom = contact_geometry(p, g_p, tgt.shape, g_shape)
-            if geom.delta <= 0.0:
+            manifold = contact_manifold(p, g_p, tgt.shape, g_shape)
+            if not manifold:
                 continue
             V_f = frame_twist(m, q, p.frame, V, qd)
-            v_rel = (_point_velocity(g_f, V_f, geom.point)
-                     - _point_velocity(g_T, V_T, geom.point))
-            v0 = self._v0.get(p.name)
-            if v0 is None:
-                v0 = -float(geom.normal @ v_rel)
-            cf = contact_force(sysm.contact, p.name, geom, v_rel, v0)
-            out.append((cf, p.frame, g_f))
+            for geom in manifold:
+                v_rel = (_point_velocity(g_f, V_f, geom.point)
+                         - _point_velocity(g_T, V_T, geom.point))
+                v0 = self._v0.get(p.name)
+                if v0 is None:
+                    v0 = -float(geom.normal @ v_rel)
+                cf = contact_force(sysm.contact, p.name, geom, v_rel, v0)
+                out.append((cf, p.frame, g_f))
         return out
 
     def _note_onsets(self, before):
