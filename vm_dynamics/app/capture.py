@@ -108,6 +108,8 @@ def summary_of(name, scn, tr) -> dict:
         "target_angular_momentum_start": float(np.linalg.norm(tr.momentum_target[0, 3:])),
         "final_angular_velocity_target": float(np.linalg.norm(tr.V_T[-1, 3:])),
         "base_impulse": [float(x) for x in tr.impulse[-1]],
+        "external_impulse": [float(x) for x in tr.external_impulse[-1]],
+        "field_potential_change": float(tr.potential[-1] - tr.potential[0]),
         "energy_balance_error": float(np.abs(tr.energy_balance).max()),
         "energy_balance_error_relative": float(np.abs(tr.energy_balance).max()) / e_scale,
         "energy_dissipated_contact": float(tr.dissipated[-1]),

@@ -43,13 +43,14 @@ import numpy as np
 
 from ..core import lie
 from ..core.validation import as_pose, as_positive, as_vector
-from ..sim.integrators import TABLEAUX, reorthonormalize, rkmk_step
+from ..sim.integrators import TABLEAUX
 from .body import TargetBody
 from .contact import ChaserPrimitive, ContactModel, contact_force, contact_geometry
 from .grasp import GraspSpec, grasp_error, grasp_velocity
 from .kinematics import frame_twist
 from .orbit import element_wrenches, frozen_elements, target_model
 from .shapes import Box, Sphere
+from .stepping import StepStats, advance
 
 # accounts at the end of y: base-wrench impulse (6), elements' impulse (6), W, D, X, A
 _NACC = 16
@@ -183,13 +184,18 @@ def _point_velocity(g_frame, V_body, p):
 class CaptureSimulator:
     """Steps a :class:`CaptureSystem` (module docstring).
 
-    ``dt`` the step (s), ``method`` ``"rkmk4"`` or ``"lie_euler"`` (fixed step: contact onsets,
-    grasp and release happen between steps), ``substeps`` RK steps per :meth:`step`."""
+    ``dt`` the step (s; contact onsets, grasp and release happen between steps), ``method``
+    ``"rkmk4"`` or ``"lie_euler"`` (``substeps`` equal RK steps per :meth:`step`) or
+    ``"dopri5"`` (error-controlled internal steps to ``rtol``/``atol`` that end at every
+    ``dt``, :mod:`.stepping`; counts in :attr:`stats`)."""
 
     def __init__(self, system: CaptureSystem, dt: float, method: str = "rkmk4",
-                 substeps: int = 1):
-        if method not in ("rkmk4", "lie_euler"):
-            raise ValueError(f"method={method!r}: capture takes the fixed-step rkmk4 or lie_euler")
+                 substeps: int = 1, rtol: float = 1e-9, atol: float = 1e-12):
+        if method not in TABLEAUX:
+            raise ValueError(f"method={method!r}: capture takes {', '.join(TABLEAUX)}")
+        self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
+        self.stats = StepStats()
+        self._h = None
         self.system = system
         self.dt = as_positive(dt, "dt")
         self.tab = TABLEAUX[method]
@@ -227,6 +233,7 @@ class CaptureSimulator:
         q, qd = as_vector(q, n, "q"), as_vector(qd, n, "qd")
         self._merged, self._X, self._v0 = None, None, {}
         self.weld_loss = 0.0
+        self._h = None
         self.t = float(t)
         self._G = np.zeros((8, 8))
         self._G[:4, :4], self._G[4:, 4:] = g, g_T
@@ -430,27 +437,15 @@ class CaptureSimulator:
             measured_wrench = replace(measured_wrench, wrench=as_vector(
                 measured_wrench.wrench, 6, "measured_wrench.wrench"))
         group = self.system.model.group if self.grasped else ProductGroup
-        h = self.dt / self.substeps
         before = self._approach_rates()
-        for j in range(self.substeps):
-            t0 = self.t + j * h
 
-            def rhs(t, G, y):
-                inp = self._inputs(stage_inputs, tau, base_wrench, measured_wrench, t, G, y)
-                return self._evaluate(t, G, y, inp)
+        def rhs(t, G, y):
+            inp = self._inputs(stage_inputs, tau, base_wrench, measured_wrench, t, G, y)
+            return self._evaluate(t, G, y, inp)
 
-            G = self._G
-            Theta, y_new, *_ = rkmk_step(rhs, group, self.tab, t0, G, self._y, h)
-            G_new = G @ group.exp(Theta)
-            if self.grasped:
-                reorthonormalize(G_new)
-            else:
-                reorthonormalize(G_new[:4, :4])
-                reorthonormalize(G_new[4:, 4:])
-            self._G, self._y = G_new, y_new
-            if not np.all(np.isfinite(G_new)) or not np.all(np.isfinite(y_new)):
-                raise FloatingPointError(f"capture: the state is not finite at "
-                                         f"t={t0 + h:.9g} (a contact too stiff for dt?)")
+        self._G, self._y, self._h = advance(rhs, group, self.tab, self.t, self._G, self._y,
+                                            self.dt, self.substeps, self._h, self.rtol,
+                                            self.atol, self.stats)
         self.t += self.dt
         if measured_wrench is None:
             self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
