@@ -332,3 +332,22 @@ def test_generic_element_on_both_bodies_conserves_angular_momentum_about_the_att
     # the target's one-link model carries the target's mass properties
     Mt = target_model(target).vehicle_inertia
     assert np.abs(Mt - target.spatial_inertia).max() <= 1e-12
+
+
+def test_bad_force_inputs_are_named(ball):
+    """A non-element in ``forces``, a bare element, ``two_body`` without ``orbit`` and an unknown
+    ``orbit.initial_frame`` are refused, each naming the culprit."""
+    from vm_dynamics.capture.orbit import orbit_forces
+    target = TargetBody(mass=1.0, com=np.zeros(3), inertia=np.eye(3), shape=Box([1, 1, 1]))
+    with pytest.raises(ValueError, match=r"capture forces\[1\]: expected a force element"):
+        CaptureSystem(ball, target, forces=[TwoBody(), "gravity"])
+    with pytest.raises(ValueError, match="capture forces: expected a list"):
+        CaptureSystem(ball, target, forces=TwoBody())
+    with pytest.raises(ValueError, match="two_body: a capture in orbit needs an orbit section"):
+        orbit_forces({"mu": MU}, None)
+    with pytest.raises(ValueError, match="orbit.initial_frame: expected lvlh or chief"):
+        orbit_forces(None, {"altitude": 4e5, "initial_frame": "eci"})
+    with pytest.raises(ValueError, match="two_body mu"):
+        orbit_forces({"mu": -1.0}, {"altitude": 4e5})
+    forces, orbit, frame = orbit_forces(None, {"altitude": 4e5, "inclination_deg": 51.6})
+    assert frame == "lvlh" and abs(orbit.a - A400) < 1e-6 and forces[0].gradient
