@@ -189,6 +189,11 @@ class DdsService:
                                         request_header=True, extra=extra)
         self._convert = compiled_converter(rep_t, True)
 
+    @property
+    def reader(self) -> DataReader:
+        """The request reader (the executor drains the service when it has data)."""
+        return self._reader
+
     def drain(self) -> None:
         """One turn: the requests queued now (at most the reader's history depth)."""
         for data, info in take_raw(self._reader, self.depth):
