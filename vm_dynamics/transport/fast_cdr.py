@@ -1,5 +1,6 @@
 """Hand-written CDR encoders of the messages a lockstep period publishes: ``JointState``,
-``Odometry``, ``TFMessage``, ``WrenchStamped`` and ``Clock``.
+``Odometry``, ``TFMessage``, ``WrenchStamped`` and ``Clock``, and decoders of those it receives
+(the same but ``TFMessage``).
 
 :func:`~vm_dynamics.transport.exact_cdr.exact_serializer` first proves a message is in exact
 wire form with a generic, field-by-field check and then lets rosbags write it; for these five
@@ -13,7 +14,15 @@ right length, nested messages of their exact class -- and written as XCDR1 littl
 (encapsulation ``00 01 00 00``, fields aligned to their size relative to the data start, no
 trailing padding).  Anything else returns ``None`` and takes the generic path, which decides
 (and, for a message that is not exact, the strict path names the bad field).  The bytes are
-rosbags' (``test/process/test_transport.py`` compares them on random and edge-case messages).
+rosbags' (``test/unit/test_fast_cdr.py`` compares them on random and edge-case messages).
+
+The decoders (:func:`fast_decoder`) read plain little-endian CDR into the same rosbags message
+objects as rosbags' decoder (numeric arrays as read-only views of the sample, as rosbags makes
+them), in one pass without looking up type definitions.  Sequence count limits (``max_counts``)
+are compared with each count before its elements are read.  Whatever is not a well-formed
+sample within its limits -- a short or over-long sample, a missing string terminator, bad
+UTF-8, a count over its limit, big-endian or XCDR2 encapsulation -- gives ``None``: the
+generic decoder then decides, and raises its precise error.
 """
 from __future__ import annotations
 
@@ -25,7 +34,7 @@ import numpy as np
 
 from .types import message_typestore
 
-__all__ = ["fast_encoder", "FAST_TYPES"]
+__all__ = ["fast_encoder", "fast_decoder", "FAST_TYPES", "DECODED_TYPES"]
 
 _HEADER = b"\x00\x01\x00\x00"
 _F8 = np.dtype("<f8")
@@ -232,3 +241,142 @@ def fast_encoder(msgtype: str) -> Callable[[Any], bytes | None] | None:
             return None
         return _HEADER + b"".join(w.parts)
     return encode
+
+
+# ---------------------------------------------------------------------------- decoding
+
+
+class _Reader:
+    """Position in one sample's data (after the encapsulation header), reading as rosbags."""
+
+    __slots__ = ("data", "pos", "end")
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos, self.end = data, 4, len(data)
+
+    def align(self, n: int) -> None:
+        self.pos += -(self.pos - 4) % n
+
+    def take(self, st: struct.Struct, align: int) -> tuple:
+        self.align(align)
+        pos = self.pos
+        if pos + st.size > self.end:
+            raise _Bad
+        self.pos = pos + st.size
+        return st.unpack_from(self.data, pos)
+
+    def count(self, limit: int | None = None) -> int:
+        self.align(4)
+        pos = self.pos
+        if pos + 4 > self.end:
+            raise _Bad
+        n = _I.unpack_from(self.data, pos)[0]
+        self.pos = pos + 4
+        if limit is not None and n > limit:
+            raise _Bad
+        return n
+
+    def string(self) -> str:
+        size = self.count()
+        pos = self.pos
+        end = pos + size
+        if size < 1 or end > self.end or self.data[end - 1] != 0:
+            raise _Bad
+        self.pos = end
+        return self.data[pos:end - 1].decode()
+
+    def f64_array(self, n: int) -> np.ndarray:
+        if n:
+            self.align(8)
+        pos = self.pos
+        if pos + 8 * n > self.end:
+            raise _Bad
+        self.pos = pos + 8 * n
+        return np.frombuffer(self.data, _F8, n, pos)
+
+
+def _decoders(C: dict) -> dict:
+    Time, Header = C["builtin_interfaces/msg/Time"], C["std_msgs/msg/Header"]
+    Vector3, Point = C["geometry_msgs/msg/Vector3"], C["geometry_msgs/msg/Point"]
+    Quaternion, Pose = C["geometry_msgs/msg/Quaternion"], C["geometry_msgs/msg/Pose"]
+    Twist = C["geometry_msgs/msg/Twist"]
+
+    def time(r: _Reader) -> Any:
+        sec, nanosec = r.take(_TIME, 4)
+        return Time(sec=sec, nanosec=nanosec)
+
+    def header(r: _Reader) -> Any:
+        stamp = time(r)
+        return Header(stamp=stamp, frame_id=r.string())
+
+    def joint_state(r: _Reader, limits: dict) -> Any:
+        h = header(r)
+        names = [r.string() for _ in range(r.count(limits.get("name")))]
+        arrays = [r.f64_array(r.count(limits.get(f)))
+                  for f in ("position", "velocity", "effort")]
+        return C["sensor_msgs/msg/JointState"](header=h, name=names, position=arrays[0],
+                                                velocity=arrays[1], effort=arrays[2])
+
+    def odometry(r: _Reader, limits: dict) -> Any:
+        h = header(r)
+        child = r.string()
+        px, py, pz, qx, qy, qz, qw = r.take(_D7, 8)
+        pose = Pose(position=Point(x=px, y=py, z=pz),
+                    orientation=Quaternion(x=qx, y=qy, z=qz, w=qw))
+        pcov = r.f64_array(36)
+        vx, vy, vz, wx, wy, wz = r.take(_D6, 8)
+        twist = Twist(linear=Vector3(x=vx, y=vy, z=vz), angular=Vector3(x=wx, y=wy, z=wz))
+        tcov = r.f64_array(36)
+        return C["nav_msgs/msg/Odometry"](
+            header=h, child_frame_id=child,
+            pose=C["geometry_msgs/msg/PoseWithCovariance"](pose=pose, covariance=pcov),
+            twist=C["geometry_msgs/msg/TwistWithCovariance"](twist=twist, covariance=tcov))
+
+    def wrench_stamped(r: _Reader, limits: dict) -> Any:
+        h = header(r)
+        fx, fy, fz, nx, ny, nz = r.take(_D6, 8)
+        return C["geometry_msgs/msg/WrenchStamped"](
+            header=h, wrench=C["geometry_msgs/msg/Wrench"](
+                force=Vector3(x=fx, y=fy, z=fz), torque=Vector3(x=nx, y=ny, z=nz)))
+
+    def clock(r: _Reader, limits: dict) -> Any:
+        return C["rosgraph_msgs/msg/Clock"](clock=time(r))
+
+    return {"sensor_msgs/msg/JointState": joint_state, "nav_msgs/msg/Odometry": odometry,
+            "geometry_msgs/msg/WrenchStamped": wrench_stamped,
+            "rosgraph_msgs/msg/Clock": clock}
+
+
+#: the message types with a hand-written decoder
+DECODED_TYPES = ("sensor_msgs/msg/JointState", "nav_msgs/msg/Odometry",
+                 "geometry_msgs/msg/WrenchStamped", "rosgraph_msgs/msg/Clock")
+#: the sequence fields whose count limits the decoders check (the others: generic path)
+_LIMITED = {"sensor_msgs/msg/JointState": ("name", "position", "velocity", "effort")}
+
+
+def fast_decoder(msgtype: str, max_counts: dict | None = None
+                 ) -> Callable[[bytes], Any] | None:
+    """``decode(data) -> message | None`` for a type of :data:`DECODED_TYPES` (None for other
+    types, for count limits on fields it does not check, and on a big-endian host): the
+    rosbags message of a well-formed little-endian CDR sample within ``max_counts``
+    (``{field: limit}`` or ``{field: (limit, name)}``), else None (see the module
+    docstring)."""
+    if msgtype not in DECODED_TYPES or sys.byteorder != "little":
+        return None
+    limits = {f: (v[0] if isinstance(v, tuple) else v) for f, v in (max_counts or {}).items()}
+    if set(limits) - set(_LIMITED.get(msgtype, ())):
+        return None
+    body = _decoders(_classes())[msgtype]
+
+    def decode(data: bytes) -> Any:
+        if type(data) is not bytes:
+            data = bytes(data)
+        if data[:4] != _HEADER:
+            return None
+        r = _Reader(data)
+        try:
+            msg = body(r, limits)
+        except (_Bad, UnicodeDecodeError):
+            return None
+        return msg if r.end - r.pos <= 3 else None     # rosbags: at most 3 bytes of padding
+    return decode
