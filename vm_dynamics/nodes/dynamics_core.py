@@ -71,7 +71,12 @@ from .publish_schedule import PublishSchedule
 from .robot import Robot, load_robot
 from .wrench_source import measured_wrench_input
 
-__all__ = ["DynamicsCore"]
+__all__ = ["DynamicsCore", "SKIPPABLE"]
+
+#: outputs the node may leave unbuilt while no subscription is matched
+#: (:attr:`DynamicsCore.unsubscribed`): ``joint_states`` and ``odom`` always go out (a
+#: lockstep controller waits for them, and ``base_path`` is taken from the odometry)
+SKIPPABLE = frozenset({"tf"})
 
 
 class DynamicsCore(HilInputs):
@@ -141,6 +146,8 @@ class DynamicsCore(HilInputs):
         # filled by the node: input samples the transport dropped before they reached the
         # core (more were queued than it handles per turn), e.g. {"effort_dropped": 12}
         self.input_stats: dict = {}
+        #: outputs of :data:`SKIPPABLE` nobody subscribes to (set by the node): not built
+        self.unsubscribed: frozenset = frozenset()
         self._reset_state()
 
     # ---------------------------------------------------------------- construction
@@ -496,7 +503,8 @@ class DynamicsCore(HilInputs):
         yield "odom", rm.odometry_msg(stamp, g, m.group.embed(V), world, r.base_frame)
         if self.capture is not None:            # the target: its transform in the same /tf
             extra = (*extra, self.capture.transform())
-        yield "tf", rm.tf_msg(stamp, [(world, r.base_frame, g), *extra])
+        if "tf" not in self.unsubscribed:
+            yield "tf", rm.tf_msg(stamp, [(world, r.base_frame, g), *extra])
         if self.capture is not None:
             yield from self.capture.messages(t, self.inputs.held)
         if self.joint_source != "simulated":

@@ -62,6 +62,9 @@ class DdsPublisher(Publisher):
     def matched_subscriptions(self) -> int:
         return len(self.writer.get_matched_subscriptions())
 
+    def has_subscribers(self) -> bool:
+        return self.matched_subscriptions > 0
+
 
 class DdsSubscription:
     """A reader and its callback; :meth:`drain` is one executor turn of it.
