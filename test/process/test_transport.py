@@ -1399,3 +1399,15 @@ def test_dds_executor_visits_only_the_readers_holding_data():
     finally:
         src.shutdown()
         t.shutdown()
+
+
+def test_dds_executor_of_a_node_without_readers():
+    """A node that only publishes (no subscription, no service) waits on its guard alone."""
+    t = _dds("publisher_only")
+    try:
+        t.publisher("/out", rm.CLOCK)
+        fired = []
+        t.timer(0.01, lambda: fired.append(1))
+        assert t.spin_until(lambda: len(fired) >= 2, 10.0)
+    finally:
+        t.shutdown()

@@ -164,7 +164,7 @@ class DdsTransport(Transport):
         # the wait set's attach argument of each reader's condition -> the reader's handle,
         # and the array dds_waitset_wait fills with the attach arguments that triggered
         self._attached_reader: dict[int, int] = {}
-        self._triggered = (dds_c_t.attach * 0)()
+        self._triggered = (dds_c_t.attach * len(self._waitset.attached))()
         self._topics: dict[tuple[str, str, bool], Topic] = {}
         self._keep: list[Any] = []
         self._subs: list[DdsSubscription] = []
