@@ -66,7 +66,7 @@ from ..ros import messages as rm
 from ..transport import QosSpec
 from ..transport import ros_args as rargs
 from .capture import CAPTURE_PUBLICATIONS, CAPTURE_SECTIONS, CAPTURE_SERVICES
-from .dynamics_core import DynamicsCore
+from .dynamics_core import SKIPPABLE, DynamicsCore
 from .entry import run_node
 from .pacing import Pacer
 from .parameters import (
@@ -94,6 +94,10 @@ TICK_BUDGET_S = 0.02
 #: How often the pacing statistics (real-time factor, tick jitter) for the diagnostics are
 #: recomputed: not every tick (at 1 kHz in lockstep that numpy work was ~9 % of the node's thread).
 TIMING_REFRESH_S = 0.25
+#: How often the node looks which skippable outputs (:data:`SKIPPABLE`: ``/tf``) have no
+#: subscriber, to leave them unbuilt: a subscriber that appears gets them within this time of
+#: its discovery (volatile topics: a late joiner has no claim on earlier samples).
+SUBSCRIBERS_REFRESH_S = 0.5
 
 #: Parameters of the node itself (input bounds), in addition to the core's
 #: ``DYNAMICS_PARAMETERS``: the scenario model's table
@@ -195,6 +199,7 @@ class DynamicsNode:
         # lockstep: the tick applies a command that arrived before its period was due
         self.pacer = Pacer(core.dt, rtf, tick)
         self._timing_at = -math.inf
+        self._subscribers_at = wall()       # everything goes out until the first look
         self.pacer.reset(wall(), core.steps)
         self.timer = transport.timer(tick, self.tick)
         # this node must be the only source of the simulation's time and state
@@ -367,6 +372,11 @@ class DynamicsNode:
         core.check_measured_wrench_watchdog(time.time())
         if now - self._timing_at >= TIMING_REFRESH_S:   # read by diagnostics (1 Hz), not per tick
             core.timing, self._timing_at = self.pacer.stats(), now
+        if now - self._subscribers_at >= SUBSCRIBERS_REFRESH_S:
+            self._subscribers_at = now
+            core.unsubscribed = frozenset(key for key in SKIPPABLE if key in self.pubs and not
+                                          getattr(self.pubs[key], "has_subscribers",
+                                                  lambda: True)())
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)
             if self.cm_sync is not None:

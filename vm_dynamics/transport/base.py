@@ -23,6 +23,11 @@ class Publisher(abc.ABC):
     def publish(self, msg: Any) -> None:
         """Publish a rosbags message of type :attr:`msgtype`."""
 
+    def has_subscribers(self) -> bool:
+        """True if a subscription is matched now (and when the transport cannot tell): a
+        node may skip building a message nobody would receive."""
+        return True
+
 
 class Transport(abc.ABC):
     """A ROS 2 node: parameters, pub/sub, timers, services, clock, logger, executor."""

@@ -49,12 +49,14 @@ participant and its executor) and the service client, and re-exports the public 
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from cyclonedds.core import (
+    DDSException,
     GuardCondition,
     InstanceState,
     Policy,
@@ -65,6 +67,7 @@ from cyclonedds.core import (
     WaitSet,
 )
 from cyclonedds.domain import DomainParticipant
+from cyclonedds.internal import dds_c_t
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -164,6 +167,10 @@ class DdsTransport(Transport):
         self._waitset = WaitSet(self._dp)
         self._guard = GuardCondition(self._dp)
         self._waitset.attach(self._guard)
+        # the wait set's attach argument of each reader's condition -> the reader's handle,
+        # and the array dds_waitset_wait fills with the attach arguments that triggered
+        self._attached_reader: dict[int, int] = {}
+        self._triggered = (dds_c_t.attach * len(self._waitset.attached))()
         self._topics: dict[tuple[str, str, bool], Topic] = {}
         self._keep: list[Any] = []
         self._subs: list[DdsSubscription] = []
@@ -223,6 +230,10 @@ class DdsTransport(Transport):
         r = DataReader(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=False))
         cond = ReadCondition(r, ANY_SAMPLE)
         self._waitset.attach(cond)
+        # WaitSet.attach passes the address of a c_int of its own as the attach argument
+        arg = next(v for e, v in self._waitset.attached if e is cond)
+        self._attached_reader[ctypes.addressof(arg)] = r._ref
+        self._triggered = (dds_c_t.attach * len(self._waitset.attached))()
         self._keep.extend([r, cond])
         self._reader_gids.append(r.guid.bytes)
         self._announce()
@@ -383,10 +394,26 @@ class DdsTransport(Transport):
                 budget = d if budget is None else min(budget, d)
         return 2**62 if budget is None else budget
 
+    def _wait(self, wait_ns: int) -> set | None:
+        """Wait up to ``wait_ns`` for data (or the shutdown guard); returns the handles of
+        the readers whose read condition triggered (they hold samples: the conditions are
+        level-triggered, so a reader left with data triggers the next wait again), or None
+        if that is not known (more triggered than the array holds: drain all)."""
+        xs = self._triggered
+        ws = self._waitset
+        n = ws._waitset_wait(ws._ref, xs, len(xs), wait_ns)
+        if n < 0:
+            raise DDSException(n, f"Occurred while waiting in {ws!r}")
+        if n > len(xs):
+            return None
+        readers = self._attached_reader
+        return {readers.get(xs[i]) for i in range(n)}
+
     def spin_once(self, timeout_s: float | None = None) -> None:
         """Wait for work (data, a due timer, ``timeout_s``), then one turn: each subscription
-        and service drains what is queued (bounded, see :meth:`DdsSubscription.drain`),
-        then the due timers run.
+        and service whose reader holds data drains what is queued (bounded, see
+        :meth:`DdsSubscription.drain`), then the due timers run.  (Readers without data are
+        not visited: the dynamics node has some twenty, mostly services.)
 
         After a turn in which a subscription dropped input (more than its ``max_per_turn``
         was queued: a flood), the next turn does not start on data but at the next timer
@@ -399,20 +426,22 @@ class DdsTransport(Transport):
         if self._flooded:
             self._flooded = False
             time.sleep(min(wait_ns * 1e-9, FLOOD_PACE_S))
-        else:
-            self._waitset.wait(wait_ns)
+            wait_ns = 0
+        ready = self._wait(wait_ns)
         if self._closed:
             return
         # a callback may shut the node down: check before touching any entity again
-        for sub in ([self._clock_sub] if self._clock_sub else []) + list(self._subs):
-            if self._closed:
-                return
-            if sub.drain():
-                self._flooded = True
-        for srv in list(self._services):
-            if self._closed:
-                return
-            srv.drain()
+        if ready is None or ready:
+            for sub in ([self._clock_sub] if self._clock_sub else []) + list(self._subs):
+                if self._closed:
+                    return
+                if (ready is None or sub.reader._ref in ready) and sub.drain():
+                    self._flooded = True
+            for srv in list(self._services):
+                if self._closed:
+                    return
+                if ready is None or srv.reader._ref in ready:
+                    srv.drain()
         mono = time.monotonic_ns()
         for t in list(self._timers):
             if self._closed:

@@ -142,6 +142,9 @@ class _RclpyPublisher(Publisher):
                             f"got {ros_msgs.msgtype_of(msg)} ({type(msg).__module__})")
         self._pub.publish(msg)
 
+    def has_subscribers(self) -> bool:
+        return self._pub.get_subscription_count() > 0
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, (array.array, np.ndarray, tuple)):
