@@ -24,7 +24,8 @@ arrays are extracted once per model and remembered).  Every function takes
 pure-numpy implementation of the same recursions (:mod:`.numpy_kernels`, slower, same results).
 Numba is imported on first use, never by ``import vm_dynamics``.  Its kernels are compiled with
 ``cache=True``: the first call on a machine compiles them (about a minute for all of them), later
-processes load the cache.
+processes load the cache, which is valid while every file the kernels are compiled from is
+unchanged (:mod:`.kernels.cache`; numba alone checks each kernel's own file only).
 
 **Where the recursions live.**  All quantities are expressed in the vehicle frame, about its origin
 — the inertial frame that coincides with the vehicle frame at the current instant.  There the

@@ -1,5 +1,7 @@
 """Numba set-up of the kernels: ``njit`` with the package's options, or a stand-in that returns
-the function unchanged when numba is not installed (the kernels then run as plain Python)."""
+the function unchanged when numba is not installed (the kernels then run as plain Python).
+With numba, the kernels' disk cache is checked against every file they are compiled from, not
+only each kernel's own file (:mod:`.cache`)."""
 from __future__ import annotations
 
 try:
@@ -17,6 +19,10 @@ except ImportError:     # the same code runs as plain Python (slow; the fast pat
 
     def get_num_threads() -> int:
         return 1
+
+if NUMBA:     # before any kernel is decorated: their caches then carry the package's stamp
+    from .cache import install
+    install()
 
 __all__ = ["NUMBA", "OPT", "njit", "prange", "get_num_threads"]
 
