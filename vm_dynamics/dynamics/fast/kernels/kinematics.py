@@ -111,18 +111,17 @@ def body_inertia(row, R, p, out):
     Rh2 = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2
     p0, p1, p2 = p[0], p[1], p[2]
     n0, n1, n2 = Rh0 + m * p0, Rh1 + m * p1, Rh2 + m * p2
-    # R I_o Rᵀ
-    T = np.empty((3, 3))
-    for r in range(3):
-        for c in range(3):
-            T[r, c] = R[r, 0] * row[4 + c] + R[r, 1] * row[7 + c] + R[r, 2] * row[10 + c]
     pr = p0 * Rh0 + p1 * Rh1 + p2 * Rh2
     pp = p0 * p0 + p1 * p1 + p2 * p2
     Rh = (Rh0, Rh1, Rh2)
     pv = (p0, p1, p2)
     for r in range(3):
+        # row r of R I_o (no temporary array: a step must not allocate), then of R I_o Rᵀ
+        T0 = R[r, 0] * row[4] + R[r, 1] * row[7] + R[r, 2] * row[10]
+        T1 = R[r, 0] * row[5] + R[r, 1] * row[8] + R[r, 2] * row[11]
+        T2 = R[r, 0] * row[6] + R[r, 1] * row[9] + R[r, 2] * row[12]
         for c in range(r, 3):
-            s = T[r, 0] * R[c, 0] + T[r, 1] * R[c, 1] + T[r, 2] * R[c, 2]
+            s = T0 * R[c, 0] + T1 * R[c, 1] + T2 * R[c, 2]
             s -= pv[r] * Rh[c] + Rh[r] * pv[c] + m * pv[r] * pv[c]
             if r == c:
                 s += 2.0 * pr + m * pp
@@ -187,18 +186,23 @@ def body_velocities(parent, axes, V, qd, S, vel, cacc):
         vel[k, 5] = vp[5] + s5
 
 
+@njit(inline="always", **OPT)
+def _row_dot6(I, r, v):
+    """``Σ_c I[r, c] v[c]`` (row ``r`` of ``I v``), summed in the order of ``c``."""
+    s = 0.0
+    for c in range(6):
+        s += I[r, c] * v[c]
+    return s
+
+
 @njit(**OPT)
 def bias(I, v, out):
-    """out = −ad_vᵀ (I v) = v ×* (I v): the gyroscopic wrench of a body."""
-    h = np.empty(6)
-    for r in range(6):
-        s = 0.0
-        for c in range(6):
-            s += I[r, c] * v[c]
-        h[r] = s
-    a0, a1, a2 = cross(v[3], v[4], v[5], h[0], h[1], h[2])
-    b0, b1, b2 = cross(v[0], v[1], v[2], h[0], h[1], h[2])
-    c0, c1, c2 = cross(v[3], v[4], v[5], h[3], h[4], h[5])
+    """out = −ad_vᵀ (I v) = v ×* (I v): the gyroscopic wrench of a body (no allocation)."""
+    h0, h1, h2 = _row_dot6(I, 0, v), _row_dot6(I, 1, v), _row_dot6(I, 2, v)
+    h3, h4, h5 = _row_dot6(I, 3, v), _row_dot6(I, 4, v), _row_dot6(I, 5, v)
+    a0, a1, a2 = cross(v[3], v[4], v[5], h0, h1, h2)
+    b0, b1, b2 = cross(v[0], v[1], v[2], h0, h1, h2)
+    c0, c1, c2 = cross(v[3], v[4], v[5], h3, h4, h5)
     out[0] = a0
     out[1] = a1
     out[2] = a2
