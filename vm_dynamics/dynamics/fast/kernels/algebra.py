@@ -68,11 +68,11 @@ def se3_exp(X, out):
     f0, f1, f2 = X[3], X[4], X[5]
     th = np.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
     A, B, C = so3_coeffs(th)
-    W = np.array([[0.0, -f2, f1], [f2, 0.0, -f0], [-f1, f0, 0.0]])
+    W = ((0.0, -f2, f1), (f2, 0.0, -f0), (-f1, f0, 0.0))      # φ~ (a tuple: no allocation)
     for r in range(3):
         for c in range(3):
-            W2 = W[r, 0] * W[0, c] + W[r, 1] * W[1, c] + W[r, 2] * W[2, c]
-            out[r, c] = (1.0 if r == c else 0.0) + A * W[r, c] + B * W2
+            W2 = W[r][0] * W[0][c] + W[r][1] * W[1][c] + W[r][2] * W[2][c]
+            out[r, c] = (1.0 if r == c else 0.0) + A * W[r][c] + B * W2
     x0, x1, x2 = X[0], X[1], X[2]
     a0, a1, a2 = cross(f0, f1, f2, x0, x1, x2)
     b0, b1, b2 = cross(f0, f1, f2, a0, a1, a2)
