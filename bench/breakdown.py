@@ -155,101 +155,135 @@ def floors(fx, repeats):
 def kernel_parts(fx, C):
     """Compiled loops over the parts of the kernels (``(callable, per)`` for :func:`interleaved`):
     ``kin`` the kinematics, ``mom`` the composite inertia and momentum terms, ``aba`` the
-    articulated-body algorithm on a preallocated workspace (kinematics included)."""
-    from vm_dynamics.dynamics.fast.kernels import aba, kinematics, momentum
-    m, q, qd, tau, V = fx.model, fx.q, fx.qd, fx.tau, fx.V
+    articulated-body algorithm on a preallocated workspace (kinematics included), ``rnea`` the
+    recursive Newton–Euler algorithm on a preallocated workspace (kinematics included)."""
+    from numba import njit
+
+    from vm_dynamics.dynamics.fast.kernels import aba, kinematics, momentum, rnea
+    m, g, q, qd, tau, V = fx.model, fx.g, fx.q, fx.qd, fx.tau, fx.V
     ws = kinematics.workspace(m.n)
-    gloc = fx.g[:3, :3].T @ m.gravity
-    kin_args = (C.parent, C.jtype, C.xi, C.inert, q, ws.Rw, ws.Pw, ws.S, ws.IA)
-    mom_args = (C.parent, C.axes, qd, ws.S, ws.IA, ws.vel, ws.cacc, np.empty((6, 6)),
-                np.empty(6))
-    aba_args = (C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, gloc, V, q, qd, tau,
-                np.zeros(m.b), np.zeros(0, dtype=np.int64), np.zeros((0, 6)),
-                np.empty(m.b + m.n), *ws)
-    out = {}
+    zb, fb, fw = np.zeros(m.b), np.zeros(0, dtype=np.int64), np.zeros((0, 6))
+    out = np.empty(m.b + m.n)
+
+    @njit
+    def kin(C, q, ws):
+        kinematics.kinematics(C, q, ws)
+
+    @njit
+    def aba_prealloc(C, g, V, q, qd, tau, bw, fb, fw, out, ws):
+        gloc = np.empty(3)
+        kinematics.gravity_local(g, C.grav, gloc)
+        kinematics.kinematics(C, q, ws)
+        return aba.aba_dynamics(C, gloc, V, qd, tau, bw, fb, fw, out, ws)
+
+    @njit
+    def mom(C, qd, ws, Ic0, hm):
+        momentum.momentum_terms(C, qd, ws, Ic0, hm)
+
+    args = {"kin": (kin, (C, q, ws)),
+            "aba": (aba_prealloc, (C, g, V, q, qd, tau, zb, fb, fw, out, ws)),
+            "rnea": (rnea.rnea, (C, g, V, q, qd, fx.Vdot, fx.qdd, fb, fw, out, ws)),
+            "mom": (mom, (C, qd, ws, np.empty((6, 6)), np.empty(6)))}
+    res = {}
     K = 200
-    for key, kernel, args in (("kin", kinematics.kinematics, kin_args),
-                              ("mom", momentum.momentum_terms, mom_args),
-                              ("aba", aba.aba, aba_args)):
+    for key, (kernel, kargs) in args.items():
         loop = compiled_loop(kernel)
-        loop(1, *args)
-        out[key] = (lambda loop=loop, args=args: loop(K, *args), K)
-    kinematics.kinematics(*kin_args)       # momentum_terms reads the body inertias
-    return out
+        loop(1, *kargs)
+        res[key] = (lambda loop=loop, kargs=kargs: loop(K, *kargs), K)
+    kinematics.workspace(m.n)
+    kin(C, q, ws)       # momentum_terms reads the body inertias
+    return res
 
 
 def dynamics_rows(fx, repeats):
     """Forward and inverse dynamics: the public call split into its parts, vs Pinocchio."""
     import pinocchio as pin
 
-    from vm_dynamics.core.validation import as_real_array, as_real_vector
     from vm_dynamics.dynamics.fast import bind_compiled, fast_model
     from vm_dynamics.dynamics.fast import kernels as K
     m, g, V, q, qd, tau, Vdot, qdd = (fx.model, fx.g, fx.V, fx.q, fx.qd, fx.tau, fx.Vdot,
                                       fx.qdd)
     fm = fast_model(m)
-    C = fm.kernel_constants
-    consts = tuple(C)[:7]
+    C, P = fm.kernel_constants, fm.packed_constants
     zb, fb, fw = np.zeros(m.b), np.zeros(0, dtype=np.int64), np.zeros((0, 6))
     out = np.empty(m.b + m.n)
-    fd_args = (*consts, g, V, q, qd, tau, zb, fb, fw, out)
-    id_args = (*consts, g, V, q, qd, Vdot, qdd, fb, fw, out)
-    fd_checked = bind_compiled(K.checked.forward_dynamics, fd_args)
-    id_checked = bind_compiled(K.checked.inverse_dynamics, id_args)
+    fd_args = (C, g, V, q, qd, tau, zb, fb, fw, out)
+    id_args = (C, g, V, q, qd, Vdot, qdd, fb, fw, out)
+    pfd_args = (P, g, V, q, qd, tau, None, out)
+    pid_args = (P, g, V, q, qd, Vdot, qdd, out)
+    fd_record = bind_compiled(K.checked.forward_dynamics, fd_args)
+    id_record = bind_compiled(K.checked.inverse_dynamics, id_args)
+    fd_entry = bind_compiled(K.packed.forward_dynamics_checked, pfd_args)
+    id_entry = bind_compiled(K.packed.inverse_dynamics_checked, pid_args)
+    fd_fast = bind_compiled(K.packed.forward_dynamics, pfd_args)
+    id_fast = bind_compiled(K.packed.inverse_dynamics, pid_args)
     fd_loop = compiled_loop(K.forward_dynamics)
-    id_loop = compiled_loop(K.inverse_dynamics)
+    pfd_loop = compiled_loop(K.packed.forward_dynamics)
+    pid_loop = compiled_loop(K.packed.inverse_dynamics)
     fd_loop(1, *fd_args)
-    id_loop(1, *id_args)
+    pfd_loop(1, *pfd_args)
+    pid_loop(1, *pid_args)
     parts = kernel_parts(fx, C)
-    noop = noop_like(fd_args)
+    noop_fd, noop_id = noop_like(pfd_args), noop_like(pid_args)
     fast = m.fast
     fo = fast.output()
-
-    def validate_fd():
-        as_real_array(g, (4, 4), "g")
-        as_real_vector(V, 6, "V")
-        as_real_vector(q, 6, "q")
-        as_real_vector(qd, 6, "qd")
-        as_real_vector(tau, 6, "tau")
-
     loops = 200
     fd = interleaved({
         "model.forward_dynamics (public, validated)":
             (lambda: m.forward_dynamics(g, V, q, qd, tau), 1),
-        "  validation: kind and shape of g, V, q, qd, tau": (validate_fd, 1),
-        "  compiled call (checked entry point, arguments ready)": (lambda: fd_checked(*fd_args), 1),
-        "    entry point's argument unboxing (no-op, same 16 arguments)":
-            (lambda: noop(*fd_args), 1),
-        "    kernel alone (looped in compiled code)": (lambda: fd_loop(loops, *fd_args), loops),
-        "      ABA on a preallocated workspace (no allocation)": parts["aba"],
-        "        kinematics (body poses, joint twists, inertias in the vehicle frame)":
+        "  compiled call through the dispatcher (type checks in C; shapes, range, ABA compiled)":
+            (lambda: K.packed.forward_dynamics_checked(*pfd_args), 1),
+        "    the same through its bound entry point (no dispatcher)":
+            (lambda: fd_entry(*pfd_args), 1),
+        "      argument unboxing (no-op, same 8 arguments)": (lambda: noop_fd(*pfd_args), 1),
+        "      kernel alone (looped in compiled code, one workspace allocation)":
+            (lambda: pfd_loop(loops, *pfd_args), loops),
+        "        ABA on a preallocated workspace (no allocation)": parts["aba"],
+        "          kinematics (body poses, joint twists, inertias in the vehicle frame)":
             parts["kin"],
+        "  (before: the record entry point, model record C + 9 arrays)":
+            (lambda: fd_record(*fd_args), 1),
         "model.fast.forward_dynamics (unchecked, into out)":
-            (lambda: fast.forward_dynamics(g, V, q, qd, tau, out=fo), 1),
+            (lambda: fast.forward_dynamics(g, V, q, qd, tau, fo), 1),
+        "  its compiled entry point (no checks), arguments ready": (lambda: fd_fast(*pfd_args), 1),
         "pin.aba": (lambda: pin.aba(fx.pin, fx.pdata, fx.pq, fx.pv, fx.pu), 1),
     }, repeats)
     med = {k: v[0] for k, v in fd.items()}
-    derived = {
-        "  dispatch: finding the compiled model, output allocation, slicing (remainder)":
-            med["model.forward_dynamics (public, validated)"]
-            - med["  validation: kind and shape of g, V, q, qd, tau"]
-            - med["  compiled call (checked entry point, arguments ready)"],
-        "      workspace allocation (kernel alone − preallocated)":
-            med["    kernel alone (looped in compiled code)"]
-            - med["      ABA on a preallocated workspace (no allocation)"],
-        "        the three ABA passes (preallocated − kinematics)":
-            med["      ABA on a preallocated workspace (no allocation)"]
-            - med["        kinematics (body poses, joint twists, inertias in the vehicle frame)"],
-    }
-    fd.update({k: (v, v, v) for k, v in derived.items()})
+    pub = med["model.forward_dynamics (public, validated)"]
+    disp = med["  compiled call through the dispatcher (type checks in C; shapes, range, ABA "
+               "compiled)"]
+    entry = med["    the same through its bound entry point (no dispatcher)"]
+    kern = med["      kernel alone (looped in compiled code, one workspace allocation)"]
+    pre = med["        ABA on a preallocated workspace (no allocation)"]
+    kin = med["          kinematics (body poses, joint twists, inertias in the vehicle frame)"]
+    fd.update({k: (v, v, v) for k, v in {
+        "  Python around the compiled call (output, method calls, slicing): public − dispatcher":
+            pub - disp,
+        "    dispatcher's type check: dispatcher − entry point": disp - entry,
+        "        workspace allocation and shape/range checks (kernel alone − preallocated)":
+            kern - pre,
+        "          the three ABA passes (preallocated − kinematics)": pre - kin,
+        "  Python around its entry point (method call, bound model array)":
+            med["model.fast.forward_dynamics (unchecked, into out)"]
+            - med["  its compiled entry point (no checks), arguments ready"],
+    }.items()})
     ido = fast.output()
     idd = interleaved({
         "model.inverse_dynamics (public, validated)":
             (lambda: m.inverse_dynamics(g, V, q, qd, Vdot, qdd), 1),
-        "  compiled call (checked entry point, arguments ready)": (lambda: id_checked(*id_args), 1),
-        "    kernel alone (looped in compiled code)": (lambda: id_loop(loops, *id_args), loops),
+        "  compiled call through the dispatcher":
+            (lambda: K.packed.inverse_dynamics_checked(*pid_args), 1),
+        "    the same through its bound entry point": (lambda: id_entry(*pid_args), 1),
+        "      argument unboxing (no-op, same 8 arguments)": (lambda: noop_id(*pid_args), 1),
+        "      kernel alone (looped in compiled code, one workspace allocation)":
+            (lambda: pid_loop(loops, *pid_args), loops),
+        "        RNEA on a preallocated workspace": parts["rnea"],
+        "          kinematics": parts["kin"],
+        "  (before: the record entry point, model record C + 9 arrays)":
+            (lambda: id_record(*id_args), 1),
         "model.fast.inverse_dynamics (unchecked, into out)":
-            (lambda: fast.inverse_dynamics(g, V, q, qd, Vdot, qdd, out=ido), 1),
+            (lambda: fast.inverse_dynamics(g, V, q, qd, Vdot, qdd, ido), 1),
+        "  its compiled entry point (no checks), arguments ready": (lambda: id_fast(*pid_args), 1),
         "pin.rnea": (lambda: pin.rnea(fx.pin, fx.pdata, fx.pq, fx.pv, fx.pa), 1),
     }, repeats)
     return fd, idd, fd_loop, fd_args, parts
@@ -383,12 +417,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--markdown", action="store_true", help="(tables are markdown anyway)")
+    ap.add_argument("--dynamics-only", action="store_true",
+                    help="call floors and forward/inverse dynamics only (no integration rows)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     fx = Fixture()
     fl = floors(fx, args.repeats)
     fd, idd, fd_loop, fd_args, parts = dynamics_rows(fx, args.repeats)
-    st = step_rows(fx, args.repeats, fd_loop, fd_args, parts)
+    st = None if args.dynamics_only else step_rows(fx, args.repeats, fd_loop, fd_args, parts)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU time per call, "
           f"median of {args.repeats} interleaved repeats (min–max)\n")
     print("#### Call floors\n")
@@ -397,8 +433,9 @@ def main(argv=None):
     print(fmt(fd, "pin.aba"))
     print("\n#### Inverse dynamics, floating UR5 (ratio to pin.rnea)\n")
     print(fmt(idd, "pin.rnea"))
-    print("\n#### Integration, floating UR5, gravity, dt 1 ms (ratio to mj_step RK4)\n")
-    print(fmt(st, "mujoco.mj_step (RK4)"))
+    if st is not None:
+        print("\n#### Integration, floating UR5, gravity, dt 1 ms (ratio to mj_step RK4)\n")
+        print(fmt(st, "mujoco.mj_step (RK4)"))
     print(f"\n(bench time {time.perf_counter() - t0:.0f} s)")
 
 

@@ -1,7 +1,15 @@
 #!/usr/bin/env python
 """Where one lockstep period goes: dynamics_node + controller_node at 1 kHz over DDS, profiled.
 
-    .venv/bin/python bench/lockstep_profile.py [--seconds 8] [--domain 63]
+    .venv/bin/python bench/lockstep_profile.py [--seconds 8] [--domain 63] [--no-sampled]
+    .venv/bin/python bench/lockstep_profile.py --rclpy /work/ros2_ws/install/setup.bash \
+        --python /work/ros2_ws/venv/bin/python3 [--numba-cache DIR]
+
+With ``--rclpy SETUP`` the nodes run on rclpy (``VM_DYNAMICS_TRANSPORT=rclpy``,
+``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp``) in the environment of the ROS 2 ``SETUP`` script
+sourced, under the interpreter ``--python`` (the one rclpy was built for), with this tree's
+vm_dynamics first on ``PYTHONPATH``; ``--numba-cache`` gives that interpreter a kernel cache of
+its own.  The probe stays a plain Cyclone DDS reader here (the wire is the same).
 
 Runs ``bench/nodes.py``'s lockstep case (``spacecraft_arm``, ``lockstep:=true``,
 ``control_rate:=1000``, ``dt:=0.001``, ``real_time_factor:=0``; Cyclone DDS on loopback, its own
@@ -69,16 +77,37 @@ def _start(cmd, env, log):
                             stderr=subprocess.STDOUT)
 
 
-def run(seconds: float, domain: int, work: Path, sampled: bool) -> dict:
+def ros_env(setup: str) -> dict:
+    """The environment after ``source setup`` in bash."""
+    out = subprocess.run(["bash", "-c", f"source {setup} >/dev/null 2>&1 && env -0"],
+                         check=True, capture_output=True).stdout
+    return dict(kv.split("=", 1) for kv in out.decode().split("\0") if "=" in kv)
+
+
+def node_env(domain: int, args) -> dict:
     env = dds_env(domain)
+    if args.rclpy:
+        env.update(ros_env(args.rclpy))
+        env.update(VM_DYNAMICS_TRANSPORT="rclpy", RMW_IMPLEMENTATION="rmw_cyclonedds_cpp",
+                   ROS_DOMAIN_ID=str(domain), CYCLONEDDS_URI=dds_env(domain)["CYCLONEDDS_URI"],
+                   PYTHONPATH=os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH"))
+                                              if p))
+        if args.numba_cache:
+            env["NUMBA_CACHE_DIR"] = args.numba_cache
+    return env
+
+
+def run(seconds: float, domain: int, work: Path, sampled: bool, args=None) -> dict:
+    env = node_env(domain, args) if args is not None else dds_env(domain)
+    py = (args.python if args is not None and args.python else PY)
     params = ["--ros-args", "--params-file", str(REPO / "config" / "spacecraft_arm.yaml"),
               *PARAMS]
     probe = JointStateProbe(env)
     procs = {}
     for name in ("dynamics_node", "controller_node"):
         mod = f"vm_dynamics.nodes.{name}"
-        cmd = [PY, str(HERE / "sampled.py"), str(work / f"{name}.json"), mod, *params] \
-            if sampled else [PY, "-m", mod, *params]
+        cmd = [py, str(HERE / "sampled.py"), str(work / f"{name}.json"), mod, *params] \
+            if sampled else [py, "-m", mod, *params]
         procs[name] = _start(cmd, env, work / f"{name}.log")
     try:
         if not probe.wait_first(180.0):
@@ -149,18 +178,32 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--domain", type=int, default=int(os.environ.get("ROS_DOMAIN_ID", "63")))
+    ap.add_argument("--no-sampled", action="store_true",
+                    help="only the plain run (real-time factor and CPU per period)")
+    ap.add_argument("--rclpy", metavar="SETUP", default="",
+                    help="run the nodes on rclpy in the environment of this setup script")
+    ap.add_argument("--python", default="", help="interpreter of the nodes (with --rclpy)")
+    ap.add_argument("--numba-cache", default="", help="NUMBA_CACHE_DIR of the nodes (--rclpy)")
     args = ap.parse_args(argv)
+    load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        plain = run(args.seconds, args.domain, work, sampled=False)
-        samp = run(args.seconds, args.domain, work, sampled=True)
+        plain = run(args.seconds, args.domain, work, sampled=False, args=args)
+        samp = None if args.no_sampled else run(args.seconds, args.domain, work,
+                                                sampled=True, args=args)
         time.sleep(0.5)
-        cats = {k: categorize(work / f"{k}.json") for k in ("dynamics_node", "controller_node")}
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+        cats = {} if samp is None else {k: categorize(work / f"{k}.json")
+                                        for k in ("dynamics_node", "controller_node")
+                                        if (work / f"{k}.json").exists()}
+    print(f"transport {'rclpy (' + args.rclpy + ')' if args.rclpy else 'DDS (ours)'}; load "
+          f"average before {' '.join(f'{x:.2f}' for x in load0)}, after "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print("| run | real-time factor | wall per period µs | dynamics_node CPU per period µs "
           "| controller_node CPU per period µs |")
     print("|---|---:|---:|---:|---:|")
     for label, r in (("plain", plain), ("sampled", samp)):
+        if r is None or not r["periods"]:
+            continue
         c = r["cpu_per_period_us"]
         print(f"| {label} | {r['rtf']:.2f} | {r['wall_per_period_us']:.0f} | "
               f"{c['dynamics_node']:.0f} | {c['controller_node']:.0f} |")
@@ -176,7 +219,8 @@ def main(argv=None):
             f"`{w}` {100 * c / tot:.1f} %" for w, c in res["top"]))
         print("\nDDS writes by the node's line that publishes: " + "; ".join(
             f"`{w}` {100 * c / tot:.1f} %" for w, c in res["writers"]))
-    print(f"\nperiods measured: plain {plain['periods']:.0f}, sampled {samp['periods']:.0f}")
+    print(f"\nperiods measured: plain {plain['periods']:.0f}"
+          + (f", sampled {samp['periods']:.0f}" if samp else ""))
 
 
 if __name__ == "__main__":

@@ -111,6 +111,24 @@ FIGURES = {
                 ("energy_dissipated_J", r"dissipation \(([\d.eE+-]+) J"),
                 ("energy_weld_J", r"plastic loss \(([\d.eE+-]+) J"),
                 ("energy_balance_J", r"closes to ([\d.eE+-]+) J")]),
+    "capture_orbit": dict(
+        argv=["capture_orbit"],
+        copy={"capture.png": "capture_orbit.png"},
+        image="docs/capture_orbit.png",
+        numbers=_capture_numbers,
+        caption=("*`vm-sim capture_orbit`: the same capture in a 400 km circular orbit (51.6°), "
+                 "3 m along-track, with two-body gravity and the gravity-gradient force and "
+                 "torque on both bodies, integrated in the chief frame: peak contact force "
+                 "{peak_contact_force_N:.2g} N, grasps at t = {grasp_time_s:.3g} s "
+                 "({grasp_error_mm:.2g} mm from the fixture). Total momentum minus the "
+                 "thrusters' and the orbit's impulses stays constant to {momentum_drift:.0e} "
+                 "(relative); the energy balance with the tidal potential closes to "
+                 "{energy_balance_J:.0e} J.*"),
+        quoted=[("peak_contact_force_N", r"peak contact force ([\d.eE+-]+) N"),
+                ("grasp_time_s", r"grasps at t = ([\d.eE+-]+) s"),
+                ("grasp_error_mm", r"\(([\d.eE+-]+) mm from"),
+                ("momentum_drift", r"constant to ([\d.eE+-]+)"),
+                ("energy_balance_J", r"closes to ([\d.eE+-]+) J")]),
 }
 
 

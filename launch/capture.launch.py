@@ -17,75 +17,54 @@ the fixture from ``/target/odom``, ``/dynamics_node/grasp`` is called from
 in lockstep; ``controller:=NAME`` runs that plug-in instead, ``controller:=none`` none (the arm
 floats free, and ``~/grasp`` grasps when called).
 """
-import os
-
-from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
-from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 
 from launch import LaunchDescription
-from vm_dynamics.nodes.launching import launch_scenario, parse_bool_argument, rviz_fixed_frame
+from vm_dynamics.nodes.launching import (
+    argument,
+    bool_argument,
+    declare,
+    include,
+    rviz,
+    rviz_fixed_frame,
+    scenario_argument,
+)
 
-PACKAGE = "vm_dynamics"
 #: sim.launch.py's arguments, passed on (rviz is started here, with the capture config)
 PASSED = ("scenario", "controller", "use_sim_time", "real_time_factor", "lockstep",
           "path_length")
 
 
 def _actions(context):
-    share = get_package_share_directory(PACKAGE)
-    scenario = LaunchConfiguration("scenario").perform(context)
-    try:
-        _, params, _, _ = launch_scenario(scenario)
-    except ValueError as exc:
-        raise RuntimeError(f"scenario: {exc}") from None
+    _, params, _, _ = scenario_argument(context)
     if "capture" not in params:
-        raise RuntimeError(f"scenario {scenario!r} has no capture section (a target): use "
-                           f"sim.launch.py")
-    try:
-        use_sim_time = parse_bool_argument(LaunchConfiguration("use_sim_time").perform(context),
-                                           "use_sim_time")
-    except ValueError as exc:
-        raise RuntimeError(str(exc)) from None
+        raise RuntimeError(f"scenario {argument(context, 'scenario')!r} has no capture section "
+                           f"(a target): use sim.launch.py")
+    use_sim_time = bool_argument(context, "use_sim_time")
     # read before the include: its arguments (rviz:=false for sim.launch.py's own RViz) are
     # set in this launch's configurations too
-    try:
-        start_rviz = parse_bool_argument(LaunchConfiguration("rviz").perform(context), "rviz")
-    except ValueError as exc:
-        raise RuntimeError(str(exc)) from None
-    args = {name: LaunchConfiguration(name).perform(context) for name in PASSED}
+    start_rviz = bool_argument(context, "rviz")
+    args = {name: argument(context, name) for name in PASSED}
     args["rviz"] = "false"
-    actions = [IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(os.path.join(share, "launch", "sim.launch.py")),
-        launch_arguments=args.items())]
+    actions = [include("sim.launch.py", args)]
     if start_rviz:
-        actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-                            arguments=["-d", os.path.join(share, "rviz", "capture.rviz"),
-                                       "-f", rviz_fixed_frame(params)],
-                            parameters=[{"use_sim_time": use_sim_time}]))
+        actions.append(rviz(use_sim_time, rviz_fixed_frame(params), config="capture.rviz",
+                            when_argument=False))
     return actions
 
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("scenario", default_value="capture_tumbling",
-                              description="capture scenario name (config/<name>.yaml) or YAML "
-                                          "path"),
+        declare("scenario", default="capture_tumbling",
+                description="capture scenario name (config/<name>.yaml) or YAML path"),
         DeclareLaunchArgument("controller", default_value="",
                               description="controller plug-in; empty: the capture mission; "
                                           "'none': no controller node"),
-        DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
-                              description="start RViz (rviz/capture.rviz)"),
-        DeclareLaunchArgument("use_sim_time", default_value="true", choices=["true", "false"],
-                              description="controller, robot_state_publisher and RViz follow "
-                                          "/clock"),
-        DeclareLaunchArgument("real_time_factor", default_value="",
-                              description="simulated s per wall s; empty: the scenario's"),
+        declare("rviz", description="start RViz (rviz/capture.rviz)"),
+        declare("use_sim_time"),
+        declare("real_time_factor"),
         DeclareLaunchArgument("lockstep", default_value="",
                               description="as sim.launch.py"),
-        DeclareLaunchArgument("path_length", default_value="3000",
-                              description="poses kept in the ee_path and base_path trails"),
+        declare("path_length"),
         OpaqueFunction(function=_actions),
     ])

@@ -16,68 +16,50 @@ publishes ``hil/vehicle_pose_command`` (for a motion platform), ``hil/base_react
 ``hil/joint_efforts``; see the README, "Hardware in the loop".  Every node runs on the system
 clock: the samples' stamps are the arm's time.
 """
-import os
-
-from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
-from vm_dynamics.nodes.launching import launch_scenario
-
-PACKAGE = "vm_dynamics"
+from vm_dynamics.nodes.launching import (
+    argument,
+    declare,
+    robot_state_publisher,
+    rviz,
+    scenario_argument,
+    string_parameter,
+    vm_node,
+)
 
 
 def _nodes(context):
-    share = get_package_share_directory(PACKAGE)
-    scenario = LaunchConfiguration("scenario").perform(context)
-    try:      # the library's lookup and reader; the URDF the nodes take, and the URDF of
-        # their model (vehicle spliced in)
-        path, _, node_urdf, model_urdf = launch_scenario(scenario)
-    except ValueError as exc:
-        raise RuntimeError(f"scenario: {exc}") from None
-    robot_description = ParameterValue(node_urdf, value_type=str)
-    topic = LaunchConfiguration("measured_topic").perform(context)
+    # the library's lookup and reader; the URDF the nodes take, and the URDF of their model
+    # (vehicle spliced in)
+    path, _, node_urdf, model_urdf = scenario_argument(context)
+    robot_description = string_parameter(node_urdf)
+    topic = argument(context, "measured_topic")
     try:
-        rate = float(LaunchConfiguration("rate").perform(context))
+        rate = float(argument(context, "rate"))
     except ValueError:
         raise RuntimeError("rate: expected a number of samples per second") from None
     if not rate > 0:
         raise RuntimeError(f"rate:={rate!r}: expected a positive sample rate")
-    fake = LaunchConfiguration("fake_driver").perform(context) == "true"
+    fake = argument(context, "fake_driver") == "true"
+    # every node on the system clock: the samples' stamps are the arm's time
     actions = [
-        Node(package=PACKAGE, executable="dynamics_node", name="dynamics_node",
-             output="screen",
-             parameters=[path, {"robot_description": robot_description,
-                                "joint_source": "measured", "measured.topic": topic,
-                                "dt": 1.0 / rate}]),
-        Node(package="robot_state_publisher", executable="robot_state_publisher",
-             name="robot_state_publisher", output="screen",
-             parameters=[{"robot_description": ParameterValue(model_urdf, value_type=str),
-                          "use_sim_time": False,
-                          # TF for every state, also the heartbeats while the node holds
-                          # (see sim.launch.py)
-                          "ignore_timestamp": True}]),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-             arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz")],
-             parameters=[{"use_sim_time": False}],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
+        vm_node("dynamics_node", path, {"robot_description": robot_description,
+                                        "joint_source": "measured", "measured.topic": topic,
+                                        "dt": 1.0 / rate}),
+        robot_state_publisher(model_urdf, use_sim_time=False),
+        rviz(use_sim_time=False),
     ]
     if fake:
-        actions.append(Node(package=PACKAGE, executable="fake_arm_driver",
-                            name="fake_arm_driver", output="screen",
-                            parameters=[path, {"robot_description": robot_description,
-                                               "topic": topic, "rate": rate}]))
+        actions.append(vm_node("fake_arm_driver", path, {"robot_description": robot_description,
+                                                         "topic": topic, "rate": rate}))
     return actions
 
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("scenario", default_value="satellite_wheels",
-                              description="scenario name (config/<name>.yaml) or YAML path"),
+        declare("scenario", default="satellite_wheels"),
         DeclareLaunchArgument("fake_driver", default_value="true", choices=["true", "false"],
                               description="replay the scenario's prescribed path in place of "
                                           "a real arm's driver"),
@@ -85,7 +67,6 @@ def generate_launch_description():
                               description="the arm driver's sensor_msgs/JointState topic"),
         DeclareLaunchArgument("rate", default_value="250.0",
                               description="the driver's sample rate, Hz (node dt = 1/rate)"),
-        DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
-                              description="start RViz"),
+        declare("rviz"),
         OpaqueFunction(function=_nodes),
     ])

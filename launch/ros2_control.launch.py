@@ -15,31 +15,37 @@ Arguments: ``scenario`` (default spacecraft_arm), ``controllers`` (YAML; default
 config/ros2_control/<scenario>.yaml), ``controller`` (joint_trajectory_controller or
 forward_effort_controller), ``update_rate`` (Hz, the manager's and the lockstep's period; must
 be a whole number of the scenario's steps), ``real_time_factor`` (the dynamics node's pacing;
-0: as fast as the loop runs), ``rviz``.
+0: as fast as the loop runs), ``rviz``, ``state_barrier`` (default true: ``/clock`` waits until
+the hardware component's node took the state, docs/ros2_control.md).
 
 Then: ``ros2 action send_goal /joint_trajectory_controller/follow_joint_trajectory
 control_msgs/action/FollowJointTrajectory ...``.
 """
 import os
 
-from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 
 from launch import LaunchDescription
 from vm_dynamics.config.params import read_params_file
-from vm_dynamics.nodes.launching import rviz_fixed_frame
+from vm_dynamics.nodes.launching import (
+    declare,
+    robot_state_publisher,
+    rviz,
+    rviz_fixed_frame,
+    share,
+    string_parameter,
+    vm_node,
+)
 from vm_dynamics.nodes.ros2_control import ros2_control_launch
 
-PACKAGE = "vm_dynamics"
 CONTROLLERS = ("joint_trajectory_controller", "forward_effort_controller")
+#: The spawner's wall-time timeouts (s): services, and the switch, which waits for /clock.
+SPAWN_TIMEOUT_S = 900
 
 
 def _nodes(context):
-    share = get_package_share_directory(PACKAGE)
     scenario = LaunchConfiguration("scenario").perform(context)
     rate_text = LaunchConfiguration("update_rate").perform(context)
     try:
@@ -50,8 +56,8 @@ def _nodes(context):
         path, overrides, node_urdf, urdf = ros2_control_launch(scenario, update_rate)
     except ValueError as exc:
         raise RuntimeError(str(exc)) from None
-    controllers = LaunchConfiguration("controllers").perform(context) or os.path.join(
-        share, "config", "ros2_control", f"{os.path.splitext(os.path.basename(scenario))[0]}.yaml")
+    controllers = LaunchConfiguration("controllers").perform(context) or share(
+        "config", "ros2_control", f"{os.path.splitext(os.path.basename(scenario))[0]}.yaml")
     if not os.path.isfile(controllers):
         raise RuntimeError(f"controllers:={controllers}: no such file (write the controllers "
                            "of this scenario, see config/ros2_control/spacecraft_arm.yaml)")
@@ -64,16 +70,13 @@ def _nodes(context):
             overrides["real_time_factor"] = float(rtf)
         except ValueError:
             raise RuntimeError(f"real_time_factor:={rtf!r}: expected a number") from None
-    overrides["robot_description"] = ParameterValue(node_urdf, value_type=str)
-    sim_time = {"use_sim_time": True}
+    if LaunchConfiguration("state_barrier").perform(context) == "false":
+        overrides["controller_manager_state_barrier"] = ""
+    overrides["robot_description"] = string_parameter(node_urdf)
     cm = "/controller_manager"
     return [
-        Node(package=PACKAGE, executable="dynamics_node", name="dynamics_node",
-             output="screen", parameters=[path, overrides]),
-        Node(package="robot_state_publisher", executable="robot_state_publisher",
-             name="robot_state_publisher", output="screen",
-             parameters=[{"robot_description": ParameterValue(urdf, value_type=str),
-                          "ignore_timestamp": True, **sim_time}]),
+        vm_node("dynamics_node", path, overrides),
+        robot_state_publisher(urdf, use_sim_time=True),
         # use_sim_time as a global argument: the hardware component's own node (which stamps
         # the commands) must follow /clock too, and a parameters dict reaches only the named
         # node
@@ -81,20 +84,20 @@ def _nodes(context):
              name="controller_manager", namespace="/", output="screen",
              parameters=[controllers, {"update_rate": update_rate}],
              ros_arguments=["-p", "use_sim_time:=true"]),
+        # the switch waits for the manager's first update, i.e. for the dynamics node's
+        # /clock (its start may take minutes on a loaded machine): wall-time timeouts to match
         Node(package="controller_manager", executable="spawner", output="screen",
              arguments=["joint_state_broadcaster", controller, "--controller-manager", cm,
-                        "--controller-manager-timeout", "120"]),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-             arguments=["-d", os.path.join(share, "rviz", "vm_dynamics.rviz"),
-                        "-f", rviz_fixed_frame(read_params_file(path))],
-             parameters=[sim_time], condition=IfCondition(LaunchConfiguration("rviz"))),
+                        "--controller-manager-timeout", str(SPAWN_TIMEOUT_S),
+                        "--switch-timeout", str(SPAWN_TIMEOUT_S),
+                        "--service-call-timeout", str(SPAWN_TIMEOUT_S)]),
+        rviz(use_sim_time=True, fixed_frame=rviz_fixed_frame(read_params_file(path))),
     ]
 
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("scenario", default_value="spacecraft_arm",
-                              description="scenario name (config/<name>.yaml) or YAML path"),
+        declare("scenario"),
         DeclareLaunchArgument("controllers", default_value="",
                               description="controllers YAML; empty: "
                                           "config/ros2_control/<scenario>.yaml"),
@@ -107,7 +110,11 @@ def generate_launch_description():
         DeclareLaunchArgument("real_time_factor", default_value="1.0",
                               description="simulated s per wall s at most (0: as fast as the "
                                           "loop runs); empty: the scenario's"),
-        DeclareLaunchArgument("rviz", default_value="true", choices=["true", "false"],
-                              description="start RViz"),
+        declare("rviz"),
+        DeclareLaunchArgument("state_barrier", default_value="true",
+                              choices=["true", "false"],
+                              description="/clock waits until the hardware component took the "
+                                          "state (false: the manager may read the state of the "
+                                          "period before)"),
         OpaqueFunction(function=_nodes),
     ])

@@ -2,17 +2,8 @@
 
     ros2 launch vm_dynamics uvms.launch.py [controller:=NAME] [rviz:=false]
 """
-from launch.actions import IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import PathJoinSubstitution
-from launch_ros.substitutions import FindPackageShare
-
-from launch import LaunchDescription
+from vm_dynamics.nodes.launching import scenario_launch_description
 
 
 def generate_launch_description():
-    sim = PathJoinSubstitution([FindPackageShare("vm_dynamics"), "launch", "sim.launch.py"])
-    return LaunchDescription([
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(sim),
-                                 launch_arguments={"scenario": "uvms"}.items()),
-    ])
+    return scenario_launch_description("uvms")

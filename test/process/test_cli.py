@@ -21,7 +21,7 @@ SCENARIOS = ["spacecraft_arm", "uvms", "planar_rover", "satellite_wheels", "tumb
 CONSTRAINED = ["rolling_ball", "rolling_ball_incline", "diff_drive", "diff_drive_arm"]
 #: capture scenarios (vm_dynamics.capture, run through vm_dynamics.app.capture; tested in
 #: test/process/test_capture_cli.py)
-CAPTURE = ["capture_tumbling"]
+CAPTURE = ["capture_tumbling", "capture_orbit"]
 SHORT = {"spacecraft_arm": 0.2, "uvms": 0.1, "planar_rover": 0.3, "satellite_wheels": 1.0,
          "tumbling": 0.5, "prismatic_link": 0.5, "panda_on_bus": 0.3, "orbit_spacecraft_arm": 1.0,
          "orbit_station_keeping": 0.2}

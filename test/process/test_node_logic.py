@@ -382,6 +382,51 @@ def test_lockstep_at_1khz_paths_keep_one_pose_per_state_period():
     assert base == [20_000_000 * k for k in range(11)], base
 
 
+def test_tf_is_not_built_while_nobody_subscribes_to_it():
+    """/tf (SKIPPABLE) is left unbuilt while its publisher has no subscriber, looked up every
+    SUBSCRIBERS_REFRESH_S of wall time; joint_states and odom always go out, and /tf resumes
+    once a subscriber is matched."""
+    from vm_dynamics.nodes.dynamics_node import SUBSCRIBERS_REFRESH_S, DynamicsNode
+    p = scenario("planar_rover", dt=0.005, lockstep=True, control_rate=100.0,
+                 real_time_factor=0.0)
+    dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
+    listening = {"/tf": False, "odom": False, "joint_states": False}
+
+    class Graph(MemoryTransport):
+        def publisher(self, topic, msgtype, qos="default"):
+            pub = super().publisher(topic, msgtype, qos)
+            pub.has_subscribers = lambda: listening.get(topic, True)
+            return pub
+    tr, wall = Graph(p), FakeClock()
+    node = DynamicsNode(tr, dyn, wall=wall)
+
+    def counts():
+        return {topic: sum(1 for t, _ in tr.sent if t == topic)
+                for topic in ("/tf", "odom", "joint_states")}
+
+    def periods(n):
+        for _ in range(n):
+            feed_state(dyn, ctrl)
+            feed_commands(dyn, ctrl, dyn.t)
+            wall.now += 0.001
+            node.tick()
+        return counts()
+    first = periods(5)                       # before the first look everything goes out
+    assert first["/tf"] == first["joint_states"] == 6
+    wall.now += SUBSCRIBERS_REFRESH_S
+    node.tick()                              # looks (and sends a heartbeat of the state)
+    assert dyn.unsubscribed == {"tf"}
+    start, quiet = counts(), periods(10)
+    assert quiet["/tf"] == start["/tf"]
+    assert quiet["joint_states"] == quiet["odom"] == start["joint_states"] + 10
+    listening["/tf"] = True
+    wall.now += SUBSCRIBERS_REFRESH_S
+    node.tick()
+    assert dyn.unsubscribed == set()
+    start = counts()
+    assert periods(3)["/tf"] == start["/tf"] + 3
+
+
 def test_lockstep_is_deterministic_bit_identical():
     a, b = _lockstep_run(1), _lockstep_run(2)
     assert len(a) == len(b) == 40
@@ -518,6 +563,7 @@ def test_parameters_are_validated_with_precise_errors():
     p = scenario("planar_rover")
     for key, value, text in [("dt", -1.0, "dt"), ("integrator", "euler", "integrator"),
                              ("joints", ["joint1", "wrist"], "unknown joint(s) ['wrist']"),
+                             ("joints", ["joint1", "joint1"], "duplicate joint(s) ['joint1']"),
                              ("initial.joint_positions", [0.0], "initial.joint_positions"),
                              ("dynamics_backend", "gpu", "dynamics_backend"),
                              ("robot_description_file", "missing.urdf", "file not found")]:

@@ -38,6 +38,7 @@ from vm_dynamics.nodes.ros2_control import (
 from vm_dynamics.ros import messages as rm
 
 UPDATE_RATE = 100          # Hz: 10 steps of 1 ms per period
+BARRIER = "(state barrier request)"   # its place among the published messages, in-process
 PERIOD_NS = 10_000_000
 GAINS = (30.0, 8.0)        # the emulated controller: PD towards TARGET
 
@@ -118,7 +119,12 @@ def test_the_controller_manager_period_must_be_whole_steps_and_nanoseconds():
     p = scenario()
     assert controller_manager_settings(p, 100) == {
         "lockstep": True, "lockstep_wrench": False, "control_rate": 100.0,
-        "controller_manager_sync": True}
+        "controller_manager_sync": True,
+        "controller_manager_state_barrier": "/vm_dynamics/list_parameters"}
+    assert controller_manager_settings(p, 100, "Arm/Left", "/robot")[
+        "controller_manager_state_barrier"] == "/robot/arm_left/list_parameters"
+    with pytest.raises(ValueError, match="hardware name '9 lives'"):
+        controller_manager_settings(p, 100, "9 lives")
     assert controller_manager_settings(p, 1000)["control_rate"] == 1000.0
     for rate in (300, 3000, 7):      # 3.33 steps; a third of a step; 142857142.857 ns
         with pytest.raises(ValueError, match=f"update_rate {rate} Hz with dt=0.001"):
@@ -131,25 +137,46 @@ def test_the_controller_manager_period_must_be_whole_steps_and_nanoseconds():
 class FakeControllerManager:
     """ros2_control_node's sim-time loop with the topic system (module docstring), fed the
     messages the node published.  ``lag(k)``: how many /clock samples the component's clock
-    is behind at the k-th update."""
+    is behind at the k-th update.
 
-    def __init__(self, joints, lag=lambda k: 0):
-        self.joints, self.lag = list(joints), lag
+    The race between the manager's clock thread and the component's executor: a received
+    state goes to ``inbox`` (taken, not yet handled by the subscription callback); the
+    callback runs before an update only when ``executor_first(k)`` says the executor won
+    (else the update reads the state before), and always before the component's node answers
+    its ListParameters service (:meth:`answer_barrier`: one callback group, subscriptions
+    served first)."""
+
+    def __init__(self, joints, lag=lambda k: 0, executor_first=lambda k: True):
+        self.joints, self.lag, self.executor_first = list(joints), lag, executor_first
         self.clock = 0                   # ns, the manager's ROS time
         self.clocks = [0]                # the /clock samples so far
         self.started = self.slept = False
         self.wake_at = None
         self.state = None
+        self.inbox = []
+        self.barriers = 0
         self.updates = []                # (clock ns of the update, stamp ns, effort)
+        self.read = []                   # (clock ns of the update, stamp ns of the state read)
 
     def receive(self, topic, msg):
         if topic == "joint_states":
-            self.state = msg
+            self.inbox.append(msg)
         elif topic == "/clock":
             t = rm.time_msg_to_ns(msg.clock)
             if t != self.clock:
                 self.clock = t
                 self.clocks.append(t)
+
+    def take_states(self):
+        """The component's state callback(s): the newest state is the one ``read()`` uses."""
+        if self.inbox:
+            self.state = self.inbox[-1]
+            self.inbox.clear()
+
+    def answer_barrier(self, request=None):
+        self.take_states()
+        self.barriers += 1
+        return {"result": {"names": [], "prefixes": []}}
 
     def spin(self):
         """Returns the command of an update due now, else None."""
@@ -159,6 +186,11 @@ class FakeControllerManager:
             return None
         if self.clock < self.wake_at:              # sleep_until(previous + period)
             return None
+        if self.executor_first(len(self.updates)):
+            self.take_states()
+        if self.state is None:
+            return None
+        self.read.append((self.clock, rm.time_msg_to_ns(self.state.header.stamp)))
         js = rm.parse_joint_state(self.state, self.joints)
         effort = pd_effort(js.position, js.velocity)
         lag = self.lag(len(self.updates))
@@ -168,24 +200,59 @@ class FakeControllerManager:
         return rm.joint_state_msg(stamp * 1e-9, self.joints, None, effort=effort)
 
 
-def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05):
+class FakeBarrierClient:
+    """The node's client of the component's ListParameters service, in-process: the request
+    goes on the wire (``sent``, the messages the node published, in order) and the fake
+    manager answers it when it is delivered there, after the state published before it."""
+
+    def __init__(self, cm, sent):
+        self.cm, self.sent = cm, sent
+        self.pending, self.answer = False, None
+
+    def ready(self):
+        return self.cm.started
+
+    def send(self, fields):
+        self.sent.append((BARRIER, self))
+        self.pending = True
+
+    def deliver(self):
+        self.answer = self.cm.answer_barrier()
+
+    def poll(self):
+        if not self.pending or self.answer is None:
+            return None
+        out, self.pending, self.answer = self.answer, False, None
+        return True, out
+
+
+def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05, barrier=True,
+                 executor_first=lambda k: True):
     """DynamicsNode with controller_manager_sync and a FakeControllerManager; the manager
     comes up ``start_wall`` wall seconds after the node.  Returns (core, node, manager,
     published joint states)."""
     from vm_dynamics.nodes.dynamics_node import DynamicsNode
     p = cm_params(real_time_factor=0.0)
+    if not barrier:
+        p["controller_manager_state_barrier"] = ""
     core = DynamicsCore.from_params(p)
     tr = MemoryTransport(p)
+    cm = FakeControllerManager(core.robot.joints, lag, executor_first)
+    calls = []
+    tr.service_client = lambda name, srvtype: (calls.append((name, srvtype)),
+                                               FakeBarrierClient(cm, tr.sent))[1]
     wall = [0.0]
     node = DynamicsNode(tr, core, wall=lambda: wall[0])
-    cm = FakeControllerManager(core.robot.joints, lag)
+    node.barrier_calls = calls
     seen = 0
     while len(cm.updates) < periods:
         assert wall[0] < 60.0, f"stalled at t={core.t} after {len(cm.updates)} updates"
         wall[0] += 0.001
         node.tick()
         for topic, msg in tr.sent[seen:]:
-            if wall[0] >= start_wall:
+            if topic == BARRIER:
+                msg.deliver()
+            elif wall[0] >= start_wall:
                 cm.receive(topic, msg)
         seen = len(tr.sent)
         if wall[0] >= start_wall:
@@ -193,6 +260,7 @@ def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05):
             if cmd is not None:
                 node.on_joint_command(cmd)
     states = [m for topic, m in tr.sent if topic == "joint_states"]
+    node.barrier_requests = sum(topic == BARRIER for topic, _ in tr.sent)
     return core, node, cm, states
 
 
@@ -210,7 +278,10 @@ def test_lockstep_with_the_controller_manager_one_update_per_period_and_the_same
     rng = np.random.default_rng(3)
     # the component's clock 0 to 3 /clock samples behind (3 in 10 updates lag)
     lags = np.where(rng.random(400) < 0.3, rng.integers(1, 4, 400), 0)
-    core, node, cm, states = _cm_lockstep(300, lag=lambda k: int(lags[k]))
+    # the manager's clock thread wins the race against the state callback half the time
+    first = rng.random(400) < 0.5
+    core, node, cm, states = _cm_lockstep(300, lag=lambda k: int(lags[k]),
+                                          executor_first=lambda k: bool(first[k]))
     sync = node.cm_sync
     assert sync.engaged and sync.warmup_periods >= 1
     start = sync.warmup_periods * PERIOD_NS
@@ -227,9 +298,29 @@ def test_lockstep_with_the_controller_manager_one_update_per_period_and_the_same
                  (replay.V, core.V)):
         assert np.array_equal(a, b)
     assert np.max(np.abs(core.q - scenario()["initial.joint_positions"])) > 1e-3  # it moved
-    # the state the manager read at its update k is the state stamped t_k
+    # the state the manager read at its update k is the state stamped t_k: the barrier
+    # (ListParameters of the component's node) before each /clock
     js_stamps = {rm.time_msg_to_ns(m.header.stamp) for m in states}
     assert all(u[0] in js_stamps for u in engaged)
+    reads = [(c, r) for c, r in cm.read if c >= start]
+    assert len(reads) == len(engaged) and all(r == c for c, r in reads)
+    assert node.barrier_calls[0] == ("/vm_dynamics/list_parameters",
+                                     "rcl_interfaces/srv/ListParameters")
+    assert sync.barriers >= len(engaged) and sync.unguarded == 0
+
+
+def test_without_the_state_barrier_the_manager_reads_the_state_before():
+    """The race the barrier closes: the same manager with no barrier reads, at every update
+    its clock thread wins, an earlier state (and the lockstep still holds)."""
+    rng = np.random.default_rng(3)
+    first = rng.random(400) < 0.5
+    # (few periods: the PD here reading one period late diverges within a second)
+    core, node, cm, _ = _cm_lockstep(20, barrier=False, executor_first=lambda k: bool(first[k]))
+    start = node.cm_sync.warmup_periods * PERIOD_NS
+    reads = [(c, r) for c, r in cm.read if c >= start]
+    stale = [c for c, r in reads if r != c]
+    assert len(stale) >= 3 and all(r < c for c, r in reads if r != c)   # earlier states
+    assert not node.barrier_calls and node.barrier_requests == 0
 
 
 def test_before_the_start_commands_are_ignored_and_after_it_older_stamps_are():
@@ -283,7 +374,10 @@ def test_the_topic_system_protocol_over_dds_drives_the_node_like_the_effort_inpu
                                                                                   monkeypatch):
     """The dynamics node as a process; the test is the controller manager and its topic
     system over the project's DDS transport (commands: reliable, depth 1, on
-    /joint_commands; states read best effort from /joint_states, as SensorDataQoS)."""
+    /joint_commands; states read best effort from /joint_states, as SensorDataQoS; the
+    component's node serving rcl_interfaces/srv/ListParameters, the state barrier).  The
+    manager's clock thread wins the race against the state callback half the time: the
+    barrier must still give every update the state of its own period."""
     pytest.importorskip("cyclonedds")
     from vm_dynamics.transport.qos import QosSpec
     domain = int(os.environ.get("ROS_DOMAIN_ID") or 20 + os.getpid() % 60)
@@ -303,8 +397,11 @@ def test_the_topic_system_protocol_over_dds_drives_the_node_like_the_effort_inpu
     try:
         from vm_dynamics.transport.dds import DdsTransport
         transport = DdsTransport("fake_controller_manager", {}, ["fake_controller_manager"])
-        cm = FakeControllerManager(scenario()["joints"])
+        first = np.random.default_rng(5).random(10 * periods) < 0.5
+        cm = FakeControllerManager(scenario()["joints"], executor_first=lambda k: bool(first[k]))
         states = {}
+        transport.service("/vm_dynamics/list_parameters", "rcl_interfaces/srv/ListParameters",
+                          cm.answer_barrier)
 
         def on_state(msg):
             states[rm.time_msg_to_ns(msg.header.stamp)] = msg
@@ -316,7 +413,7 @@ def test_the_topic_system_protocol_over_dds_drives_the_node_like_the_effort_inpu
                                   QosSpec(reliable=True, transient_local=False, depth=1))
 
         def loop():
-            cmd = cm.spin() if cm.state is not None else None
+            cmd = cm.spin()
             if cmd is not None:
                 pub.publish(cmd)
             return len(cm.updates) >= periods
@@ -339,6 +436,9 @@ def test_the_topic_system_protocol_over_dds_drives_the_node_like_the_effort_inpu
     clocks = [u[0] for u in engaged]
     assert clocks == [start + k * PERIOD_NS for k in range(len(engaged))]   # 0 missed/doubled
     assert all(u[1] == u[0] for u in engaged)       # one clock here: the stamps are exact
+    reads = [(c, r) for c, r in cm.read if c >= start]
+    assert len(reads) == len(engaged) and all(r == c for c, r in reads)   # the barrier
+    assert cm.barriers >= len(engaged)
     # the same efforts through the existing effort input, in-process: identical states
     replay = _replay([u[2] for u in engaged], start)
     js = rm.parse_joint_state(states[last], scenario()["joints"])
@@ -358,3 +458,27 @@ def test_the_warm_up_leaves_an_arm_at_rest_exactly_at_rest():
     assert core.stamp_ns == 50 * PERIOD_NS
     for a, b in zip(before, (core.g, core.V, core.q, core.qd)):
         assert np.array_equal(a, b)
+
+
+def test_a_heartbeat_repeats_the_state_of_its_stamp_as_first_sent():
+    """While the node waits (here: a command has arrived, its period is not yet run), the
+    heartbeat re-sends the state of the current stamp: the same message, not one whose effort
+    field already holds the new command (that would make two runs' /joint_states differ by
+    when the heartbeat fell)."""
+    core, node, cm, _ = _cm_lockstep(20)
+    tr, sync = node.t, node.cm_sync
+    sent = [m for topic, m in tr.sent if topic == "joint_states"]
+    first = sent[-1]
+    stamp = rm.time_msg_to_ns(first.header.stamp)
+    assert stamp == core.stamp_ns and sync.engaged
+    cmd = rm.joint_state_msg(stamp * 1e-9, core.robot.joints, None,
+                             effort=np.full(len(core.robot.joints), 7.0))
+    assert core.apply_joint_command(cmd)              # held, its period not run
+    sync.held = None                                  # (the barrier of the last state done)
+    node.flush(node.wall() + 1.0)                     # idle for 1 s: the heartbeat
+    again = [m for topic, m in tr.sent if topic == "joint_states"]
+    assert len(again) == len(sent) + 1
+    again = again[-1]
+    assert rm.time_msg_to_ns(again.header.stamp) == stamp
+    assert list(again.effort) == list(first.effort) and 7.0 not in list(first.effort)
+    assert list(again.position) == list(first.position)

@@ -1363,3 +1363,51 @@ def test_dynamics_node_screens_effort_commands_before_decoding_and_bounds_each_t
     t.params["max_commands_per_turn"] = 0
     with pytest.raises(ValueError, match="max_commands_per_turn"):
         dn.DynamicsNode(t, core)
+
+
+def test_dds_executor_visits_only_the_readers_holding_data():
+    """A turn drains the subscriptions and services whose reader holds samples and leaves the
+    idle ones alone (the dynamics node has some twenty readers, mostly services); a sample
+    left behind (more than one turn takes) is drained in the next turn."""
+    t, src = _dds("visits"), _dds("visits_src")
+    try:
+        got, visits = [], {"a": 0, "b": 0, "srv": 0}
+
+        def counted(name, drain):
+            def run(*args):
+                visits[name] += 1
+                return drain(*args)
+            return run
+        sub_a = t.subscribe("/a", rm.CLOCK, got.append)
+        sub_b = t.subscribe("/b", rm.CLOCK, got.append)
+        srv = t.service("~/s", "std_srvs/srv/Trigger", lambda req: (True, "ok"))
+        sub_a.drain, sub_b.drain = counted("a", sub_a.drain), counted("b", sub_b.drain)
+        srv.drain = counted("srv", srv.drain)
+        for _ in range(5):
+            t.spin_once(0.01)
+        assert visits == {"a": 0, "b": 0, "srv": 0}
+        pub = src.publisher("/a", rm.CLOCK)
+        deadline = time.monotonic() + 10
+        while not pub.matched_subscriptions and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sub_a.depth = 1                    # one sample per turn: the rest waits for the next
+        for s in (1.0, 2.0, 3.0):
+            pub.publish(rm.clock_msg(s))
+        assert t.spin_until(lambda: len(got) == 3, 10.0)
+        assert [m.clock.sec for m in got] == [1, 2, 3]
+        assert visits["a"] >= 3 and visits["b"] == 0 and visits["srv"] == 0
+    finally:
+        src.shutdown()
+        t.shutdown()
+
+
+def test_dds_executor_of_a_node_without_readers():
+    """A node that only publishes (no subscription, no service) waits on its guard alone."""
+    t = _dds("publisher_only")
+    try:
+        t.publisher("/out", rm.CLOCK)
+        fired = []
+        t.timer(0.01, lambda: fired.append(1))
+        assert t.spin_until(lambda: len(fired) >= 2, 10.0)
+    finally:
+        t.shutdown()

@@ -451,6 +451,10 @@ def test_ros2_control_launch_gives_the_manager_the_tag_and_the_node_its_lockstep
     dyn = check_parameters(by_exe["dynamics_node"], ctx).values
     assert (dyn["lockstep"], dyn["controller_manager_sync"], dyn["control_rate"],
             dyn["lockstep_wrench"]) == (True, True, 200.0, False)
+    assert dyn["controller_manager_state_barrier"] == "/vm_dynamics/list_parameters"
+    off, ctx_off = run_launch(LAUNCH / "ros2_control.launch.py",
+                              {"rviz": "false", "state_barrier": "false"})
+    assert check_parameters(off[0], ctx_off).values["controller_manager_state_barrier"] == ""
     rsp = rargs.parameter_overrides_for(resolved_parameters(by_exe["robot_state_publisher"],
                                                             ctx), "/robot_state_publisher")
     tag = ET.fromstring(rsp["robot_description"]).find("ros2_control")

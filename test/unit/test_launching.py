@@ -123,3 +123,17 @@ def test_rviz_fixed_frame_is_the_root_of_the_published_tf():
     assert rviz_fixed_frame({"odom_frame": "world"}) == "world"
     assert rviz_fixed_frame({"world_frame": "inertial", "odom_frame": "map"}) == "map"
     assert rviz_fixed_frame({"world_frame": "lvlh"}) == "lvlh"      # in orbit: no odom frame
+
+
+def test_scenario_section_finds_the_scenarios_with_their_own_runner(tmp_path):
+    """config.scenario_section: vm-sim's dispatch and sim.launch.py find a capture or
+    constraints section with it; no such section, or no readable scenario, is None."""
+    from vm_dynamics.config.scenario import scenario_section
+    path, section = scenario_section("capture_tumbling", "capture")
+    assert path == REPO / "config" / "capture_tumbling.yaml" and "grasp" in section
+    assert scenario_section("diff_drive", "constraints")[1]["type"] == "diff_drive"
+    assert scenario_section("spacecraft_arm", "capture") is None
+    assert scenario_section("no_such_scenario", "capture") is None
+    odd = tmp_path / "odd.yaml"
+    odd.write_text("constraints: diff_drive\n")          # not a mapping: not a section
+    assert scenario_section(str(odd), "constraints") is None

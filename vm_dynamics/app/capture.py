@@ -17,19 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["capture_scenario_file", "run_capture", "simulate_capture_file", "plot_capture"]
-
-
-def capture_scenario_file(name_or_path):
-    """The scenario file if it has a ``capture`` section, else ``None``."""
-    from ..config.params import read_params_file
-    from ..config.scenario import scenario_path
-    try:
-        path = scenario_path(name_or_path)
-        params = read_params_file(path)
-    except ValueError:
-        return None
-    return path if isinstance(params.get("capture"), dict) else None
+__all__ = ["run_capture", "simulate_capture_file", "plot_capture"]
 
 
 def simulate_capture_file(path, overrides=None, progress=None):
@@ -66,15 +54,19 @@ def plot_capture(out: Path, name: str, tr) -> str:
     a.set(xlabel="t [s]", title="fixture relative to the grasp frame (until the grasp)")
     a.legend()
     a = ax[1, 0]
-    for h, lab in ((tr.momentum_chaser, "chaser"), (tr.momentum_target, "target"),
-                   (tr.momentum_total - tr.impulse, "total − base impulse")):
+    field = bool(np.any(tr.external_impulse))           # force elements (orbit) acted
+    rest = (tr.momentum_total - tr.impulse - tr.external_impulse,
+            "total − base and orbit impulses") if field else (tr.momentum_total - tr.impulse,
+                                                               "total − base impulse")
+    for h, lab in ((tr.momentum_chaser, "chaser"), (tr.momentum_target, "target"), rest):
         a.plot(t, np.linalg.norm(h[:, 3:], axis=1), label=f"|L| {lab}")
     a.plot(t, np.linalg.norm(tr.momentum_total[:, 3:], axis=1), "k:", label="|L| total")
     a.set(xlabel="t [s]", ylabel="angular momentum about the origin [N m s]",
-          title="momenta (inertial frame)")
+          title="momenta (chief frame)" if field else "momenta (inertial frame)")
     a.legend(fontsize=8)
     a = ax[1, 1]
-    a.plot(t, tr.energy_balance, label="T + U + D + weld loss − W (− initial)")
+    a.plot(t, tr.energy_balance, label=("T + U + U_orbit + D + weld loss − W − ∫∂U/∂t (− initial)"
+                                        if field else "T + U + D + weld loss − W (− initial)"))
     a.plot(t, tr.dissipated, label="D: contact dissipation")
     a.plot(t, tr.weld_loss, label="kinetic energy lost in the grasp (plastic weld)")
     a.set(xlabel="t [s]", ylabel="J", title="energy balance")
@@ -108,6 +100,8 @@ def summary_of(name, scn, tr) -> dict:
         "target_angular_momentum_start": float(np.linalg.norm(tr.momentum_target[0, 3:])),
         "final_angular_velocity_target": float(np.linalg.norm(tr.V_T[-1, 3:])),
         "base_impulse": [float(x) for x in tr.impulse[-1]],
+        "external_impulse": [float(x) for x in tr.external_impulse[-1]],
+        "field_potential_change": float(tr.potential[-1] - tr.potential[0]),
         "energy_balance_error": float(np.abs(tr.energy_balance).max()),
         "energy_balance_error_relative": float(np.abs(tr.energy_balance).max()) / e_scale,
         "energy_dissipated_contact": float(tr.dissipated[-1]),

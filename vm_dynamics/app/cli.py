@@ -78,14 +78,14 @@ def _special_scenario(args):
     """The exit code of a scenario with its own runner (a ``capture`` section: a chaser and a
     tumbling target, issue 22; a ``constraints`` section: rolling ball, differential drive,
     paper 002 §4), or None for an ordinary scenario."""
-    from .capture import capture_scenario_file, run_capture
-    from .constrained import constrained_scenario_file, run_constrained
-    for find, run in ((capture_scenario_file, run_capture),
-                      (constrained_scenario_file, run_constrained)):
-        path = find(args.scenario)
-        if path is not None:
+    from ..config.scenario import scenario_section
+    from .capture import run_capture
+    from .constrained import run_constrained
+    for section, run in (("capture", run_capture), ("constraints", run_constrained)):
+        found = scenario_section(args.scenario, section)
+        if found is not None:
             try:
-                return run(path, args, _log)
+                return run(found[0], args, _log)
             except ValueError as exc:
                 raise UsageError(str(exc).splitlines()[0]) from None
     return None

@@ -17,20 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["constrained_scenario_file", "run_constrained"]
-
-
-def constrained_scenario_file(name_or_path):
-    """The scenario file if it has a ``constraints`` section, else ``None`` (also for a name
-    that is no scenario: the ordinary path reports that)."""
-    from ..config.params import read_params_file
-    from ..config.scenario import scenario_path
-    try:
-        path = scenario_path(name_or_path)
-        params = read_params_file(path)
-    except ValueError:
-        return None
-    return path if isinstance(params.get("constraints"), dict) else None
+__all__ = ["run_constrained"]
 
 
 def _recording_arrays(scn, tr):

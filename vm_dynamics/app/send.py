@@ -119,10 +119,11 @@ def topic_of(args) -> str:
 
 
 def _trajectory(args, types):
+    from ..ros.fields import duplicate_names
     joints = [j.strip() for j in args.joints.split(",")]
     if not all(joints):
         raise SendError(f"--joints: empty joint name in {args.joints!r}")
-    dup = sorted({j for j in joints if joints.count(j) > 1})
+    dup = duplicate_names(joints)
     if dup:
         raise SendError(f"--joints: duplicate joint name(s) {dup}")
     points, last = [], -math.inf

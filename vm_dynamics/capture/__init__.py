@@ -8,7 +8,9 @@ momentum-conserving velocity update (docs/capture.md).
 * :mod:`.contact` — Hunt–Crossley normal force, regularised Coulomb friction, dissipation;
 * :mod:`.grasp` — grasp condition, weld Jacobian, impulsive update (G2), release (G3);
 * :mod:`.system` — :class:`CaptureSimulator`: chaser + target in one RKMK step on
-  SE(3) × SE(3) × R^m with the spatial momenta as state.
+  SE(3) × SE(3) × R^m with the spatial momenta as state, with force elements on both bodies;
+* :mod:`.orbit` — capture in orbit: the chief frame and its gravity
+  (:class:`ChiefFrameGravity`, :class:`TidalGravity`).
 """
 from .body import TargetBody, pose_from_config, target_from_config, target_from_urdf
 from .contact import (
@@ -21,6 +23,7 @@ from .contact import (
     HuntCrossley,
     contact_force,
     contact_geometry,
+    contact_manifold,
     contact_model_from_config,
     primitive_from_config,
 )
@@ -32,13 +35,16 @@ from .grasp import (
     grasp_velocity,
     release_velocity,
 )
+from .orbit import ChiefFrameGravity, TidalGravity
 from .shapes import SHAPE_TYPES, Box, Capsule, Cylinder, Shape, Sphere, shape_from_config
 from .system import CaptureSimulator, CaptureState, CaptureSystem, MeasuredWrench, ProductGroup
 
 __all__ = ["TargetBody", "pose_from_config", "target_from_config", "target_from_urdf",
            "DAMPING_MODELS", "ChaserPrimitive", "ContactForce", "ContactGeometry",
            "ContactModel", "CoulombFriction", "HuntCrossley", "contact_force", "contact_geometry",
+           "contact_manifold",
            "contact_model_from_config", "primitive_from_config", "GraspSpec", "grasp_error",
            "grasp_jacobian", "grasp_spec_from_config", "grasp_velocity", "release_velocity",
            "SHAPE_TYPES", "Box", "Capsule", "Cylinder", "Shape", "Sphere", "shape_from_config",
-           "CaptureSimulator", "CaptureState", "CaptureSystem", "MeasuredWrench", "ProductGroup"]
+           "CaptureSimulator", "CaptureState", "CaptureSystem", "MeasuredWrench", "ProductGroup",
+           "ChiefFrameGravity", "TidalGravity"]

@@ -7,7 +7,10 @@ shape with signed distance ``φ_T``: penetration ``δ = r − φ_T(c)``, normal 
 (pointing out of the target, towards the chaser), contact point ``p = c − ½(r + φ_T(c)) n`` (midway
 between the two surfaces).  A capsule is the sphere at the point of its axis segment where
 ``φ_T`` is smallest (``φ_T`` is convex along the segment: a golden-section search to 1e-12 of
-the length).  A chaser box touches only a target sphere (roles swapped, ``n`` reversed).
+the length).  A chaser box against a target sphere: the sphere against the box (roles
+swapped, ``n`` reversed); against a target box or cylinder: a manifold of several points
+(:mod:`.collide_box`: clipping of the separating axis' faces, resp. corners, edges and rim
+points), each point a contact of its own with the forces below.
 
 Because ``p − c ∥ n``, the penetration rate is ``δ̇ = −n·v_rel`` with ``v_rel = v_C(p) − v_T(p)``
 the velocity of the chaser's material point at ``p`` relative to the target's (docs/capture.md).
@@ -49,11 +52,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.validation import as_pose, as_positive
-from .shapes import Box, Capsule, Shape, Sphere, shape_from_config
+from .collide_box import box_box_manifold, box_cylinder_manifold
+from .shapes import Box, Capsule, Cylinder, Shape, Sphere, shape_from_config
 
 __all__ = ["HuntCrossley", "CoulombFriction", "ContactModel", "ChaserPrimitive",
            "ContactGeometry", "ContactForce", "DAMPING_MODELS", "contact_geometry",
-           "contact_force", "contact_model_from_config", "primitive_from_config"]
+           "contact_manifold", "contact_force", "contact_model_from_config", "primitive_from_config"]
 
 def _exact_chi(e: float) -> float:
     """χ with ``χ(1 + e) = ln((1 + χ)/(1 − χe))`` (bisection, χ ∈ (0, 1/e))."""
@@ -257,12 +261,14 @@ def _capsule_point(shape: Shape, g_shape, a, u, h):
 def contact_geometry(prim: ChaserPrimitive, g_prim: np.ndarray, target_shape: Shape,
                      g_shape: np.ndarray) -> ContactGeometry:
     """Penetration, normal and contact point of a chaser primitive at the inertial pose
-    ``g_prim`` against the target's shape at ``g_shape`` (module docstring)."""
+    ``g_prim`` against the target's shape at ``g_shape`` (module docstring); for a box against
+    a box or a cylinder the deepest point of :func:`contact_manifold` (while apart: an estimate
+    of the gap, ``delta < 0``)."""
     s = prim.shape
+    if isinstance(s, Box) and not isinstance(target_shape, Sphere):
+        d, n, p = _box_manifold(s, g_prim, target_shape, g_shape)[0]
+        return ContactGeometry(d, n, p)
     if isinstance(s, Box):
-        if not isinstance(target_shape, Sphere):
-            raise ValueError(f"contact primitive {prim.name!r}: a chaser box touches only a target "
-                             f"sphere (got a target {target_shape.kind}); use spheres or capsules")
         c = g_shape[:3, 3]
         gap, n, phi = _sphere_vs(s, g_prim, c, target_shape.radius)
         return ContactGeometry(-gap, -n, c - 0.5 * (target_shape.radius + phi) * n)
@@ -273,6 +279,28 @@ def contact_geometry(prim: ChaserPrimitive, g_prim: np.ndarray, target_shape: Sh
         c = g_prim[:3, 3]
     gap, n, phi = _sphere_vs(target_shape, g_shape, c, s.radius)
     return ContactGeometry(-gap, n, c - 0.5 * (s.radius + phi) * n)
+
+
+def _box_manifold(box: Box, g_box, target_shape: Shape, g_shape):
+    if isinstance(target_shape, Box):
+        return box_box_manifold(box, g_box, target_shape, g_shape)
+    if isinstance(target_shape, Cylinder):
+        return box_cylinder_manifold(box, g_box, target_shape, g_shape)
+    raise ValueError(f"a chaser box against a target {target_shape.kind}: not available "
+                     f"(target shapes: sphere, box, cylinder)")
+
+
+def contact_manifold(prim: ChaserPrimitive, g_prim: np.ndarray, target_shape: Shape,
+                     g_shape: np.ndarray) -> list:
+    """The penetrating contact points (:class:`ContactGeometry`, ``delta > 0``) of a chaser
+    primitive against the target's shape: at most one for a sphere or a capsule or a box
+    against a sphere; up to 8 for a box against a box, the corners, edges and rim points inside
+    for a box against a cylinder (:mod:`.collide_box`).  Empty while apart."""
+    if isinstance(prim.shape, Box) and not isinstance(target_shape, Sphere):
+        pts = _box_manifold(prim.shape, g_prim, target_shape, g_shape)[1]
+        return [ContactGeometry(d, n, p) for d, n, p in pts]
+    geom = contact_geometry(prim, g_prim, target_shape, g_shape)
+    return [geom] if geom.delta > 0.0 else []
 
 
 def contact_force(model: ContactModel, prim: str, geom: ContactGeometry, v_rel: np.ndarray,

@@ -109,6 +109,9 @@ class CaptureTrajectory:
     work: np.ndarray
     dissipated: np.ndarray
     weld_loss: np.ndarray              # kinetic energy lost in the grasps so far
+    external_impulse: np.ndarray       # (N, 6) of the force elements (orbit), spatial
+    potential: np.ndarray              # the force elements' potential energy
+    field_work: np.ndarray             # A: their explicit ∂U/∂t and non-conservative work
     events: list = field(default_factory=list)
     wall_time: float = 0.0
 
@@ -118,15 +121,16 @@ class CaptureTrajectory:
 
     @property
     def momentum_error(self) -> np.ndarray:
-        """``h(t) − h(0) − ∫Ad_{g⁻¹}ᵀF_b dt`` (zero up to round-off), (N, 6)."""
-        return self.momentum_total - self.momentum_total[0] - self.impulse
+        """``h(t) − h(0) − ∫Ad_{g⁻¹}ᵀF_b dt − ∫ΣW_e dt`` (zero up to round-off), (N, 6)."""
+        return (self.momentum_total - self.momentum_total[0] - self.impulse
+                - self.external_impulse)
 
     @property
     def energy_balance(self) -> np.ndarray:
-        """``T_C + T_T + U + D + weld loss − W`` minus its initial value (zero up to the
-        integration error)."""
-        e = (self.kinetic_chaser + self.kinetic_target + self.elastic + self.dissipated
-             + self.weld_loss - self.work)
+        """``T_C + T_T + U + U_e + D + weld loss − W − A`` minus its initial value (zero up
+        to the integration error)."""
+        e = (self.kinetic_chaser + self.kinetic_target + self.elastic + self.potential
+             + self.dissipated + self.weld_loss - self.work - self.field_work)
         return e - e[0]
 
 
@@ -221,7 +225,8 @@ def run_mission(mission: CaptureMission, duration: float, sample_every: int = 1,
         rows.append((s.t, s.g, s.V, s.q, s.qd, np.zeros(n) if tau is None else tau,
                      np.zeros(6) if bw is None else bw, s.g_T, s.V_T, s.grasped, f, dp, da,
                      mom["chaser"], mom["target"], s.impulse, en["chaser"], en["target"],
-                     en["elastic"], s.work, s.dissipated, en["weld_loss"]))
+                     en["elastic"], s.work, s.dissipated, en["weld_loss"], s.external_impulse,
+                     en["potential"], s.field_work))
 
     sample(None)
     for k in range(1, steps + 1):

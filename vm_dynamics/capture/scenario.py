@@ -27,6 +27,13 @@
       control_rate: 100.0
       track: {name: task_space, mode: free_floating, kp_lin: 16, kd_lin: 8, ...}
       detumble: {name: computed_torque, mode: actuated_base, kp: 4, kd: 4, ...}
+    two_body: {mu: 3.986004418e14, gradient: true}     # in orbit (optional, with orbit)
+    orbit: {altitude: 400000.0, inclination_deg: 51.6, initial_frame: lvlh}
+
+With an ``orbit`` section the pair is integrated in the chief frame of that reference orbit
+(:mod:`.orbit`, docs/capture.md "In orbit"): two-body gravity with the gravity gradient on both
+bodies, and the initial poses and twists are relative to LVLH at t = 0 (``initial_frame:
+lvlh``, default) or to the chief frame (``chief``).
 """
 from __future__ import annotations
 
@@ -41,13 +48,14 @@ from .body import target_from_config
 from .contact import contact_model_from_config, primitive_from_config
 from .grasp import grasp_spec_from_config
 from .mission import CaptureMission, FixtureReference
+from .orbit import from_lvlh, orbit_forces
 from .system import CaptureSimulator, CaptureSystem
 
 __all__ = ["CaptureScenario", "capture_scenario", "CAPTURE_KEYS", "TOP_LEVEL"]
 
 TOP_LEVEL = ("scenario", "description", "robot_description_file", "base_type", "gravity",
              "integrator", "dt", "duration", "joints", "initial", "capture", "publish_rate",
-             "control_rate", "real_time_factor", "command_timeout")
+             "control_rate", "real_time_factor", "command_timeout", "two_body", "orbit")
 CAPTURE_KEYS = ("target", "contact", "grasp", "approach", "control_rate", "track", "detumble")
 
 
@@ -61,6 +69,7 @@ class CaptureScenario:
     mission: CaptureMission
     duration: float
     initial: dict
+    orbit: object = None
 
 
 def _initial_chaser(model, init):
@@ -105,7 +114,8 @@ def capture_scenario(params: dict, urdf, name: str | None = None) -> CaptureScen
     gcfg = dict(cap["grasp"])
     command_time, release_time = gcfg.pop("command_time", None), gcfg.pop("release_time", None)
     grasp = grasp_spec_from_config(gcfg, model.frame_names)
-    system = CaptureSystem(model, target, prims, contact, grasp)
+    forces, orbit, frame = orbit_forces(params.get("two_body"), params.get("orbit"))
+    system = CaptureSystem(model, target, prims, contact, grasp, forces)
     dt = float(params.get("dt", 0.002))
     duration = float(params.get("duration", 30.0))
     if not (np.isfinite(dt) and dt > 0 and np.isfinite(duration) and duration >= dt):
@@ -118,6 +128,9 @@ def capture_scenario(params: dict, urdf, name: str | None = None) -> CaptureScen
     g_T = lie.pose(tinit.get("position", [0.0, 0.0, 0.0]),
                    tinit.get("orientation", [0.0, 0.0, 0.0, 1.0]))
     V_T = as_vector(tinit.get("twist", np.zeros(6)), 6, "capture.target.initial.twist")
+    if frame == "lvlh":
+        g, V = from_lvlh(orbit, 0.0, g, V)
+        g_T, V_T = from_lvlh(orbit, 0.0, g_T, V_T)
     sim.reset(g, V, q, qd, g_T, V_T)
     acfg = cap.get("approach") or {}
     unknown = set(acfg) - {"standoff", "start", "arrive"}
@@ -130,4 +143,5 @@ def capture_scenario(params: dict, urdf, name: str | None = None) -> CaptureScen
     mission = CaptureMission(sim, ref, track, dict(cap["detumble"]), command_time,
                              release_time, float(cap.get("control_rate", 100.0)))
     return CaptureScenario(name or str(params.get("scenario", "capture")), system, sim, mission,
-                           duration, {"g": g, "V": V, "q": q, "qd": qd, "g_T": g_T, "V_T": V_T})
+                           duration, {"g": g, "V": V, "q": q, "qd": qd, "g_T": g_T, "V_T": V_T},
+                           orbit)

@@ -10,6 +10,9 @@ axis inside a box or cylinder).  Contact (:mod:`vm_dynamics.capture.contact`) ne
 * ``Cylinder(radius, length)`` axis z, centred
 * ``Capsule(radius, length)``  axis z, centred: the segment ``z ∈ [−L/2, L/2]`` swept by a sphere
   (chaser fingers and links); only on the chaser side.
+
+A chaser box against a target box or cylinder needs more than ``φ`` (several points:
+:mod:`vm_dynamics.capture.collide_box`).
 """
 from __future__ import annotations
 
@@ -157,4 +160,10 @@ def shape_from_config(cfg, what: str = "shape", allowed=("sphere", "box", "cylin
         raise ValueError(f"{what}: a {kind} takes {', '.join(keys)}"
                          + (f"; missing {', '.join(missing)}" if missing else "")
                          + (f"; unknown {', '.join(sorted(unknown))}" if unknown else ""))
-    return SHAPE_TYPES[kind](*(cfg[k] for k in keys))
+    try:
+        return SHAPE_TYPES[kind](*(cfg[k] for k in keys))
+    except ValueError as e:         # "box.size: ..." -> "<what>.size: ..." (the YAML path)
+        msg = str(e)
+        if msg.startswith(f"{kind}."):
+            msg = f"{what}.{msg[len(kind) + 1:]}"
+        raise ValueError(msg) from None

@@ -21,8 +21,18 @@ forward dynamics with the contact forces as frame wrenches.  Each RK stage's slo
 round-off.  The poses use the body velocities ``(V, V_T)`` in the RKMK scheme of
 :func:`vm_dynamics.sim.integrators.rkmk_step` (``Θ̇ = dexp⁻¹_{−Θ} V`` per block).
 
-The chaser must be free-flying (base SE3) and without gravity (an orbiting pair in the CoM
-frame, or deep space): the momentum formulation needs both.
+**Force elements** (``CaptureSystem.forces``, docs/capture.md "In orbit"): each
+:class:`~vm_dynamics.forces.base.ForceElement` (or a time-dependent family with ``at(t)``, as
+:class:`~.orbit.ChiefFrameGravity`) acts on the chaser and on the target (evaluated on the
+target's one-link model, :func:`~.orbit.target_model`); their spatial wrenches enter ``μ̇`` and
+``μ̇_T`` (while grasped the target's is applied at the grasp frame of the merged model) and
+accumulate in the external impulse ``E = ∫Σ W_e dt``; the conservative ones' potentials are
+counted in the energy, and the explicit rate ``∂U/∂t`` of a time-dependent potential plus the
+power of non-conservative elements in the account ``A``.  In orbit the integration frame is the
+chief frame of :mod:`.orbit` (momenta relative to a free-falling origin, no loss of digits).
+
+The chaser must be free-flying (base SE3) without uniform gravity in its model (the momentum
+formulation needs both; external fields are force elements).
 """
 from __future__ import annotations
 
@@ -33,14 +43,23 @@ import numpy as np
 
 from ..core import lie
 from ..core.validation import as_pose, as_positive, as_vector
-from ..sim.integrators import TABLEAUX, reorthonormalize, rkmk_step
+from ..sim.integrators import TABLEAUX
 from .body import TargetBody
-from .contact import ChaserPrimitive, ContactModel, contact_force, contact_geometry
+from .contact import (
+    ChaserPrimitive,
+    ContactModel,
+    contact_force,
+    contact_geometry,
+    contact_manifold,
+)
 from .grasp import GraspSpec, grasp_error, grasp_velocity
 from .kinematics import frame_twist
-from .shapes import Box, Sphere
+from .orbit import element_wrenches, frozen_elements, target_model
+from .stepping import StepStats, advance
 
-_NACC = 9      # accounts at the end of y: base-wrench impulse (6), W, D, X
+# accounts at the end of y: base-wrench impulse (6), elements' impulse (6), W, D, X, A
+_NACC = 16
+_IMP, _EXT, _SCAL = slice(-16, -10), slice(-10, -4), slice(-4, None)
 
 __all__ = ["CaptureSystem", "CaptureSimulator", "CaptureState", "ProductGroup",
            "MeasuredWrench"]
@@ -80,8 +99,9 @@ class MeasuredWrench:
 class CaptureState:
     """Chaser ``(g, V, q, qd)``, target ``(g_T, V_T)``, ``grasped``, the time, the energy
     accounts ``work`` (inputs), ``dissipated`` (contact), ``exchanged`` (measured wrench), J,
-    and ``impulse``: ``∫Ad_{g⁻¹}ᵀF_b dt``, the spatial impulse of the base wrench (the only
-    external wrench: total momentum = initial + impulse)."""
+    and ``impulse``: ``∫Ad_{g⁻¹}ᵀF_b dt``, the spatial impulse of the base wrench;
+    ``external_impulse`` that of the force elements on both bodies (total momentum = initial +
+    impulse + external_impulse) and ``field_work`` the account ``A`` (module docstring)."""
 
     t: float
     g: np.ndarray
@@ -95,18 +115,22 @@ class CaptureState:
     dissipated: float = 0.0
     exchanged: float = 0.0
     impulse: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    external_impulse: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    field_work: float = 0.0
 
 
 @dataclass(eq=False)
 class CaptureSystem:
     """The chaser ``model`` (base SE3, no gravity), the ``target``, the chaser's contact
-    ``primitives``, the ``contact`` law and the ``grasp`` spec (None: no grasping)."""
+    ``primitives``, the ``contact`` law, the ``grasp`` spec (None: no grasping) and the
+    ``forces`` acting on both bodies (force elements, or families with ``at(t)``)."""
 
     model: object
     target: TargetBody
     primitives: list = field(default_factory=list)
     contact: ContactModel | None = None
     grasp: GraspSpec | None = None
+    forces: tuple = ()
 
     def __post_init__(self):
         m = self.model
@@ -115,7 +139,7 @@ class CaptureSystem:
                              f"{m.base_type}")
         if np.any(m.gravity != 0):
             raise ValueError(f"capture: the chaser model has gravity {m.gravity.tolist()}; "
-                             f"capture runs without gravity (orbit CoM frame): set gravity 0")
+                             f"set gravity 0 (external fields are force elements: forces=...)")
         if not isinstance(self.target, TargetBody):
             raise ValueError("capture: target must be a TargetBody")
         self.primitives = list(self.primitives)
@@ -129,15 +153,22 @@ class CaptureSystem:
             if p.name in names:
                 raise ValueError(f"contact primitive {p.name!r}: duplicate name")
             names.add(p.name)
-            if isinstance(p.shape, Box) and not isinstance(self.target.shape, Sphere):
-                raise ValueError(f"contact primitive {p.name!r}: a chaser box touches only a "
-                                 f"target sphere (the target is a {self.target.shape.kind}); "
-                                 f"use spheres or capsules")
         if self.primitives and self.contact is None:
             raise ValueError("capture: primitives given without a contact model")
         if self.grasp is not None and self.grasp.frame not in m.frame_body:
             raise ValueError(f"grasp.frame: unknown chaser frame {self.grasp.frame!r}; frames are "
                              f"{', '.join(m.frame_names)}")
+        from ..forces.base import ForceElement
+        if isinstance(self.forces, ForceElement) or not isinstance(self.forces, (list, tuple)):
+            raise ValueError(f"capture forces: expected a list of force elements, got "
+                             f"{type(self.forces).__name__}")
+        self.forces = tuple(self.forces)
+        for i, e in enumerate(self.forces):
+            if not (isinstance(e, ForceElement) or callable(getattr(e, "at", None))):
+                raise ValueError(f"capture forces[{i}]: expected a force element "
+                                 f"(vm_dynamics.forces) or a family with at(t), got "
+                                 f"{type(e).__name__}")
+        self.target_model = target_model(self.target) if self.forces else None
 
     def merged_model(self, X: np.ndarray):
         """The chaser with the target welded to the grasp frame at ``X`` (B's pose in E)."""
@@ -154,13 +185,18 @@ def _point_velocity(g_frame, V_body, p):
 class CaptureSimulator:
     """Steps a :class:`CaptureSystem` (module docstring).
 
-    ``dt`` the step (s), ``method`` ``"rkmk4"`` or ``"lie_euler"`` (fixed step: contact onsets,
-    grasp and release happen between steps), ``substeps`` RK steps per :meth:`step`."""
+    ``dt`` the step (s; contact onsets, grasp and release happen between steps), ``method``
+    ``"rkmk4"`` or ``"lie_euler"`` (``substeps`` equal RK steps per :meth:`step`) or
+    ``"dopri5"`` (error-controlled internal steps to ``rtol``/``atol`` that end at every
+    ``dt``, :mod:`.stepping`; counts in :attr:`stats`)."""
 
     def __init__(self, system: CaptureSystem, dt: float, method: str = "rkmk4",
-                 substeps: int = 1):
-        if method not in ("rkmk4", "lie_euler"):
-            raise ValueError(f"method={method!r}: capture takes the fixed-step rkmk4 or lie_euler")
+                 substeps: int = 1, rtol: float = 1e-9, atol: float = 1e-12):
+        if method not in TABLEAUX:
+            raise ValueError(f"method={method!r}: capture takes {', '.join(TABLEAUX)}")
+        self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
+        self.stats = StepStats()
+        self._h = None
         self.system = system
         self.dt = as_positive(dt, "dt")
         self.tab = TABLEAUX[method]
@@ -198,6 +234,7 @@ class CaptureSimulator:
         q, qd = as_vector(q, n, "q"), as_vector(qd, n, "qd")
         self._merged, self._X, self._v0 = None, None, {}
         self.weld_loss = 0.0
+        self._h = None
         self.t = float(t)
         self._G = np.zeros((8, 8))
         self._G[:4, :4], self._G[4:, 4:] = g, g_T
@@ -232,9 +269,10 @@ class CaptureSimulator:
     def state(self) -> CaptureState:
         self._require()
         g, V, q, qd, g_T, V_T, _, _ = self._split(self._G, self._y)
-        W, D, X = self._y[-3:]
+        W, D, X, A = self._y[_SCAL]
         return CaptureState(self.t, g.copy(), V, q.copy(), qd.copy(), g_T.copy(), V_T,
-                            self.grasped, float(W), float(D), float(X), self._y[-9:-3].copy())
+                            self.grasped, float(W), float(D), float(X), self._y[_IMP].copy(),
+                            self._y[_EXT].copy(), float(A))
 
     @property
     def contacts(self) -> list:
@@ -258,17 +296,18 @@ class CaptureSimulator:
             if (np.linalg.norm(g_p[:3, 3] - g_shape[:3, 3])
                     > p.shape.bounding_radius() + r_T + 1e-9):
                 continue
-            geom = contact_geometry(p, g_p, tgt.shape, g_shape)
-            if geom.delta <= 0.0:
+            manifold = contact_manifold(p, g_p, tgt.shape, g_shape)
+            if not manifold:
                 continue
             V_f = frame_twist(m, q, p.frame, V, qd)
-            v_rel = (_point_velocity(g_f, V_f, geom.point)
-                     - _point_velocity(g_T, V_T, geom.point))
-            v0 = self._v0.get(p.name)
-            if v0 is None:
-                v0 = -float(geom.normal @ v_rel)
-            cf = contact_force(sysm.contact, p.name, geom, v_rel, v0)
-            out.append((cf, p.frame, g_f))
+            for geom in manifold:
+                v_rel = (_point_velocity(g_f, V_f, geom.point)
+                         - _point_velocity(g_T, V_T, geom.point))
+                v0 = self._v0.get(p.name)
+                if v0 is None:
+                    v0 = -float(geom.normal @ v_rel)
+                cf = contact_force(sysm.contact, p.name, geom, v_rel, v0)
+                out.append((cf, p.frame, g_f))
         return out
 
     def _note_onsets(self, before):
@@ -326,31 +365,58 @@ class CaptureSimulator:
             fw[meas.frame] = fw.get(meas.frame, 0.0) + meas.wrench
             V_s = lie.Ad(g_s) @ frame_twist(m, q, meas.frame, V, qd)
             P_x = float(Wm @ (V_s - lie.Ad(g_T) @ V_T))
-        _, qdd = m.forward_dynamics(g, V, q, qd, tau, bw, fw or None)
-        mu_dot = Wc.copy()
+        ext_C = ext_T = np.zeros(6)
+        P_a = 0.0
+        bw_all = bw
+        if self.system.forces:
+            ext_C, ext_T, bw_e, fw_T, P_a = self._fields(t, fw, g, V, q, qd, g_T, V_T)
+            bw_all = bw_e if bw is None else bw + bw_e
+            if self.grasped:
+                frame = self.system.grasp.frame
+                fw[frame] = fw.get(frame, 0.0) + self._Xinv_Ad.T @ fw_T
+        _, qdd = m.forward_dynamics(g, V, q, qd, tau, bw_all, fw or None)
+        mu_dot = Wc + ext_C
         P_in = float(tau @ qd)
         impulse_rate = np.zeros(6)
         if bw is not None:
             impulse_rate = lie.Ad_inv(g).T @ bw
             mu_dot += impulse_rate
             P_in += float(bw @ V)
+        if self.grasped:
+            mu_dot += ext_T
         parts = [mu_dot, qd, qdd]
         if self.grasped:
             vel = V
         else:
-            parts.append(-Wc)
+            parts.append(ext_T - Wc)
             vel = np.concatenate([V, V_T])
-        parts += [impulse_rate, [P_in, P_d, P_x]]
+        parts += [impulse_rate, ext_C + ext_T, [P_in, P_d, P_x, P_a]]
         return vel, np.concatenate(parts), [c[0] for c in contacts]
+
+    def _fields(self, t, fw, g, V, q, qd, g_T, V_T):
+        """The force elements at time ``t``: they add their chaser frame wrenches to ``fw`` and
+        return ``(spatial wrench on the chaser, on the target, chaser vehicle wrench, target
+        body wrench, A-rate)``."""
+        sysm = self.system
+        elements = frozen_elements(sysm.forces, t)
+        bw_e, fw_e, ext_C, P_C = element_wrenches(elements, sysm.model, g, V, q, qd)
+        for name, w in fw_e.items():
+            fw[name] = fw.get(name, 0.0) + w
+        mT = sysm.target_model
+        bw_T, fw_T, ext_T, P_T = element_wrenches(elements, mT, g_T, V_T, np.zeros(0))
+        for name, w in fw_T.items():
+            bw_T = bw_T + lie.Ad_inv(mT.frame_home[name]).T @ w
+        return ext_C, ext_T, bw_e, bw_T, P_C + P_T
+
 
     # ------------------------------------------------------------------ stepping
     def _inputs(self, fn, tau, base_wrench, measured, t, G, y):
         n = self.model.nq
         if fn is not None:
             g, V, q, qd, g_T, V_T, _, _ = self._split(G, y)
-            W, D, X = y[-3:]
+            W, D, X, A = y[_SCAL]
             out = fn(t, CaptureState(t, g, V, q, qd, g_T, V_T, self.grasped, W, D, X,
-                                     y[-9:-3]))
+                                     y[_IMP], y[_EXT], A))
             if not isinstance(out, tuple) or len(out) != 2:
                 raise ValueError(f"stage_inputs: expected (tau, base_wrench), got {out!r:.80}")
             tau, base_wrench = out
@@ -373,27 +439,15 @@ class CaptureSimulator:
             measured_wrench = replace(measured_wrench, wrench=as_vector(
                 measured_wrench.wrench, 6, "measured_wrench.wrench"))
         group = self.system.model.group if self.grasped else ProductGroup
-        h = self.dt / self.substeps
         before = self._approach_rates()
-        for j in range(self.substeps):
-            t0 = self.t + j * h
 
-            def rhs(t, G, y):
-                inp = self._inputs(stage_inputs, tau, base_wrench, measured_wrench, t, G, y)
-                return self._evaluate(t, G, y, inp)
+        def rhs(t, G, y):
+            inp = self._inputs(stage_inputs, tau, base_wrench, measured_wrench, t, G, y)
+            return self._evaluate(t, G, y, inp)
 
-            G = self._G
-            Theta, y_new, *_ = rkmk_step(rhs, group, self.tab, t0, G, self._y, h)
-            G_new = G @ group.exp(Theta)
-            if self.grasped:
-                reorthonormalize(G_new)
-            else:
-                reorthonormalize(G_new[:4, :4])
-                reorthonormalize(G_new[4:, 4:])
-            self._G, self._y = G_new, y_new
-            if not np.all(np.isfinite(G_new)) or not np.all(np.isfinite(y_new)):
-                raise FloatingPointError(f"capture: the state is not finite at "
-                                         f"t={t0 + h:.9g} (a contact too stiff for dt?)")
+        self._G, self._y, self._h = advance(rhs, group, self.tab, self.t, self._G, self._y,
+                                            self.dt, self.substeps, self._h, self.rtol,
+                                            self.atol, self.stats)
         self.t += self.dt
         if measured_wrench is None:
             self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
@@ -475,14 +529,32 @@ class CaptureSimulator:
         return {"chaser": h_C, "target": h_T, "total": h_C + h_T}
 
     def energy(self) -> dict:
-        """Kinetic energies, the elastic energy of the contacts, the accounts, the energy
-        lost in the welds (``weld_loss``: (G2) is a plastic impact, and the elastic energy of a
-        contact at the moment of the weld is locked in it) and
-        ``balance = T_C + T_T + U − W − X + D + weld_loss`` (constant: the energy balance)."""
+        """Kinetic energies, the elastic energy of the contacts, the force elements'
+        ``potential``, the accounts, the energy lost in the welds (``weld_loss``: (G2) is a
+        plastic impact, and the elastic energy of a contact at the moment of the weld is locked
+        in it) and ``balance = T_C + T_T + U + U_e − W − X − A + D + weld_loss`` (constant: the
+        energy balance)."""
         s = self.state
         T_C = self.system.model.kinetic_energy(s.V, s.q, s.qd)
         T_T = self.system.target.kinetic_energy(s.V_T)
         U = sum(cf.elastic_energy for cf in self._contacts)
-        return {"chaser": T_C, "target": T_T, "elastic": U, "work": s.work,
+        V_f = self.potential_energy()
+        return {"chaser": T_C, "target": T_T, "elastic": U, "potential": V_f, "work": s.work,
                 "dissipated": s.dissipated, "exchanged": s.exchanged, "weld_loss": self.weld_loss,
-                "balance": T_C + T_T + U - s.work - s.exchanged + s.dissipated + self.weld_loss}
+                "field_work": s.field_work,
+                "balance": (T_C + T_T + U + V_f - s.work - s.exchanged - s.field_work
+                            + s.dissipated + self.weld_loss)}
+
+    def potential_energy(self) -> float:
+        """The conservative force elements' potential energy of chaser and target (0 without
+        elements) at the current time and state."""
+        sysm = self.system
+        if not sysm.forces:
+            return 0.0
+        s = self.state
+        U = 0.0
+        for e, _family in frozen_elements(sysm.forces, s.t):
+            if e.conservative:
+                U += (e.potential_energy(sysm.model, s.g, s.q)
+                      + e.potential_energy(sysm.target_model, s.g_T, np.zeros(0)))
+        return U

@@ -64,7 +64,7 @@ from .spec import (
 )
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "share_dir", "scenario_path",
-           "find_file", "check_parameter_names", "InitialState", "EffortInput",
+           "scenario_section", "find_file", "check_parameter_names", "InitialState", "EffortInput",
            "PrescribedMotion"]
 
 
@@ -198,6 +198,18 @@ def scenario_path(name_or_path) -> Path:
         names = ", ".join(n for n, _ in list_scenarios())
         raise ValueError(f"unknown scenario {name_or_path!r}; available: {names}")
     return path
+
+
+def scenario_section(name_or_path, section: str) -> tuple[Path, dict] | None:
+    """``(file, section)`` of a scenario whose parameters have the mapping ``section`` (a
+    ``capture`` or ``constraints`` section: a scenario with its own runner), else None -- also
+    for a name that is no readable scenario (the ordinary path then reports that)."""
+    try:
+        path = scenario_path(name_or_path)
+        value = read_params_file(path).get(section)
+    except ValueError:
+        return None
+    return (path, value) if isinstance(value, dict) else None
 
 
 def find_file(value: str, name: str, folders=()) -> Path:

@@ -318,6 +318,14 @@ DYNAMICS_NODE_PARAMETERS: dict[str, Parameter] = _table({
                                 "use_sim_time (nodes/ros2_control.py): advance one period per "
                                 "1/control_rate wall s until a command answers the current "
                                 "state, then one period per command", _flag),
+    "controller_manager_state_barrier": ("", "with controller_manager_sync: the "
+                                         "rcl_interfaces/srv/ListParameters service of the "
+                                         "hardware component's node (/<hardware name>/"
+                                         "list_parameters), answered only after that node took "
+                                         "the state published before; /clock waits for the "
+                                         "answer, so the manager never reads the state of the "
+                                         "period before (nodes/ros2_control.py). Empty: no "
+                                         "barrier"),
 })
 
 #: What only vm-sim reads (the nodes ignore these names).

@@ -349,6 +349,14 @@ class Model:
         """The O(n) recursions for ``backend`` (None for the LP reference); see
         :func:`vm_dynamics.dynamics.fast.resolve_backend`.  Remembered per backend name (the model's
         constants never change after construction)."""
+        cache = self.__dict__.get("_fast_cache")
+        if cache is not None and cache[0] == id(self):      # the common call: one look-up
+            try:
+                fm = cache[1].get(backend)
+            except TypeError:                                # unhashable: named below
+                fm = None
+            if fm is not None and fm.grav is self.gravity:
+                return fm
         if not isinstance(backend, str):
             raise ValueError(f"backend: expected 'auto', 'numba', 'numpy' or 'lp', got "
                              f"{backend!r:.80}")

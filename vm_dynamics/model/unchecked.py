@@ -42,8 +42,7 @@ class UncheckedDynamics:
 
     Built by :attr:`Model.fast <vm_dynamics.Model.fast>` (once per model and gravity)."""
 
-    __slots__ = ("model", "b", "n", "grav", "compiled", "_fd", "_id", "_zb", "_fb", "_fw",
-                 "_checked")
+    __slots__ = ("model", "b", "n", "grav", "compiled", "_fd", "_fdw", "_id", "_checked")
 
     def __init__(self, model):
         from ..dynamics.fast import bind_compiled, fast_model, numba_kernels
@@ -55,19 +54,17 @@ class UncheckedDynamics:
         kernels = numba_kernels()
         cp = getattr(model, "coupling", None)
         self.compiled = kernels is not None and (cp is None or cp.trivial)
-        self._zb = np.zeros(self.b)
-        self._fb, self._fw = np.zeros(0, dtype=np.int64), np.zeros((0, 6))
-        self._fd = self._id = None
+        self._fd = self._fdw = self._id = None
         if not self.compiled:
             return
-        C = fm.kernel_constants
-        z, zb = np.zeros(self.n), np.zeros(self.b)
-        # the compiled entry points with the model's constants record bound (a partial passes
-        # it on in C, cheaper than passing it from Python at every call)
-        self._fd = partial(bind_compiled(kernels.forward_dynamics, (
-            C, np.eye(4), zb, z, z, z, zb, self._fb, self._fw, self.output())), C)
-        self._id = partial(bind_compiled(kernels.inverse_dynamics, (
-            C, np.eye(4), zb, z, z, zb, z, self._fb, self._fw, self.output())), C)
+        # the compiled entry points of kernels.packed (the model in one array, fewer arrays to
+        # unbox per call) with that array bound (a partial passes it on in C, cheaper than
+        # passing it from Python at every call); one per type of base wrench (None or array)
+        P, pk = fm.packed_constants, kernels.packed
+        z, zb, g, o = np.zeros(self.n), np.zeros(self.b), np.eye(4), self.output()
+        self._fd = partial(bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, None, o)), P)
+        self._fdw = partial(bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, zb, o)), P)
+        self._id = partial(bind_compiled(pk.inverse_dynamics, (P, g, zb, z, z, zb, z, o)), P)
 
     def output(self) -> np.ndarray:
         """A new output array (``b + n``) for :meth:`forward_dynamics` / :meth:`inverse_dynamics`."""
@@ -76,12 +73,14 @@ class UncheckedDynamics:
     def forward_dynamics(self, g, V, q, qd, tau, out, base_wrench=None) -> np.ndarray:
         """``[V̇; q̈]`` into ``out`` (returned): the articulated-body algorithm, no argument
         checks (module docstring); ``base_wrench`` (b, vehicle frame) defaults to zero."""
-        bw = self._zb if base_wrench is None else base_wrench
         if self._fd is None:
-            Vd, qdd = self._checked.forward_dynamics(g, V, q, qd, tau, bw)
+            Vd, qdd = self._checked.forward_dynamics(g, V, q, qd, tau, base_wrench)
             out[:self.b], out[self.b:] = Vd, qdd
             return out
-        st = self._fd(g, V, q, qd, tau, bw, self._fb, self._fw, out)
+        if base_wrench is None:
+            st = self._fd(g, V, q, qd, tau, None, out)
+        else:
+            st = self._fdw(g, V, q, qd, tau, base_wrench, out)
         if st:
             raise ValueError(f"model.fast.forward_dynamics: {_STATUS.get(st, f'status {st}')}")
         return out
@@ -93,7 +92,7 @@ class UncheckedDynamics:
             bw, tau = self._checked.inverse_dynamics(g, V, q, qd, Vdot, qdd)
             out[:self.b], out[self.b:] = bw, tau
             return out
-        st = self._id(g, V, q, qd, Vdot, qdd, self._fb, self._fw, out)
+        st = self._id(g, V, q, qd, Vdot, qdd, out)
         if st:
             raise ValueError(f"model.fast.inverse_dynamics: {_STATUS.get(st, f'status {st}')}")
         return out

@@ -570,12 +570,13 @@ class ControllerCore:
         stamp = self.last_t
         tau = tau[self.robot.joint_index]
         try:
-            efforts = (("joint_commands", rm.joint_state_msg(stamp, self.robot.joints, None,
+            stamp_msg = rm.time_msg(stamp)       # converted once, for both messages
+            efforts = (("joint_commands", rm.joint_state_msg(stamp_msg, self.robot.joints, None,
                                                               effort=tau))
                        if self.lockstep else
                        ("effort_commands", rm.float64_multi_array_msg(tau)))
             return [efforts,
-                    ("base_wrench", rm.wrench_stamped_msg(stamp, self.model.group.embed(bw),
+                    ("base_wrench", rm.wrench_stamped_msg(stamp_msg, self.model.group.embed(bw),
                                                           self.robot.base_frame))]
         except (ValueError, ArithmeticError) as exc:  # e.g. a stamp outside int32 seconds
             self.log.emit("ERROR", "output", f"cannot build the command messages at "

@@ -51,7 +51,7 @@ from .controller_core import (
     controller_parameter_defaults,
 )
 from .entry import run_node
-from .parameters import command_line_parameters, unknown_parameter_warning
+from .parameters import checked_command_line
 from .publisher_watch import PublisherWatch
 
 __all__ = ["main", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
@@ -195,10 +195,8 @@ def main(argv=None) -> int:
         return controller_parameter_defaults(overrides)
 
     def start(transport):
-        overrides, folders = command_line_parameters(argv, NODE_NAME)
-        warning = unknown_parameter_warning(overrides, controller_parameter_defaults(overrides))
-        if warning:
-            transport.logger.warn(warning)
+        folders = checked_command_line(argv, NODE_NAME, controller_parameter_defaults,
+                                       transport.logger)
         core = ControllerCore.from_params(transport.params, folders=folders)
         core.log.drain_into(transport.logger)
         transport.logger.info(

@@ -71,7 +71,12 @@ from .publish_schedule import PublishSchedule
 from .robot import Robot, load_robot
 from .wrench_source import measured_wrench_input
 
-__all__ = ["DynamicsCore"]
+__all__ = ["DynamicsCore", "SKIPPABLE"]
+
+#: outputs the node may leave unbuilt while no subscription is matched
+#: (:attr:`DynamicsCore.unsubscribed`): ``joint_states`` and ``odom`` always go out (a
+#: lockstep controller waits for them, and ``base_path`` is taken from the odometry)
+SKIPPABLE = frozenset({"tf"})
 
 
 class DynamicsCore(HilInputs):
@@ -141,6 +146,8 @@ class DynamicsCore(HilInputs):
         # filled by the node: input samples the transport dropped before they reached the
         # core (more were queued than it handles per turn), e.g. {"effort_dropped": 12}
         self.input_stats: dict = {}
+        #: outputs of :data:`SKIPPABLE` nobody subscribes to (set by the node): not built
+        self.unsubscribed: frozenset = frozenset()
         self._reset_state()
 
     # ---------------------------------------------------------------- construction
@@ -482,27 +489,31 @@ class DynamicsCore(HilInputs):
         self.check_energy()
         r, m = self.robot, self.model
         t, g, V, q, qd = self.sim.arrays()
-        t = self.stamp
+        # one builtin_interfaces/Time for every message of the state (the builders take it
+        # as it is, instead of converting the float stamp for each message)
+        stamp_ns = self.stamp_ns
+        t, stamp = stamp_ns * 1e-9, rm.ns_to_time_msg(stamp_ns)
         hil = self.interaction() if self.joint_source != "simulated" else None
         tau = self.inputs.tau_model if hil is None else hil.tau
-        yield "joint_states", rm.joint_state_msg(t, m.joint_names, q, qd, tau)
+        yield "joint_states", rm.joint_state_msg(stamp, m.joint_names, q, qd, tau)
         world, extra = r.odom_frame, ()
         if self.output is not None:             # in orbit: /odom and TF in the output frame
             g, V6, extra = self.output.sample(self.t, g, m.group.embed(V))
             world, V = self.output.frame_id, V6
-        yield "odom", rm.odometry_msg(t, g, m.group.embed(V), world, r.base_frame)
+        yield "odom", rm.odometry_msg(stamp, g, m.group.embed(V), world, r.base_frame)
         if self.capture is not None:            # the target: its transform in the same /tf
             extra = (*extra, self.capture.transform())
-        yield "tf", rm.tf_msg(t, [(world, r.base_frame, g), *extra])
+        if "tf" not in self.unsubscribed:
+            yield "tf", rm.tf_msg(stamp, [(world, r.base_frame, g), *extra])
         if self.capture is not None:
             yield from self.capture.messages(t, self.inputs.held)
         if self.joint_source != "simulated":
-            yield "vehicle_pose_command", rm.pose_stamped_msg(t, world, g)
+            yield "vehicle_pose_command", rm.pose_stamped_msg(stamp, world, g)
             if hil is not None:
                 yield "base_reaction_wrench", rm.wrench_stamped_msg(
-                    t, m.group.embed(hil.base_reaction), r.base_frame)
+                    stamp, m.group.embed(hil.base_reaction), r.base_frame)
                 yield "coupled_joint_efforts", rm.joint_state_msg(
-                    t, m.joint_names, q, qd, hil.tau)
+                    stamp, m.joint_names, q, qd, hil.tau)
 
     def interaction(self):
         """Joint efforts of the coupled system, the vehicle's acceleration and the wrench the arm
@@ -520,7 +531,7 @@ class DynamicsCore(HilInputs):
             return None
 
     def clock_message(self) -> Any:
-        return rm.clock_msg(self.stamp)
+        return rm.clock_msg(rm.ns_to_time_msg(self.stamp_ns))
 
     def ee_path_message(self) -> Any:
         """``nav_msgs/Path`` of the ``ee_frame`` in the odom frame (last ``ee_path_length``)."""

@@ -66,15 +66,15 @@ from ..ros import messages as rm
 from ..transport import QosSpec
 from ..transport import ros_args as rargs
 from .capture import CAPTURE_PUBLICATIONS, CAPTURE_SECTIONS, CAPTURE_SERVICES
-from .dynamics_core import DynamicsCore
+from .dynamics_core import SKIPPABLE, DynamicsCore
 from .entry import run_node
 from .pacing import Pacer
 from .parameters import (
     DYNAMICS_NODE_PARAMETERS,
     DYNAMICS_PARAMETERS,
+    checked_command_line,
     command_line_parameters,
     section_parameters,
-    unknown_parameter_warning,
 )
 from .publisher_watch import PublisherWatch
 from .ros2_control import ControllerManagerSync
@@ -94,6 +94,10 @@ TICK_BUDGET_S = 0.02
 #: How often the pacing statistics (real-time factor, tick jitter) for the diagnostics are
 #: recomputed: not every tick (at 1 kHz in lockstep that numpy work was ~9 % of the node's thread).
 TIMING_REFRESH_S = 0.25
+#: How often the node looks which skippable outputs (:data:`SKIPPABLE`: ``/tf``) have no
+#: subscriber, to leave them unbuilt: a subscriber that appears gets them within this time of
+#: its discovery (volatile topics: a late joiner has no claim on earlier samples).
+SUBSCRIBERS_REFRESH_S = 0.5
 
 #: Parameters of the node itself (input bounds), in addition to the core's
 #: ``DYNAMICS_PARAMETERS``: the scenario model's table
@@ -172,8 +176,10 @@ class DynamicsNode:
         self.base_path = deque(maxlen=max(1, int(core.params["ee_path_length"])))
         self._base_path_count = 0
         # lockstep with a ros2_control controller manager (its start and stamp tolerance)
-        self.cm_sync = (ControllerManagerSync(core)
-                        if params.get("controller_manager_sync") else None)
+        self.cm_sync = (ControllerManagerSync(
+            core, getattr(transport, "service_client", None),
+            str(params.get("controller_manager_state_barrier") or ""))
+            if params.get("controller_manager_sync") else None)
         self._subscribe(transport, commands, per_turn)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
@@ -193,6 +199,7 @@ class DynamicsNode:
         # lockstep: the tick applies a command that arrived before its period was due
         self.pacer = Pacer(core.dt, rtf, tick)
         self._timing_at = -math.inf
+        self._subscribers_at = wall()       # everything goes out until the first look
         self.pacer.reset(wall(), core.steps)
         self.timer = transport.timer(tick, self.tick)
         # this node must be the only source of the simulation's time and state
@@ -218,23 +225,22 @@ class DynamicsNode:
                 callback=self.on_wrench, qos=commands, max_per_turn=per_turn,
                 on_drop=lambda n: self._count_dropped("wrench_dropped", n)),
         }
+        def topic(key):
+            name = core.params[key]
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"{key}: expected a topic name, got {name!r}")
+            return name
         if core.measured is not None:
-            topic = core.params["measured.topic"]
-            if not isinstance(topic, str) or not topic:
-                raise ValueError(f"measured.topic: expected a topic name, got {topic!r}")
             # best effort (matches reliable and best-effort drivers, as sensor data), deep
             # enough to keep 1 s of 1 kHz samples queued: a node that falls behind on a
             # loaded machine catches up instead of dropping samples
             handlers["measured/joint_states"] = dict(
-                callback=self.on_measured, topic=topic,
+                callback=self.on_measured, topic=topic("measured.topic"),
                 qos=QosSpec(reliable=False, transient_local=False, depth=1000))
         if core.measured_wrench is not None:
-            topic = core.params["measured_wrench.topic"]
-            if not isinstance(topic, str) or not topic:
-                raise ValueError(f"measured_wrench.topic: expected a topic name, got {topic!r}")
             # best effort (a sensor stream), shallow: only the newest sample is applied
             handlers["measured/wrench"] = dict(
-                callback=self.on_measured_wrench, topic=topic,
+                callback=self.on_measured_wrench, topic=topic("measured_wrench.topic"),
                 qos=QosSpec(reliable=False, transient_local=False, depth=10))
         for default_topic, mtype in SUBSCRIPTIONS.items():
             h = handlers.get(default_topic)
@@ -352,9 +358,10 @@ class DynamicsNode:
         """Advance one control period per fresh command, paced: never ahead of
         ``real_time_factor`` × wall time (0: as fast as the loop runs).  A command that arrives
         early is applied at the timer tick that makes the period due."""
-        core = self.core
-        while core.lockstep_ready() and self.pacer.may_advance(self.wall(), core.steps,
-                                                                core.steps_per_period):
+        core, sync = self.core, self.cm_sync
+        # with the controller manager: not while /clock of the last state waits for its barrier
+        while (sync is None or not sync.holding) and core.lockstep_ready() and \
+                self.pacer.may_advance(self.wall(), core.steps, core.steps_per_period):
             if not core.advance_lockstep():
                 break
             self.flush()
@@ -365,10 +372,17 @@ class DynamicsNode:
         core.check_measured_wrench_watchdog(time.time())
         if now - self._timing_at >= TIMING_REFRESH_S:   # read by diagnostics (1 Hz), not per tick
             core.timing, self._timing_at = self.pacer.stats(), now
+        if now - self._subscribers_at >= SUBSCRIBERS_REFRESH_S:
+            self._subscribers_at = now
+            core.unsubscribed = frozenset(key for key in SKIPPABLE if key in self.pubs and not
+                                          getattr(self.pubs[key], "has_subscribers",
+                                                  lambda: True)())
         if core.lockstep:
             self.pacer.note_tick(now, core.steps)
-            if self.cm_sync is not None and self.cm_sync.warmup_due(now):
-                self.cm_sync.advance_warmup()
+            if self.cm_sync is not None:
+                self.cm_sync.serve(now)
+                if self.cm_sync.warmup_due(now):
+                    self.cm_sync.advance_warmup()
             self.advance_lockstep()
         elif core.measured is not None:      # stepped by the samples (on_measured)
             core.check_measured_watchdog(time.time())
@@ -396,9 +410,13 @@ class DynamicsNode:
         """Publish what is due and forward the core's log records."""
         core = self.core
         # published as built: joint_states and odom go out before the rest is built
-        for key, msg in core.iter_due(self.wall() if now is None else now):
-            if key == "clock" and self.cm_sync is not None:
-                self.cm_sync.before_clock()   # the manager's state reader first
+        wall_now = self.wall() if now is None else now
+        for key, msg in core.iter_due(wall_now):
+            if key == "clock" and self.cm_sync is not None and self.cm_sync.hold_clock(
+                    msg, self.pubs[key].publish, wall_now):
+                continue                  # sent once the manager's side took the state
+            if key == "joint_states" and self.cm_sync is not None:
+                msg = self.cm_sync.state_message(msg)   # a stamp's state, sent again as it was
             self.pubs[key].publish(msg)
             if key == "odom" and core.path_sample:   # one pose per path_sample_period
                 self._record_base_pose(msg)
@@ -433,10 +451,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv if argv is None else argv)
 
     def start(transport):
-        overrides, folders = command_line_parameters(argv, NODE_NAME)
-        warning = unknown_parameter_warning(overrides, node_parameter_defaults(overrides))
-        if warning:
-            transport.logger.warn(warning)
+        folders = checked_command_line(argv, NODE_NAME, node_parameter_defaults,
+                                       transport.logger)
         core = DynamicsCore.from_params(
             {k: v for k, v in transport.params.items() if k not in NODE_PARAMETERS},
             folders=folders)

@@ -67,8 +67,11 @@ class CommandInputs:
         # commands (a force/torque sensor's measured wrench: nodes/wrench_source.py)
         self.frame_wrenches: dict = {}
         # the held inputs (update()): efforts in model order, wrench, its body-frame
-        # b-vector (None when inertial) and the engine's held-inputs object
-        self.tau_model = self.wrench6 = self.bw_cmd = self.held = None
+        # b-vector (None when inertial) and the engine's held-inputs object; an accepted
+        # command only marks them out of date, and they are rebuilt once when next read (in
+        # lockstep the efforts and the wrench of a period arrive one after the other)
+        self._tau_model = self._wrench6 = self._bw_cmd = self._held = None
+        self._out_of_date = False
 
     def reset(self) -> None:
         """No input received, inputs zero."""
@@ -103,7 +106,7 @@ class CommandInputs:
         ch.time, ch.stale = self.now(), False
         ch.fresh = ch.fresh or fresh
         ch.accepted += 1
-        self.update()
+        self._out_of_date = True
         return True
 
     def efforts_ignored(self) -> bool:
@@ -208,17 +211,35 @@ class CommandInputs:
         """The inputs held over the next steps, from the channels' applied values."""
         tau = np.zeros(self.model.n)
         tau[self.robot.joint_index] = self.effort.applied()
-        self.tau_model = tau
-        self.wrench6 = self.wrench.applied().copy()
-        inertial = self.wrench_inertial and bool(np.any(self.wrench6))
-        self.bw_cmd = None if inertial else self.model.group.project(self.wrench6)
-        self.held = self.sim.held_inputs(tau, self.bw_cmd, self.wrench6 if inertial else None,
-                                         self.frame_wrenches or None)
+        self._tau_model = tau
+        self._wrench6 = self.wrench.applied().copy()
+        inertial = self.wrench_inertial and bool(np.any(self._wrench6))
+        self._bw_cmd = None if inertial else self.model.group.project(self._wrench6)
+        self._held = self.sim.held_inputs(tau, self._bw_cmd,
+                                          self._wrench6 if inertial else None,
+                                          self.frame_wrenches or None)
+        self._out_of_date = False
+
+    def _current(self, value):
+        if self._out_of_date:
+            self.update()
+        return value(self)
+
+    tau_model = property(lambda self: self._current(lambda s: s._tau_model),
+                         doc="Efforts held, model (URDF) order.")
+    wrench6 = property(lambda self: self._current(lambda s: s._wrench6),
+                       doc="The commanded vehicle wrench held, ``[f; n]`` as received.")
+    bw_cmd = property(lambda self: self._current(lambda s: s._bw_cmd),
+                      doc="Its body-frame b-vector, or None while it is held in inertial "
+                          "axes.")
+    held = property(lambda self: self._current(lambda s: s._held),
+                    doc="The engine's held-inputs object (:meth:`Simulator.held_inputs`).")
 
     def base_wrench_at(self, g) -> np.ndarray:
         """Commanded vehicle wrench (b-vector, body frame) at the pose ``g``."""
-        if self.bw_cmd is not None:
-            return self.bw_cmd
+        bw = self.bw_cmd
+        if bw is not None:
+            return bw
         Rt = g[:3, :3].T
         w = self.wrench6
         return self.model.group.project(np.concatenate([Rt @ w[:3], Rt @ w[3:]]))

@@ -21,16 +21,13 @@ statistics a test bench needs in ``/diagnostics``:
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 from ..config.spec import JOINT_SOURCES
 from ..ros import messages as rm
 from ..sim.measured import MeasuredJointMotion
-from .event_log import reason_key
+from .sample_timing import SampleTiming
 
 __all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival", "measured_joint_input"]
 
@@ -42,8 +39,9 @@ class Arrival:
         "restarted"
 
 
-class MeasuredJointInput:
-    """The measured joint states of a real arm (module docstring).
+class MeasuredJointInput(SampleTiming):
+    """The measured joint states of a real arm (module docstring); counts and timing of the
+    samples in :class:`~vm_dynamics.nodes.sample_timing.SampleTiming`.
 
     ``names`` are the joint names expected in the messages, in the model's joint order.
     """
@@ -51,22 +49,12 @@ class MeasuredJointInput:
     def __init__(self, names, motion: MeasuredJointMotion, max_gap: float, timeout: float):
         self.names = list(names)
         self.motion = motion
-        for key, v in (("measured.max_gap", max_gap), ("measured.timeout", timeout)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                    or v <= 0:
-                raise ValueError(f"{key}: expected a positive number of seconds, got {v!r}")
-        self.max_gap, self.timeout = float(max_gap), float(timeout)
-        self.reset()
+        super().__init__("joint state", "measured", max_gap, timeout)
 
     def reset(self) -> None:
+        """No sample received: the first one anchors the time axis."""
+        super().reset()
         self.anchor: tuple[float, float] | None = None      # (stamp s, sim time s)
-        self.accepted = self.rejected = self.out_of_order = self.gaps = self.dropouts = 0
-        self.last_error = ""
-        self.last_wall: float | None = None
-        self.holding = False
-        self.intervals: deque = deque(maxlen=1000)          # stamp intervals (s)
-        self.arrival_intervals: deque = deque(maxlen=1000)  # wall intervals (s)
-        self.latencies: deque = deque(maxlen=1000)          # arrival − stamp (s)
 
     def parse(self, msg: Any):
         """``(stamp s or None, q, q̇ or None)`` in model order; ``ValueError`` names the problem
@@ -82,23 +70,6 @@ class MeasuredJointInput:
             self.anchor = (stamp, sim_t)
         return self.anchor[1] + (stamp - self.anchor[0])
 
-    def note_arrival(self, stamp: float, wall: float, interval: float | None) -> None:
-        if self.last_wall is not None:
-            self.arrival_intervals.append(wall - self.last_wall)
-        self.last_wall = wall
-        self.latencies.append(wall - stamp)
-        if interval is not None:
-            if len(self.intervals) >= 10 and interval > 1.5 * float(np.median(self.intervals)):
-                self.dropouts += 1
-            self.intervals.append(interval)
-
-    def watchdog(self, wall_now: float) -> float | None:
-        """Seconds since the last sample if that exceeds ``timeout`` (else None)."""
-        if self.last_wall is None:
-            return None
-        age = wall_now - self.last_wall
-        return age if age > self.timeout else None
-
     def receive(self, msg: Any, wall: float, sim_t: float, dt: float, log,
                 restart) -> bool:
         """A sample arriving at ``wall`` (system clock) while the simulation is at ``sim_t``:
@@ -109,10 +80,7 @@ class MeasuredJointInput:
         try:
             stamp, q, qd = self.parse(msg)
         except ValueError as exc:
-            self.rejected += 1
-            self.last_error = str(exc)
-            log.emit("WARN", f"reject-measured-{reason_key(str(exc))}",
-                     f"rejected measured joint state: {exc}; the vehicle holds")
+            self.note_rejected(exc, log, "reject-measured", "the vehicle holds")
             return False
         stamp = wall if stamp is None else stamp
         motion = self.motion
@@ -120,10 +88,7 @@ class MeasuredJointInput:
         t_new = self.place(stamp, sim_t)
         interval = None if first else t_new - motion.t_latest
         if interval is not None and interval <= 0:
-            self.out_of_order += 1
-            log.emit("WARN", "measured-out-of-order",
-                     f"dropped a measured joint state stamped {stamp:.6f} s: not after the "
-                     f"newest sample ({interval * 1e3:.3f} ms; late or out of order)")
+            self.note_out_of_order(stamp, interval, log, "measured-out-of-order")
             return False
         if first or interval > self.max_gap:
             if not first:
@@ -138,26 +103,22 @@ class MeasuredJointInput:
             interval = None
         else:
             motion.add(t_new, q, qd)
-        self.accepted += 1
-        self.note_arrival(stamp, wall, interval)
-        if self.accepted == 50 and self.intervals and dt > 1.5 * float(np.median(self.intervals)):
-            h = float(np.median(self.intervals))
+        self.note_accepted(stamp, wall, interval)
+        if self.accepted == 50 and self.intervals and dt > 1.5 * self.median_interval():
+            h = self.median_interval()
             log.emit("WARN", "measured-dt",
                      f"dt={dt:g} s is longer than the measured sample interval ({h:.4g} s): "
                      f"the steps see noise between samples only at their RK stages and its "
                      f"error accumulates; set dt to {h:.4g} s (one step per sample) for noisy "
                      f"measurements", throttle=False)
-        if self.holding:
-            self.holding = False
-            log.emit("INFO", "measured-resumed", f"measured joint states resumed at "
-                     f"t={sim_t:.3f} s", throttle=False)
+        self.note_resumed(sim_t, log, "measured-resumed", "joint states")
         return True
 
     def check_watchdog(self, wall_now: float, sim_t: float, log) -> None:
         """Warn on ``log`` (once per silence) when the samples stopped: the vehicle holds."""
         if self.holding:
             return
-        age = self.watchdog(wall_now)
+        age = self.silence(wall_now)
         if age is not None:
             self.holding = True
             log.emit("WARN", "measured-watchdog",
@@ -167,18 +128,11 @@ class MeasuredJointInput:
 
     def statistics(self) -> dict:
         """Counts, sample intervals, arrival jitter and latency (ms) for ``/diagnostics``."""
-        def ms(values, fn):
-            return 1e3 * float(fn(np.asarray(values))) if len(values) else 0.0
         return {
             "samples_accepted": self.accepted, "samples_rejected": self.rejected,
             "samples_out_of_order": self.out_of_order, "dropouts_bridged": self.dropouts,
             "gaps_restarted": self.gaps,
-            "sample_interval_mean_ms": ms(self.intervals, np.mean),
-            "sample_interval_max_ms": ms(self.intervals, np.max),
-            "arrival_jitter_std_ms": ms(self.arrival_intervals, np.std),
-            "arrival_interval_max_ms": ms(self.arrival_intervals, np.max),
-            "latency_mean_ms": ms(self.latencies, np.mean),
-            "latency_max_ms": ms(self.latencies, np.max),
+            **self.timing_statistics(),
             "filter_lag_ms": 1e3 * self.filter_lag(),
             "last_rejection": self.last_error,
         }
@@ -186,7 +140,7 @@ class MeasuredJointInput:
     def filter_lag(self) -> float:
         """The estimator's lag (s): the simulation trails the newest sample by up to one
         interval; a differenced velocity lags h/2 and its low-pass 1/(2π f_c)."""
-        h = float(np.median(self.intervals)) if self.intervals else 0.0
+        h = self.median_interval()
         lag = h
         latest = self.motion.latest
         if latest is not None and not latest.velocity_measured:

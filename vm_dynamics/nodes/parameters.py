@@ -23,7 +23,7 @@ from ..config.spec import (
 
 __all__ = ["ROBOT_PARAMETERS", "DYNAMICS_PARAMETERS", "DYNAMICS_BACKENDS", "CONTROLLER_PARAMETERS",
            "DYNAMICS_NODE_PARAMETERS", "command_line_parameters", "unknown_parameter_warning",
-           "section_parameters"]
+           "checked_command_line", "section_parameters"]
 
 
 #: Names every ROS 2 node has, and sections rclpy declares by itself (``qos_overrides.*``).
@@ -58,6 +58,18 @@ def unknown_parameter_warning(overrides, declared) -> str | None:
     if not unknown:
         return None
     return f"{unknown_parameter_text(unknown, valid, sections)}; ignored"
+
+
+def checked_command_line(argv: list, node_name: str, defaults_of, logger) -> list:
+    """The folders of a starting node's parameter files (:func:`command_line_parameters`),
+    after warning on ``logger`` about the parameters it was given that neither
+    ``defaults_of(overrides)`` (the node's declarations) nor the scenario model know
+    (:func:`unknown_parameter_warning`)."""
+    overrides, folders = command_line_parameters(argv, node_name)
+    warning = unknown_parameter_warning(overrides, defaults_of(overrides))
+    if warning:
+        logger.warn(warning)
+    return folders
 
 
 def section_parameters(overrides, sections=("forces",)) -> dict:

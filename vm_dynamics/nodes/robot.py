@@ -20,6 +20,7 @@ from ..model.mounting import effective_urdf, kinematic_urdf, model_options
 from ..model.packages import resolve_resource
 from ..model.urdf import DEFAULT_XACRO, read_urdf_source
 from ..model.xacro_expansion import xacro_mode
+from ..ros.fields import duplicate_names
 
 __all__ = ["Robot", "load_robot", "robot_descriptions", "ros_resource_uris", "on_ament_index"]
 
@@ -122,7 +123,7 @@ def load_robot(params: Mapping[str, Any], folders=()) -> Robot:
     if unknown:
         raise ValueError(f"joints: unknown joint(s) {unknown}; the URDF's joints are "
                          f"{model.joint_names}")
-    dup = sorted({j for j in joints if joints.count(j) > 1})
+    dup = duplicate_names(joints)
     if dup:
         raise ValueError(f"joints: duplicate joint(s) {dup}")
     index = np.array([model.joint_names.index(j) for j in joints], dtype=int)

@@ -22,7 +22,7 @@ module gives
   at ``update_rate`` (lockstep, control period = the manager's period, checked to be a whole
   number of steps and of nanoseconds);
 * :class:`ControllerManagerSync`: the lockstep with a controller manager in simulated time
-  (parameter ``controller_manager_sync``).
+  (parameters ``controller_manager_sync``, ``controller_manager_state_barrier``).
 
 **Lockstep with the controller manager** (docs/ros2_control.md).  With ``use_sim_time`` the
 manager's loop (``ros2_control_node``) waits for ``/clock`` to start, sleeps one period of
@@ -31,7 +31,7 @@ simulated time, forever.  The dynamics node publishes the state at ``t_k``, then
 t_k``: the manager's update for period k reads that state and writes the command stamped
 ``t_k`` (the hardware component's node follows ``/clock`` too); the node advances to
 ``t_{k+1}`` only when that command arrived.  So every period gets exactly one update, however
-slow the machine.  Two things need care:
+slow the machine.  Four things need care:
 
 * *start*: the manager's loop needs ``/clock`` to move before its first update, so until a
   command stamped exactly with the current state arrives the node advances one period per
@@ -47,24 +47,38 @@ slow the machine.  Two things need care:
   command, so whatever its stamp, a command that arrives while the node waits answers the
   current state: any stamp up to the current state is accepted
   (``CommandInputs.stamp_tolerance_ns``).  A stamp ahead of the state is still ignored.
+* *what the manager reads*: its clock thread and the component's state subscription are
+  different threads, so ``/clock`` could wake the manager before the state callback ran; the
+  node holds ``/clock`` until the component's node answers a ListParameters request sent after
+  the state (the state barrier, :meth:`ControllerManagerSync.hold_clock`), which that node
+  serves only after it took the state.
+* *identical runs*: the node's heartbeat while it waits re-sends the state of the current
+  stamp; it repeats the message first sent (:meth:`ControllerManagerSync.state_message`), not
+  one whose effort field already holds the next command.
 """
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ..ros import messages as rm
 
-__all__ = ["TOPIC_SYSTEM_PLUGIN", "COMMAND_INTERFACES", "ros2_control_tag", "with_ros2_control",
-           "controller_manager_settings", "ControllerManagerSync", "ros2_control_launch"]
+__all__ = ["TOPIC_SYSTEM_PLUGIN", "COMMAND_INTERFACES", "BARRIER_SERVICE_TYPE", "ros2_control_tag",
+           "with_ros2_control", "barrier_service", "controller_manager_settings",
+           "ControllerManagerSync", "ros2_control_launch"]
 
 #: The topic system's pluginlib name.
 TOPIC_SYSTEM_PLUGIN = "joint_state_topic_hardware_interface/JointStateTopicSystem"
-#: Wall time between the state and ``/clock`` in the lockstep with a controller manager (s).
-CLOCK_DELAY_S = 0.002
+#: The hardware component node's service that the state barrier calls (every rclcpp node
+#: serves it, in its default callback group: the one of the topic system's state subscription).
+BARRIER_SERVICE_TYPE = "rcl_interfaces/srv/ListParameters"
+#: The barrier's request: a prefix no parameter has, so the answer is empty.
+BARRIER_REQUEST = {"prefixes": ["vm_dynamics_state_barrier"], "depth": 1}
+#: Wall seconds the barrier waits for the service to appear (after the start) or to answer
+#: before ``/clock`` goes out without it (logged).
+BARRIER_TIMEOUT_S = 5.0
 #: The lockstep's stamp tolerance once started: every stamp up to the current state.
 ANY_EARLIER_STAMP_NS = 1 << 62
 #: Command interfaces the dynamics node applies (effort: the arm is simulated from efforts).
@@ -138,10 +152,24 @@ def with_ros2_control(urdf: str, tag: str) -> str:
     return urdf[:end] + tag + urdf[end:]
 
 
-def controller_manager_settings(params: Mapping[str, Any], update_rate: int) -> dict:
+def barrier_service(hardware: str = "vm_dynamics", namespace: str = "/") -> str:
+    """The ListParameters service of the node that ros2_control gives the hardware component
+    ``hardware`` (the ``<ros2_control name=...>``): hardware_interface names that node after
+    the hardware, lower case, ``/`` replaced by ``_``, in the controller manager's
+    ``namespace``."""
+    node = hardware.lower().replace("/", "_")
+    if not node or not all(c.isalnum() or c == "_" for c in node) or node[0].isdigit():
+        raise ValueError(f"barrier_service: hardware name {hardware!r} does not make a valid "
+                         "node name (letters, digits and _, not starting with a digit)")
+    return f"{namespace.rstrip('/')}/{node}/list_parameters"
+
+
+def controller_manager_settings(params: Mapping[str, Any], update_rate: int,
+                                hardware: str = "vm_dynamics", namespace: str = "/") -> dict:
     """The dynamics node's parameters for a controller manager at ``update_rate`` Hz:
-    lockstep, ``control_rate`` = ``update_rate``, ``controller_manager_sync``, and no wait
-    for a base wrench (the manager commands the joints only).
+    lockstep, ``control_rate`` = ``update_rate``, ``controller_manager_sync`` with the state
+    barrier on the node of the hardware component ``hardware`` (:func:`barrier_service`), and
+    no wait for a base wrench (the manager commands the joints only).
 
     The manager's period is ``10^9 // update_rate`` ns of simulated time; the node's period
     (``steps_per_period · dt``) must be exactly that many nanoseconds, or ``/clock`` would not
@@ -160,25 +188,42 @@ def controller_manager_settings(params: Mapping[str, Any], update_rate: int) -> 
             f"({1e9 / update_rate:g} ns) must be a whole number of nanoseconds and of time "
             f"steps; choose an update_rate that divides 1e9 and 1/dt")
     return {"lockstep": True, "lockstep_wrench": False, "control_rate": float(update_rate),
-            "controller_manager_sync": True}
+            "controller_manager_sync": True,
+            "controller_manager_state_barrier": barrier_service(hardware, namespace)}
 
 
 class ControllerManagerSync:
-    """The start of the lockstep with a controller manager and its stamp tolerance (module
-    docstring).  ``core`` is the node's
-    :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore` (in lockstep)."""
+    """The start of the lockstep with a controller manager, its stamp tolerance and the state
+    barrier before each ``/clock`` (module docstring).  ``core`` is the node's
+    :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore` (in lockstep); ``client`` makes the
+    barrier's service client (``client(name, srvtype)``, a transport's ``service_client``),
+    ``barrier`` is that service's name (empty: no barrier)."""
 
-    def __init__(self, core):
+    def __init__(self, core, client=None, barrier: str = ""):
         if not core.lockstep:
             raise ValueError("controller_manager_sync: needs lockstep: true")
         self.core = core
         self.period_ns = rm.stamp_to_ns(core.steps_per_period * core.dt)
         self.wall_period = core.steps_per_period * core.dt
+        if barrier and client is None:
+            raise ValueError("controller_manager_state_barrier: this transport has no service "
+                             "clients")
+        self.make_client = client
+        self.barrier_name = barrier
+        self.client = client(barrier, BARRIER_SERVICE_TYPE) if barrier else None
+        self.held: tuple[Any, Any] | None = None     # (clock message, its publish function)
+        self.held_since = 0.0
+        self.barriers = 0               # /clock messages sent after the barrier's answer
+        self.unguarded = 0              # sent without it after the start (logged)
         self.reset()
 
     def reset(self) -> None:
         """Back to the start (also after ``~/reset``)."""
         self.engaged = False
+        self.last_state = None           # (stamp ns, joint_states message) last published
+        self.held = None                 # a /clock of the state before the reset is not sent
+        if self.client is not None and self.client.pending:   # nor released by its answer
+            self.client = self.make_client(self.barrier_name, BARRIER_SERVICE_TYPE)
         self.ignored = 0                 # commands of the warm-up (not the current state)
         self.warmup_periods = 0
         self.last_warmup_wall: float | None = None
@@ -201,21 +246,96 @@ class ControllerManagerSync:
         self.core.inputs.stamp_tolerance_ns = ANY_EARLIER_STAMP_NS
         self.core.log.emit("INFO", "cm-sync", f"lockstep with the controller manager from "
                            f"t={self.core.t:.6g} s (after {self.warmup_periods} warm-up "
-                           f"periods, {self.ignored} earlier commands ignored)",
+                           f"periods, {self.ignored} earlier commands ignored; state barrier: "
+                           f"{self.barrier_name or 'none'})",
                            throttle=False)
         return True
 
-    def before_clock(self) -> None:
-        """Wait :data:`CLOCK_DELAY_S` before ``/clock`` is published: the manager's clock thread
-        and the hardware component's state subscription are different threads, and a manager
-        woken by ``/clock`` before the state arrived reads the state of the period before
-        (measured: 437 of 10 000 updates without the delay)."""
-        time.sleep(CLOCK_DELAY_S)
+    def state_message(self, msg: Any) -> Any:
+        """The ``joint_states`` message to publish for ``msg``: a re-publication of the last
+        stamp (the node's heartbeat while it waits for the command or for wall time) repeats
+        the message first sent with that stamp.  Its effort field is the held input, which a
+        command that arrived meanwhile has replaced: the heartbeat would otherwise publish, at
+        a wall-clock-dependent moment, a second state of that stamp with the next period's
+        effort (two runs then differ in ``/joint_states`` though not in motion)."""
+        try:
+            stamp = rm.time_msg_to_ns(msg.header.stamp)
+        except (AttributeError, TypeError, ValueError):
+            return msg
+        if self.last_state is not None and self.last_state[0] == stamp:
+            return self.last_state[1]
+        self.last_state = (stamp, msg)
+        return msg
+
+    @property
+    def holding(self) -> bool:
+        """A ``/clock`` message waits for the barrier (nothing advances meanwhile)."""
+        return self.held is not None
+
+    def hold_clock(self, msg: Any, publish, wall_now: float) -> bool:
+        """Called with each ``/clock`` message right after the state it belongs to was
+        published: True if the message is held until the barrier's answer (:meth:`serve`
+        publishes it then), False if it is to be published now (no barrier; or before the
+        start, while the hardware component's service is not there yet).
+
+        Why: the manager's clock thread and the component's state subscription are served
+        by different threads, so a manager woken by ``/clock`` can run its ``read()`` before
+        the state was taken (the state of the period before: 437 of 10 000 updates with
+        nothing in between, 41-65 with 2 ms).  The component's node serves its parameter
+        services in the callback group of its state subscription (the default one, mutually
+        exclusive), and its executor serves a ready subscription before a ready service;
+        the request is sent after the state on the same wire, so it is ready only when the
+        state is, and its answer comes only after the state callback ran."""
+        if self.client is None:
+            return False
+        if not self.engaged and not self.client.ready():
+            return False
+        self.held, self.held_since = (msg, publish), wall_now
+        self.serve(wall_now)
+        return True
+
+    def serve(self, wall_now: float) -> bool:
+        """Move the barrier on (send the request, take the answer); True when the held
+        ``/clock`` was published now."""
+        if self.held is None:
+            return False
+        client, log = self.client, self.core.log
+        if client.pending:
+            answer = client.poll()
+            if answer is not None:
+                if not answer[0]:
+                    log.emit("WARN", "cm-barrier", f"state barrier {self.barrier_name}: "
+                             f"{answer[1]}; /clock sent without it")
+                    self.unguarded += 1
+                else:
+                    self.barriers += 1
+                return self.release()
+        elif client.ready():
+            client.send(BARRIER_REQUEST)
+            self.held_since = wall_now
+            return False
+        if wall_now - self.held_since < BARRIER_TIMEOUT_S:
+            return False
+        why = "did not answer" if client.pending else "is not available"
+        log.emit("WARN", "cm-barrier", f"state barrier: the hardware component's service "
+                 f"{self.barrier_name} {why} within {BARRIER_TIMEOUT_S:g} s; /clock sent "
+                 "without it (the manager may read the state of the period before)")
+        self.unguarded += 1
+        if client.pending:                # a new client: the old request is abandoned
+            self.client = self.make_client(self.barrier_name, BARRIER_SERVICE_TYPE)
+        return self.release()
+
+    def release(self) -> bool:
+        """Publish the held ``/clock`` message."""
+        msg, publish = self.held
+        self.held = None
+        publish(msg)
+        return True
 
     def warmup_due(self, wall_now: float) -> bool:
         """Before the start: True (and noted) when a warm-up period is due, one per
         ``1/control_rate`` wall seconds (the manager's loop needs ``/clock`` to move)."""
-        if self.engaged or self.core.paused:
+        if self.engaged or self.core.paused or self.held is not None:
             return False
         if self.last_warmup_wall is not None and \
                 wall_now - self.last_warmup_wall < self.wall_period - 1e-9:

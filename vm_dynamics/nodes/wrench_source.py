@@ -30,21 +30,21 @@ needs in ``/diagnostics``; the mechanisms are those of the measured joint states
 """
 from __future__ import annotations
 
-import math
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from ..core.validation import as_positive
 from ..ros import messages as rm
-from .event_log import reason_key
+from .sample_timing import SampleTiming
 
 __all__ = ["MeasuredWrenchInput", "measured_wrench_input"]
 
 
-class MeasuredWrenchInput:
-    """A force/torque sensor's wrench on the chaser (module docstring).
+class MeasuredWrenchInput(SampleTiming):
+    """A force/torque sensor's wrench on the chaser (module docstring); counts and timing of the
+    samples in :class:`~vm_dynamics.nodes.sample_timing.SampleTiming`.
 
     ``frames`` are the frames of the chaser model a sample may name; ``frame`` the configured
     sensor frame ("" : each message's ``header.frame_id``)."""
@@ -56,30 +56,17 @@ class MeasuredWrenchInput:
             raise ValueError(f"measured_wrench.frame: unknown frame {frame!r}; the chaser's "
                              f"frames are {', '.join(self.frames)}")
         self.frame = frame
-        for key, v in (("measured_wrench.max_gap", max_gap),
-                       ("measured_wrench.timeout", timeout),
-                       ("measured_wrench.force_limit", force_limit),
-                       ("measured_wrench.torque_limit", torque_limit)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                    or v <= 0:
-                raise ValueError(f"{key}: expected a positive number, got {v!r}")
-        self.max_gap, self.timeout = float(max_gap), float(timeout)
-        self.force_limit, self.torque_limit = float(force_limit), float(torque_limit)
-        self.reset()
+        self.force_limit = as_positive(force_limit, "measured_wrench.force_limit")
+        self.torque_limit = as_positive(torque_limit, "measured_wrench.torque_limit")
+        super().__init__("wrench", "measured_wrench", max_gap, timeout)
 
     def reset(self) -> None:
-        """No sample received: nothing applied."""
+        """No sample received: nothing applied (``holding``: the watchdog zeroed it)."""
+        super().reset()
         self.value = np.zeros(6)
         self.sample_frame = self.frame
         self.last_stamp: float | None = None
-        self.last_wall: float | None = None
-        self.holding = False          # the watchdog tripped: zero applied
         self.silence_seen: float | None = None   # last_wall of a silence seen, to confirm
-        self.accepted = self.rejected = self.out_of_order = self.gaps = self.dropouts = 0
-        self.last_error = ""
-        self.intervals: deque = deque(maxlen=1000)
-        self.arrival_intervals: deque = deque(maxlen=1000)
-        self.latencies: deque = deque(maxlen=1000)
 
     # ------------------------------------------------------------------ what is applied
     @property
@@ -119,19 +106,13 @@ class MeasuredWrenchInput:
         try:
             stamp, frame, w = self.parse(msg)
         except ValueError as exc:
-            self.rejected += 1
-            self.last_error = str(exc)
-            log.emit("WARN", f"reject-measured-wrench-{reason_key(str(exc))}",
-                     f"rejected measured wrench: {exc}; the sample is ignored (the wrench "
-                     f"applied stays as it was)")
+            self.note_rejected(exc, log, "reject-measured-wrench",
+                               "the sample is ignored (the wrench applied stays as it was)")
             return False
         stamp = wall if stamp is None else stamp
         interval = None if self.last_stamp is None else stamp - self.last_stamp
         if interval is not None and interval <= 0:
-            self.out_of_order += 1
-            log.emit("WARN", "measured-wrench-out-of-order",
-                     f"dropped a measured wrench stamped {stamp:.6f} s: not after the newest "
-                     f"sample ({interval * 1e3:.3f} ms; late or out of order)")
+            self.note_out_of_order(stamp, interval, log, "measured-wrench-out-of-order")
             return False
         if interval is not None and interval > self.max_gap:
             self.gaps += 1
@@ -144,32 +125,16 @@ class MeasuredWrenchInput:
         self.value[:] = w
         self.sample_frame = frame
         self.last_stamp = stamp
-        self.accepted += 1
-        self.note_arrival(stamp, wall, interval)
-        if self.holding:
-            self.holding = False
-            log.emit("INFO", "measured-wrench-resumed",
-                     f"measured wrenches resumed at t={sim_t:.3f} s", throttle=False)
+        self.note_accepted(stamp, wall, interval)
+        self.note_resumed(sim_t, log, "measured-wrench-resumed", "wrenches")
         return True
-
-    def note_arrival(self, stamp: float, wall: float, interval: float | None) -> None:
-        if self.last_wall is not None:
-            self.arrival_intervals.append(wall - self.last_wall)
-        self.last_wall = wall
-        self.latencies.append(wall - stamp)
-        if interval is not None and interval <= self.max_gap:
-            if len(self.intervals) >= 10 and interval > 1.5 * float(np.median(self.intervals)):
-                self.dropouts += 1
-            self.intervals.append(interval)
 
     def check_watchdog(self, wall_now: float, sim_t: float, log) -> bool:
         """Zero the wrench (once per silence, a warning on ``log``) when no sample arrived for
         ``timeout`` wall seconds at two consecutive checks (module docstring); True if it
         tripped now (the held inputs change)."""
-        if self.holding or self.last_wall is None:
-            return False
-        age = wall_now - self.last_wall
-        if age <= self.timeout:
+        age = None if self.holding else self.silence(wall_now)
+        if age is None:
             return False
         if self.silence_seen != self.last_wall:      # first seen: confirm at the next check
             self.silence_seen = self.last_wall
@@ -183,8 +148,6 @@ class MeasuredWrenchInput:
     def statistics(self) -> dict:
         """Counts, sample intervals, arrival jitter, latency (ms) and the applied wrench for
         ``/diagnostics``."""
-        def ms(values, fn):
-            return 1e3 * float(fn(np.asarray(values))) if len(values) else 0.0
         applied = self.value if self.active else np.zeros(6)
         return {
             "frame": self.sample_frame,
@@ -193,11 +156,7 @@ class MeasuredWrenchInput:
             "samples_accepted": self.accepted, "samples_rejected": self.rejected,
             "samples_out_of_order": self.out_of_order, "dropouts": self.dropouts,
             "gaps": self.gaps,
-            "sample_interval_mean_ms": ms(self.intervals, np.mean),
-            "sample_interval_max_ms": ms(self.intervals, np.max),
-            "arrival_jitter_std_ms": ms(self.arrival_intervals, np.std),
-            "latency_mean_ms": ms(self.latencies, np.mean),
-            "latency_max_ms": ms(self.latencies, np.max),
+            **self.timing_statistics(),
             "last_rejection": self.last_error,
         }
 

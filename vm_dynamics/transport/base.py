@@ -23,6 +23,11 @@ class Publisher(abc.ABC):
     def publish(self, msg: Any) -> None:
         """Publish a rosbags message of type :attr:`msgtype`."""
 
+    def has_subscribers(self) -> bool:
+        """True if a subscription is matched now (and when the transport cannot tell): a
+        node may skip building a message nobody would receive."""
+        return True
+
 
 class Transport(abc.ABC):
     """A ROS 2 node: parameters, pub/sub, timers, services, clock, logger, executor."""
@@ -105,6 +110,14 @@ class Transport(abc.ABC):
         ``pending`` and ``poll() -> None | (success, message)`` (the response, once).  On
         DDS ``send`` waits for the response (up to 30 s; none: ``(False, <why>)``); on rclpy it
         is asynchronous (the executor delivers the response while the node spins)."""
+        raise ValueError(f"{type(self).__name__}: no service clients on this transport")
+
+    def service_client(self, name: str, srvtype: str) -> Any:
+        """An asynchronous client of the service ``name`` (node-relative or absolute) of type
+        ``srvtype``: ``ready()`` (the service is matched), ``send(fields)`` (a request from a
+        mapping of its fields; one at a time), ``pending`` and ``poll() -> None | (ok,
+        response or why)`` (the response once, as this transport decodes it).  Never blocks:
+        the caller polls (on rclpy the executor delivers the response while the node spins)."""
         raise ValueError(f"{type(self).__name__}: no service clients on this transport")
 
     @abc.abstractmethod

@@ -49,12 +49,14 @@ participant and its executor) and the service client, and re-exports the public 
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from cyclonedds.core import (
+    DDSException,
     GuardCondition,
     InstanceState,
     Policy,
@@ -65,6 +67,7 @@ from cyclonedds.core import (
     WaitSet,
 )
 from cyclonedds.domain import DomainParticipant
+from cyclonedds.internal import dds_c_t
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -73,6 +76,7 @@ from ..core.signals import noted_interrupts, sigterm_as_interrupt
 from . import ros_args as rargs
 from .base import Transport
 from .dds_actions import DdsActionServer
+from .dds_clients import DdsAsyncClient, DdsServiceClient, DdsTriggerClient
 from .dds_entities import DdsPublisher, DdsService, DdsSubscription, DdsTimer
 from .dds_idl import compiled_converter, dds_topic_name, dds_type_name, idl_struct, to_idl
 from .dds_wire import (
@@ -86,11 +90,13 @@ from .dds_wire import (
     split_request,
     take_raw,
     user_data,
-    userdata_key,
 )
 from .logger import StreamLogger
 from .qos import QosSpec, qos_spec
-from .types import check_message, check_service_type, message_typestore, service_typestore
+from .types import (
+    check_service_type,
+    message_typestore,
+)
 
 __all__ = ["DdsTransport", "DdsServiceClient", "dds_type_name", "dds_topic_name",
            "idl_struct", "to_idl", "user_data", "dds_qos", "discovery_config", "active_domains",
@@ -158,6 +164,10 @@ class DdsTransport(Transport):
         self._waitset = WaitSet(self._dp)
         self._guard = GuardCondition(self._dp)
         self._waitset.attach(self._guard)
+        # the wait set's attach argument of each reader's condition -> the reader's handle,
+        # and the array dds_waitset_wait fills with the attach arguments that triggered
+        self._attached_reader: dict[int, int] = {}
+        self._triggered = (dds_c_t.attach * len(self._waitset.attached))()
         self._topics: dict[tuple[str, str, bool], Topic] = {}
         self._keep: list[Any] = []
         self._subs: list[DdsSubscription] = []
@@ -217,6 +227,10 @@ class DdsTransport(Transport):
         r = DataReader(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=False))
         cond = ReadCondition(r, ANY_SAMPLE)
         self._waitset.attach(cond)
+        # WaitSet.attach passes the address of a c_int of its own as the attach argument
+        arg = next(v for e, v in self._waitset.attached if e is cond)
+        self._attached_reader[ctypes.addressof(arg)] = r._ref
+        self._triggered = (dds_c_t.attach * len(self._waitset.attached))()
         self._keep.extend([r, cond])
         self._reader_gids.append(r.guid.bytes)
         self._announce()
@@ -311,6 +325,10 @@ class DdsTransport(Transport):
     def trigger_client(self, name: str) -> "DdsTriggerClient":
         return DdsTriggerClient(DdsServiceClient(self, name, "std_srvs/srv/Trigger"))
 
+    def service_client(self, name: str, srvtype: str) -> "DdsAsyncClient":
+        self._check_open()
+        return DdsAsyncClient(DdsServiceClient(self, name, srvtype))
+
     def service(self, name: str, srvtype: str, handler: Callable[[Any], Any]) -> DdsService:
         self._check_open()
         check_service_type(srvtype)
@@ -373,10 +391,26 @@ class DdsTransport(Transport):
                 budget = d if budget is None else min(budget, d)
         return 2**62 if budget is None else budget
 
+    def _wait(self, wait_ns: int) -> set | None:
+        """Wait up to ``wait_ns`` for data (or the shutdown guard); returns the handles of
+        the readers whose read condition triggered (they hold samples: the conditions are
+        level-triggered, so a reader left with data triggers the next wait again), or None
+        if that is not known (more triggered than the array holds: drain all)."""
+        xs = self._triggered
+        ws = self._waitset
+        n = ws._waitset_wait(ws._ref, xs, len(xs), wait_ns)
+        if n < 0:
+            raise DDSException(n, f"Occurred while waiting in {ws!r}")
+        if n > len(xs):
+            return None
+        readers = self._attached_reader
+        return {readers.get(xs[i]) for i in range(n)}
+
     def spin_once(self, timeout_s: float | None = None) -> None:
         """Wait for work (data, a due timer, ``timeout_s``), then one turn: each subscription
-        and service drains what is queued (bounded, see :meth:`DdsSubscription.drain`),
-        then the due timers run.
+        and service whose reader holds data drains what is queued (bounded, see
+        :meth:`DdsSubscription.drain`), then the due timers run.  (Readers without data are
+        not visited: the dynamics node has some twenty, mostly services.)
 
         After a turn in which a subscription dropped input (more than its ``max_per_turn``
         was queued: a flood), the next turn does not start on data but at the next timer
@@ -389,20 +423,22 @@ class DdsTransport(Transport):
         if self._flooded:
             self._flooded = False
             time.sleep(min(wait_ns * 1e-9, FLOOD_PACE_S))
-        else:
-            self._waitset.wait(wait_ns)
+            wait_ns = 0
+        ready = self._wait(wait_ns)
         if self._closed:
             return
         # a callback may shut the node down: check before touching any entity again
-        for sub in ([self._clock_sub] if self._clock_sub else []) + list(self._subs):
-            if self._closed:
-                return
-            if sub.drain():
-                self._flooded = True
-        for srv in list(self._services):
-            if self._closed:
-                return
-            srv.drain()
+        if ready is None or ready:
+            for sub in ([self._clock_sub] if self._clock_sub else []) + list(self._subs):
+                if self._closed:
+                    return
+                if (ready is None or sub.reader._ref in ready) and sub.drain():
+                    self._flooded = True
+            for srv in list(self._services):
+                if self._closed:
+                    return
+                if ready is None or srv.reader._ref in ready:
+                    srv.drain()
         mono = time.monotonic_ns()
         for t in list(self._timers):
             if self._closed:
@@ -448,92 +484,3 @@ class DdsTransport(Transport):
         self._topics.clear()
         self._dp = None
         release_domain(self.domain_id)
-
-
-class DdsServiceClient:
-    """rmw_cyclonedds-compatible service client on a :class:`DdsTransport` participant."""
-
-    def __init__(self, transport: DdsTransport, name: str, srvtype: str) -> None:
-        check_service_type(srvtype)
-        self.srvtype = srvtype
-        self.name = transport.resolve_name(name)
-        self.client_id = transport.next_csid()
-        extra = f"clientid={self.client_id};"
-        spec = qos_spec("services")
-        self._writer = transport.writer(dds_topic_name(self.name, "request"),
-                                         f"{srvtype}_Request", spec, request_header=True,
-                                         extra=extra)
-        self._reader = transport.reader(dds_topic_name(self.name, "reply"),
-                                         f"{srvtype}_Response", spec, request_header=True,
-                                         extra=extra)
-        self.guid = self._writer.get_instance_handle() & (2**64 - 1)
-        self._seq = 0
-        self._convert = compiled_converter(f"{srvtype}_Request", True)
-
-    def service_is_ready(self) -> bool:
-        """rmw ``check_for_service_reader_writer``: a matched request reader with a serviceid
-        and a matched reply writer with the same id."""
-        ids = set()
-        for h in self._writer.get_matched_subscriptions():
-            rd = self._writer.get_matched_subscription_data(h)
-            sid = userdata_key(rd.qos, "serviceid") if rd is not None else None
-            if sid:
-                ids.add(sid)
-        for h in self._reader.get_matched_publications():
-            wr = self._reader.get_matched_publication_data(h)
-            if wr is not None and userdata_key(wr.qos, "serviceid") in ids:
-                return True
-        return False
-
-    def wait_for_service(self, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while not self.service_is_ready():
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.02)
-        return True
-
-    def call(self, request: Any, timeout_s: float = 5.0) -> Any:
-        """Send ``request`` (rosbags ``<srv>_Request``) and wait for the matching response."""
-        check_message(request, f"{self.srvtype}_Request", f"service client {self.name}")
-        self._seq += 1
-        seq = self._seq
-        self._writer.write(self._convert(request, self.name, (self.guid, seq)))
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            for data, info in take_raw(self._reader):
-                if not info.valid_data:
-                    continue
-                guid, rseq, body = split_request(data)
-                if guid == self.guid and rseq == seq:
-                    return service_typestore().deserialize_cdr(body, f"{self.srvtype}_Response")
-            time.sleep(0.005)
-        raise TimeoutError(f"no response from service {self.name} within {timeout_s} s")
-
-
-class DdsTriggerClient:
-    """:meth:`Transport.trigger_client` on DDS: ``send`` waits for the response."""
-
-    TIMEOUT_S = 30.0
-
-    def __init__(self, client: DdsServiceClient) -> None:
-        self.client = client
-        self.name = client.name
-        self.pending = False
-        self._result: tuple[bool, str] | None = None
-        self._request = service_typestore().types["std_srvs/srv/Trigger_Request"](
-            structure_needs_at_least_one_member=0)
-
-    def ready(self) -> bool:
-        return self.client.service_is_ready()
-
-    def send(self) -> None:
-        try:
-            r = self.client.call(self._request, self.TIMEOUT_S)
-            self._result = (bool(r.success), str(r.message))
-        except TimeoutError as exc:
-            self._result = (False, str(exc))
-
-    def poll(self) -> tuple[bool, str] | None:
-        out, self._result = self._result, None
-        return out

@@ -5,8 +5,9 @@ Each calls back into its transport through the transport's public adapter helper
 (``reader``/``writer``/``next_csid``).
 
 Receiving does not go through the ``IdlStruct`` deserialiser: raw CDR samples are taken from
-the reader and decoded by rosbags, so a message that does not decode is dropped with a
-warning instead of raising inside the executor.  Services follow rmw_cyclonedds
+the reader and decoded by rosbags (the lockstep messages first by the one-pass decoders of
+:mod:`.fast_cdr`, which leave anything unusual to rosbags), so a message that does not decode
+is dropped with a warning instead of raising inside the executor.  Services follow rmw_cyclonedds
 ``rmw_send_response``/``rmw_take_request``: the reply echoes the request's guid/seq, and the
 server waits up to :data:`REPLY_WAIT_S` for the client's reply reader (matched by
 ``clientid=`` in its USER_DATA) before answering, as rmw does."""
@@ -24,6 +25,7 @@ from .base import Publisher
 from .dds_idl import compiled_converter, dds_topic_name
 from .dds_wire import split_request, take_raw, userdata_key
 from .exact_cdr import exact_serializer
+from .fast_cdr import fast_decoder
 from .qos import qos_spec
 from .types import build_message, check_message, service_typestore, status_service
 
@@ -60,6 +62,9 @@ class DdsPublisher(Publisher):
     def matched_subscriptions(self) -> int:
         return len(self.writer.get_matched_subscriptions())
 
+    def has_subscribers(self) -> bool:
+        return self.matched_subscriptions > 0
+
 
 class DdsSubscription:
     """A reader and its callback; :meth:`drain` is one executor turn of it.
@@ -87,6 +92,8 @@ class DdsSubscription:
         self._raw = raw
         self._screen = screen
         self._on_drop = on_drop
+        # the one-pass decoder of the lockstep messages (None: rosbags' for every sample)
+        self._fast = None if raw else fast_decoder(msgtype, max_counts)
 
     def handle_raw(self, data: bytes) -> bool:
         """Decode one CDR sample and deliver it; False (and a warning) if it was dropped."""
@@ -98,6 +105,9 @@ class DdsSubscription:
             return False
         if self._raw:
             return self._transport.deliver(self._callback, bytes(data), self.topic)
+        msg = self._fast(data) if self._fast is not None else None
+        if msg is not None:
+            return self._transport.deliver(self._callback, msg, self.topic)
         from vm_dynamics.ros import messages as ros_msgs
         try:
             msg = ros_msgs.deserialize(data, self.msgtype, self.max_counts)
@@ -188,6 +198,11 @@ class DdsService:
         self._writer = transport.writer(dds_topic_name(name, "reply"), rep_t, spec,
                                         request_header=True, extra=extra)
         self._convert = compiled_converter(rep_t, True)
+
+    @property
+    def reader(self) -> DataReader:
+        """The request reader (the executor drains the service when it has data)."""
+        return self._reader
 
     def drain(self) -> None:
         """One turn: the requests queued now (at most the reader's history depth)."""

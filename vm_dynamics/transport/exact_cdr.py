@@ -18,6 +18,11 @@ which converts what is convertible and raises its precise error for the rest.  B
 give byte-identical samples (``test/process/test_transport.py`` compares them on every message
 type the nodes publish and on generated messages).
 
+The messages of a lockstep period (``JointState``, ``Odometry``, ``TFMessage``,
+``WrenchStamped``, ``Clock``) are first offered to the hand-written one-pass encoders of
+:mod:`~vm_dynamics.transport.fast_cdr` (same rules, same bytes); what they decline goes the
+way described above.
+
 Samples are XCDR1 little-endian with encapsulation ``00 01 00 00`` and no trailing padding,
 as cyclonedds-python writes them.
 """
@@ -31,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 from rosbags.interfaces import Nodetype
 
+from .fast_cdr import fast_encoder
 from .types import fielddefs, message_typestore, service_typestore
 
 __all__ = ["exact_serializer", "is_exact"]
@@ -132,7 +138,13 @@ def exact_serializer(msgtype: str) -> Callable[[Any], bytes | None]:
     if msgtype not in store.fielddefs:     # an action's message (service_typestore)
         store = service_typestore()
 
+    fast = fast_encoder(msgtype)
+
     def serialize(msg: Any) -> bytes | None:
+        if fast is not None:
+            data = fast(msg)
+            if data is not None:
+                return data
         if not check(msg):
             return None
         try:

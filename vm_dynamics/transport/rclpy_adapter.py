@@ -142,6 +142,9 @@ class _RclpyPublisher(Publisher):
                             f"got {ros_msgs.msgtype_of(msg)} ({type(msg).__module__})")
         self._pub.publish(msg)
 
+    def has_subscribers(self) -> bool:
+        return self._pub.get_subscription_count() > 0
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, (array.array, np.ndarray, tuple)):
@@ -312,6 +315,9 @@ class RclpyTransport(Transport):
     def trigger_client(self, name: str) -> "RclpyTriggerClient":
         return RclpyTriggerClient(self._node, name)
 
+    def service_client(self, name: str, srvtype: str) -> "RclpyServiceClient":
+        return RclpyServiceClient(self._node, name, srvtype)
+
     def action_server(self, name: str, actiontype: str,
                       execute: Callable[[Any, Callable[[Mapping[str, Any]], None],
                                          Callable[[], bool]], tuple[str, Mapping[str, Any]]]
@@ -428,3 +434,34 @@ class RclpyTriggerClient:
             return False, f"{type(f.exception()).__name__}: {f.exception()}"
         r = f.result()
         return bool(r.success), str(r.message)
+
+
+class RclpyServiceClient:
+    """:meth:`Transport.service_client` on rclpy: ``send`` is asynchronous, the response is
+    the rosidl message."""
+
+    def __init__(self, node: Any, name: str, srvtype: str) -> None:
+        self._cls = rclpy_class(srvtype)
+        self.client = node.create_client(self._cls, name)
+        self.name = self.client.service_name
+        self._future = None
+
+    @property
+    def pending(self) -> bool:
+        return self._future is not None
+
+    def ready(self) -> bool:
+        return bool(self.client.service_is_ready())
+
+    def send(self, fields: Mapping[str, Any]) -> None:
+        if self._future is None:
+            self._future = self.client.call_async(fill_rosidl(self._cls.Request(), fields))
+
+    def poll(self) -> tuple[bool, Any] | None:
+        f = self._future
+        if f is None or not f.done():
+            return None
+        self._future = None
+        if f.exception() is not None:
+            return False, f"{type(f.exception()).__name__}: {f.exception()}"
+        return True, f.result()

@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["SERVICE_DEFINITIONS", "SERVICE_TYPES", "message_typestore", "service_typestore",
            "fielddefs", "message_class", "check_service_type", "check_message",
            "coerce_scalar", "coerce_elements", "status_service", "build_message",
-           "CANCEL_GOAL_DEFINITION"]
+           "CANCEL_GOAL_DEFINITION", "LIST_PARAMETERS_DEFINITION"]
 
 #: ``.srv`` texts of ros2/common_interfaces ``std_srvs/srv/{Trigger,SetBool}.srv`` (comments
 #: dropped; identical on Humble and Jazzy).  The rosbags Jazzy store has no service types, so
@@ -33,6 +33,11 @@ CANCEL_GOAL_DEFINITION = ("action_msgs/GoalInfo goal_info\n---\n"
                           "int8 ERROR_NONE=0\nint8 ERROR_REJECTED=1\n"
                           "int8 ERROR_UNKNOWN_GOAL_ID=2\nint8 ERROR_GOAL_TERMINATED=3\n"
                           "int8 return_code\naction_msgs/GoalInfo[] goals_canceling\n")
+#: ``rcl_interfaces/srv/ListParameters.srv`` (Jazzy; comments dropped): a parameter service
+#: every rclcpp node serves, which the lockstep with a controller manager calls on the hardware
+#: component's node (:mod:`vm_dynamics.nodes.ros2_control`).
+LIST_PARAMETERS_DEFINITION = ("uint64 DEPTH_RECURSIVE=0\nstring[] prefixes\nuint64 depth\n---\n"
+                              "ListParametersResult result\n")
 _EMPTY_MEMBER = "structure_needs_at_least_one_member"
 
 
@@ -60,6 +65,7 @@ def _interface_definitions() -> tuple[dict[str, str], dict[str, str]]:
         msgs.update(amsgs)
         srvs.update(asrvs)
     srvs["action_msgs/srv/CancelGoal"] = CANCEL_GOAL_DEFINITION
+    srvs["rcl_interfaces/srv/ListParameters"] = LIST_PARAMETERS_DEFINITION
     return msgs, srvs
 
 
@@ -132,7 +138,7 @@ def check_service_type(srvtype: str) -> str:
         return srvtype
     if srvtype not in _interface_definitions()[1]:
         raise ValueError(f"unsupported service type {srvtype!r}; supported: {SERVICE_TYPES} "
-                         f"and the simulation_interfaces services")
+                         f"and the simulation_interfaces services, rcl_interfaces/srv/ListParameters")
     return srvtype
 
 

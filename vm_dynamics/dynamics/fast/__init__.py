@@ -77,9 +77,7 @@ from .backend import (
     numba_kernels,
     resolve_backend,
 )
-from .model import (
-    FastModel,
-    LPBlocks,
+from .functions import (
     fast_model,
     forward_dynamics,
     forward_dynamics_batch,
@@ -87,6 +85,7 @@ from .model import (
     lp_blocks,
     mass_matrix,
 )
+from .model import FastModel, LPBlocks
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "numba_available", "numba_kernels",
            "forward_dynamics", "forward_dynamics_batch", "inverse_dynamics", "mass_matrix",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -22,8 +21,7 @@ from . import numpy_kernels as _npk
 from .backend import bind_compiled, compile_notice, numba_kernels
 from .records import ForwardInputs, ModelConstants
 
-__all__ = ["FastModel", "LPBlocks", "fast_model", "forward_dynamics", "forward_dynamics_batch",
-           "inverse_dynamics", "mass_matrix", "lp_blocks"]
+__all__ = ["FastModel", "LPBlocks"]
 
 _PARALLEL_MIN_WORK = 256   # with parallel=True, smaller batches (in joint-states) stay serial
 
@@ -70,6 +68,7 @@ class FastModel:
             raise ValueError(f"backend={backend!r}: choose 'auto', 'numba' or 'numpy'")
         self.model = model
         self.n, self.b = int(model.n), int(model.b)
+        self._nout = self.b + self.n
         # the recursions run on the whole tree (n_tree joints); with mimic joints the model's
         # coordinates are q (n) and q_full = G q + c (model.coupling)
         cp = getattr(model, "coupling", None)
@@ -108,6 +107,7 @@ class FastModel:
                                   self.axes, self.grav, *(
             (self.G, np.ascontiguousarray(cp.independent, dtype=np.int64)) if self.coupled
             else (np.zeros((0, 0)), np.zeros(0, dtype=np.int64))))
+        self._P = None          # the model packed for kernels.packed (numba, no mimic joints)
         if nb is not None:
             self._warm_up()
 
@@ -133,16 +133,49 @@ class FastModel:
             if self.frames:
                 self._fp = bind_compiled(kk.frame_pose, (C, z, 0, np.eye(4), np.empty((4, 4))))
             self._mm = bind_compiled(kk.mass_matrix, mm_args)
+            if not self.coupled:
+                self._warm_up_packed()
+
+    def _warm_up_packed(self):
+        """Pack the model for :mod:`.kernels.packed`, compile (or load) its entry points for
+        the argument types the API passes — float64 C-contiguous writeable arrays, the vehicle
+        wrench an array or None — and close the checked ones to new compilations: the public
+        calls go through their dispatcher, whose type check (in C) then turns an argument of
+        any other kind into a TypeError, answered by the full validation."""
+        n, b, pk = self.n, self.b, self._nb.packed
+        P = pk.pack_constants(self._kc)
+        z, zb, o, g = np.zeros(n), np.zeros(b), np.empty(b + n), np.eye(4)
+        with compile_notice(pk.forward_dynamics, pk.forward_dynamics_checked,
+                            pk.inverse_dynamics, pk.inverse_dynamics_checked):
+            for bw in (None, zb):
+                pk.forward_dynamics(P, g, zb, z, z, z, bw, o)
+                pk.forward_dynamics_checked(P, g, zb, z, z, z, bw, o)
+            pk.inverse_dynamics(P, g, zb, z, z, zb, z, o)
+            pk.inverse_dynamics_checked(P, g, zb, z, z, zb, z, o)
+        pk.forward_dynamics_checked.disable_compile()
+        pk.inverse_dynamics_checked.disable_compile()
+        self._fdc, self._idc = pk.forward_dynamics_checked, pk.inverse_dynamics_checked
+        self._P = P
+
+    @property
+    def packed_constants(self):
+        """The model as one flat array for :mod:`.kernels.packed` (None with mimic joints or
+        without numba)."""
+        return self._P
 
     @property
     def backend(self) -> str:
         return "numba" if self._nb is not None else "numpy"
 
     # ------------------------------------------------------------------ input handling
-    # One validation with the reference path (core.validation): the kind and shape of every
-    # input here, their range (NaN/Inf, MAX_COORDINATE, MAX_MAGNITUDE) in the compiled entry
-    # points of kernels.checked, and on failure core.validation again for the reference
-    # path's message.  The numpy kernels and the mimic path check the range here instead.
+    # One validation with the reference path (core.validation).  The common call (float64
+    # C-contiguous writeable arrays, no frame wrenches, numba, no mimic joints) is checked in
+    # compiled code: kind by the dispatcher of kernels.packed (closed to new types), shape and
+    # range in the entry point.  Every other call, and every call that fails there, takes the
+    # full path: the kind and shape of every input here, their range (NaN/Inf, MAX_COORDINATE,
+    # MAX_MAGNITUDE) in the compiled entry points of kernels.checked, and on failure
+    # core.validation again for the reference path's message.  The numpy kernels and the
+    # mimic path check the range here instead.
     def _vec(self, x, n, name):
         return as_real_vector(x, n, name)
 
@@ -278,6 +311,17 @@ class FastModel:
     def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
         """``(V̇, q̈)`` by the articulated-body algorithm; see the module docstring.  With mimic
         joints: the composite-rigid-body mass matrix reduced by the coupling and RNEA."""
+        if self._P is not None and not frame_wrenches:
+            # the common call: every argument already a float64 array of the model's shapes
+            # and in range, checked in compiled code (kernels.packed); anything else (an error
+            # to name, a list to convert) runs the full validation below
+            out = np.empty(self._nout)
+            try:
+                st = self._fdc(self._P, g, V, q, qd, tau, base_wrench, out)
+            except (TypeError, ValueError):
+                st = -1
+            if not st:
+                return out[:self.b], out[self.b:]
         n, b = self.n, self.b
         if self.coupled:
             g = self._pose(g)
@@ -369,7 +413,7 @@ class FastModel:
         if self._nb is not None:
             ok = self._nb.checked.states_in_range(X, st)
         else:
-            ok = _states_in_range(X, st)
+            ok = _npk.states_in_range(X, st)
         if not ok:
             pass
         elif self._nb is not None:
@@ -392,6 +436,14 @@ class FastModel:
     def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None):
         """``(base_wrench, τ)`` producing ``(V̇, q̈)`` by the recursive Newton–Euler algorithm
         (mimic joints: on the tree at ``G q + c``, efforts ``τ = Gᵀ τ_tree``)."""
+        if self._P is not None and not frame_wrenches:     # as in forward_dynamics
+            out = np.empty(self._nout)
+            try:
+                st = self._idc(self._P, g, V, q, qd, Vdot, qdd, out)
+            except (TypeError, ValueError):
+                st = -1
+            if not st:
+                return out[:self.b], out[self.b:]
         n, b = self.n, self.b
         g = as_real_array(g, (4, 4), "g")
         V, q, qd = as_real_vector(V, b, "V"), as_real_vector(q, n, "q"), as_real_vector(qd, n, "qd")
@@ -463,6 +515,8 @@ class FastModel:
         arm.inert[0] = 0.0
         arm.root_extra = np.zeros((6, 6))
         arm._kc = self._kc._replace(inert=arm.inert, rootx=arm.root_extra)
+        if self._P is not None:
+            arm._P = self._nb.packed.pack_constants(arm._kc)
         arm._arm = self._arm = arm
         return arm
 
@@ -525,66 +579,3 @@ class FastModel:
         A = np.linalg.solve(M0, M0m) if b else np.zeros((0, self.n))
         Mhat = Mm - M0m.T @ A
         return LPBlocks(M0, M0m, Mm, A, 0.5 * (Mhat + Mhat.T))
-
-
-def _states_in_range(X, status) -> bool:
-    """:func:`.kernels.checked.states_in_range` vectorised with numpy (the numba-free path)."""
-    g, V, q, qd, tau, bw = X.g, X.V, X.q, X.qd, X.tau, X.bw
-    with np.errstate(invalid="ignore"):
-        good = _npk.check_poses(g)
-        status[~good] = 1
-        inr = np.all(np.abs(g[:, :3, 3]) <= MAX_MAGNITUDE, axis=-1)
-        inr &= np.all(np.abs(q) <= MAX_COORDINATE, axis=-1)
-        for a in (V, qd, tau, bw):
-            inr &= np.all(np.abs(a) <= MAX_MAGNITUDE, axis=-1)
-    status[good & ~inr] = 4
-    return bool(np.all(good & inr))
-
-
-# ---------------------------------------------------------------------- free functions
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def fast_model(model, backend: str = "auto") -> FastModel:
-    """The :class:`FastModel` of ``model`` (built once per model and backend, then reused)."""
-    if isinstance(model, FastModel):
-        if backend in ("auto", model.backend):
-            return model
-        model = model.model
-    per_model = _CACHE.get(model)
-    if per_model is None:
-        per_model = _CACHE.setdefault(model, {})
-    fm = per_model.get(backend)
-    if fm is None or fm.grav is not model.gravity and not np.array_equal(fm.grav, model.gravity):
-        fm = per_model[backend] = FastModel(model, backend)
-    return fm
-
-
-def forward_dynamics(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
-                     backend="auto"):
-    """``(V̇, q̈)``: same contract as :meth:`Model.forward_dynamics`, by the O(n) ABA."""
-    return fast_model(model, backend).forward_dynamics(g, V, q, qd, tau, base_wrench,
-                                                       frame_wrenches)
-
-
-def forward_dynamics_batch(model, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
-                           backend="auto", parallel=False):
-    """Batched :func:`forward_dynamics` over leading dimensions (see
-    :meth:`FastModel.forward_dynamics_batch`)."""
-    return fast_model(model, backend).forward_dynamics_batch(g, V, q, qd, tau, base_wrench,
-                                                             frame_wrenches, parallel)
-
-
-def inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None, backend="auto"):
-    """``(base_wrench, τ)``: same contract as :meth:`Model.inverse_dynamics`, by RNEA."""
-    return fast_model(model, backend).inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
-
-
-def mass_matrix(model, q, backend="auto"):
-    """Mass matrix (64) by CRBA."""
-    return fast_model(model, backend).mass_matrix(q)
-
-
-def lp_blocks(model, q, backend="auto") -> LPBlocks:
-    """LP blocks M₀, M₀𝔪, M_𝔪, 𝒜, M̂ (65)–(75) from the CRBA mass matrix."""
-    return fast_model(model, backend).lp_blocks(q)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import lie
+from ...core.validation import MAX_COORDINATE, MAX_MAGNITUDE
 
 
 def _skew(w: np.ndarray) -> np.ndarray:
@@ -226,3 +227,17 @@ def _status(ok, out):
     bad = ok & ~np.all(np.isfinite(out), axis=1)
     st[bad] = 2
     return st
+
+
+def states_in_range(X, status) -> bool:
+    """:func:`.kernels.checked.states_in_range` vectorised with numpy (the numba-free path)."""
+    g, V, q, qd, tau, bw = X.g, X.V, X.q, X.qd, X.tau, X.bw
+    with np.errstate(invalid="ignore"):
+        good = check_poses(g)
+        status[~good] = 1
+        inr = np.all(np.abs(g[:, :3, 3]) <= MAX_MAGNITUDE, axis=-1)
+        inr &= np.all(np.abs(q) <= MAX_COORDINATE, axis=-1)
+        for a in (V, qd, tau, bw):
+            inr &= np.all(np.abs(a) <= MAX_MAGNITUDE, axis=-1)
+    status[good & ~inr] = 4
+    return bool(np.all(good & inr))

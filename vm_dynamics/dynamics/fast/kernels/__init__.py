@@ -15,11 +15,12 @@ result (a NaN/Inf input), 3 a non-positive articulated pivot (cannot happen for 
 
 Modules: :mod:`.jit` (numba set-up), :mod:`.algebra`, :mod:`.kinematics`, :mod:`.momentum`,
 :mod:`.aba` (forward dynamics), :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix),
-:mod:`.checked` (those with the inputs' range test first), :mod:`.coupling` (mimic joints).
+:mod:`.checked` (those with the inputs' range test first), :mod:`.packed` (the entry points of
+single calls from Python: the model in one array), :mod:`.coupling` (mimic joints).
 The simulation step is :mod:`vm_dynamics.sim.kernels`, the compiled control law
 :mod:`vm_dynamics.control.laws`, the force elements' kernels :mod:`vm_dynamics.forces.kernels`.
 """
-from . import checked
+from . import checked, packed
 from .aba import forward_dynamics, forward_dynamics_batch, forward_dynamics_range, num_threads
 from .algebra import dexp_inv_apply, se3_exp
 from .crba import mass_matrix
@@ -27,6 +28,6 @@ from .jit import NUMBA
 from .kinematics import frame_pose
 from .rnea import free_floating_inverse_dynamics, inverse_dynamics
 
-__all__ = ["NUMBA", "checked", "forward_dynamics", "forward_dynamics_batch", "forward_dynamics_range",
+__all__ = ["NUMBA", "checked", "packed", "forward_dynamics", "forward_dynamics_batch", "forward_dynamics_range",
            "num_threads", "dexp_inv_apply", "se3_exp", "mass_matrix", "frame_pose",
            "free_floating_inverse_dynamics", "inverse_dynamics"]

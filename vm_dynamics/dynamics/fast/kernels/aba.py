@@ -92,7 +92,7 @@ def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
         D = 0.0
         Uc = 0.0
         Sp = 0.0
-        Ic = acc[k]        # I^A c scratch: acc[k] is written later, by the root → leaves pass
+        Ic = rhs            # I_k c_j; rhs is free until the root's solve below
         for r in range(6):
             s = 0.0
             t = 0.0

@@ -14,8 +14,8 @@ from ..records import Workspace
 from .algebra import cross
 from .jit import OPT, njit
 
-__all__ = ["kinematics", "body_inertia", "velocities", "body_velocities", "bias", "add_external", "gravity_local",
-           "frame_pose", "workspace"]
+__all__ = ["kinematics", "body_inertia", "velocities", "body_velocities", "bias", "add_external",
+           "add_frame_wrenches", "gravity_local", "frame_pose", "workspace", "workspace_size", "workspace_views"]
 
 
 @njit(inline="always", **OPT)
@@ -99,6 +99,21 @@ def _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib):
         body_inertia(inert[k], Rw[k], Pw[k], Ib[k])
 
 
+@njit(inline="always", **OPT)
+def _rrow(R, r, row, c):
+    """(R I_o)[r, c - 4] of a body's inertia row (I_o at ``row[4:13]``, row-major)."""
+    return R[r, 0] * row[c] + R[r, 1] * row[c + 3] + R[r, 2] * row[c + 6]
+
+
+@njit(inline="always", **OPT)
+def _mv_row(I, r, v):
+    """(I v)[r], summed from 0.0 in column order."""
+    s = 0.0
+    for c in range(6):
+        s += I[r, c] * v[c]
+    return s
+
+
 @njit(**OPT)
 def body_inertia(row, R, p, out):
     """Spatial inertia ``[[m I, -h~], [h~, I_o]]`` of a body whose home inertia (vehicle frame,
@@ -111,17 +126,19 @@ def body_inertia(row, R, p, out):
     Rh2 = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2
     p0, p1, p2 = p[0], p[1], p[2]
     n0, n1, n2 = Rh0 + m * p0, Rh1 + m * p1, Rh2 + m * p2
+    # R I_o Rᵀ, with T = R I_o held in registers (no heap array: this runs for every body of
+    # every kinematics evaluation)
+    T = ((_rrow(R, 0, row, 4), _rrow(R, 0, row, 5), _rrow(R, 0, row, 6)),
+         (_rrow(R, 1, row, 4), _rrow(R, 1, row, 5), _rrow(R, 1, row, 6)),
+         (_rrow(R, 2, row, 4), _rrow(R, 2, row, 5), _rrow(R, 2, row, 6)))
     pr = p0 * Rh0 + p1 * Rh1 + p2 * Rh2
     pp = p0 * p0 + p1 * p1 + p2 * p2
     Rh = (Rh0, Rh1, Rh2)
     pv = (p0, p1, p2)
     for r in range(3):
-        # row r of R I_o (no temporary array: a step must not allocate), then of R I_o Rᵀ
-        T0 = R[r, 0] * row[4] + R[r, 1] * row[7] + R[r, 2] * row[10]
-        T1 = R[r, 0] * row[5] + R[r, 1] * row[8] + R[r, 2] * row[11]
-        T2 = R[r, 0] * row[6] + R[r, 1] * row[9] + R[r, 2] * row[12]
+        Tr = T[r]
         for c in range(r, 3):
-            s = T0 * R[c, 0] + T1 * R[c, 1] + T2 * R[c, 2]
+            s = Tr[0] * R[c, 0] + Tr[1] * R[c, 1] + Tr[2] * R[c, 2]
             s -= pv[r] * Rh[c] + Rh[r] * pv[c] + m * pv[r] * pv[c]
             if r == c:
                 s += 2.0 * pr + m * pp
@@ -186,20 +203,11 @@ def body_velocities(parent, axes, V, qd, S, vel, cacc):
         vel[k, 5] = vp[5] + s5
 
 
-@njit(inline="always", **OPT)
-def _row_dot6(I, r, v):
-    """``Σ_c I[r, c] v[c]`` (row ``r`` of ``I v``), summed in the order of ``c``."""
-    s = 0.0
-    for c in range(6):
-        s += I[r, c] * v[c]
-    return s
-
-
 @njit(**OPT)
 def bias(I, v, out):
-    """out = −ad_vᵀ (I v) = v ×* (I v): the gyroscopic wrench of a body (no allocation)."""
-    h0, h1, h2 = _row_dot6(I, 0, v), _row_dot6(I, 1, v), _row_dot6(I, 2, v)
-    h3, h4, h5 = _row_dot6(I, 3, v), _row_dot6(I, 4, v), _row_dot6(I, 5, v)
+    """out = −ad_vᵀ (I v) = v ×* (I v): the gyroscopic wrench of a body."""
+    h0, h1, h2 = _mv_row(I, 0, v), _mv_row(I, 1, v), _mv_row(I, 2, v)
+    h3, h4, h5 = _mv_row(I, 3, v), _mv_row(I, 4, v), _mv_row(I, 5, v)
     a0, a1, a2 = cross(v[3], v[4], v[5], h0, h1, h2)
     b0, b1, b2 = cross(v[0], v[1], v[2], h0, h1, h2)
     c0, c1, c2 = cross(v[3], v[4], v[5], h3, h4, h5)
@@ -221,6 +229,12 @@ def add_external(axes, bw, fw_body, fw, Rw, Pw, out, sign):
     """
     for i in range(axes.shape[0]):
         out[0, axes[i]] += sign * bw[i]
+    add_frame_wrenches(fw_body, fw, Rw, Pw, out, sign)
+
+
+@njit(**OPT)
+def add_frame_wrenches(fw_body, fw, Rw, Pw, out, sign):
+    """The frame wrenches' part of :func:`add_external` (no vehicle wrench)."""
     for i in range(fw_body.shape[0]):
         k = fw_body[i]
         R = Rw[k]
@@ -268,6 +282,44 @@ def frame_pose(C, q, body, home, out):
             if not np.isfinite(out[r, c]):
                 return 2
     return 0
+
+
+@njit(inline="always", **OPT)
+def workspace_size(n):
+    """Length of the flat float64 array that :func:`workspace_views` lays a workspace out in."""
+    return 9 * (n + 1) + 3 * (n + 1) + 6 * n + 36 * (n + 1) + 6 * (n + 1) + 6 * n + 6 * (n + 1) \
+        + 6 * n + 2 * n + 6 * (n + 1) + 36 + 6
+
+
+@njit(inline="always", **OPT)
+def workspace_views(W, n):
+    """A :class:`Workspace` for ``n`` joints made of views of the flat array ``W`` (at least
+    :func:`workspace_size` long): one allocation instead of twelve."""
+    i = 0
+    Rw = W[i:i + 9 * (n + 1)].reshape((n + 1, 3, 3))
+    i += 9 * (n + 1)
+    Pw = W[i:i + 3 * (n + 1)].reshape((n + 1, 3))
+    i += 3 * (n + 1)
+    S = W[i:i + 6 * n].reshape((n, 6))
+    i += 6 * n
+    IA = W[i:i + 36 * (n + 1)].reshape((n + 1, 6, 6))
+    i += 36 * (n + 1)
+    vel = W[i:i + 6 * (n + 1)].reshape((n + 1, 6))
+    i += 6 * (n + 1)
+    cacc = W[i:i + 6 * n].reshape((n, 6))
+    i += 6 * n
+    pA = W[i:i + 6 * (n + 1)].reshape((n + 1, 6))
+    i += 6 * (n + 1)
+    U = W[i:i + 6 * n].reshape((n, 6))
+    i += 6 * n
+    aux = W[i:i + 2 * n].reshape((n, 2))
+    i += 2 * n
+    acc = W[i:i + 6 * (n + 1)].reshape((n + 1, 6))
+    i += 6 * (n + 1)
+    K = W[i:i + 36].reshape((6, 6))
+    i += 36
+    rhs = W[i:i + 6]
+    return Workspace(Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
 
 
 @njit(**OPT)

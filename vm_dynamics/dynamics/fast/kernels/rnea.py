@@ -10,9 +10,9 @@ from .aba import solve_spd
 from .algebra import check_pose
 from .crba import mass_matrix
 from .jit import OPT, njit
-from .kinematics import add_external, bias, kinematics, velocities, workspace
+from .kinematics import add_frame_wrenches, bias, kinematics, velocities, workspace
 
-__all__ = ["inverse_dynamics", "free_floating_inverse_dynamics"]
+__all__ = ["inverse_dynamics", "rnea", "free_floating_inverse_dynamics"]
 
 
 @njit(**OPT)
@@ -23,10 +23,15 @@ def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
     ``M_A ι₀V̇ − ad_Vᵀ(M_A V)`` to the root force (no gravity on M_A)."""
     if not check_pose(g):
         return 1
+    return rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, workspace(q.shape[0]))
+
+
+@njit(**OPT)
+def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
+    """:func:`inverse_dynamics` of a rigid transform ``g`` on the workspace ``ws``."""
     n = q.shape[0]
     parent, rootx, axes, grav = C.parent, C.rootx, C.axes, C.grav
     b = axes.shape[0]
-    ws = workspace(n)
     kinematics(C, q, ws)
     velocities(C, V, qd, ws)
     Rw, Pw, S, Ib, vel, cacc, f, acc, rhs = ws.Rw, ws.Pw, ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, \
@@ -42,7 +47,6 @@ def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
         p = parent[j]
         for r in range(6):
             acc[k, r] = acc[p, r] + cacc[j, r] + S[j, r] * qdd[j]
-    zero = np.zeros(b)
     for k in range(n + 1):
         bias(Ib[k], vel[k], f[k])
         for r in range(6):
@@ -56,7 +60,7 @@ def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
         for i in range(b):
             s += rootx[r, axes[i]] * Vdot[i]
         f[0, r] += s
-    add_external(axes, zero, fw_body, fw, Rw, Pw, f, -1.0)
+    add_frame_wrenches(fw_body, fw, Rw, Pw, f, -1.0)      # (the vehicle wrench is the unknown)
     for j in range(n - 1, -1, -1):
         k = j + 1
         p = parent[j]
