@@ -275,9 +275,8 @@ class Model:
         return (f"they are coaxial and the link between them ('{link}') {what}; "
                 f"the motion")
 
-    # joint velocities, efforts and twists beyond MAX_MAGNITUDE, coordinates beyond
-    # MAX_COORDINATE are rejected: up to them the kinematics and the quadratic energies stay
-    # finite for any physical inertia
+    # velocities, efforts, twists beyond MAX_MAGNITUDE and coordinates beyond MAX_COORDINATE
+    # are rejected: up to them kinematics and energies stay finite for any physical inertia
     def _q(self, q, name="q"):
         return as_vector(q, self.n, name,
                          limit=MAX_COORDINATE if name == "q" else MAX_MAGNITUDE)
@@ -346,30 +345,25 @@ class Model:
             return lp.lp_terms(self, q, derivatives)
 
     def _fast(self, backend: str):
-        """The O(n) recursions for ``backend`` (None for the LP reference); see
-        :func:`vm_dynamics.dynamics.fast.resolve_backend`.  Remembered per backend name (the model's
-        constants never change after construction)."""
-        cache = self.__dict__.get("_fast_cache")
-        if cache is not None and cache[0] == id(self):      # the common call: one look-up
-            try:
-                fm = cache[1].get(backend)
-            except TypeError:                                # unhashable: named below
-                fm = None
-            if fm is not None and fm.grav is self.gravity:
-                return fm
-        if not isinstance(backend, str):
-            raise ValueError(f"backend: expected 'auto', 'numba', 'numpy' or 'lp', got "
-                             f"{backend!r:.80}")
+        """The O(n) recursions for ``backend`` (None: the LP reference; see
+        :func:`vm_dynamics.dynamics.fast.resolve_backend`), remembered per backend name."""
         cache = self.__dict__.get("_fast_cache")
         if cache is None or cache[0] != id(self):       # new, or a copy.copy of a model
             cache = self._fast_cache = (id(self), {})
-        fm = cache[1].get(backend)
-        if fm is None or fm.grav is not self.gravity:
-            from ..dynamics import fast
-            choice = fast.resolve_backend(backend)
-            if choice == "lp":
-                return None
-            fm = cache[1][backend] = fast.fast_model(self, choice)
+        try:
+            fm = cache[1].get(backend)
+        except TypeError:                                # unhashable: named below
+            fm = None
+        if fm is not None and fm.grav is self.gravity:   # the common call: one look-up
+            return fm
+        if not isinstance(backend, str):
+            raise ValueError(f"backend: expected 'auto', 'numba', 'numpy' or 'lp', got "
+                             f"{backend!r:.80}")
+        from ..dynamics import fast
+        choice = fast.resolve_backend(backend)
+        if choice == "lp":
+            return None
+        fm = cache[1][backend] = fast.fast_model(self, choice)
         return fm
 
     @property
@@ -562,9 +556,8 @@ class Model:
         return added_inertia_model(self, M_added)
 
     def with_attached_body(self, frame: str, inertia, pose=None) -> "Model":
-        """A copy in which a rigid body (6×6 spatial ``inertia`` about the origin of its frame
-        B, in B's axes; B at ``pose`` in ``frame``) is welded to the link carrying ``frame``: a
-        grasped payload (:func:`~vm_dynamics.model.attach.attached_body_model`)."""
+        """A copy with a rigid body (6×6 spatial ``inertia`` about its frame B's origin, in B's
+        axes; B at ``pose`` in ``frame``) welded to ``frame``'s link (a grasped payload)."""
         self._frame(frame)
         return attached_body_model(self, frame, inertia, pose)
 

@@ -120,10 +120,11 @@ def _is(msg: Any, cls: type) -> None:
         raise _Bad
 
 
-def _make(C: dict) -> dict[str, Callable[[_Writer, Any], None]]:
-    """The encoders, bound to the rosbags classes ``C`` of the active typestore."""
+def _parts(C: dict) -> tuple:
+    """The encoders of the parts the messages share (time, header, vector, pose), bound to the
+    rosbags classes ``C`` of the active typestore."""
     Time, Header = C["builtin_interfaces/msg/Time"], C["std_msgs/msg/Header"]
-    Vector3, Point = C["geometry_msgs/msg/Vector3"], C["geometry_msgs/msg/Point"]
+    Point = C["geometry_msgs/msg/Point"]
     Quaternion, Pose = C["geometry_msgs/msg/Quaternion"], C["geometry_msgs/msg/Pose"]
 
     def time(w: _Writer, t: Any) -> None:
@@ -142,16 +143,20 @@ def _make(C: dict) -> dict[str, Callable[[_Writer, Any], None]]:
         time(w, h.stamp)
         w.string(h.frame_id)
 
-    def vec3(w: _Writer, v: Any, cls: type = Vector3) -> None:
-        _is(v, cls)
-        w.f64(_D3, v.x, v.y, v.z)
-
     def pose(w: _Writer, p: Any) -> None:
         _is(p, Pose)
         pos, q = p.position, p.orientation
         _is(pos, Point)
         _is(q, Quaternion)
         w.f64(_D7, pos.x, pos.y, pos.z, q.x, q.y, q.z, q.w)
+
+    return time, header, pose
+
+
+def _make(C: dict) -> dict[str, Callable[[_Writer, Any], None]]:
+    """The encoders, bound to the rosbags classes ``C`` of the active typestore."""
+    time, header, pose = _parts(C)
+    Vector3, Quaternion = C["geometry_msgs/msg/Vector3"], C["geometry_msgs/msg/Quaternion"]
 
     def joint_state(w: _Writer, m: Any) -> None:
         header(w, m.header)
