@@ -29,6 +29,7 @@ from ..dynamics.fast.kernels.jit import OPT, njit
 from ..dynamics.fast.kernels.kinematics import add_external, kinematics, velocities
 from ..dynamics.fast.kernels.momentum import momentum_terms, velocity_from_momentum
 from ..forces.kernels import add_wrenches, potential
+from .borrow import borrowed
 from .buffer import buffer_views
 from .records import EngineState, PrescribedRows, Rates, Stage, StageInputs
 
@@ -38,7 +39,7 @@ __all__ = ["stage_begin", "stage_advance", "engine_step", "engine_rollout", "eng
 
 @njit(**OPT)
 def _work(C, buf):
-    return buffer_views(buf, C.axes.shape[0], C.xi.shape[0])
+    return buffer_views(borrowed(buf), C.axes.shape[0], C.xi.shape[0])
 
 
 @njit(**OPT)
@@ -51,21 +52,22 @@ def _mul4(A, B, out):
 
 @njit(**OPT)
 def _orthonormalize(g):
-    """One Newton–Schulz step ``R ← R(3I − RᵀR)/2`` (removes round-off drift of RᵀR − I)."""
-    RtR = np.empty((3, 3))
+    """One Newton–Schulz step ``R ← R(3I − RᵀR)/2`` (removes round-off drift of RᵀR − I), in
+    place and without allocating: ``T = (3I − RᵀR)/2`` from the whole ``R`` first, then each
+    row of ``R T`` (it reads only its own row of ``R``)."""
+    s00 = g[0, 0] * g[0, 0] + g[1, 0] * g[1, 0] + g[2, 0] * g[2, 0]
+    s01 = g[0, 0] * g[0, 1] + g[1, 0] * g[1, 1] + g[2, 0] * g[2, 1]
+    s02 = g[0, 0] * g[0, 2] + g[1, 0] * g[1, 2] + g[2, 0] * g[2, 2]
+    s11 = g[0, 1] * g[0, 1] + g[1, 1] * g[1, 1] + g[2, 1] * g[2, 1]
+    s12 = g[0, 1] * g[0, 2] + g[1, 1] * g[1, 2] + g[2, 1] * g[2, 2]
+    s22 = g[0, 2] * g[0, 2] + g[1, 2] * g[1, 2] + g[2, 2] * g[2, 2]
+    t00, t01, t02 = 1.5 - 0.5 * s00, 0.0 - 0.5 * s01, 0.0 - 0.5 * s02
+    t11, t12, t22 = 1.5 - 0.5 * s11, 0.0 - 0.5 * s12, 1.5 - 0.5 * s22
     for r in range(3):
-        for c in range(3):
-            RtR[r, c] = g[0, r] * g[0, c] + g[1, r] * g[1, c] + g[2, r] * g[2, c]
-    Rn = np.empty((3, 3))
-    for r in range(3):
-        for c in range(3):
-            s = 0.0
-            for k in range(3):
-                s += g[r, k] * ((1.5 if k == c else 0.0) - 0.5 * RtR[k, c])
-            Rn[r, c] = s
-    for r in range(3):
-        for c in range(3):
-            g[r, c] = Rn[r, c]
+        a0, a1, a2 = g[r, 0], g[r, 1], g[r, 2]
+        g[r, 0] = 0.0 + a0 * t00 + a1 * t01 + a2 * t02
+        g[r, 1] = 0.0 + a0 * t01 + a1 * t11 + a2 * t12
+        g[r, 2] = 0.0 + a0 * t02 + a1 * t12 + a2 * t22
 
 
 @njit(inline="always", **OPT)
@@ -246,7 +248,6 @@ def _stage_begin(C, spec, tab, i, x, pr, wk):
     n = x.q.shape[0]
     dt, presc = spec.dt, spec.presc
     a = tab.a[i]
-    # the records' fields as locals, read once (not once per loop iteration)
     KT, Km, Kq, Kqd = sc.KT, sc.Km, sc.Kq, sc.Kqd
     Th, t6, ms, qs, qds = sc.neg_theta, sc.theta, sc.ms, sc.qs, sc.qds
     m, q, qd, pq, pqd = x.m, x.q, x.qd, pr.q, pr.qd
@@ -382,6 +383,7 @@ def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
     """``len(X.g)`` steps of :func:`engine_step` from ``x`` with the same held inputs, looped in
     compiled code; step k writes row k of the trajectory ``X``.  With ``spec.presc``, block k of
     ``PR`` holds the prescribed rows of step k.  Returns (status, number of steps completed)."""
+    C, F, tab, spec, x, inp, PR, X = borrowed((C, F, tab, spec, x, inp, PR, X))
     wk = _work(C, buf)
     for k in range(X.g.shape[0]):
         kp = k if spec.presc else 0
@@ -402,8 +404,8 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     :class:`~.records.LawOutputs`: the inputs of its first stage, the law at the state the
     step starts from).  Returns (status, number of steps completed).
 
-    The records' fields the loop reads are taken once, before it: numba counts a reference
-    for every field read inside a compiled call (an atomic update each)."""
+    The records are borrowed (:mod:`.borrow`): their arrays are not reference-counted."""
+    C, F, tab, spec, TS, x, law, X, out = borrowed((C, F, tab, spec, TS, x, law, X, out))
     wk = _work(C, buf)
     sc = wk.sc
     b = C.axes.shape[0]
@@ -520,11 +522,11 @@ def _energy(C, F, g, V, q, qd, wk):
     return T, U + potential(F, g, ws.Rw, ws.Pw)
 
 
-# ----------------------------------------------------------------------------- entry points
-# Each takes the one buffer of records.buffer_views instead of the Work views.
+# entry points: the one buffer instead of the Work views; the records borrowed (.borrow)
 @njit(**OPT)
 def stage_begin(C, spec, tab, i, x, pr, buf):
     """``_stage_begin``: the stage state is then in the scratch (``sc.pose, Vs, qs, qds``)."""
+    C, spec, tab, x, pr = borrowed((C, spec, tab, x, pr))
     return _stage_begin(C, spec, tab, i, x, pr, _work(C, buf))
 
 
@@ -533,6 +535,7 @@ def stage_advance(C, F, spec, tab, i, x, pr, inp, y, buf):
     """``_stage_end`` of stage ``i`` with the inputs ``inp``, then ``_stage_begin`` of stage
     ``i + 1`` (as :func:`stage_begin`), or after the last ``_stage_finish`` into ``y``: the
     per-stage driver's one call between two calls of its callable.  A status code."""
+    C, F, spec, tab, x, pr, inp, y = borrowed((C, F, spec, tab, x, pr, inp, y))
     wk = _work(C, buf)
     st = _stage_end(C, F, spec, i, pr, inp, wk)
     if st != 0:
@@ -545,6 +548,7 @@ def stage_advance(C, F, spec, tab, i, x, pr, inp, y, buf):
 @njit(**OPT)
 def engine_step(C, F, tab, spec, x, inp, pr, y, buf):
     """One whole RKMK step in one call (:func:`_engine_step`)."""
+    C, F, tab, spec, x, inp, pr, y = borrowed((C, F, tab, spec, x, inp, pr, y))
     return _engine_step(C, F, tab, spec, x, inp, pr, y, _work(C, buf))
 
 

@@ -68,11 +68,11 @@ def se3_exp(X, out):
     f0, f1, f2 = X[3], X[4], X[5]
     th = np.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
     A, B, C = so3_coeffs(th)
-    W = np.array([[0.0, -f2, f1], [f2, 0.0, -f0], [-f1, f0, 0.0]])
+    W = ((0.0, -f2, f1), (f2, 0.0, -f0), (-f1, f0, 0.0))      # φ~ (a tuple: no allocation)
     for r in range(3):
         for c in range(3):
-            W2 = W[r, 0] * W[0, c] + W[r, 1] * W[1, c] + W[r, 2] * W[2, c]
-            out[r, c] = (1.0 if r == c else 0.0) + A * W[r, c] + B * W2
+            W2 = W[r][0] * W[0][c] + W[r][1] * W[1][c] + W[r][2] * W[2][c]
+            out[r, c] = (1.0 if r == c else 0.0) + A * W[r][c] + B * W2
     x0, x1, x2 = X[0], X[1], X[2]
     a0, a1, a2 = cross(f0, f1, f2, x0, x1, x2)
     b0, b1, b2 = cross(f0, f1, f2, a0, a1, a2)
@@ -121,17 +121,18 @@ def dexp_inv_apply(X, W, out):
     rffa = cross(r0, r1, r2, ffa[0], ffa[1], ffa[2])         # ρ×(φ×(φ×a))
     frffa = cross(f0, f1, f2, rffa[0], rffa[1], rffa[2])     # φ×(ρ×(φ×(φ×a)))   (PRP P)
     ffrfa = cross(f0, f1, f2, frfa[0], frfa[1], frfa[2])     # φ×(φ×(ρ×(φ×a)))   (P PRP)
-    z = np.empty(3)
-    for i in range(3):
-        Qa = (0.5 * ra[i] + c1 * (fra[i] + rfa[i] + frfa[i])
-              + c2 * (ffra[i] + rffa[i] - 3.0 * frfa[i]) + c3 * (frffa[i] + ffrfa[i]))
-        z[i] = W[i] - Qa
-    # out_v = J⁻¹ z
-    x0, x1, x2 = cross(f0, f1, f2, z[0], z[1], z[2])
+    z0 = W[0] - (0.5 * ra[0] + c1 * (fra[0] + rfa[0] + frfa[0])
+                 + c2 * (ffra[0] + rffa[0] - 3.0 * frfa[0]) + c3 * (frffa[0] + ffrfa[0]))
+    z1 = W[1] - (0.5 * ra[1] + c1 * (fra[1] + rfa[1] + frfa[1])
+                 + c2 * (ffra[1] + rffa[1] - 3.0 * frfa[1]) + c3 * (frffa[1] + ffrfa[1]))
+    z2 = W[2] - (0.5 * ra[2] + c1 * (fra[2] + rfa[2] + frfa[2])
+                 + c2 * (ffra[2] + rffa[2] - 3.0 * frfa[2]) + c3 * (frffa[2] + ffrfa[2]))
+    # out_v = J⁻¹ z (z = w_v − Q a, held in scalars: no allocation)
+    x0, x1, x2 = cross(f0, f1, f2, z0, z1, z2)
     y0, y1, y2 = cross(f0, f1, f2, x0, x1, x2)
-    out[0] = z[0] - 0.5 * x0 + k * y0
-    out[1] = z[1] - 0.5 * x1 + k * y1
-    out[2] = z[2] - 0.5 * x2 + k * y2
+    out[0] = z0 - 0.5 * x0 + k * y0
+    out[1] = z1 - 0.5 * x1 + k * y1
+    out[2] = z2 - 0.5 * x2 + k * y2
     out[3] = a0
     out[4] = a1
     out[5] = a2

@@ -2,8 +2,6 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .aba import solve_spd
 from .jit import OPT, njit
 from .kinematics import body_velocities
@@ -24,8 +22,8 @@ def momentum_terms(C, qd, ws, Ic0, hm):
 def _momentum_sums(parent, axes, qd, S, Ib, vel, cacc, Ic0, hm):
     """:func:`momentum_terms` on the arrays."""
     n = qd.shape[0]
-    zero = np.zeros(axes.shape[0])
-    body_velocities(parent, axes, zero, qd, S, vel, cacc)
+    # at V = 0: no vehicle axes (vel[0] = 0; qd stands in for the unread V, no zero array)
+    body_velocities(parent, axes[:0], qd, qd, S, vel, cacc)
     for r in range(6):
         hm[r] = 0.0
         for c in range(6):

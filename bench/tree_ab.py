@@ -1,0 +1,138 @@
+#!/usr/bin/env python
+"""Two checkouts of vm_dynamics side by side: the same workloads, each round in fresh processes.
+
+    .venv/bin/python bench/tree_ab.py A_TREE B_TREE [--rounds 9] [--repeats 5]
+        [--cache-a DIR] [--cache-b DIR] [--only ct,open,step,run]
+
+e.g. ``bench/tree_ab.py /work/wt/before-028 . --cache-a /work/wt/.numba-before-028
+--cache-b /work/wt/.numba-s-stage``.  Every round starts one process per tree (``PYTHONPATH``
+the tree, ``NUMBA_CACHE_DIR`` its cache; the order alternates between rounds, so a change of the
+machine's load hits both alike), which loads the kernels, runs every workload once (warm-up),
+then times it ``--repeats`` times and reports the median per step of the process's CPU time
+(``time.process_time``: time spent waiting for a processor is not counted).  The table gives,
+per workload, the median over the rounds of each tree's figure and of the per-round ratio B/A,
+with their min–max.
+
+Workloads on the floating UR5 of example-robot-data with gravity, dt 1 ms, the state of
+``bench/breakdown.py``'s fixture: ``ct`` ``vm.simulate`` 1 s with ``computed_torque``'s inputs
+(the compiled law at every RK stage); ``open`` ``vm.simulate`` 2 s open loop; ``step``
+``Simulator.step(inputs=held)`` 2000 times; ``run`` ``Simulator.run(2000, inputs=held)`` (the
+compiled rollout: the step kernel with no Python between steps).  Only the public API used by both trees.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _child(only, repeats):
+    """Time the workloads with the vm_dynamics on ``sys.path``; print one JSON line."""
+    import numpy as np
+    sys.path.insert(0, HERE)
+    import robots
+
+    import vm_dynamics as vm
+    from vm_dynamics.control import get_controller
+    from vm_dynamics.control.references import reference_from_config
+    dt = 1e-3
+    m = vm.load_model(robots.robot_xml("ur5"), base="SE3", gravity=(0.0, 0.0, -9.81))
+    rng = np.random.default_rng(7)
+    g = vm.lie.se3_exp(np.r_[rng.normal(size=3), rng.uniform(-2, 2, 3)])
+    V, q, qd = rng.normal(size=6), 0.5 * rng.normal(size=m.n), rng.normal(size=m.n)
+    ctrl = get_controller("computed_torque", {"mode": "free_floating", "kp": 25, "kd": 10})
+    ctrl.reset(m, vm.State(0.0, g, V, q, qd))
+    ref = reference_from_config({"joint": {"type": "waypoints", "times": [0.0, 5.0],
+                                           "positions": [list(q), list(q + 0.5)]}})
+    tau_fn, bw_fn = ctrl.inputs(ref)
+    sim = vm.Simulator(m, dt)
+    sim.reset(g, V, q, qd)
+    held = sim.held_inputs(np.zeros(m.n))
+
+    def steps():
+        sim.reset(g, V, q, qd)
+        for _ in range(2000):
+            sim.step(inputs=held)
+
+    def rollout():
+        sim.reset(g, V, q, qd)
+        sim.run(2000, inputs=held)
+
+    work = {"ct": (lambda: vm.simulate(m, g, V, q, qd, 1.0, dt, tau=tau_fn, base_wrench=bw_fn),
+                   1000),
+            "open": (lambda: vm.simulate(m, g, V, q, qd, 2.0, dt), 2000),
+            "step": (steps, 2000), "run": (rollout, 2000)}
+    out = {}
+    for name in only:
+        f, per = work[name]
+        f()
+        runs = []
+        for _ in range(repeats):
+            t0 = time.process_time()
+            f()
+            runs.append((time.process_time() - t0) / per)
+        out[name] = statistics.median(runs)
+    out["file"] = vm.__file__
+    print(json.dumps(out))
+
+
+def _run(tree, cache, only, repeats):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+    if cache:
+        env["NUMBA_CACHE_DIR"] = cache
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
+                        "--only", ",".join(only), "--repeats", str(repeats)],
+                       env=env, capture_output=True, text=True, check=True)
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    if not res.pop("file").startswith(os.path.abspath(tree)):
+        raise RuntimeError(f"{tree}: the child imported another vm_dynamics")
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a", nargs="?")
+    ap.add_argument("b", nargs="?")
+    ap.add_argument("--cache-a")
+    ap.add_argument("--cache-b")
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--only", default="ct,open,step,run")
+    ap.add_argument("--child", action="store_true")
+    args = ap.parse_args(argv)
+    only = args.only.split(",")
+    if args.child:
+        _child(only, args.repeats)
+        return
+    rows = {"a": [], "b": []}
+    for k in range(args.rounds):
+        order = ("a", "b") if k % 2 == 0 else ("b", "a")
+        for side in order:
+            tree, cache = (args.a, args.cache_a) if side == "a" else (args.b, args.cache_b)
+            rows[side].append(_run(tree, cache, only, args.repeats))
+        print(f"round {k + 1}: " + ", ".join(
+            f"{w} {rows['b'][-1][w] / rows['a'][-1][w]:.3f}" for w in only), flush=True)
+    print(f"\nA = {args.a}, B = {args.b}; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU time per step, median over "
+          f"{args.rounds} alternating rounds of fresh processes (min–max)\n")
+    print("| workload | A µs | B µs | B/A per round |")
+    print("|---|---:|---:|---:|")
+
+    def fmt(v, scale, digits):
+        return (f"{statistics.median(v) * scale:.{digits}f} "
+                f"({min(v) * scale:.{digits}f}–{max(v) * scale:.{digits}f})")
+    for w in only:
+        a = [r[w] for r in rows["a"]]
+        b = [r[w] for r in rows["b"]]
+        ratio = [y / x for x, y in zip(a, b)]
+        print(f"| {w} | {fmt(a, 1e6, 2)} | {fmt(b, 1e6, 2)} | {fmt(ratio, 1, 3)} |")
+
+
+if __name__ == "__main__":
+    main()
