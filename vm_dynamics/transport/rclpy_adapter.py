@@ -404,38 +404,6 @@ class RclpyTransport(Transport):
         self._release()
 
 
-class RclpyTriggerClient:
-    """:meth:`Transport.trigger_client` on rclpy: ``send`` is asynchronous (a blocking call in
-    a callback of the single-threaded executor would never see its response)."""
-
-    def __init__(self, node: Any, name: str) -> None:
-        self._cls = rclpy_class("std_srvs/srv/Trigger")
-        self.client = node.create_client(self._cls, name)
-        self.name = self.client.service_name
-        self._future = None
-
-    @property
-    def pending(self) -> bool:
-        return self._future is not None
-
-    def ready(self) -> bool:
-        return bool(self.client.service_is_ready())
-
-    def send(self) -> None:
-        if self._future is None:
-            self._future = self.client.call_async(self._cls.Request())
-
-    def poll(self) -> tuple[bool, str] | None:
-        f = self._future
-        if f is None or not f.done():
-            return None
-        self._future = None
-        if f.exception() is not None:
-            return False, f"{type(f.exception()).__name__}: {f.exception()}"
-        r = f.result()
-        return bool(r.success), str(r.message)
-
-
 class RclpyServiceClient:
     """:meth:`Transport.service_client` on rclpy: ``send`` is asynchronous, the response is
     the rosidl message."""
@@ -465,3 +433,21 @@ class RclpyServiceClient:
         if f.exception() is not None:
             return False, f"{type(f.exception()).__name__}: {f.exception()}"
         return True, f.result()
+
+
+class RclpyTriggerClient(RclpyServiceClient):
+    """:meth:`Transport.trigger_client` on rclpy: the service client of ``std_srvs/srv/Trigger``
+    (``send`` is asynchronous: a blocking call in a callback of the single-threaded executor
+    would never see its response); ``poll`` gives ``(success, message)``."""
+
+    def __init__(self, node: Any, name: str) -> None:
+        super().__init__(node, name, "std_srvs/srv/Trigger")
+
+    def send(self) -> None:
+        super().send({})
+
+    def poll(self) -> tuple[bool, str] | None:
+        out = super().poll()
+        if out is None or not out[0]:
+            return out
+        return bool(out[1].success), str(out[1].message)
