@@ -89,14 +89,17 @@ class DrivenJoints:
         self._require_driven("set_driven_velocity")
         order = self._driven_order
         names = self.model.joint_names
-        v = np.asarray(qd, dtype=float).reshape(-1) if np.ndim(qd) <= 1 else None
+        try:
+            v = np.array(qd, dtype=float).reshape(-1) if np.ndim(qd) <= 1 else None
+        except (TypeError, ValueError):
+            v = None
         if v is None or v.shape != (len(order),):
             raise ValueError(f"set_driven_velocity: expected {len(order)} values (joints "
-                             f"{', '.join(names[j] for j in order)}), got shape {np.shape(qd)}")
+                             f"{', '.join(names[j] for j in order)}), got {qd!r}")
         for i, j in enumerate(order):
             if not np.isfinite(v[i]):
                 raise ValueError(f"set_driven_velocity: velocity of joint {names[j]!r} is "
-                                 f"{v[i]!r}, expected a finite number")
+                                 f"{float(v[i])}, expected a finite number")
         d = np.zeros(self.model.n)
         d[list(order)] = v - self._qd[list(order)]
         if not np.any(d):
