@@ -173,3 +173,32 @@ def test_bad_arguments_name_the_culprit():
     with pytest.raises(ValueError, match="no driven joints"):
         plain.driven_effort()
     np.testing.assert_array_equal(sim.state.qd, qd)         # nothing changed on the errors
+
+
+def test_force_elements_act_on_the_hybrid_step():
+    """A spring on the tool and a link's buoyancy: the engine's driven efforts (compiled force
+    elements) equal the library's hybrid dynamics with the elements' wrenches summed in Python
+    (``forces.total_wrenches``), the driven joints keep their velocity, and the energy balance
+    (spring potential in E, buoyancy and driven efforts in W) closes at the method's order."""
+    from vm_dynamics.forces import LinkBuoyancy, Spring, total_wrenches
+    model, orc, rng, (g, V, q, qd) = _setup("ur5", gravity_for(1), 14)
+    forces = [Spring("tool0", [0.0, 0.0, 0.1], [0.5, 0.2, 1.0], 80.0),
+              LinkBuoyancy("forearm_link", 15.0, [0.0, 0.0, 0.2])]
+    inputs = _inputs("ur5", model, rng)
+    mask = np.zeros(model.n, bool)
+    mask[[0, 3]] = True
+    res = []
+    for dt in (0.002, 0.001):
+        sim = Simulator(model, dt, forces=forces, driven_joints=[0, 3]).reset(g, V, q, qd)
+        E0 = sum(sim.energy())
+        sim.run(int(round(0.1 / dt)), **inputs)
+        _, g1, V1, q1, qd1 = sim.arrays()
+        assert np.all(qd1[mask] == qd[mask])
+        bw, fw = total_wrenches(sim.model, sim.forces, g1, V1, q1, inputs["base_wrench"],
+                                inputs["frame_wrenches"])
+        _, qdd, eff = fast.hybrid_dynamics(sim.model, g1, V1, q1, qd1, inputs["tau"],
+                                           np.zeros(model.n), mask, bw, fw)
+        ours = sim.driven_effort(**inputs)
+        assert np.max(np.abs(ours - eff[mask])) <= 1e-10 * np.max(np.abs(eff[mask]))
+        res.append(abs(sum(sim.energy()) - E0 - sim.work) / sim.abs_work)
+    assert res[0] < 1e-6 and 10.0 < res[0] / res[1] < 22.0, res
