@@ -202,3 +202,41 @@ def test_force_elements_act_on_the_hybrid_step():
         assert np.max(np.abs(ours - eff[mask])) <= 1e-10 * np.max(np.abs(eff[mask]))
         res.append(abs(sum(sim.energy()) - E0 - sim.work) / sim.abs_work)
     assert res[0] < 1e-6 and 10.0 < res[0] / res[1] < 22.0, res
+
+
+def test_without_numba_the_same_hybrid_step_runs_as_plain_python():
+    """Backend ``python`` (numba not importable): the same kernels as plain Python give the
+    compiled run's state."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import robot_path
+    code = r"""
+import sys
+sys.modules["numba"] = None
+import json
+import numpy as np, vm_dynamics as vm
+from vm_dynamics.sim.engine import Simulator
+m = vm.load_model(sys.argv[1], base="SE3")
+sim = Simulator(m, 0.01, driven_joints=[1, 3]).reset(np.eye(4), 0.1 * np.ones(6), 0.2 * np.ones(6), 0.3 * np.ones(6))
+assert sim.backend == "python", sim.backend
+sim.set_driven_velocity([0.5, -0.5])
+for k in range(3):
+    sim.step(tau=np.ones(6))
+print(json.dumps(np.r_[sim.state.V, sim.state.q, sim.state.qd, sim.work].tolist()))
+"""
+    r = subprocess.run([sys.executable, "-c", code, robot_path("ur5")], capture_output=True,
+                       text=True, env=dict(os.environ), timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    theirs = np.array(json.loads(r.stdout.strip().splitlines()[-1]))
+    import vm_dynamics as vm
+    m = vm.load_model(robot_path("ur5"), base="SE3")
+    sim = Simulator(m, 0.01, driven_joints=[1, 3]).reset(np.eye(4), 0.1 * np.ones(6),
+                                                         0.2 * np.ones(6), 0.3 * np.ones(6))
+    sim.set_driven_velocity([0.5, -0.5])
+    for k in range(3):
+        sim.step(tau=np.ones(6))
+    ours = np.r_[sim.state.V, sim.state.q, sim.state.qd, sim.work]
+    assert np.max(np.abs(ours - theirs)) <= 1e-11 * (1.0 + np.max(np.abs(ours)))
