@@ -22,9 +22,9 @@ pytest.importorskip("pinocchio")
 ZERO_G = (0.0, 0.0, 0.0)
 
 
-def _setup(robot, grav, seed):
-    model = our_model(robot, "SE3", grav)
-    orc = make_oracle(robot, "SE3", grav, joint_names=list(model.joint_names))
+def _setup(robot, grav, seed, base="SE3"):
+    model = our_model(robot, base, grav)
+    orc = make_oracle(robot, base, grav, joint_names=list(model.joint_names))
     rng = np.random.default_rng(seed)
     return model, orc, rng, orc.random_state(rng)
 
@@ -109,9 +109,10 @@ def _partitioned_efforts(orc, g, V, q, qd, tau, mask, bw, fw):
     return M[np.ix_(~x, x)] @ ax + h[~x]
 
 
-@pytest.mark.parametrize("robot", ["ur5", "panda", "b1_z1"])
-def test_driven_efforts_vs_pinocchio(robot):
-    model, orc, rng, (g, V, q, qd) = _setup(robot, gravity_for(3), 9)
+@pytest.mark.parametrize("robot,base", [("ur5", "SE3"), ("panda", "SE3"), ("b1_z1", "SE3"),
+                                        ("random_tree", "SE2")])
+def test_driven_efforts_vs_pinocchio(robot, base):
+    model, orc, rng, (g, V, q, qd) = _setup(robot, gravity_for(3), 9, base)
     mask = rng.random(model.n) < 0.5
     mask[0] = True
     driven = list(np.flatnonzero(mask))
