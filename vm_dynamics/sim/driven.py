@@ -85,7 +85,7 @@ class DrivenJoints:
         of :attr:`driven_joints`) now, by an impulsive jump at constant configuration: the
         vehicle's twist and the free joints' velocities jump so that the total momentum is
         unchanged; the kinetic energy's jump goes into the work account."""
-        from ..dynamics.fast import driven_impulse
+        from ..dynamics.fast.kernels.hybrid import driven_impulse
         self._require_driven("set_driven_velocity")
         order = self._driven_order
         names = self.model.joint_names
@@ -105,8 +105,12 @@ class DrivenJoints:
         if not np.any(d):
             return
         K0, _ = self.energy()
-        dV, dqd = driven_impulse(self.model, self._q, d, self._driven)
-        V, qd_new = self._V + dV, self._qd + dqd
+        b, n = self.model.b, self.model.n
+        jump, impulse = np.empty(b + n), np.empty(n)         # (the state's own: no validation)
+        st = driven_impulse(self.stages.C, self._q, d, self._driven, jump, impulse)
+        if st:
+            self.fail(st, " (set_driven_velocity)")
+        V, qd_new = self._V + jump[:b], self._qd + jump[b:]
         qd_new[list(order)] = v                     # exactly the velocities asked for
         self._V, self._qd = V, qd_new
         self._m = self.stages.momentum_variable(self.spec, self._g, V, self._q, qd_new)
