@@ -9,7 +9,9 @@
   the root, contacts and constraints disabled and no geoms;
 * ``StateMap`` — exact conversion between our state ``(g, V, q, q̇)`` and MuJoCo's
   ``(qpos, qvel)`` (free joint: position + quaternion ``w x y z``; linear velocity in the world
-  frame, angular velocity in the body frame).
+  frame, angular velocity in the body frame);
+* ``ur5_computed_torque()`` — the floating UR5 with gravity in one seeded state, with
+  ``computed_torque``'s compiled inputs tracking a joint ramp (the A/B scripts' shared workload).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import glob
 import os
 import sys
 import xml.etree.ElementTree as ET
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -219,3 +222,29 @@ class StateMap:
         g[:3, :3], g[:3, 3] = _quat_to_R(quat), qpos[:3]
         V = np.r_[g[:3, :3].T @ qvel[:3], qvel[3:6]]
         return g, V, qpos[self.iq].copy(), qvel[self.iv].copy()
+
+
+def ur5_computed_torque(dt: float = 1e-3) -> SimpleNamespace:
+    """The floating UR5 (gravity), one seeded state and the computed-torque inputs that track it.
+
+    Uses only the public API, so a checkout from before any refactor runs it unchanged (the A/B
+    scripts import it into both trees' processes).  Fields: ``model``, ``dt``, the state ``g, V,
+    q, qd`` (seed 7), ``tau`` a small seeded joint effort (open-loop runs), ``tau_fn, bw_fn``
+    ``computed_torque`` (free floating, kp 25, kd 10) following waypoints from ``q`` to
+    ``q + 0.5`` over 5 s.
+    """
+    import vm_dynamics as vm
+    from vm_dynamics.control import get_controller
+    from vm_dynamics.control.references import reference_from_config
+    m = vm.load_model(robot_xml("ur5"), base="SE3", gravity=(0.0, 0.0, -9.81))
+    rng = np.random.default_rng(7)
+    g = vm.lie.se3_exp(np.r_[rng.normal(size=3), rng.uniform(-2, 2, 3)])
+    V, q, qd = rng.normal(size=6), 0.5 * rng.normal(size=m.n), rng.normal(size=m.n)
+    tau = 0.1 * rng.normal(size=m.n)
+    ctrl = get_controller("computed_torque", {"mode": "free_floating", "kp": 25, "kd": 10})
+    ctrl.reset(m, vm.State(0.0, g, V, q, qd))
+    ref = reference_from_config({"joint": {"type": "waypoints", "times": [0.0, 5.0],
+                                           "positions": [list(q), list(q + 0.5)]}})
+    tau_fn, bw_fn = ctrl.inputs(ref)
+    return SimpleNamespace(model=m, dt=dt, g=g, V=V, q=q, qd=qd, tau=tau, tau_fn=tau_fn,
+                           bw_fn=bw_fn)

@@ -25,9 +25,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+from trees import child_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,18 +40,9 @@ def _child(only, repeats):
     import robots
 
     import vm_dynamics as vm
-    from vm_dynamics.control import get_controller
-    from vm_dynamics.control.references import reference_from_config
-    dt = 1e-3
-    m = vm.load_model(robots.robot_xml("ur5"), base="SE3", gravity=(0.0, 0.0, -9.81))
-    rng = np.random.default_rng(7)
-    g = vm.lie.se3_exp(np.r_[rng.normal(size=3), rng.uniform(-2, 2, 3)])
-    V, q, qd = rng.normal(size=6), 0.5 * rng.normal(size=m.n), rng.normal(size=m.n)
-    ctrl = get_controller("computed_torque", {"mode": "free_floating", "kp": 25, "kd": 10})
-    ctrl.reset(m, vm.State(0.0, g, V, q, qd))
-    ref = reference_from_config({"joint": {"type": "waypoints", "times": [0.0, 5.0],
-                                           "positions": [list(q), list(q + 0.5)]}})
-    tau_fn, bw_fn = ctrl.inputs(ref)
+    fx = robots.ur5_computed_torque()
+    m, dt, g, V, q, qd = fx.model, fx.dt, fx.g, fx.V, fx.q, fx.qd
+    tau_fn, bw_fn = fx.tau_fn, fx.bw_fn
     sim = vm.Simulator(m, dt)
     sim.reset(g, V, q, qd)
     held = sim.held_inputs(np.zeros(m.n))
@@ -82,19 +74,6 @@ def _child(only, repeats):
     print(json.dumps(out))
 
 
-def _run(tree, cache, only, repeats):
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
-    if cache:
-        env["NUMBA_CACHE_DIR"] = cache
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                        "--only", ",".join(only), "--repeats", str(repeats)],
-                       env=env, capture_output=True, text=True, check=True)
-    res = json.loads(r.stdout.strip().splitlines()[-1])
-    if not res.pop("file").startswith(os.path.abspath(tree)):
-        raise RuntimeError(f"{tree}: the child imported another vm_dynamics")
-    return res
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a", nargs="?")
@@ -115,7 +94,9 @@ def main(argv=None):
         order = ("a", "b") if k % 2 == 0 else ("b", "a")
         for side in order:
             tree, cache = (args.a, args.cache_a) if side == "a" else (args.b, args.cache_b)
-            rows[side].append(_run(tree, cache, only, args.repeats))
+            rows[side].append(child_result(__file__, tree, cache,
+                                           ["--only", ",".join(only), "--repeats",
+                                            str(args.repeats)]))
         print(f"round {k + 1}: " + ", ".join(
             f"{w} {rows['b'][-1][w] / rows['a'][-1][w]:.3f}" for w in only), flush=True)
     print(f"\nA = {args.a}, B = {args.b}; load average "

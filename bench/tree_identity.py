@@ -17,8 +17,9 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
+
+from trees import child_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = ("panda_on_bus", "uvms", "spacecraft_arm", "tumbling", "satellite_wheels",
@@ -59,19 +60,9 @@ def _ur5_runs():
     import robots
 
     import vm_dynamics as vm
-    from vm_dynamics.control import get_controller
-    from vm_dynamics.control.references import reference_from_config
-    dt = 1e-3
-    m = vm.load_model(robots.robot_xml("ur5"), base="SE3", gravity=(0.0, 0.0, -9.81))
-    rng = np.random.default_rng(7)
-    g = vm.lie.se3_exp(np.r_[rng.normal(size=3), rng.uniform(-2, 2, 3)])
-    V, q, qd = rng.normal(size=6), 0.5 * rng.normal(size=m.n), rng.normal(size=m.n)
-    ctrl = get_controller("computed_torque", {"mode": "free_floating", "kp": 25, "kd": 10})
-    ctrl.reset(m, vm.State(0.0, g, V, q, qd))
-    ref = reference_from_config({"joint": {"type": "waypoints", "times": [0.0, 5.0],
-                                           "positions": [list(q), list(q + 0.5)]}})
-    tau_fn, bw_fn = ctrl.inputs(ref)
-    tau = 0.1 * rng.normal(size=m.n)
+    fx = robots.ur5_computed_torque()
+    m, dt, g, V, q, qd, tau = fx.model, fx.dt, fx.g, fx.V, fx.q, fx.qd, fx.tau
+    tau_fn, bw_fn = fx.tau_fn, fx.bw_fn
     out = {"ur5 open loop": vm.simulate(m, g, V, q, qd, 0.5, dt, tau=tau),
            "ur5 computed torque (compiled)": vm.simulate(m, g, V, q, qd, 0.5, dt, tau=tau_fn,
                                                          base_wrench=bw_fn),
@@ -115,19 +106,8 @@ def main(argv=None):
     if args.child:
         _child(args.duration)
         return 0
-    res = []
-    for tree, cache in ((args.a, args.cache_a), (args.b, args.cache_b)):
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
-        if cache:
-            env["NUMBA_CACHE_DIR"] = cache
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", "--duration",
-                            str(args.duration)], env=env, capture_output=True, text=True)
-        if r.returncode:
-            sys.exit(f"{tree}: {r.stderr[-2000:]}")
-        out = json.loads(r.stdout.strip().splitlines()[-1])
-        if not out.pop("file").startswith(os.path.abspath(tree)):
-            sys.exit(f"{tree}: the child imported another vm_dynamics")
-        res.append(out)
+    res = [child_result(__file__, tree, cache, ["--duration", str(args.duration)])
+           for tree, cache in ((args.a, args.cache_a), (args.b, args.cache_b))]
     bad = 0
     for k in res[0]:
         same = res[0][k] == res[1].get(k)

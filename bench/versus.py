@@ -55,20 +55,9 @@ def child(repeats):
     import robots
 
     import vm_dynamics as vm
-    from vm_dynamics.control import get_controller
-    from vm_dynamics.control.references import reference_from_config
-
-    m = vm.load_model(robots.robot_xml("ur5"), base="SE3", gravity=(0.0, 0.0, -9.81))
-    rng = np.random.default_rng(7)
-    g = vm.lie.se3_exp(np.r_[rng.normal(size=3), rng.uniform(-2, 2, 3)])
-    V, q, qd = rng.normal(size=6), 0.5 * rng.normal(size=m.n), rng.normal(size=m.n)
-    tau = 0.1 * rng.normal(size=m.n)
-    dt = 1e-3
-    ctrl = get_controller("computed_torque", {"mode": "free_floating", "kp": 25, "kd": 10})
-    ctrl.reset(m, vm.State(0.0, g, V, q, qd))
-    ref = reference_from_config({"joint": {"type": "waypoints", "times": [0.0, 5.0],
-                                           "positions": [list(q), list(q + 0.5)]}})
-    tau_fn, bw_fn = ctrl.inputs(ref)
+    fx = robots.ur5_computed_torque()
+    m, dt, g, V, q, qd, tau = fx.model, fx.dt, fx.g, fx.V, fx.q, fx.qd, fx.tau
+    tau_fn, bw_fn = fx.tau_fn, fx.bw_fn
     zeros = np.zeros(m.n)
 
     def py_tau(t, s):

@@ -64,6 +64,24 @@ def _capture_numbers(summary: dict) -> dict:
             "energy_balance_J": summary["energy_balance_error"]}
 
 
+#: where the capture captions quote each number of :func:`_capture_numbers` (both capture
+#: figures say it in the same words)
+CAPTURE_PATTERNS = {
+    "peak_contact_force_N": r"peak contact force ([\d.eE+-]+) N",
+    "grasp_time_s": r"grasps at t = ([\d.eE+-]+) s",
+    "grasp_error_mm": r"\(([\d.eE+-]+) mm from",
+    "momentum_drift": r"constant to ([\d.eE+-]+)",
+    "energy_dissipated_J": r"dissipation \(([\d.eE+-]+) J",
+    "energy_weld_J": r"plastic loss \(([\d.eE+-]+) J",
+    "energy_balance_J": r"closes to ([\d.eE+-]+) J",
+}
+
+
+def capture_quoted(*keys: str) -> list[tuple[str, str]]:
+    """``quoted`` of a capture figure: ``(number, pattern)`` of the ``keys`` its caption quotes."""
+    return [(k, CAPTURE_PATTERNS[k]) for k in keys]
+
+
 #: name -> (vm-sim arguments; files of the run's output copied to docs/; the README image whose
 #: caption quotes the numbers; the numbers from summary.json; caption template)
 FIGURES = {
@@ -104,13 +122,9 @@ FIGURES = {
                  "{momentum_drift:.0e} (relative); the energy balance, with the contact's "
                  "dissipation ({energy_dissipated_J:.1e} J) and the grasp's plastic loss "
                  "({energy_weld_J:.1e} J), closes to {energy_balance_J:.0e} J.*"),
-        quoted=[("peak_contact_force_N", r"peak contact force ([\d.eE+-]+) N"),
-                ("grasp_time_s", r"grasps at t = ([\d.eE+-]+) s"),
-                ("grasp_error_mm", r"\(([\d.eE+-]+) mm from"),
-                ("momentum_drift", r"constant to ([\d.eE+-]+)"),
-                ("energy_dissipated_J", r"dissipation \(([\d.eE+-]+) J"),
-                ("energy_weld_J", r"plastic loss \(([\d.eE+-]+) J"),
-                ("energy_balance_J", r"closes to ([\d.eE+-]+) J")]),
+        quoted=capture_quoted("peak_contact_force_N", "grasp_time_s", "grasp_error_mm",
+                              "momentum_drift", "energy_dissipated_J", "energy_weld_J",
+                              "energy_balance_J")),
     "capture_orbit": dict(
         argv=["capture_orbit"],
         copy={"capture.png": "capture_orbit.png"},
@@ -124,11 +138,8 @@ FIGURES = {
                  "thrusters' and the orbit's impulses stays constant to {momentum_drift:.0e} "
                  "(relative); the energy balance with the tidal potential closes to "
                  "{energy_balance_J:.0e} J.*"),
-        quoted=[("peak_contact_force_N", r"peak contact force ([\d.eE+-]+) N"),
-                ("grasp_time_s", r"grasps at t = ([\d.eE+-]+) s"),
-                ("grasp_error_mm", r"\(([\d.eE+-]+) mm from"),
-                ("momentum_drift", r"constant to ([\d.eE+-]+)"),
-                ("energy_balance_J", r"closes to ([\d.eE+-]+) J")]),
+        quoted=capture_quoted("peak_contact_force_N", "grasp_time_s", "grasp_error_mm",
+                              "momentum_drift", "energy_balance_J")),
 }
 
 

@@ -12,11 +12,9 @@ independent oracles.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
+from capture_fixtures import ARM_URDF, free_ball, head_on, relative_velocity, restitution_1d
 
 import vm_dynamics as vm
 from vm_dynamics.capture import (
@@ -33,31 +31,10 @@ from vm_dynamics.capture import (
     TargetBody,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-BALL = """<robot name="ball"><link name="ball"><inertial><mass value="2"/><origin xyz="0 0 0"/>
-<inertia ixx="0.02" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
-
-
-def restitution_1d(law: HuntCrossley, m_eff: float, v0: float) -> float:
-    """Independent 1-D impact: δ from 0 with δ̇ = v0 until δ returns to 0."""
-    chi, k, n = law.chi, law.stiffness, law.exponent
-
-    def rhs(t, x):
-        d, dd = x
-        f = max(0.0, k * max(d, 0.0) ** n * (1.0 + chi * dd / v0))
-        return [dd, -f / m_eff]
-
-    def out(t, x):
-        return x[0]
-    out.terminal, out.direction = True, -1
-    sol = solve_ivp(rhs, (0.0, 10.0), [0.0, v0], method="DOP853", rtol=1e-12, atol=1e-15,
-                    events=out, first_step=1e-8)
-    return -sol.y_events[0][0][1] / v0
-
 
 @pytest.fixture(scope="module")
 def ball():
-    return vm.load_model(BALL, gravity=(0.0, 0.0, 0.0))
+    return free_ball(0.02, 0.02, 0.02)
 
 
 CASES = {   # target shape, mass, where the ball starts (touching at x = 0 of the target's side)
@@ -75,25 +52,13 @@ def test_head_on_impact_restitution(ball, case, damping, e):
     shape, m_T, x0 = CASES[case]
     law = HuntCrossley(stiffness=2.0e5, exponent=1.5, restitution=e, damping=damping)
     target = TargetBody(mass=m_T, com=np.zeros(3), inertia=np.eye(3) * m_T * 0.05, shape=shape)
-    system = CaptureSystem(ball, target, [ChaserPrimitive("tip", "ball", Sphere(0.1))],
-                           ContactModel(law))
-    sim = CaptureSimulator(system, 5e-5)
     v0 = 0.2
-    sim.reset(vm.pose([x0, 0.0, 0.0]), [v0, 0, 0, 0, 0, 0], np.zeros(0), np.zeros(0),
-              np.eye(4), np.zeros(6))
-    h0 = sim.momentum()["total"]
-    E0 = sim.energy()["balance"]
-    touched = False
-    for _ in range(20000):
-        s = sim.step()
-        touched = touched or bool(sim.contacts)
-        if touched and not sim.contacts:
-            break
-    assert touched and not sim.contacts
-    v_rel = s.g[:3, :3] @ s.V[:3] - s.g_T[:3, :3] @ s.V_T[:3]
-    e_sim = -v_rel[0] / v0
+    run = head_on(ball, target, law, x0, 5e-5, 20000, v0)
+    sim, s, h0, E0 = run.sim, run.s, run.h0, run.E0
+    assert run.touched and not sim.contacts
+    e_sim = -relative_velocity(s)[0] / v0
     m_eff = 2.0 * m_T / (2.0 + m_T)
-    e_ode = restitution_1d(law, m_eff, v0)
+    e_ode = restitution_1d(law.stiffness, law.exponent, law.chi, m_eff, v0)
     assert abs(e_sim - e_ode) <= 1e-6 * e_ode, (e_sim, e_ode)
     assert abs(e_sim - law.predicted_restitution()) <= 0.01 * law.predicted_restitution()
     if damping == "exact":
@@ -106,7 +71,7 @@ def test_head_on_impact_restitution(ball, case, damping, e):
 
 @pytest.fixture(scope="module")
 def arm():
-    return vm.load_model(str(ROOT / "urdf" / "spacecraft_arm.urdf.xacro"), gravity=(0, 0, 0))
+    return vm.load_model(ARM_URDF, gravity=(0, 0, 0))
 
 
 def oblique_strike(arm, dt, steps, measured=None):

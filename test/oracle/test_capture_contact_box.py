@@ -19,15 +19,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
+from capture_fixtures import free_ball, impact, relative_velocity, restitution_1d
 from scipy.optimize import minimize
 from scipy.spatial.transform import Rotation
 
 import vm_dynamics as vm
 from vm_dynamics.capture import (
     Box,
-    CaptureSimulator,
-    CaptureSystem,
     ChaserPrimitive,
     ContactModel,
     CoulombFriction,
@@ -39,8 +37,6 @@ from vm_dynamics.capture import (
     primitive_from_config,
 )
 
-BALL = """<robot name="ball"><link name="ball"><inertial><mass value="2"/><origin xyz="0 0 0"/>
-<inertia ixx="0.02" iyy="0.03" izz="0.025" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
 A = Box([0.2, 0.3, 0.1])
 BIG = Box([0.6, 0.5, 0.4])
 CYL = Cylinder(0.25, 0.6)
@@ -240,22 +236,9 @@ def test_box_corner_in_cylinder_cap_closed_form():
     assert np.abs(g.point - [0.05, -0.03, 0.3 - 0.5 * d]).max() <= 1e-14
 
 
-def restitution_1d(k, n, chi, m_eff, v0):
-    def rhs(t, x):
-        d, dd = x
-        return [dd, -max(0.0, k * max(d, 0.0) ** n * (1.0 + chi * dd / v0)) / m_eff]
-
-    def out(t, x):
-        return x[0]
-    out.terminal, out.direction = True, -1
-    sol = solve_ivp(rhs, (0.0, 10.0), [0.0, v0], method="DOP853", rtol=1e-12, atol=1e-15,
-                    events=out, first_step=1e-8)
-    return -sol.y_events[0][0][1] / v0
-
-
 @pytest.fixture(scope="module")
 def ball():
-    return vm.load_model(BALL, gravity=(0.0, 0.0, 0.0))
+    return free_ball(0.02, 0.03, 0.025)
 
 
 @pytest.mark.parametrize("target, top", [(Box([0.6, 0.6, 0.4]), 0.2), (Cylinder(0.3, 0.6), 0.3)])
@@ -263,21 +246,13 @@ def test_flat_drop_restitution_and_no_spurious_torque(ball, target, top):
     law = HuntCrossley(stiffness=2.0e5, exponent=1.5, restitution=0.8)
     m_T = 5.0e3
     tgt = TargetBody(mass=m_T, com=np.zeros(3), inertia=np.eye(3) * m_T * 0.05, shape=target)
-    system = CaptureSystem(ball, tgt, [ChaserPrimitive("pad", "ball", A)], ContactModel(law))
-    sim = CaptureSimulator(system, 5e-5)
     v0 = 0.2
-    sim.reset(vm.pose([0.0, 0.0, top + 0.05 + 0.002]), [0, 0, -v0, 0, 0, 0], np.zeros(0),
-              np.zeros(0), np.eye(4), np.zeros(6))
-    h0, E0 = sim.momentum()["total"], sim.energy()["balance"]
-    touched, npts = False, 0
-    for _ in range(20000):
-        s = sim.step()
-        npts = max(npts, len(sim.contacts))
-        touched = touched or bool(sim.contacts)
-        if touched and not sim.contacts:
-            break
-    assert touched and not sim.contacts and npts == 4
-    v_rel = s.g[:3, :3] @ s.V[:3] - s.g_T[:3, :3] @ s.V_T[:3]
+    run = impact(ball, tgt, ChaserPrimitive("pad", "ball", A), ContactModel(law), 5e-5,
+                 vm.pose([0.0, 0.0, top + 0.05 + 0.002]), [0, 0, -v0, 0, 0, 0], np.zeros(6),
+                 20000)
+    sim, s, h0, E0 = run.sim, run.s, run.h0, run.E0
+    assert run.touched and not sim.contacts and run.points == 4
+    v_rel = relative_velocity(s)
     e_sim = v_rel[2] / v0
     e_ode = restitution_1d(4 * law.stiffness, law.exponent, law.chi, 2.0 * m_T / (2.0 + m_T), v0)
     assert abs(e_sim - e_ode) <= 1e-6 * e_ode, (e_sim, e_ode)
@@ -294,24 +269,16 @@ def test_oblique_box_on_box_with_friction_conserves_momentum_and_energy(ball):
     law = HuntCrossley(stiffness=5.0e5, exponent=1.5, restitution=0.6)
     tgt = TargetBody(mass=60.0, com=[0.02, -0.01, 0.03],
                      inertia=[[5.0, 0.2, 0.0], [0.2, 4.0, 0.1], [0.0, 0.1, 6.0]], shape=BIG)
-    system = CaptureSystem(ball, tgt, [ChaserPrimitive("pad", "ball", A)],
-                           ContactModel(law, CoulombFriction(0.4, 1e-3)))
-    sim = CaptureSimulator(system, 5e-5)
     RA = Rotation.from_rotvec([0.4, -0.3, 0.2]).as_matrix()
     lowest = np.min((np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1)
                                for sz in (-1, 1)]) * A.half) @ RA.T, axis=0)[2]
     gA = pose(RA, [0.05, 0.02, 0.2 - lowest + 0.003])
-    sim.reset(gA, np.concatenate([RA.T @ [0.1, -0.05, -0.3], [0.3, -0.2, 0.5]]), np.zeros(0),
-              np.zeros(0), np.eye(4), [0.01, 0.02, 0.05, 0.05, -0.1, 0.2])
-    h0, E0 = sim.momentum()["total"], sim.energy()["balance"]
-    h0_T = sim.momentum()["target"]
-    touched = False
-    for _ in range(8000):
-        sim.step()
-        touched = touched or bool(sim.contacts)
-        if touched and not sim.contacts:
-            break
-    assert touched and sim.state.dissipated > 0.0
+    run = impact(ball, tgt, ChaserPrimitive("pad", "ball", A),
+                 ContactModel(law, CoulombFriction(0.4, 1e-3)), 5e-5, gA,
+                 np.concatenate([RA.T @ [0.1, -0.05, -0.3], [0.3, -0.2, 0.5]]),
+                 [0.01, 0.02, 0.05, 0.05, -0.1, 0.2], 8000)
+    sim, h0, E0, h0_T = run.sim, run.h0, run.E0, run.h0_T
+    assert run.touched and sim.state.dissipated > 0.0
     h1 = sim.momentum()["total"]
     assert np.abs(h1 - h0).max() <= 1e-10 * np.abs(h0).max(), np.abs(h1 - h0).max()
     assert abs(sim.energy()["balance"] - E0) <= 1e-7 * E0, (sim.energy()["balance"] - E0, E0)

@@ -1,34 +1,24 @@
 """The adaptive ``dopri5`` method of the capture step (vm_dynamics.capture.stepping) against the
 oracles of the fixed-step method: the target in orbit against DOP853 of its equations
 (test_capture_orbit's oracle) at 50× the fixed step, a head-on impact against the 1-D contact
-ODE (test_capture_contact's oracle) at 20× the fixed step, and contact → grasp → thrusters →
-release with momentum exact and the energy balance closed to the tolerance asked for."""
+ODE (capture_fixtures.restitution_1d, test_capture_contact's oracle) at 20× the fixed step,
+and contact → grasp → thrusters → release with momentum exact and the energy balance closed to
+the tolerance asked for."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_capture_contact import restitution_1d
+from capture_fixtures import ARM_URDF, free_ball, head_on, relative_velocity, restitution_1d
 from test_capture_orbit import ORBITS, contact_grasp_release, orbit_tumble
 
 import vm_dynamics as vm
-from vm_dynamics.capture import (
-    CaptureSimulator,
-    CaptureSystem,
-    ChaserPrimitive,
-    ContactModel,
-    HuntCrossley,
-    Sphere,
-    TargetBody,
-)
+from vm_dynamics.capture import HuntCrossley, Sphere, TargetBody
 from vm_dynamics.capture.orbit import ChiefFrameGravity
-
-BALL = """<robot name="ball"><link name="ball"><inertial><mass value="2"/><origin xyz="0 0 0"/>
-<inertia ixx="0.02" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
 
 
 @pytest.fixture(scope="module")
 def ball():
-    return vm.load_model(BALL, gravity=(0.0, 0.0, 0.0))
+    return free_ball(0.02, 0.02, 0.02)
 
 
 def test_dopri5_target_in_orbit_matches_the_oracle(ball):
@@ -47,22 +37,13 @@ def test_dopri5_head_on_impact_restitution(ball):
     test_capture_contact): restitution within 1e-6 of the 1-D contact ODE; momentum exact."""
     law = HuntCrossley(stiffness=2.0e5, exponent=1.5, restitution=0.8)
     target = TargetBody(mass=3.0, com=np.zeros(3), inertia=np.eye(3) * 0.15, shape=Sphere(0.15))
-    system = CaptureSystem(ball, target, [ChaserPrimitive("tip", "ball", Sphere(0.1))],
-                           ContactModel(law))
-    sim = CaptureSimulator(system, 1e-3, "dopri5", rtol=1e-11, atol=1e-14)
     v0 = 0.2
-    sim.reset(vm.pose([-0.252, 0.0, 0.0]), [v0, 0, 0, 0, 0, 0], np.zeros(0), np.zeros(0),
-              np.eye(4), np.zeros(6))
-    h0 = sim.momentum()["total"]
-    touched = False
-    for _ in range(1000):
-        s = sim.step()
-        touched = touched or bool(sim.contacts)
-        if touched and not sim.contacts:
-            break
-    assert touched and not sim.contacts
-    v_rel = s.g[:3, :3] @ s.V[:3] - s.g_T[:3, :3] @ s.V_T[:3]
-    e_ode = restitution_1d(law, 2.0 * 3.0 / 5.0, v0)
+    run = head_on(ball, target, law, -0.252, 1e-3, 1000, v0, method="dopri5", rtol=1e-11,
+                  atol=1e-14)
+    sim, h0 = run.sim, run.h0
+    assert run.touched and not sim.contacts
+    v_rel = relative_velocity(run.s)
+    e_ode = restitution_1d(law.stiffness, law.exponent, law.chi, 2.0 * 3.0 / 5.0, v0)
     assert abs(-v_rel[0] / v0 - e_ode) <= 1e-6 * e_ode, (-v_rel[0] / v0, e_ode)
     assert np.abs(sim.momentum()["total"] - h0).max() <= 1e-12 * np.abs(h0).max()
 
@@ -71,7 +52,7 @@ def test_dopri5_contact_grasp_release_in_orbit_closes_energy():
     """The sequence of test_capture_orbit (0.5 ms steps) with dopri5 at rtol 1e-10: the
     momentum sum rule to 1e-12 and the energy balance to 1e-9 of the energy (rkmk4 at the same
     steps: 4.6e-6, the contact's integration error)."""
-    arm = vm.load_model(str(__import__("test_capture_orbit").URDF), gravity=(0.0, 0.0, 0.0))
+    arm = vm.load_model(ARM_URDF, gravity=(0.0, 0.0, 0.0))
     opts = {"method": "dopri5", "rtol": 1e-10, "atol": 1e-12}
     sim, _, out = contact_grasp_release(arm, [ChiefFrameGravity(ORBITS["circular_400km_51.6deg"])],
                                         options=opts)

@@ -9,31 +9,21 @@ of vm_dynamics' recursions.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import oracles
 import pinocchio as pin
 import pytest
+from capture_fixtures import APPROACH_EFFORT, ARM_URDF, GRASPED_EFFORT, THRUST, arm_box_capture
 
 import vm_dynamics as vm
 from vm_dynamics.capture import (
     Box,
-    CaptureSimulator,
-    CaptureSystem,
-    ChaserPrimitive,
-    ContactModel,
-    GraspSpec,
-    HuntCrossley,
-    Sphere,
     TargetBody,
     grasp_velocity,
 )
 from vm_dynamics.core.rotations import matrix_to_rpy
 from vm_dynamics.model.urdf import read_urdf_source
 
-ROOT = Path(__file__).resolve().parents[2]
-URDF = str(ROOT / "urdf" / "spacecraft_arm.urdf.xacro")
 M_T, C_T = 150.0, np.array([0.04, -0.02, 0.25])
 I_T = np.array([[12.0, 0.3, -0.2], [0.3, 9.0, 0.4], [-0.2, 0.4, 14.0]])
 X = vm.pose([0.02, -0.01, 0.12], [0.1, -0.2, 0.3, np.sqrt(1 - 0.14)])   # target B in ee_link
@@ -54,7 +44,7 @@ def merged_urdf(xml: str, X: np.ndarray) -> str:
 
 @pytest.fixture(scope="module")
 def setup():
-    xml = read_urdf_source(URDF)[0]
+    xml = read_urdf_source(ARM_URDF)[0]
     model = vm.load_model(xml, gravity=(0, 0, 0))
     target = TargetBody(mass=M_T, com=C_T, inertia=I_T, shape=Box([0.6, 0.6, 0.6]))
     orig = oracles.PinocchioOracle(xml, base="SE3", gravity=(0, 0, 0),
@@ -140,21 +130,14 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     of it, after release the target moves with its attachment's twist, and the energy balance
     closes with the contact dissipation and the weld's loss."""
     model, target, _, _ = setup
-    prim = ChaserPrimitive("tip", "ee_link", Sphere(0.05))
-    system = CaptureSystem(model, target, [prim], ContactModel(HuntCrossley(2e5, 1.5, 0.5)),
-                           GraspSpec("ee_link", 0.05, 0.2))
-    sim = CaptureSimulator(system, 5e-4)
     g, V, q, qd, _ = state(5)
-    g_E = g @ model.frame_pose(q, "ee_link")
-    g_T = g_E @ vm.pose([0.0, 0.0, 0.05 + 0.3 + 0.002])     # box face 2 mm above the tip
-    V_T = np.array([0.0, 0.0, -0.3, 0.05, 0.1, -0.05])
-    sim.reset(g, V, q, qd, g_T, V_T)
+    sim = arm_box_capture(model, target, g, V, q, qd)      # box face 2 mm above the tip
     h0 = sim.momentum()["total"]
     E0 = sim.energy()["balance"]
     scale = np.abs(h0).max()
     touched = False
     for _ in range(60):
-        sim.step(tau=np.full(7, 0.5))
+        sim.step(tau=APPROACH_EFFORT)
         touched = touched or bool(sim.contacts)
     assert touched
     assert not sim.can_grasp()                    # the fixture (B's origin) is 0.35 m away
@@ -163,7 +146,7 @@ def test_grasp_and_release_in_the_simulator_conserve_momentum(setup):
     assert np.abs(h_g - h0).max() <= 1e-10 * scale
     X_w = sim.weld
     for _ in range(40):     # with thrusters: the base wrench's impulse is the only change
-        s = sim.step(tau=np.full(7, -0.5), base_wrench=[2.0, -1.0, 0.5, 0.3, 0.1, -0.2])
+        s = sim.step(tau=GRASPED_EFFORT, base_wrench=THRUST)
     g_E = s.g @ model.frame_pose(s.q, "ee_link")
     assert np.abs(g_E @ X_w - s.g_T).max() <= 1e-12      # welded
     assert np.abs(s.impulse).max() > 1e-2

@@ -21,13 +21,12 @@ independent oracles.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import mpmath
 import numpy as np
 import oracles
 import pinocchio as pin
 import pytest
+from capture_fixtures import APPROACH_EFFORT, ARM_URDF, GRASPED_EFFORT, THRUST, arm_box_capture, free_ball
 from capture_orbit_oracle import MU, quat_mul, target_oracle, tidal_force
 from scipy.integrate import simpson, solve_ivp
 
@@ -36,11 +35,6 @@ from vm_dynamics.capture import (
     Box,
     CaptureSimulator,
     CaptureSystem,
-    ChaserPrimitive,
-    ContactModel,
-    GraspSpec,
-    HuntCrossley,
-    Sphere,
     TargetBody,
 )
 from vm_dynamics.capture.orbit import ChiefFrameGravity, TidalGravity, target_model
@@ -50,11 +44,7 @@ from vm_dynamics.forces import TwoBody
 from vm_dynamics.forces.orbit import ReferenceOrbit
 from vm_dynamics.model.urdf import read_urdf_source
 
-ROOT = Path(__file__).resolve().parents[2]
-URDF = str(ROOT / "urdf" / "spacecraft_arm.urdf.xacro")
 A400 = 6378137.0 + 400e3
-BALL = """<robot name="ball"><link name="ball"><inertial><mass value="2"/><origin xyz="0 0 0"/>
-<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
 
 
 ORBITS = {"circular_400km_51.6deg": ReferenceOrbit.circular(MU, A400, np.radians(51.6)),
@@ -63,7 +53,7 @@ ORBITS = {"circular_400km_51.6deg": ReferenceOrbit.circular(MU, A400, np.radians
 
 @pytest.fixture(scope="module")
 def ball():
-    return vm.load_model(BALL, gravity=(0.0, 0.0, 0.0))
+    return free_ball(0.1, 0.1, 0.1)
 
 
 def orbit_tumble(ball, orbit, T=6.0, dt=0.01, **options):
@@ -127,7 +117,7 @@ def test_target_in_orbit_matches_independent_dop853(ball, name):
 # ----------------------------------------------------------------------------- the element
 @pytest.fixture(scope="module")
 def arm():
-    return vm.load_model(URDF, gravity=(0.0, 0.0, 0.0))
+    return vm.load_model(ARM_URDF, gravity=(0.0, 0.0, 0.0))
 
 
 def test_tidal_potential_matches_extended_precision(arm):
@@ -139,7 +129,7 @@ def test_tidal_potential_matches_extended_precision(arm):
     g = vm.pose([3.0, -4.0, 2.0], [0.2, -0.1, 0.3, np.sqrt(1 - 0.14)])
     rc = np.array([4.1e6, -3.2e6, 4.0e6])
     U = TidalGravity(MU, rc, gradient=False).potential_energy(arm, g, q)
-    pino = oracles.PinocchioOracle(read_urdf_source(URDF)[0], "SE3", (0, 0, 0), arm.joint_names)
+    pino = oracles.PinocchioOracle(read_urdf_source(ARM_URDF)[0], "SE3", (0, 0, 0), arm.joint_names)
     qp, gW = pino.to_pin_q(g, q)
     pin.forwardKinematics(pino.model, pino.data, qp)
     mpmath.mp.dps = 40
@@ -218,16 +208,10 @@ def contact_grasp_release(arm, forces, samples=None, options=None):
     target = TargetBody(mass=60.0, com=[0.02, -0.01, 0.03],
                         inertia=[[5.0, 0.2, 0.0], [0.2, 4.0, 0.1], [0.0, 0.1, 6.0]],
                         shape=Box([0.6, 0.6, 0.6]))
-    prim = ChaserPrimitive("tip", "ee_link", Sphere(0.05))
-    system = CaptureSystem(arm, target, [prim], ContactModel(HuntCrossley(2e5, 1.5, 0.5)),
-                           GraspSpec("ee_link", 0.05, 0.2), forces)
-    sim = CaptureSimulator(system, 5e-4, **(options or {}))
     q = np.array([0.3, -1.0, 0.2, 2.0, 0.1, -0.9, 0.2])
     g = vm.pose([-2.0, 1.5, 0.8], [0.05, -0.02, 0.1, np.sqrt(1 - 0.0129)])
-    g_E = g @ arm.frame_pose(q, "ee_link")
-    g_T = g_E @ vm.pose([0.0, 0.0, 0.05 + 0.3 + 0.002])
-    sim.reset(g, [0.01, -0.02, 0.0, 0.0, 0.01, 0.0], q, np.full(7, 0.01), g_T,
-              [0.0, 0.0, -0.3, 0.05, 0.1, -0.05])
+    sim = arm_box_capture(arm, target, g, [0.01, -0.02, 0.0, 0.0, 0.01, 0.0], q, np.full(7, 0.01),
+                          forces, **(options or {}))
     out = {"h0": sim.momentum()["total"], "E0": sim.energy()["balance"], "touched": False}
 
     def run(k, **kw):
@@ -238,9 +222,9 @@ def contact_grasp_release(arm, forces, samples=None, options=None):
                 samples.append(sim.state)
     if samples is not None:
         samples.append(sim.state)
-    run(60, tau=np.full(7, 0.5))
+    run(60, tau=APPROACH_EFFORT)
     assert sim.grasp(force=True)
-    run(40, tau=np.full(7, -0.5), base_wrench=[2.0, -1.0, 0.5, 0.3, 0.1, -0.2])
+    run(40, tau=GRASPED_EFFORT, base_wrench=THRUST)
     assert sim.release()
     run(40)
     return sim, target, out
@@ -273,7 +257,7 @@ def test_momentum_changes_by_the_external_impulse_in_orbit(arm, runs):
     ext = s.external_impulse
     assert np.abs(ext).max() > 1e-7
     assert np.abs(h - out["h0"] - s.impulse - ext).max() <= 1e-12 * scale
-    pino = oracles.PinocchioOracle(read_urdf_source(URDF)[0], "SE3", (0, 0, 0),
+    pino = oracles.PinocchioOracle(read_urdf_source(ARM_URDF)[0], "SE3", (0, 0, 0),
                                    arm.joint_names)
     t = np.array([x.t for x in samples])
     W = np.array([pinocchio_external_wrench(pino, x.g, x.q, target, x.g_T,

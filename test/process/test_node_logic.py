@@ -170,7 +170,7 @@ def test_controller_rejects_bad_messages_and_keeps_references():
     before = ctrl.reference
     bad = [
         (_traj(["joint1", "elbow"], [[0.1, 0.2]], [1.0]), "unknown joint name(s) ['elbow']"),
-        (_traj(["joint1", "joint1"], [[0.1, 0.2]], [1.0]), "duplicate joint names"),
+        (_traj(["joint1", "joint1"], [[0.1, 0.2]], [1.0]), "duplicate joint names ['joint1']"),
         (_traj(["joint1"], [[0.1, 0.2]], [1.0]), "positions has 2 values for 1 joints"),
         (_traj(["joint1"], [[float("nan")]], [1.0]), "NaN/Inf"),
         (_traj(["joint1"], [[0.1], [0.2]], [1.0, 1.0]), "strictly increasing"),

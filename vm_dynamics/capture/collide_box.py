@@ -51,7 +51,6 @@ _SIGNS = np.array([[sx, sy, sz] for sx in (-1.0, 1.0) for sy in (-1.0, 1.0)
 BOX_EDGES = tuple((i, j) for i in range(8) for j in range(i + 1, 8)
                   if int(np.sum(_SIGNS[i] != _SIGNS[j])) == 1)
 _PARALLEL = 1e-6        # |e_A × e_B| below this: the edge axis is skipped (parallel edges)
-_GOLD = 0.5 * (math.sqrt(5.0) - 1.0)
 
 
 def box_corners(box: Box, g: np.ndarray) -> np.ndarray:
@@ -183,23 +182,6 @@ def _seg_seg_distance(p0, d0, p1, d1) -> float:
     elif t > 1.0:
         t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
     return float(np.linalg.norm(p0 + s * d0 - p1 - t * d1))
-
-
-def _golden(f, lo, hi, tol):
-    """``(x, f(x))`` of a minimum of ``f`` on ``[lo, hi]`` (golden section to ``tol``)."""
-    x1, x2 = hi - _GOLD * (hi - lo), lo + _GOLD * (hi - lo)
-    f1, f2 = f(x1), f(x2)
-    while hi - lo > tol:
-        if f1 <= f2:
-            hi, x2, f2 = x2, x1, f1
-            x1 = hi - _GOLD * (hi - lo)
-            f1 = f(x1)
-        else:
-            lo, x1, f1 = x1, x2, f2
-            x2 = lo + _GOLD * (hi - lo)
-            f2 = f(x2)
-    x = 0.5 * (lo + hi)
-    return x, f(x)
 
 
 _NRIM = 48          # samples of a rim circle bracketing the minima of its distance to a line

@@ -58,6 +58,7 @@ from ..config.spec import CONTROLLER_PARAMETERS, checked_values
 from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
 from ..ros import messages as rm
+from ..ros.fields import duplicate_names
 from ..sim.simulate import State
 from .controller_capture import capture_control
 from .controller_orbit import ControllerOrbit
@@ -425,7 +426,7 @@ class ControllerCore:
         if unknown:
             raise ValueError(f"unknown joint name(s) {unknown}; the model's joints are "
                              f"{model_names}")
-        dup = sorted({nm for nm in names if names.count(nm) > 1})
+        dup = duplicate_names(names)
         if dup:
             raise ValueError(f"duplicate joint names {dup}")
         now = self.now_ref()
