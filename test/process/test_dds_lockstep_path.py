@@ -59,3 +59,62 @@ def test_one_read_of_the_discovered_writers_answers_a_watch_check(monkeypatch):
     finally:
         b.shutdown()
         a.shutdown()
+
+
+def test_paths_are_not_built_while_nobody_subscribes_to_them():
+    """ee_path and base_path (SKIPPABLE) go out only while subscribed, looked up every
+    SUBSCRIBERS_REFRESH_S of wall time, as /tf; their poses are recorded meanwhile, so a
+    subscriber that appears gets the whole path."""
+    from memory_transport import MemoryTransport
+
+    from vm_dynamics.config.params import flatten, read_params_file
+    from vm_dynamics.nodes.controller_core import ControllerCore
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore
+    from vm_dynamics.nodes.dynamics_node import SUBSCRIBERS_REFRESH_S, DynamicsNode
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = flatten(read_params_file(os.path.join(repo, "config", "spacecraft_arm.yaml")))
+    p.update(dynamics_backend="lp", dt=0.005, lockstep=True, control_rate=200.0,
+             real_time_factor=0.0, publish_rate=200.0, path_rate=1000.0, ee_path_length=500)
+    dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
+    listening = {"ee_path": False, "base_path": False}
+    wall = [0.0]
+
+    class Graph(MemoryTransport):
+        def publisher(self, topic, msgtype, qos="default"):
+            pub = super().publisher(topic, msgtype, qos)
+            pub.has_subscribers = lambda: listening.get(topic, True)
+            return pub
+    tr = Graph(p)
+    node = DynamicsNode(tr, dyn, wall=lambda: wall[0])
+
+    def sent(topic):
+        return [m for t, m in tr.sent if t == topic]
+
+    def periods(n):
+        for _ in range(n):
+            for key, msg in dyn.state_messages():
+                if key == "joint_states":
+                    ctrl.on_joint_state(rm.deserialize(rm.serialize(msg), rm.JOINT_STATE))
+                elif key == "odom":
+                    ctrl.on_odometry(rm.deserialize(rm.serialize(msg), rm.ODOMETRY))
+            for key, msg in ctrl.command_messages(dyn.t):
+                assert dyn.apply_command(key, msg)
+            wall[0] += 0.01
+            node.tick()
+    wall[0] += SUBSCRIBERS_REFRESH_S
+    node.tick()
+    assert dyn.unsubscribed == {"ee_path", "base_path"}
+    before = {t: len(sent(t)) for t in ("ee_path", "base_path")}
+    periods(40)
+    assert {t: len(sent(t)) for t in ("ee_path", "base_path")} == before
+    assert len(dyn.ee_path) > 30 and len(node.base_path) > 30       # still recorded
+    listening.update(ee_path=True, base_path=True)
+    wall[0] += SUBSCRIBERS_REFRESH_S
+    node.tick()
+    assert dyn.unsubscribed == set()
+    periods(20)
+    ee, base = sent("ee_path"), sent("base_path")
+    assert len(ee) > before["ee_path"] and len(base) > before["base_path"]
+    # the whole path, the poses recorded while nobody listened included
+    assert len(ee[-1].poses) > 50 and ee[-1].poses[0] is dyn.ee_path[0][1]
+    assert len(base[-1].poses) > 50 and base[-1].poses[0] is node.base_path[0][1]
