@@ -14,12 +14,16 @@ right length, nested messages of their exact class -- and written as XCDR1 littl
 (encapsulation ``00 01 00 00``, fields aligned to their size relative to the data start, no
 trailing padding).  Anything else returns ``None`` and takes the generic path, which decides
 (and, for a message that is not exact, the strict path names the bad field).  The bytes are
-rosbags' (``test/unit/test_fast_cdr.py`` compares them on random and edge-case messages).
+rosbags' (``test/unit/test_fast_cdr.py`` compares them on random and edge-case messages and
+on streams).  The runs of constant fields (frame ids, joint names) are encoded once per
+value and offset and then copied (:class:`_Runs`), and arrays are joined without a copy.
 
 The decoders (:func:`fast_decoder`) read plain little-endian CDR into the same rosbags message
 objects as rosbags' decoder (numeric arrays as read-only views of the sample, as rosbags makes
-them), in one pass without looking up type definitions.  Sequence count limits (``max_counts``)
-are compared with each count before its elements are read.  Whatever is not a well-formed
+them), in one pass without looking up type definitions; frame ids and joint names are
+reused from the previous sample when its bytes of them are the same (:meth:`_Reader.run`).
+Sequence count limits (``max_counts``) are compared with each count before its elements are
+read.  Whatever is not a well-formed
 sample within its limits -- a short or over-long sample, a missing string terminator, bad
 UTF-8, a count over its limit, big-endian or XCDR2 encapsulation -- gives ``None``: the
 generic decoder then decides, and raises its precise error.
@@ -186,22 +190,16 @@ def _array(a: Any, size: int | None = None) -> int:
     return a.shape[0]
 
 
-def _make(C: dict) -> dict[str, Callable[[Any], list]]:
-    """The encoders (each returns the parts of a sample's data), bound to the rosbags classes
-    ``C`` of the active typestore.  Fields are written at their offsets from the data start:
-    a header's stamp at 0 (8 bytes), then its frame id, so every run of constant fields
-    starts at an offset known in advance."""
-    time = _time_writer(C)
-    Header, Vector3 = C["std_msgs/msg/Header"], C["geometry_msgs/msg/Vector3"]
-    Point, Quaternion = C["geometry_msgs/msg/Point"], C["geometry_msgs/msg/Quaternion"]
-    Pose, Twist = C["geometry_msgs/msg/Pose"], C["geometry_msgs/msg/Twist"]
-    runs = _Runs()
+def _frames(w: _Writer, *names: str) -> None:
+    """Frame ids, then the padding to the doubles that follow them."""
+    for s in names:
+        w.string(s)
+    w.align(8)
 
-    def stamp(h: Any) -> bytes:
-        _is(h, Header)
-        w = _Writer()
-        time(w, h.stamp)
-        return w.parts[0]
+
+def _joint_state_encoder(runs: _Runs, stamp: Callable[[Any], bytes]
+                         ) -> Callable[[Any], list]:
+    """The ``JointState`` encoder of :func:`_make`: frame id and names as one run."""
 
     def joint_state(m: Any) -> list:
         h, names = m.header, m.name
@@ -229,38 +227,14 @@ def _make(C: dict) -> dict[str, Callable[[Any], list]]:
                 pos += pad + 8 * n
         return parts
 
-    def pose7(p: Any) -> tuple:
-        _is(p, Pose)
-        pos, q = p.position, p.orientation
-        _is(pos, Point)
-        _is(q, Quaternion)
-        return _floats((pos.x, pos.y, pos.z, q.x, q.y, q.z, q.w))
+    return joint_state
 
-    def vectors6(a: Any, b: Any) -> tuple:
-        _is(a, Vector3)
-        _is(b, Vector3)
-        return _floats((a.x, a.y, a.z, b.x, b.y, b.z))
 
-    def frames(w: _Writer, *names: str) -> None:
-        for s in names:
-            w.string(s)
-        w.align(8)
-
-    def odometry(m: Any) -> list:
-        h, child, pc, tc = m.header, m.child_frame_id, m.pose, m.twist
-        parts = [stamp(h)]
-        _strs(h.frame_id, child)
-        parts.append(runs.get(("od", h.frame_id, child), 8,
-                              lambda w: frames(w, h.frame_id, child)))
-        _is(pc, C["geometry_msgs/msg/PoseWithCovariance"])
-        _is(tc, C["geometry_msgs/msg/TwistWithCovariance"])
-        tw = tc.twist
-        _is(tw, Twist)
-        _array(pc.covariance, 36)
-        _array(tc.covariance, 36)
-        parts += (_D7.pack(*pose7(pc.pose)), pc.covariance,
-                  _D6.pack(*vectors6(tw.linear, tw.angular)), tc.covariance)
-        return parts
+def _tf_encoder(C: dict, runs: _Runs, stamp: Callable[[Any], bytes]
+                ) -> Callable[[Any], list]:
+    """The ``TFMessage`` encoder of :func:`_make`: each transform's frame ids as a run, by
+    where it starts modulo 8."""
+    Vector3, Quaternion = C["geometry_msgs/msg/Vector3"], C["geometry_msgs/msg/Quaternion"]
 
     def tf_message(m: Any) -> list:
         ts = m.transforms
@@ -275,7 +249,7 @@ def _make(C: dict) -> dict[str, Callable[[Any], list]]:
             parts.append(stamp(h))
             _strs(h.frame_id, child)
             run = runs.get(("tf", pos % 8, h.frame_id, child), pos + 8,
-                           lambda w: frames(w, h.frame_id, child))
+                           lambda w: _frames(w, h.frame_id, child))
             _is(tr, Transform)
             p, q = tr.translation, tr.rotation
             _is(p, Vector3)
@@ -284,11 +258,59 @@ def _make(C: dict) -> dict[str, Callable[[Any], list]]:
             pos += 8 + len(run) + 56
         return parts
 
+    return tf_message
+
+
+def _make(C: dict) -> dict[str, Callable[[Any], list]]:
+    """The encoders (each returns the parts of a sample's data), bound to the rosbags classes
+    ``C`` of the active typestore.  Fields are written at their offsets from the data start:
+    a header's stamp at 0 (8 bytes), then its frame id, so every run of constant fields
+    starts at an offset known in advance."""
+    time = _time_writer(C)
+    Header, Vector3 = C["std_msgs/msg/Header"], C["geometry_msgs/msg/Vector3"]
+    Point, Quaternion = C["geometry_msgs/msg/Point"], C["geometry_msgs/msg/Quaternion"]
+    Pose, Twist = C["geometry_msgs/msg/Pose"], C["geometry_msgs/msg/Twist"]
+    runs = _Runs()
+
+    def stamp(h: Any) -> bytes:
+        _is(h, Header)
+        w = _Writer()
+        time(w, h.stamp)
+        return w.parts[0]
+
+    def pose7(p: Any) -> tuple:
+        _is(p, Pose)
+        pos, q = p.position, p.orientation
+        _is(pos, Point)
+        _is(q, Quaternion)
+        return _floats((pos.x, pos.y, pos.z, q.x, q.y, q.z, q.w))
+
+    def vectors6(a: Any, b: Any) -> tuple:
+        _is(a, Vector3)
+        _is(b, Vector3)
+        return _floats((a.x, a.y, a.z, b.x, b.y, b.z))
+
+    def odometry(m: Any) -> list:
+        h, child, pc, tc = m.header, m.child_frame_id, m.pose, m.twist
+        parts = [stamp(h)]
+        _strs(h.frame_id, child)
+        parts.append(runs.get(("od", h.frame_id, child), 8,
+                              lambda w: _frames(w, h.frame_id, child)))
+        _is(pc, C["geometry_msgs/msg/PoseWithCovariance"])
+        _is(tc, C["geometry_msgs/msg/TwistWithCovariance"])
+        tw = tc.twist
+        _is(tw, Twist)
+        _array(pc.covariance, 36)
+        _array(tc.covariance, 36)
+        parts += (_D7.pack(*pose7(pc.pose)), pc.covariance,
+                  _D6.pack(*vectors6(tw.linear, tw.angular)), tc.covariance)
+        return parts
+
     def wrench_stamped(m: Any) -> list:
         h, wr = m.header, m.wrench
         parts = [stamp(h)]
         _strs(h.frame_id)
-        parts.append(runs.get(("ws", h.frame_id), 8, lambda w: frames(w, h.frame_id)))
+        parts.append(runs.get(("ws", h.frame_id), 8, lambda w: _frames(w, h.frame_id)))
         _is(wr, C["geometry_msgs/msg/Wrench"])
         parts.append(_D6.pack(*vectors6(wr.force, wr.torque)))
         return parts
@@ -298,8 +320,9 @@ def _make(C: dict) -> dict[str, Callable[[Any], list]]:
         time(w, m.clock)
         return w.parts
 
-    return {"sensor_msgs/msg/JointState": joint_state, "nav_msgs/msg/Odometry": odometry,
-            "tf2_msgs/msg/TFMessage": tf_message,
+    return {"sensor_msgs/msg/JointState": _joint_state_encoder(runs, stamp),
+            "nav_msgs/msg/Odometry": odometry,
+            "tf2_msgs/msg/TFMessage": _tf_encoder(C, runs, stamp),
             "geometry_msgs/msg/WrenchStamped": wrench_stamped,
             "rosgraph_msgs/msg/Clock": clock}
 
