@@ -17,10 +17,13 @@ both nodes spend per period outside Cyclone DDS and outside waiting: what bounds
 rate from the nodes' side.
 
 Printed: µs per period of each node's turn (wall clock, in one thread: CPU time unless
-the machine preempts the process), split into serialisation (publish), decoding
-(delivery up to the callback), the engine step, and the rest (the nodes' own Python); with
-``--profile``, the top functions of a cProfile run (cProfile slows Python calls several fold:
-use it for where, not how much).
+the machine preempts the process), split into exclusive parts (a part timed inside another
+is taken out of it): take/decode, the node's callbacks' own Python, the command input, the
+engine step, the energy check, the publish schedule, the state messages' build and their
+serialisation (dynamics node); the state input, the controller law, the command messages'
+build and serialisation (controller node); the timer tick's own Python; and the rest (the
+executor loop).  With ``--profile``, the top functions of a cProfile run (cProfile slows
+Python calls several fold: use it for where, not how much).
 """
 from __future__ import annotations
 
@@ -50,11 +53,28 @@ CLOCK = time.perf_counter
 
 
 class Bus:
-    """Topic -> subscriptions of every node on it, and each node's inbox."""
+    """Topic -> subscriptions of every node on it, and the time spent per (node, part).
+
+    Parts are timed exclusively: a timed part that runs inside another (the engine step in a
+    command callback, a publish in the state's build) is taken out of the outer one, so the
+    parts add up to the nodes' totals (see :meth:`timing`)."""
 
     def __init__(self):
         self.subs = collections.defaultdict(list)
-        self.spent = collections.Counter()      # (node, part) -> CPU seconds
+        self.spent = collections.Counter()      # (node, part) -> seconds, exclusive
+        self._inner = [0.0]                     # time of timed parts inside the running ones
+
+    def timing(self, node, part, fn, *a, **k):
+        """``fn(*a, **k)``, its time (less that of the timed parts it ran) noted as ``part``."""
+        self._inner.append(0.0)
+        t0 = CLOCK()
+        try:
+            return fn(*a, **k)
+        finally:
+            took = CLOCK() - t0
+            inner = self._inner.pop()
+            self.spent[node, part] += took - inner
+            self._inner[-1] += took
 
 
 class LoopPublisher(Publisher):
@@ -64,13 +84,15 @@ class LoopPublisher(Publisher):
         self.bus, self.node, self.topic, self.msgtype = bus, node, topic, msgtype
         self._exact = exact_serializer(msgtype)
 
-    def publish(self, msg):
-        t0 = CLOCK()
+    def serialise(self, msg):
         check_message(msg, self.msgtype, f"publisher {self.topic}")
         data = self._exact(msg)
         if data is None:
             raise RuntimeError(f"{self.topic}: not in exact wire form")
-        self.bus.spent[self.node, "serialise (check + CDR)"] += CLOCK() - t0
+        return data
+
+    def publish(self, msg):
+        data = self.bus.timing(self.node, "serialise (check + CDR)", self.serialise, msg)
         for transport, sub in self.bus.subs.get(self.topic, ()):
             transport.inbox.append((sub, data))
 
@@ -123,12 +145,18 @@ class LoopTransport(Transport):
         """One executor turn: deliver the queued samples, then the due timers."""
         while self.inbox:
             sub, data = self.inbox.popleft()
-            sub.handle_raw(data)
+            self.bus.timing(self.node_name, "take/decode (size screen, CDR -> message)",
+                            sub.handle_raw, data)
         now = time.monotonic()
         for tm in self.timers:
             if now >= tm[1]:
                 tm[1] = now + tm[0]
-                tm[2]()
+                self.bus.timing(self.node_name, "timer tick (its own Python)", tm[2])
+
+    def deliver(self, callback, msg, topic):
+        """The callback, timed as the node's own Python (less the timed parts it runs)."""
+        return self.bus.timing(self.node_name, "callbacks (node Python around the parts)",
+                               super().deliver, callback, msg, topic)
 
     def spin(self):
         raise NotImplementedError
@@ -153,16 +181,40 @@ def build(scenario: str):
 
 
 def timed(bus, obj, name, node, part):
-    """Count the CPU time of ``obj.name(...)`` calls as ``(node, part)``."""
+    """Count the time of ``obj.name(...)`` calls as ``(node, part)`` (exclusive)."""
+    fn = getattr(obj, name)
+    setattr(obj, name, lambda *a, **k: bus.timing(node, part, fn, *a, **k))
+
+
+def timed_generator(bus, obj, name, node, part):
+    """Count the time of each step of the generator ``obj.name(...)`` as ``(node, part)``."""
     fn = getattr(obj, name)
 
     def wrapper(*a, **k):
-        t0 = CLOCK()
-        try:
-            return fn(*a, **k)
-        finally:
-            bus.spent[node, part] += CLOCK() - t0
+        it = fn(*a, **k)
+        while True:
+            try:
+                item = bus.timing(node, part, next, it)
+            except StopIteration:
+                return
+            yield item
     setattr(obj, name, wrapper)
+
+
+def time_parts(bus, dyn, ctrl):
+    """The parts of a period that are timed (the rest is the nodes' Python around them)."""
+    d, c = "dynamics_node", "controller_node"
+    core = dyn.core
+    timed(bus, core.sim, "step", d, "engine step (Simulator.step)")
+    timed(bus, core.energy_guard, "check", d, "energy check (energy + snapshot)")
+    timed_generator(bus, core, "iter_state_messages", d, "state messages (build)")
+    for name in ("apply_joint_command", "apply_base_wrench", "apply_effort_command"):
+        timed(bus, core, name, d, "command input (parse, check, hold)")
+    timed(bus, core.schedule, "plan", d, "publish schedule (plan)")
+    timed(bus, ctrl.core, "compute", c, "controller law (compute)")
+    timed(bus, ctrl.core, "on_joint_state", c, "state input (parse, check)")
+    timed(bus, ctrl.core, "on_odometry", c, "state input (parse, check)")
+    timed(bus, ctrl.core, "command_messages", c, "command messages (build)")
 
 
 def run(bus, dt, ct, dyn, periods: int) -> dict:
@@ -185,14 +237,42 @@ def run(bus, dt, ct, dyn, periods: int) -> dict:
     return {"periods": done, "spent": spent}
 
 
+def best_of(bus, dt, ct, dyn, args) -> None:
+    """The least CPU time (process time: both nodes, the whole loop) per period over
+    ``--best-of`` batches of ``--periods`` periods, and the Python function calls per period
+    (cProfile's count over one batch: independent of the machine's load)."""
+    run(bus, dt, ct, dyn, 300)                       # warm-up: compiled kernels, caches
+    per = []
+    for _ in range(args.best_of):
+        c0 = time.process_time()
+        r = run(bus, dt, ct, dyn, args.periods)
+        per.append((time.process_time() - c0) / r["periods"])
+    prof = cProfile.Profile()
+    prof.enable()
+    r = run(bus, dt, ct, dyn, args.periods)
+    prof.disable()
+    calls = pstats.Stats(prof).total_calls / r["periods"]
+    per.sort()
+    print(f"{args.scenario}: CPU µs per lockstep period (both nodes, no wire), best of "
+          f"{args.best_of} batches of {args.periods}: {per[0] * 1e6:.0f} (median "
+          f"{per[len(per) // 2] * 1e6:.0f}); Python calls per period {calls:.0f}; load "
+          f"average {os.getloadavg()[0]:.1f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--periods", type=int, default=3000)
     ap.add_argument("--scenario", default="spacecraft_arm")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--best-of", type=int, default=0, metavar="K",
+                    help="only the least CPU time per period of K batches of --periods (no "
+                         "parts timed), and the Python calls per period: figures a busy "
+                         "machine disturbs least")
     args = ap.parse_args(argv)
     bus, dt, ct, dyn, ctrl = build(args.scenario)
-    timed(bus, dyn.core.sim, "step", "dynamics_node", "engine step (Simulator.step)")
+    if args.best_of:
+        return best_of(bus, dt, ct, dyn, args)
+    time_parts(bus, dyn, ctrl)
     run(bus, dt, ct, dyn, 300)                       # warm-up: compiled kernels, caches
     bus.spent.clear()
     w0, c0 = time.perf_counter(), time.process_time()
@@ -211,7 +291,7 @@ def main(argv=None):
         for part, v in sorted(parts.items(), key=lambda kv: -kv[1]):
             print(f"| {node} | {part} | {v * us:.1f} |")
         rest = total - sum(parts.values())
-        print(f"| {node} | decode + node Python (the rest) | {rest * us:.1f} |")
+        print(f"| {node} | executor turn and loop (the rest) | {rest * us:.1f} |")
         print(f"| {node} | **total** | **{total * us:.1f}** |")
     if args.profile:
         prof = cProfile.Profile()

@@ -68,7 +68,24 @@ CATEGORIES = [
 
 def _cpu(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return _cpu_of(Path(f"/proc/{pid}/stat"))
+
+
+def _threads_cpu(pid: int) -> dict:
+    """CPU seconds so far of each thread of process ``pid``, by thread name (the main thread
+    as ``main``; Cyclone DDS names its own: ``recv``, ``tev``, ``dq.builtins``, ...)."""
+    out: collections.Counter = collections.Counter()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
+            out[name] += _cpu_of(task / "stat")
+        except (FileNotFoundError, ProcessLookupError):
+            continue                  # the thread ended meanwhile
+    return out
+
+
+def _cpu_of(stat: Path) -> float:
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -118,8 +135,10 @@ def run(seconds: float, domain: int, work: Path, sampled: bool, args=None) -> di
             for p in procs.values():
                 p.send_signal(signal.SIGUSR1)
         cpu0 = {k: _cpu(p.pid) for k, p in procs.items()}
+        thr0 = {k: _threads_cpu(p.pid) for k, p in procs.items()}
         s = probe.collect(seconds)
         cpu1 = {k: _cpu(p.pid) for k, p in procs.items()}
+        thr1 = {k: _threads_cpu(p.pid) for k, p in procs.items()}
     finally:
         for p in procs.values():
             p.send_signal(signal.SIGINT)
@@ -134,6 +153,9 @@ def run(seconds: float, domain: int, work: Path, sampled: bool, args=None) -> di
     return {"rtf": (stamp[-1] - stamp[0]) / (wall[-1] - wall[0]),
             "wall_per_period_us": 1e6 * (wall[-1] - wall[0]) / periods,
             "cpu_per_period_us": {k: 1e6 * (cpu1[k] - cpu0[k]) / periods for k in procs},
+            "threads_per_period_us": {k: {t: 1e6 * (thr1[k][t] - thr0[k].get(t, 0.0)) / periods
+                                          for t in thr1[k] if thr1[k][t] > thr0[k].get(t, 0.0)}
+                                      for k in procs},
             "periods": periods}
 
 
@@ -207,6 +229,10 @@ def main(argv=None):
         c = r["cpu_per_period_us"]
         print(f"| {label} | {r['rtf']:.2f} | {r['wall_per_period_us']:.0f} | "
               f"{c['dynamics_node']:.0f} | {c['controller_node']:.0f} |")
+    print("\nCPU µs per period by thread (plain run): " + "; ".join(
+        f"{node}: " + ", ".join(f"{t} {v:.0f}" for t, v in sorted(
+            th.items(), key=lambda kv: -kv[1]))
+        for node, th in plain["threads_per_period_us"].items()))
     for node, res in cats.items():
         tot = max(res["total"], 1)
         print(f"\n#### {node}: where its main thread is, {res['total']} samples over "

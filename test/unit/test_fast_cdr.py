@@ -222,3 +222,75 @@ def test_fast_decoder_count_limits_and_unchecked_limits():
     assert fast_decoder(rm.JOINT_STATE, {"effort": 0})(data) is not None   # effort is empty
     assert fast_decoder(rm.TF_MESSAGE) is None
     assert fast_decoder(rm.ODOMETRY, {"covariance": 3}) is None     # not checked: generic
+
+
+def _stream(msgtype, rng, count):
+    """Messages as a node sends them: a few frame ids and joint-name lists, repeated, with
+    fresh stamps and values (so the encoders' and decoders' constant runs are reused, and
+    sometimes change)."""
+    base = [_message(msgtype, rng) for _ in range(3)]
+    out = []
+    for _ in range(count):
+        fresh = _message(msgtype, rng)
+        b = rng.choice(base)
+        if msgtype == rm.JOINT_STATE:
+            out.append(replace(fresh, header=replace(fresh.header, frame_id=b.header.frame_id),
+                               name=list(b.name), position=_arr(rng, len(b.name)),
+                               velocity=_arr(rng, rng.choice([0, len(b.name)])),
+                               effort=_arr(rng, len(b.name))))
+        elif msgtype == rm.TF_MESSAGE:
+            out.append(replace(b, transforms=[replace(t, header=replace(
+                t.header, stamp=_time(rng))) for t in b.transforms]))
+        elif msgtype == rm.CLOCK:
+            out.append(fresh)
+        else:
+            out.append(replace(fresh, header=replace(fresh.header,
+                                                     frame_id=b.header.frame_id),
+                               **({"child_frame_id": b.child_frame_id}
+                                  if msgtype == rm.ODOMETRY else {})))
+    return out
+
+
+@pytest.mark.parametrize("msgtype", FAST_TYPES)
+def test_fast_encoders_reuse_constant_runs_byte_for_byte(msgtype):
+    """A run of frame ids and names written once and copied: every sample of a stream is
+    still rosbags' bytes, and a name of another type at a known run's values is declined."""
+    rng = random.Random(msgtype + "stream")
+    encode = fast_encoder(msgtype)
+    for msg in _stream(msgtype, rng, 400):
+        assert encode(msg) == bytes(STORE.serialize_cdr(msg, msgtype))
+    js = rm.joint_state_msg(1.0, ["a", "b"], [1.0, 2.0])
+    enc = fast_encoder(rm.JOINT_STATE)
+    assert enc(js) is not None
+    assert enc(replace(js, name=["a", np.str_("b")])) is None     # equal, not a str
+    assert enc(replace(js, name=[["a"], "b"])) is None            # unhashable
+    assert enc(replace(js, header=replace(js.header, frame_id=np.str_("")))) is None
+
+
+@pytest.mark.parametrize("msgtype", DECODED_TYPES)
+def test_fast_decoders_reuse_constant_runs_only_when_the_bytes_match(msgtype):
+    """A stream with repeated frame ids and names, some samples corrupted after a good one
+    with the same run: every decoded message is rosbags', every refused sample None."""
+    rng = random.Random(msgtype + "decode stream")
+    decode = fast_decoder(msgtype, {"name": 5} if msgtype == rm.JOINT_STATE else None)
+    for msg in _stream(msgtype, rng, 400):
+        data = bytes(STORE.serialize_cdr(msg, msgtype))
+        if rng.random() < 0.3:                       # the same run, the rest damaged
+            damaged = bytearray(data)
+            damaged[rng.randrange(4, len(damaged))] = rng.randrange(256)
+            if rng.random() < 0.5:
+                damaged = damaged[:rng.randrange(4, len(damaged))]
+            data = bytes(damaged)
+        got = decode(data)
+        try:
+            want = STORE.deserialize_cdr(data, msgtype)
+        except Exception:  # noqa: BLE001 - rosbags raises several kinds
+            assert got is None
+            continue
+        if msgtype == rm.JOINT_STATE and len(want.name) > 5:
+            assert got is None                       # over the count limit
+            continue
+        assert got is not None and _same(got, want)
+        if msgtype == rm.JOINT_STATE:
+            got.name.append("x")                     # each message has its own list
+            assert decode(data).name == want.name

@@ -75,8 +75,11 @@ __all__ = ["DynamicsCore", "SKIPPABLE"]
 
 #: outputs the node may leave unbuilt while no subscription is matched
 #: (:attr:`DynamicsCore.unsubscribed`): ``joint_states`` and ``odom`` always go out (a
-#: lockstep controller waits for them, and ``base_path`` is taken from the odometry)
-SKIPPABLE = frozenset({"tf"})
+#: lockstep controller waits for them, and ``base_path`` is taken from the odometry).  The
+#: paths keep recording their poses; only their messages (up to ``ee_path_length`` poses,
+#: built, checked and serialised on the generic path: in lockstep at 1 kHz the largest item
+#: of the node's thread after the DDS calls) are skipped.
+SKIPPABLE = frozenset({"tf", "ee_path", "base_path"})
 
 
 class DynamicsCore(HilInputs):
@@ -589,7 +592,7 @@ class DynamicsCore(HilInputs):
             if self.ee_frame:
                 if self.path_sample:
                     self._record_ee_pose()
-                if self.schedule.ee_path_due(wall_now):
+                if self.schedule.ee_path_due(wall_now) and "ee_path" not in self.unsubscribed:
                     yield "ee_path", self.ee_path_message()
         if due.clock:
             yield "clock", self.clock_message()

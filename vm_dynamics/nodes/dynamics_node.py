@@ -94,9 +94,9 @@ TICK_BUDGET_S = 0.02
 #: How often the pacing statistics (real-time factor, tick jitter) for the diagnostics are
 #: recomputed: not every tick (at 1 kHz in lockstep that numpy work was ~9 % of the node's thread).
 TIMING_REFRESH_S = 0.25
-#: How often the node looks which skippable outputs (:data:`SKIPPABLE`: ``/tf``) have no
-#: subscriber, to leave them unbuilt: a subscriber that appears gets them within this time of
-#: its discovery (volatile topics: a late joiner has no claim on earlier samples).
+#: How often the node looks which skippable outputs (:data:`SKIPPABLE`: ``/tf``, the paths)
+#: have no subscriber, to leave them unbuilt: a subscriber that appears gets them within this
+#: time of its discovery (volatile topics: a late joiner has no claim on earlier samples).
 SUBSCRIBERS_REFRESH_S = 0.5
 
 #: Parameters of the node itself (input bounds), in addition to the core's
@@ -430,7 +430,8 @@ class DynamicsNode:
             return                                       # re-sent state (paused)
         self.base_path.append((stamp, rm.pose_stamped_from_odometry(odom)))
         self._base_path_count += 1
-        if self._base_path_count % 10 == 1 and self.core.path_due(self.wall(), "base_path"):
+        if self._base_path_count % 10 == 1 and "base_path" not in self.core.unsubscribed \
+                and self.core.path_due(self.wall(), "base_path"):
             self.pubs["base_path"].publish(rm.path_msg(
                 stamp * 1e-9, odom.header.frame_id, [p for _, p in self.base_path]))
 

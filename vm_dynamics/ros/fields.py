@@ -31,6 +31,9 @@ def check_frame_id(frame_id: Any, what: str, *, allow_empty: bool = False) -> No
 
 def finite_vector(x: Any, n: int | None, what: str) -> np.ndarray:
     """1-D finite float64 vector of length n (None: any length)."""
+    if type(x) is np.ndarray and x.dtype == _F64 and x.ndim == 1 and x.flags.c_contiguous \
+            and (n is None or x.shape[0] == n) and _all_finite(x):
+        return x                 # what the general path returns for it: the array itself
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -45,6 +48,18 @@ def finite_vector(x: Any, n: int | None, what: str) -> np.ndarray:
     if bad.size:
         raise ValueError(f"{what} contains NaN/Inf at index {int(bad[0])}")
     return np.ascontiguousarray(a)
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _all_finite(a: np.ndarray) -> bool:
+    """Every entry of the flat float64 ``a`` finite: a finite sum of its Python floats
+    (overflow gives inf, no warning: then the exact test) or, for long arrays, one vectorised
+    test."""
+    if a.size <= 32 and math.isfinite(sum(a.tolist())):
+        return True
+    return bool(np.isfinite(a).all())
 
 
 def finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np.ndarray:

@@ -293,6 +293,11 @@ def _vec3(v: Sequence[float]) -> Any:
 # ------------------------------------------------------------------------- builders
 
 
+#: joint-name lists :func:`joint_state_msg` found valid (non-empty, distinct str): a node
+#: sends the same names with every state, and checks them once
+_CHECKED_NAMES: set = set()
+
+
 def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = None,
                     effort: Any = None, frame_id: str = "") -> Any:
     """``sensor_msgs/JointState``.
@@ -301,13 +306,20 @@ def joint_state_msg(stamp_s: Any, names: Sequence[str], pos: Any, vel: Any = Non
     an empty array, as JointState.msg allows: an effort command has no positions).
     """
     names = list(names)
-    for i, nm in enumerate(names):
-        if not isinstance(nm, str) or not nm:
-            raise ValueError(f"JointState: joint name at index {i} must be a non-empty str, "
-                             f"got {nm!r}")
-    dup = duplicate_names(names)
-    if dup:
-        raise ValueError(f"JointState: duplicate joint names {dup}")
+    try:
+        known = tuple(names) in _CHECKED_NAMES
+    except TypeError:                      # an unhashable name: the check below says so
+        known = False
+    if not known:
+        for i, nm in enumerate(names):
+            if not isinstance(nm, str) or not nm:
+                raise ValueError(f"JointState: joint name at index {i} must be a non-empty "
+                                 f"str, got {nm!r}")
+        dup = duplicate_names(names)
+        if dup:
+            raise ValueError(f"JointState: duplicate joint names {dup}")
+        if len(_CHECKED_NAMES) < 256:
+            _CHECKED_NAMES.add(tuple(names))
     n = len(names)
     p = np.zeros(0) if pos is None else finite_vector(pos, n, "JointState.position")
     v = np.zeros(0) if vel is None else finite_vector(vel, n, "JointState.velocity")

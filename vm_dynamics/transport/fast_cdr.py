@@ -14,12 +14,16 @@ right length, nested messages of their exact class -- and written as XCDR1 littl
 (encapsulation ``00 01 00 00``, fields aligned to their size relative to the data start, no
 trailing padding).  Anything else returns ``None`` and takes the generic path, which decides
 (and, for a message that is not exact, the strict path names the bad field).  The bytes are
-rosbags' (``test/unit/test_fast_cdr.py`` compares them on random and edge-case messages).
+rosbags' (``test/unit/test_fast_cdr.py`` compares them on random and edge-case messages and
+on streams).  The runs of constant fields (frame ids, joint names) are encoded once per
+value and offset and then copied (:class:`_Runs`), and arrays are joined without a copy.
 
 The decoders (:func:`fast_decoder`) read plain little-endian CDR into the same rosbags message
 objects as rosbags' decoder (numeric arrays as read-only views of the sample, as rosbags makes
-them), in one pass without looking up type definitions.  Sequence count limits (``max_counts``)
-are compared with each count before its elements are read.  Whatever is not a well-formed
+them), in one pass without looking up type definitions; frame ids and joint names are
+reused from the previous sample when its bytes of them are the same (:meth:`_Reader.run`).
+Sequence count limits (``max_counts``) are compared with each count before its elements are
+read.  Whatever is not a well-formed
 sample within its limits -- a short or over-long sample, a missing string terminator, bad
 UTF-8, a count over its limit, big-endian or XCDR2 encapsulation -- gives ``None``: the
 generic decoder then decides, and raises its precise error.
@@ -120,12 +124,9 @@ def _is(msg: Any, cls: type) -> None:
         raise _Bad
 
 
-def _parts(C: dict) -> tuple:
-    """The encoders of the parts the messages share (time, header, vector, pose), bound to the
-    rosbags classes ``C`` of the active typestore."""
-    Time, Header = C["builtin_interfaces/msg/Time"], C["std_msgs/msg/Header"]
-    Point = C["geometry_msgs/msg/Point"]
-    Quaternion, Pose = C["geometry_msgs/msg/Quaternion"], C["geometry_msgs/msg/Pose"]
+def _time_writer(C: dict) -> Callable[[_Writer, Any], None]:
+    """The encoder of a ``builtin_interfaces/Time`` of the rosbags classes ``C``."""
+    Time = C["builtin_interfaces/msg/Time"]
 
     def time(w: _Writer, t: Any) -> None:
         _is(t, Time)
@@ -137,87 +138,191 @@ def _parts(C: dict) -> tuple:
             w.raw(_TIME.pack(sec, nanosec))
         except struct.error:              # out of int32/uint32: rosbags refuses it too
             raise _Bad from None
-
-    def header(w: _Writer, h: Any) -> None:
-        _is(h, Header)
-        time(w, h.stamp)
-        w.string(h.frame_id)
-
-    def pose(w: _Writer, p: Any) -> None:
-        _is(p, Pose)
-        pos, q = p.position, p.orientation
-        _is(pos, Point)
-        _is(q, Quaternion)
-        w.f64(_D7, pos.x, pos.y, pos.z, q.x, q.y, q.z, q.w)
-
-    return time, header, pose
+    return time
 
 
-def _make(C: dict) -> dict[str, Callable[[_Writer, Any], None]]:
-    """The encoders, bound to the rosbags classes ``C`` of the active typestore."""
-    time, header, pose = _parts(C)
-    Vector3, Quaternion = C["geometry_msgs/msg/Vector3"], C["geometry_msgs/msg/Quaternion"]
+class _Runs:
+    """Encoded runs of constant fields (frame ids, joint names), by their values and where
+    they start: each is written once by a :class:`_Writer`, then copied into every sample
+    that has the same values at the same offset (a few dozen distinct runs at most)."""
 
-    def joint_state(w: _Writer, m: Any) -> None:
-        header(w, m.header)
-        names = m.name
+    __slots__ = ("table",)
+
+    def __init__(self) -> None:
+        self.table: dict = {}
+
+    def get(self, key: tuple, pos: int, write: Callable[[_Writer], None]) -> bytes:
+        """The bytes ``write`` puts after offset ``pos`` (up to where it leaves the
+        writer): from the table if ``key`` was written there before."""
+        try:
+            hit = self.table.get(key)
+        except TypeError:            # an unhashable value: not a str
+            raise _Bad from None
+        if hit is None:
+            w = _Writer()
+            w.pos = pos
+            write(w)
+            if len(self.table) >= 64:
+                self.table.clear()
+            hit = self.table[key] = b"".join(w.parts)
+        return hit
+
+
+def _strs(*values: Any) -> None:
+    """Every value a ``str`` (a run's key matches equal values of other types too)."""
+    for v in values:
+        if type(v) is not str:
+            raise _Bad
+
+
+def _floats(values: tuple) -> tuple:
+    for v in values:
+        if type(v) is not float:
+            raise _Bad
+    return values
+
+
+def _array(a: Any, size: int | None = None) -> int:
+    """The length of a 1-D C-contiguous native ``float64`` array (of ``size`` if given)."""
+    if type(a) is not np.ndarray or a.dtype != _F8 or a.ndim != 1 \
+            or not a.flags.c_contiguous or (size is not None and a.shape[0] != size):
+        raise _Bad
+    return a.shape[0]
+
+
+def _frames(w: _Writer, *names: str) -> None:
+    """Frame ids, then the padding to the doubles that follow them."""
+    for s in names:
+        w.string(s)
+    w.align(8)
+
+
+def _joint_state_encoder(runs: _Runs, stamp: Callable[[Any], bytes]
+                         ) -> Callable[[Any], list]:
+    """The ``JointState`` encoder of :func:`_make`: frame id and names as one run."""
+
+    def joint_state(m: Any) -> list:
+        h, names = m.header, m.name
+        parts = [stamp(h)]
         if type(names) not in (list, tuple):
             raise _Bad
-        w.count(len(names))
-        for s in names:
-            w.string(s)
-        w.f64_array(m.position, None)
-        w.f64_array(m.velocity, None)
-        w.f64_array(m.effort, None)
+        _strs(h.frame_id, *names)
 
-    def odometry(w: _Writer, m: Any) -> None:
-        header(w, m.header)
-        w.string(m.child_frame_id)
-        pc, tc = m.pose, m.twist
-        _is(pc, C["geometry_msgs/msg/PoseWithCovariance"])
-        pose(w, pc.pose)
-        w.f64_array(pc.covariance, 36)
-        _is(tc, C["geometry_msgs/msg/TwistWithCovariance"])
-        tw = tc.twist
-        _is(tw, C["geometry_msgs/msg/Twist"])
-        lin, ang = tw.linear, tw.angular
-        _is(lin, Vector3)
-        _is(ang, Vector3)
-        w.f64(_D6, lin.x, lin.y, lin.z, ang.x, ang.y, ang.z)
-        w.f64_array(tc.covariance, 36)
+        def write(w: _Writer) -> None:
+            w.string(h.frame_id)
+            w.count(len(names))
+            for s in names:
+                w.string(s)
+        parts.append(runs.get(("js", h.frame_id, *names), 8, write))
+        pos = 8 + len(parts[1])
+        for a in (m.position, m.velocity, m.effort):
+            n = _array(a)
+            pad = -pos % 4
+            parts.append(_ZEROS[:pad] + _I.pack(n))
+            pos += pad + 4
+            if n:
+                pad = -pos % 8
+                parts.append(_ZEROS[:pad])
+                parts.append(a)
+                pos += pad + 8 * n
+        return parts
 
-    def tf_message(w: _Writer, m: Any) -> None:
+    return joint_state
+
+
+def _tf_encoder(C: dict, runs: _Runs, stamp: Callable[[Any], bytes]
+                ) -> Callable[[Any], list]:
+    """The ``TFMessage`` encoder of :func:`_make`: each transform's frame ids as a run, by
+    where it starts modulo 8."""
+    Vector3, Quaternion = C["geometry_msgs/msg/Vector3"], C["geometry_msgs/msg/Quaternion"]
+
+    def tf_message(m: Any) -> list:
         ts = m.transforms
         if type(ts) not in (list, tuple):
             raise _Bad
-        w.count(len(ts))
+        parts, pos = [_I.pack(len(ts))], 4
         TransformStamped, Transform = (C["geometry_msgs/msg/TransformStamped"],
                                        C["geometry_msgs/msg/Transform"])
         for t in ts:
             _is(t, TransformStamped)
-            header(w, t.header)
-            w.string(t.child_frame_id)
-            tr = t.transform
+            h, child, tr = t.header, t.child_frame_id, t.transform
+            parts.append(stamp(h))
+            _strs(h.frame_id, child)
+            run = runs.get(("tf", pos % 8, h.frame_id, child), pos + 8,
+                           lambda w: _frames(w, h.frame_id, child))
             _is(tr, Transform)
             p, q = tr.translation, tr.rotation
             _is(p, Vector3)
             _is(q, Quaternion)
-            w.f64(_D7, p.x, p.y, p.z, q.x, q.y, q.z, q.w)
+            parts += (run, _D7.pack(*_floats((p.x, p.y, p.z, q.x, q.y, q.z, q.w))))
+            pos += 8 + len(run) + 56
+        return parts
 
-    def wrench_stamped(w: _Writer, m: Any) -> None:
-        header(w, m.header)
-        wr = m.wrench
+    return tf_message
+
+
+def _make(C: dict) -> dict[str, Callable[[Any], list]]:
+    """The encoders (each returns the parts of a sample's data), bound to the rosbags classes
+    ``C`` of the active typestore.  Fields are written at their offsets from the data start:
+    a header's stamp at 0 (8 bytes), then its frame id, so every run of constant fields
+    starts at an offset known in advance."""
+    time = _time_writer(C)
+    Header, Vector3 = C["std_msgs/msg/Header"], C["geometry_msgs/msg/Vector3"]
+    Point, Quaternion = C["geometry_msgs/msg/Point"], C["geometry_msgs/msg/Quaternion"]
+    Pose, Twist = C["geometry_msgs/msg/Pose"], C["geometry_msgs/msg/Twist"]
+    runs = _Runs()
+
+    def stamp(h: Any) -> bytes:
+        _is(h, Header)
+        w = _Writer()
+        time(w, h.stamp)
+        return w.parts[0]
+
+    def pose7(p: Any) -> tuple:
+        _is(p, Pose)
+        pos, q = p.position, p.orientation
+        _is(pos, Point)
+        _is(q, Quaternion)
+        return _floats((pos.x, pos.y, pos.z, q.x, q.y, q.z, q.w))
+
+    def vectors6(a: Any, b: Any) -> tuple:
+        _is(a, Vector3)
+        _is(b, Vector3)
+        return _floats((a.x, a.y, a.z, b.x, b.y, b.z))
+
+    def odometry(m: Any) -> list:
+        h, child, pc, tc = m.header, m.child_frame_id, m.pose, m.twist
+        parts = [stamp(h)]
+        _strs(h.frame_id, child)
+        parts.append(runs.get(("od", h.frame_id, child), 8,
+                              lambda w: _frames(w, h.frame_id, child)))
+        _is(pc, C["geometry_msgs/msg/PoseWithCovariance"])
+        _is(tc, C["geometry_msgs/msg/TwistWithCovariance"])
+        tw = tc.twist
+        _is(tw, Twist)
+        _array(pc.covariance, 36)
+        _array(tc.covariance, 36)
+        parts += (_D7.pack(*pose7(pc.pose)), pc.covariance,
+                  _D6.pack(*vectors6(tw.linear, tw.angular)), tc.covariance)
+        return parts
+
+    def wrench_stamped(m: Any) -> list:
+        h, wr = m.header, m.wrench
+        parts = [stamp(h)]
+        _strs(h.frame_id)
+        parts.append(runs.get(("ws", h.frame_id), 8, lambda w: _frames(w, h.frame_id)))
         _is(wr, C["geometry_msgs/msg/Wrench"])
-        f, n = wr.force, wr.torque
-        _is(f, Vector3)
-        _is(n, Vector3)
-        w.f64(_D6, f.x, f.y, f.z, n.x, n.y, n.z)
+        parts.append(_D6.pack(*vectors6(wr.force, wr.torque)))
+        return parts
 
-    def clock(w: _Writer, m: Any) -> None:
+    def clock(m: Any) -> list:
+        w = _Writer()
         time(w, m.clock)
+        return w.parts
 
-    return {"sensor_msgs/msg/JointState": joint_state, "nav_msgs/msg/Odometry": odometry,
-            "tf2_msgs/msg/TFMessage": tf_message,
+    return {"sensor_msgs/msg/JointState": _joint_state_encoder(runs, stamp),
+            "nav_msgs/msg/Odometry": odometry,
+            "tf2_msgs/msg/TFMessage": _tf_encoder(C, runs, stamp),
             "geometry_msgs/msg/WrenchStamped": wrench_stamped,
             "rosgraph_msgs/msg/Clock": clock}
 
@@ -239,12 +344,11 @@ def fast_encoder(msgtype: str) -> Callable[[Any], bytes | None] | None:
     def encode(msg: Any) -> bytes | None:
         if type(msg) is not cls:
             return None
-        w = _Writer()
         try:
-            body(w, msg)
+            parts = body(msg)
         except (_Bad, UnicodeEncodeError, AttributeError):
             return None
-        return _HEADER + b"".join(w.parts)
+        return _HEADER + b"".join(parts)
     return encode
 
 
@@ -299,6 +403,18 @@ class _Reader:
         self.pos = pos + 8 * n
         return np.frombuffer(self.data, _F8, n, pos)
 
+    def run(self, known: list, read: Callable[[], tuple]) -> tuple:
+        """The values of the fields ``read`` parses here: those of the previous sample when
+        its bytes of them are the same at the same offset (frame ids, joint names: constant
+        in a stream), else parsed, and remembered in ``known``."""
+        pos, last = self.pos, known[0]       # one (offset, bytes, values): read atomically
+        if last is not None and last[0] == pos and self.data.startswith(last[1], pos):
+            self.pos = pos + len(last[1])
+            return last[2]
+        values = read()
+        known[0] = (pos, self.data[pos:self.pos], values)
+        return values
+
 
 def _decoders(C: dict) -> dict:
     Time, Header = C["builtin_interfaces/msg/Time"], C["std_msgs/msg/Header"]
@@ -310,21 +426,22 @@ def _decoders(C: dict) -> dict:
         sec, nanosec = r.take(_TIME, 4)
         return Time(sec=sec, nanosec=nanosec)
 
-    def header(r: _Reader) -> Any:
-        stamp = time(r)
-        return Header(stamp=stamp, frame_id=r.string())
+    known: list = [None]      # the constant run of the previous sample (_Reader.run)
 
     def joint_state(r: _Reader, limits: dict) -> Any:
-        h = header(r)
-        names = [r.string() for _ in range(r.count(limits.get("name")))]
+        stamp = time(r)
+        frame, names = r.run(known, lambda: (r.string(), tuple(
+            r.string() for _ in range(r.count(limits.get("name"))))))
         arrays = [r.f64_array(r.count(limits.get(f)))
                   for f in ("position", "velocity", "effort")]
-        return C["sensor_msgs/msg/JointState"](header=h, name=names, position=arrays[0],
-                                                velocity=arrays[1], effort=arrays[2])
+        return C["sensor_msgs/msg/JointState"](
+            header=Header(stamp=stamp, frame_id=frame), name=list(names),
+            position=arrays[0], velocity=arrays[1], effort=arrays[2])
 
     def odometry(r: _Reader, limits: dict) -> Any:
-        h = header(r)
-        child = r.string()
+        stamp = time(r)
+        frame, child = r.run(known, lambda: (r.string(), r.string()))
+        h = Header(stamp=stamp, frame_id=frame)
         px, py, pz, qx, qy, qz, qw = r.take(_D7, 8)
         pose = Pose(position=Point(x=px, y=py, z=pz),
                     orientation=Quaternion(x=qx, y=qy, z=qz, w=qw))
@@ -338,7 +455,8 @@ def _decoders(C: dict) -> dict:
             twist=C["geometry_msgs/msg/TwistWithCovariance"](twist=twist, covariance=tcov))
 
     def wrench_stamped(r: _Reader, limits: dict) -> Any:
-        h = header(r)
+        stamp = time(r)
+        h = Header(stamp=stamp, frame_id=r.run(known, lambda: (r.string(),))[0])
         fx, fy, fz, nx, ny, nz = r.take(_D6, 8)
         return C["geometry_msgs/msg/WrenchStamped"](
             header=h, wrench=C["geometry_msgs/msg/Wrench"](
