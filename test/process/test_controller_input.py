@@ -454,7 +454,7 @@ def test_a_spoofed_old_state_keeps_the_trajectory_and_a_reset_reinitialises(prob
                 spoof.publish(rm.joint_state_msg(0.0, ["joint1", "joint2"], np.zeros(2),
                                                  np.zeros(2)))
                 t.spin_until(lambda: False, 0.05)
-            t.spin_until(lambda: len(states) > n0 + 150, 30.0)
+            t.spin_until(lambda: len(states) > n0 + 150, 120.0)   # eventually, however loaded
             # the controller also reports the second publisher of its input
             assert t.spin_until(lambda: "2 publishers of /joint_states (expected 1)"
                                 in _text(tmp_path, "ctl"), 30.0), _text(tmp_path, "ctl")
