@@ -53,7 +53,7 @@ import numpy as np
 
 from ..config.orbit_setup import orbit_setup
 from ..config.params import flatten, parameter_defaults, unflatten
-from ..config.sections import initial_state, prescribed_motion
+from ..config.sections import initial_state
 from ..config.spec import DYNAMICS_PARAMETERS, checked_values
 from ..forces.orbit import OutputFrame
 from ..ros import messages as rm
@@ -66,7 +66,7 @@ from .energy_guard import EnergyGuard
 from .entities import TargetEntity, VehicleEntity
 from .event_log import EventLog
 from .input_channels import CommandInputs
-from .joint_source import measured_joint_input
+from .joint_source import measured_joint_input, prescribed_from_params
 from .publish_schedule import PublishSchedule
 from .robot import Robot, load_robot
 from .wrench_source import measured_wrench_input
@@ -163,12 +163,9 @@ class DynamicsCore(HilInputs):
         None), the prescribed section, or a real arm's joint states (measured: hardware in the
         loop, nodes/joint_source.py)."""
         if self.joint_source == "prescribed":
-            section = {k: v for k, v in unflatten(p, "prescribed").items()
-                       if v is not None and v != ""}
-            if not section.get("type"):
-                raise ValueError("joint_source prescribed: set prescribed.type (sinusoid or "
-                                 "wheel_loop) and its parameters")
-            return prescribed_motion(section, self.q0), None
+            return prescribed_from_params(
+                p, self.q0, "joint_source prescribed: set prescribed.type (sinusoid or "
+                "wheel_loop) and its parameters"), None
         if self.joint_source == "measured":
             return None, measured_joint_input(robot, p)
         return None, None
