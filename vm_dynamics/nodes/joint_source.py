@@ -32,7 +32,7 @@ from ..sim.measured import MeasuredJointMotion
 from .sample_timing import SampleTiming
 
 __all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival", "measured_joint_input",
-           "prescribed_from_params"]
+           "prescribed_from_params", "joint_motion"]
 
 
 class Arrival:
@@ -187,3 +187,16 @@ def prescribed_from_params(p: Mapping[str, Any], q0, missing: str):
     if not section.get("type"):
         raise ValueError(missing)
     return prescribed_motion(section, q0)
+
+
+def joint_motion(robot, p: Mapping[str, Any], q0) -> tuple:
+    """``(prescribed, measured)``: where the dynamics node's joints come from
+    (``joint_source``) -- efforts (simulated: both None), the prescribed section's motion from
+    ``q0``, or a real arm's joint states (measured: hardware in the loop)."""
+    if p["joint_source"] == "prescribed":
+        return prescribed_from_params(
+            p, q0, "joint_source prescribed: set prescribed.type (sinusoid or wheel_loop) and "
+            "its parameters"), None
+    if p["joint_source"] == "measured":
+        return None, measured_joint_input(robot, p)
+    return None, None
