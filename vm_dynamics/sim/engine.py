@@ -47,6 +47,7 @@ import numpy as np
 from ..core import lie
 from ..core.state import State
 from ..core.validation import as_pose, as_positive, as_returned_vectors, as_vector
+from .driven import DrivenJoints
 from .inputs import Inputs, TreeCoordinates, validate_inputs
 from .integrators import TABLEAUX
 from .records import (
@@ -66,8 +67,7 @@ from .records import (
 from .stages import CompiledStages, ReferenceStages
 from .steppers import CompiledHeldStep, RightHandSide, law_supported, run_stepwise, steppers_for
 
-__all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation",
-           "Inputs"]
+__all__ = ["Simulator", "State", "FORMULATIONS", "SimulationError", "choose_formulation", "Inputs"]
 
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
@@ -75,7 +75,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return v
 
 
-class Simulator:
+class Simulator(DrivenJoints):
     """Steps a vehicle-manipulator model in time (see the module docstring).
 
     Parameters
@@ -95,12 +95,13 @@ class Simulator:
     forward_dynamics : optional user function with the signature of
         :meth:`~vm_dynamics.Model.forward_dynamics` giving (V̇, q̈); the stages then use it with
         the LP reference for the momentum variable (Python driver).
+    driven_joints : joints (names or indices) moved at the velocity set (:mod:`.driven`).
     """
 
     def __init__(self, model, dt: float, method: str = "rkmk4", *, formulation: str = "auto",
                  backend: str = "auto", environment=None, prescribed: Callable | None = None,
                  rtol: float = 1e-9, atol: float = 1e-12,
-                 forward_dynamics: Callable | None = None, forces=None):
+                 forward_dynamics: Callable | None = None, forces=None, driven_joints=None):
         from ..dynamics.fast import resolve_backend
         from ..forces import as_elements, compile_forces, fold_gravity
         model, self.forces = fold_gravity(model, as_elements(forces, environment))
@@ -127,6 +128,7 @@ class Simulator:
         self._formulation_arg = formulation
         self.prescribed = prescribed
         self._presc = prescribed is not None
+        self._driven_setup(driven_joints)
         self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
         self.hydrodynamics = environment
         #: their compiled parameters (:class:`vm_dynamics.forces.registry.Forces`)
@@ -212,8 +214,7 @@ class Simulator:
 
     def _ensure_buffers(self):
         b, n = self.model.b, self._nq
-        self._out = EngineState(np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n),
-                                np.empty(b), np.empty(2))
+        self._out = EngineState(np.empty((4, 4)), np.empty(b), np.empty(n), np.empty(n), np.empty(b), np.empty(2))
 
     # ------------------------------------------------------------------ step settings
     @property
@@ -229,7 +230,7 @@ class Simulator:
                 self._update_spec()
 
     def _update_spec(self):         # the records of the compiled step
-        self._spec = StepSpec(int(self._form), bool(self._presc), self._gri, self._dt)
+        self._spec = StepSpec(int(self._form), bool(self._presc), self._gri, self._dt, self._driven)
 
     @property
     def spec(self) -> StepSpec:
@@ -292,8 +293,7 @@ class Simulator:
                 raise ValueError("set_joints: with prescribed motion the joints come from "
                                  "prescribed(t); pass no q/qd")
             q, qd, _ = self.prescribed_at(self._t)
-        self._q, self._qd = self.tree.to_tree(as_vector(q, n, "q").copy(),
-                                          as_vector(qd, n, "qd").copy())
+        self._q, self._qd = self.tree.to_tree(as_vector(q, n, "q").copy(), as_vector(qd, n, "qd").copy())
         self._m = self.stages.momentum_variable(self.spec, self._g, self._V, self._q, self._qd)
         self._xrec = None
 
@@ -332,7 +332,7 @@ class Simulator:
         """The compiled step's record of ``inputs``: with mimic joints the efforts act on the
         masters of the tree."""
         k = inputs.kernel
-        return k if not self.tree.active else k._replace(tau=self.tree.efforts(k.tau))
+        return self.driven_inputs(k) if not self.tree.active else k._replace(tau=self.tree.efforts(k.tau))
 
     def prescribed_at(self, t):
         """``(q, q̇, q̈)`` of the prescribed motion at ``t``, validated."""

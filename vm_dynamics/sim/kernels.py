@@ -25,6 +25,7 @@ from ..control.laws import computed_torque
 from ..dynamics.fast.kernels.aba import aba_core
 from ..dynamics.fast.kernels.algebra import coad, cross, dexp_inv_apply, se3_exp
 from ..dynamics.fast.kernels.coupling import couple
+from ..dynamics.fast.kernels.hybrid import hybrid_core
 from ..dynamics.fast.kernels.jit import OPT, njit
 from ..dynamics.fast.kernels.kinematics import add_external, kinematics, velocities
 from ..dynamics.fast.kernels.momentum import momentum_terms, velocity_from_momentum
@@ -199,8 +200,9 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
         velocities(C, s.V, s.qd, ws)
         for j in range(n):
             qdd[j] = qdd_p[j]
-    else:
-        st = aba_core(C, sc.gloc, s.V, s.qd, inp.tau, sc.ext, sc.acc_out, ws)
+    else:   # driven joints (spec.driven): q̈ = qdd_p there, their efforts into inp.tau (.driven)
+        st = aba_core(C, sc.gloc, s.V, s.qd, inp.tau, sc.ext, out, ws) if spec.driven.shape[0] == 0 \
+            else hybrid_core(C, sc.gloc, s.V, s.qd, inp.tau, qdd_p, spec.driven, sc.ext, out, inp.tau, ws)
         if st != 0:
             return st
         if C.coupling.shape[0] > 0:            # mimic joints: project onto the coupling
@@ -311,9 +313,7 @@ def _finite_state(y):
     for j in range(y.q.shape[0]):
         if not (np.isfinite(y.q[j]) and np.isfinite(y.qd[j])):
             return 2
-    if not (np.isfinite(y.W[0]) and np.isfinite(y.W[1])):
-        return 2
-    return 0
+    return 0 if np.isfinite(y.W[0]) and np.isfinite(y.W[1]) else 2
 
 
 @njit(**OPT)

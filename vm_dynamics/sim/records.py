@@ -91,12 +91,14 @@ class TableauArrays(NamedTuple):
 
 class StepSpec(NamedTuple):
     """``form`` the momentum variable (0 velocity, 1 spatial momentum, 2 body momentum),
-    ``presc`` prescribed joint motion, ``gri = g_ref⁻¹`` (spatial-momentum frame), ``dt``."""
+    ``presc`` prescribed joint motion, ``gri = g_ref⁻¹`` (spatial-momentum frame), ``dt``, and
+    ``driven`` the mask of the kinematically driven joints (empty: none; :mod:`.driven`)."""
 
     form: int
     presc: bool
     gri: np.ndarray
     dt: float
+    driven: np.ndarray
 
 
 class EngineState(NamedTuple):

@@ -58,7 +58,7 @@ class CompiledStages:
         ek, C, F, tab, buf = self.ek, self.C, self.F, self.tab, self.buf
         b, n, s = self.b, self.n, tab.b.shape[0]
         g, zb, z = np.eye(4), np.zeros(b), np.zeros(n)
-        spec = StepSpec(1, False, g, 0.001)
+        spec = StepSpec(1, False, g, 0.001, np.zeros(0, dtype=np.bool_))
         P = np.zeros((s + 1, n))
         pr = PrescribedRows(P, P, P)
         x = EngineState(g, zb, z, z, zb, np.zeros(2))

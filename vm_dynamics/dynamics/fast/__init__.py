@@ -13,6 +13,9 @@ API (same conventions as :meth:`vm_dynamics.Model.forward_dynamics`: ``g`` the 4
                            parallel=False) -> (V̇ (..., b), q̈ (..., n))
     inverse_dynamics(model, g, V, q, qd, Vdot, qdd, frame_wrenches=None) -> (base_wrench, τ)
     mass_matrix(model, q);  lp_blocks(model, q) -> LPBlocks(M0, M0m, Mm, A, Mhat)
+    hybrid_dynamics(model, g, V, q, qd, tau, qdd, driven, base_wrench=None,
+                    frame_wrenches=None) -> (V̇, q̈, τ)     (docs/hybrid_dynamics.md)
+    driven_impulse(model, q, dqd, driven) -> (ΔV, Δq̇)
 
 Time stepping is the engine's job (:class:`vm_dynamics.sim.engine.Simulator`, whose compiled step
 lives in :mod:`vm_dynamics.sim.kernels`); :func:`resolve_backend` is the one place that picks numba,
@@ -86,9 +89,11 @@ from .functions import (
     lp_blocks,
     mass_matrix,
 )
+from .hybrid import driven_impulse, driven_mask, hybrid_dynamics
 from .model import FastModel, LPBlocks
 
 __all__ = ["FastModel", "LPBlocks", "fast_model", "numba_available", "numba_kernels",
            "forward_dynamics", "forward_dynamics_batch", "inverse_dynamics", "mass_matrix",
            "lp_blocks", "resolve_backend", "BACKENDS", "COMPILE_NOTICE", "NOTICE_PRINTED",
-           "bind_compiled", "kernels_cached", "compile_notice"]
+           "bind_compiled", "kernels_cached", "compile_notice", "hybrid_dynamics",
+           "driven_impulse", "driven_mask"]
