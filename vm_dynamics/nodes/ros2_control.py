@@ -9,13 +9,15 @@ JointState`` on ``joint_commands_topic`` (QoS reliable, depth 1): every joint of
 name, its ``effort`` (``position``/``velocity``) entry for each such command interface,
 stamped with the hardware component's ``now()``.  The dynamics node already speaks both: it
 publishes ``joint_states`` (position, velocity, applied effort; reliable, which a best-effort
-reader accepts) and takes effort commands by joint name on ``joint_commands``
+reader accepts) and takes commands by joint name on ``joint_commands``
 (:meth:`~vm_dynamics.nodes.input_channels.CommandInputs.apply_joint_command`: the same
-channel, limits, watchdog and bad-message handling as the Float64MultiArray input).  This
-module gives
+channel, limits, watchdog and bad-message handling as the Float64MultiArray input): efforts,
+and positions or velocities of the joints it drives kinematically (``driven_joints.*``,
+:mod:`~vm_dynamics.nodes.driven_commands`).  This module gives
 
 * :func:`ros2_control_tag` / :func:`with_ros2_control`: the URDF ``<ros2_control>`` tag for the
-  joints of any of our robots (effort command interfaces; the topic system plugin pointed at
+  joints of any of our robots (one command interface per joint, effort, position or velocity;
+  the topic system plugin pointed at
   the node's topics; ``trigger_joint_command_threshold`` -1 so that every update sends a
   command, which lockstep needs), spliced into a URDF;
 * :func:`controller_manager_settings`: the dynamics node's parameters for a controller manager
