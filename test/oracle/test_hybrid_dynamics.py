@@ -61,7 +61,19 @@ def _inputs(name, model, rng):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_hybrid_vs_partitioned_solve(robot, seed):
-    name, model, orc = robot
+    _check_partitioned(*robot, seed)
+
+
+@pytest.mark.parametrize("name,base", [("random_tree", "SE2"), ("ur5", "SO3"), ("panda", "fixed")])
+def test_hybrid_vs_partitioned_solve_constrained_vehicle(name, base):
+    """A vehicle in a subgroup (planar, rotating only) or fixed: the same split, on b < 6."""
+    grav = gravity_for(3)
+    model = our_model(name, base, grav)
+    orc = make_oracle(name, base, grav, joint_names=list(model.joint_names))
+    _check_partitioned(name, model, orc, 9)
+
+
+def _check_partitioned(name, model, orc, seed):
     rng = np.random.default_rng(100 + seed)
     for trial in range(3):
         g, V, q, qd = orc.random_state(rng)

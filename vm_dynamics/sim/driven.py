@@ -85,25 +85,32 @@ class DrivenJoints:
         of :attr:`driven_joints`) now, by an impulsive jump at constant configuration: the
         vehicle's twist and the free joints' velocities jump so that the total momentum is
         unchanged; the kinetic energy's jump goes into the work account."""
-        from ..dynamics.fast import driven_impulse
+        from ..dynamics.fast.kernels.hybrid import driven_impulse
         self._require_driven("set_driven_velocity")
         order = self._driven_order
         names = self.model.joint_names
-        v = np.asarray(qd, dtype=float).reshape(-1) if np.ndim(qd) <= 1 else None
+        try:
+            v = np.array(qd, dtype=float).reshape(-1) if np.ndim(qd) <= 1 else None
+        except (TypeError, ValueError):
+            v = None
         if v is None or v.shape != (len(order),):
             raise ValueError(f"set_driven_velocity: expected {len(order)} values (joints "
-                             f"{', '.join(names[j] for j in order)}), got shape {np.shape(qd)}")
+                             f"{', '.join(names[j] for j in order)}), got {qd!r}")
         for i, j in enumerate(order):
             if not np.isfinite(v[i]):
                 raise ValueError(f"set_driven_velocity: velocity of joint {names[j]!r} is "
-                                 f"{v[i]!r}, expected a finite number")
+                                 f"{float(v[i])}, expected a finite number")
         d = np.zeros(self.model.n)
         d[list(order)] = v - self._qd[list(order)]
         if not np.any(d):
             return
         K0, _ = self.energy()
-        dV, dqd = driven_impulse(self.model, self._q, d, self._driven)
-        V, qd_new = self._V + dV, self._qd + dqd
+        b, n = self.model.b, self.model.n
+        jump, impulse = np.empty(b + n), np.empty(n)         # (the state's own: no validation)
+        st = driven_impulse(self.stages.C, self._q, d, self._driven, jump, impulse)
+        if st:
+            self.fail(st, " (set_driven_velocity)")
+        V, qd_new = self._V + jump[:b], self._qd + jump[b:]
         qd_new[list(order)] = v                     # exactly the velocities asked for
         self._V, self._qd = V, qd_new
         self._m = self.stages.momentum_variable(self.spec, self._g, V, self._q, qd_new)

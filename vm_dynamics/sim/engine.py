@@ -455,8 +455,8 @@ class Simulator(DrivenJoints):
     def supports_law(self, law) -> bool:
         """True if :meth:`run_law` can evaluate ``law`` (a
         :class:`~vm_dynamics.control.compiled.CompiledLaw`): compiled stages of a fixed-step
-        method, no prescribed motion."""
-        return isinstance(self._held_step, CompiledHeldStep) and not self._presc \
+        method, no prescribed motion, no driven joints."""
+        return isinstance(self._held_step, CompiledHeldStep) and not self._presc and not self._driven.size \
             and law_supported(self.model, self.tree, self.forces, law)
 
     def prepare_law(self, law) -> None:
