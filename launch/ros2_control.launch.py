@@ -2,21 +2,26 @@
 
     ros2 launch vm_dynamics ros2_control.launch.py                 # spacecraft_arm, JTC (effort)
     ros2 launch vm_dynamics ros2_control.launch.py controller:=forward_effort_controller rviz:=false
+    ros2 launch vm_dynamics ros2_control.launch.py command_interface:=position   # JTC (position)
 
 Starts the dynamics node (the clock source, in lockstep with the controller manager:
 ``controller_manager_sync``), robot_state_publisher with the scenario's URDF plus a generated
 ``<ros2_control>`` tag (``joint_state_topic_hardware_interface/JointStateTopicSystem`` on
-``/joint_commands`` and ``/joint_states``, effort command interfaces:
-:func:`vm_dynamics.nodes.ros2_control.ros2_control_tag`), ``ros2_control_node`` on
+``/joint_commands`` and ``/joint_states``, effort command interfaces, or position/velocity
+for kinematically driven joints: :func:`vm_dynamics.nodes.ros2_control.ros2_control_tag`),
+``ros2_control_node`` on
 ``use_sim_time`` with the controllers file, spawners for ``joint_state_broadcaster`` and
 ``controller``, and RViz.
 
-Arguments: ``scenario`` (default spacecraft_arm), ``controllers`` (YAML; default
-config/ros2_control/<scenario>.yaml), ``controller`` (joint_trajectory_controller or
-forward_effort_controller), ``update_rate`` (Hz, the manager's and the lockstep's period; must
-be a whole number of the scenario's steps), ``real_time_factor`` (the dynamics node's pacing;
-0: as fast as the loop runs), ``rviz``, ``state_barrier`` (default true: ``/clock`` waits until
-the hardware component's node took the state, docs/ros2_control.md).
+Arguments: ``scenario`` (default spacecraft_arm), ``command_interface`` (empty: the
+scenario's, effort unless it sets ``driven_joints``; position or velocity: every joint driven
+by those commands), ``controllers`` (YAML; default config/ros2_control/<scenario>.yaml, with
+``command_interface`` position or velocity <scenario>_<command_interface>.yaml),
+``controller`` (joint_trajectory_controller or forward_effort_controller), ``update_rate``
+(Hz, the manager's and the lockstep's period; must be a whole number of the scenario's
+steps), ``real_time_factor`` (the dynamics node's pacing; 0: as fast as the loop runs),
+``rviz``, ``state_barrier`` (default true: ``/clock`` waits until the hardware component's
+node took the state, docs/ros2_control.md).
 
 Then: ``ros2 action send_goal /joint_trajectory_controller/follow_joint_trajectory
 control_msgs/action/FollowJointTrajectory ...``.
@@ -52,18 +57,25 @@ def _nodes(context):
         update_rate = int(rate_text)
     except ValueError:
         raise RuntimeError(f"update_rate:={rate_text!r}: expected an integer (Hz)") from None
+    interface = LaunchConfiguration("command_interface").perform(context)
     try:
-        path, overrides, node_urdf, urdf = ros2_control_launch(scenario, update_rate)
+        path, overrides, node_urdf, urdf = ros2_control_launch(scenario, update_rate, interface)
     except ValueError as exc:
         raise RuntimeError(str(exc)) from None
+    suffix = f"_{interface}" if interface in ("position", "velocity") else ""
     controllers = LaunchConfiguration("controllers").perform(context) or share(
-        "config", "ros2_control", f"{os.path.splitext(os.path.basename(scenario))[0]}.yaml")
+        "config", "ros2_control",
+        f"{os.path.splitext(os.path.basename(scenario))[0]}{suffix}.yaml")
     if not os.path.isfile(controllers):
         raise RuntimeError(f"controllers:={controllers}: no such file (write the controllers "
                            "of this scenario, see config/ros2_control/spacecraft_arm.yaml)")
     controller = LaunchConfiguration("controller").perform(context)
     if controller not in CONTROLLERS:
         raise RuntimeError(f"controller:={controller}: expected one of {', '.join(CONTROLLERS)}")
+    if controller == "forward_effort_controller" and any(
+            k.startswith("driven_joints.") for k in overrides):
+        raise RuntimeError(f"controller:={controller} needs effort command interfaces "
+                           f"(command_interface:={interface})")
     rtf = LaunchConfiguration("real_time_factor").perform(context)
     if rtf:
         try:
@@ -98,6 +110,11 @@ def _nodes(context):
 def generate_launch_description():
     return LaunchDescription([
         declare("scenario"),
+        DeclareLaunchArgument("command_interface", default_value="",
+                              choices=["", "effort", "position", "velocity"],
+                              description="every joint's command interface (position, "
+                                          "velocity: kinematically driven joints); empty: "
+                                          "the scenario's"),
         DeclareLaunchArgument("controllers", default_value="",
                               description="controllers YAML; empty: "
                                           "config/ros2_control/<scenario>.yaml"),

@@ -104,7 +104,7 @@ def test_the_tag_goes_into_a_robot_urdf_that_still_loads():
 @pytest.mark.parametrize("kwargs, text", [
     (dict(joints=[]), "no joints"),
     (dict(joints=["a", "a"]), "repeated joint names"),
-    (dict(joints=["a"], command_interfaces=["position"]), "dynamics node applies"),
+    (dict(joints=["a"], command_interfaces={"a": "torque"}), "dynamics node applies"),
     (dict(joints=["a"], joint_states_topic="joint_states"), "joint_states_topic must be an "
                                                             "absolute topic name"),
     (dict(joints=["a", "b"], initial_positions=[0.0]), "initial_positions must be 2 finite"),

@@ -472,6 +472,33 @@ def test_ros2_control_launch_gives_the_manager_the_tag_and_the_node_its_lockstep
         run_launch(LAUNCH / "ros2_control.launch.py", {"rviz": "false", "update_rate": "300"})
 
 
+def test_ros2_control_launch_with_position_command_interfaces():
+    """command_interface:=position: every joint driven by position commands (the node's
+    driven_joints.position), position command interfaces in the tag, the controllers of
+    config/ros2_control/spacecraft_arm_position.yaml (joint_trajectory_controller on
+    position); an effort-only controller is refused."""
+    import xml.etree.ElementTree as ET
+    nodes, ctx = run_launch(LAUNCH / "ros2_control.launch.py",
+                            {"rviz": "false", "command_interface": "position"})
+    by_exe = {n.executable: n for n in nodes}
+    joints = read_params_file(REPO / "config" / "spacecraft_arm.yaml")["joints"]
+    dyn = check_parameters(by_exe["dynamics_node"], ctx).values
+    assert dyn["driven_joints.position"] == joints
+    rsp = rargs.parameter_overrides_for(resolved_parameters(by_exe["robot_state_publisher"],
+                                                            ctx), "/robot_state_publisher")
+    tag = ET.fromstring(rsp["robot_description"]).find("ros2_control")
+    assert [c.get("name") for c in tag.iter("command_interface")] == ["position"] * len(joints)
+    controllers = next(Path(p) for p in by_exe["ros2_control_node"].parameters
+                       if isinstance(p, str))
+    assert controllers == REPO / "config" / "ros2_control" / "spacecraft_arm_position.yaml"
+    cfg = yaml.safe_load(controllers.read_text())["joint_trajectory_controller"]
+    assert cfg["ros__parameters"]["command_interfaces"] == ["position"]
+    with pytest.raises(RuntimeError, match="forward_effort_controller needs effort command"):
+        run_launch(LAUNCH / "ros2_control.launch.py",
+                   {"rviz": "false", "command_interface": "position",
+                    "controller": "forward_effort_controller"})
+
+
 def test_sim_launch_of_an_arm_mounted_on_a_vehicle():
     """panda_on_bus: a package:// URDF with a vehicle spliced in by the scenario; the nodes
     get the Panda's URDF and robot_state_publisher the URDF with the bus (odom → bus → arm).

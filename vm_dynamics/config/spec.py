@@ -109,6 +109,15 @@ def _flag(value, name):
     return value
 
 
+def _joint_list(value, name):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{name}: expected a list of joint names, got {short(value)}")
+    seen = sorted({v for v in value if list(value).count(v) > 1})
+    if seen:
+        raise ValueError(f"{name}: joint {seen[0]!r} listed twice")
+    return list(value)
+
+
 def checked_values(params: Mapping[str, Any], table: Mapping[str, Parameter]) -> dict:
     """``params`` (flat names) with every entry of ``table`` that has a check checked
     (``ValueError`` naming the first bad one); other entries unchanged."""
@@ -234,6 +243,15 @@ DYNAMICS_PARAMETERS: dict[str, Parameter] = _table({
     "joint_source": ("simulated", "simulated (effort commands drive the arm), measured (a real "
                      "arm's JointState on measured.topic drives the simulated vehicle) or "
                      "prescribed (the prescribed section's motion)", choice(JOINT_SOURCES)),
+    # kinematically driven joints of a simulated arm (the joint_commands input: position or
+    # velocity by joint name; ros2_control's position/velocity command interfaces)
+    "driven_joints.position": ([], "joints (of joints) driven by position commands: the "
+                               "joint_commands position of each is reached one control period "
+                               "after its stamp, at constant velocity, whatever effort it takes "
+                               "(joint_source simulated)", _joint_list),
+    "driven_joints.velocity": ([], "joints (of joints) driven by velocity commands: each moves "
+                               "at the joint_commands velocity from the period of its stamp on",
+                               _joint_list),
     "measured.topic": ("measured/joint_states", "topic of the real arm's sensor_msgs/JointState "
                        "(joint_source measured)"),
     "measured.joint_names": ([], "the driver's names of the joints, in the order of the joints "

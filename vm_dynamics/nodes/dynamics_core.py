@@ -53,20 +53,21 @@ import numpy as np
 
 from ..config.orbit_setup import orbit_setup
 from ..config.params import flatten, parameter_defaults, unflatten
-from ..config.sections import initial_state, prescribed_motion
+from ..config.sections import initial_state
 from ..config.spec import DYNAMICS_PARAMETERS, checked_values
 from ..forces.orbit import OutputFrame
 from ..ros import messages as rm
 from ..sim.engine import SimulationError, Simulator, State
 from ..sim.interaction import arm_interaction
 from .capture import capture_part
+from .driven_commands import driven_joint_commands
 from .dynamics_diagnostics import diagnostics_message
 from .dynamics_hil import HilInputs
 from .energy_guard import EnergyGuard
 from .entities import TargetEntity, VehicleEntity
 from .event_log import EventLog
 from .input_channels import CommandInputs
-from .joint_source import measured_joint_input
+from .joint_source import joint_motion
 from .publish_schedule import PublishSchedule
 from .robot import Robot, load_robot
 from .wrench_source import measured_wrench_input
@@ -120,24 +121,33 @@ class DynamicsCore(HilInputs):
         self.output = None if orbit.orbit is None else OutputFrame(
             orbit.orbit, orbit.world_frame, robot.odom_frame)
         self.joint_source = p["joint_source"]
-        self.prescribed, self.measured = self._joint_motion(robot, p)
+        self.prescribed, self.measured = joint_motion(robot, p, self.q0)
         motion = self.prescribed if self.measured is None else self.measured.motion
+        # position- and velocity-driven joints (nodes/driven_commands.py)
+        driven = driven_joint_commands(robot, p, self.steps_per_period, self.dt)
 
         # with a capture section: the chaser and the target together (nodes/capture.py)
         self.capture = capture_part(robot, p, self.dt, self.method, robot.odom_frame)
         # the engine (the force elements inside, evaluated at every stage)
         if self.capture is not None:
+            if driven is not None:
+                raise ValueError("driven_joints: not with a capture section")
             self.sim = self.capture.engine
         else:
             try:
                 self.sim = Simulator(m, self.dt, self.method, backend=self.backend,
-                                     forces=robot.forces, prescribed=motion)
+                                     forces=robot.forces, prescribed=motion, **(
+                                         {} if driven is None else
+                                         {"driven_joints": list(driven.model_index)}))
             except ValueError as exc:
-                raise ValueError(f"dynamics_backend: {exc}") from None
+                text = str(exc)
+                raise ValueError(text if text.startswith("driven_joints") else
+                                 f"dynamics_backend: {text}") from None
 
         self.inputs = CommandInputs(robot, self.sim, self.log, lambda: self.sim.t, self.timeout,
                                     self.lockstep, self.joint_source,
-                                    heartbeat_ns=lambda: self.schedule.heartbeat_ns)
+                                    heartbeat_ns=lambda: self.schedule.heartbeat_ns,
+                                    driven=driven)
         # a force/torque sensor's wrench on the chaser (nodes/wrench_source.py)
         self.measured_wrench = (measured_wrench_input(robot, p)
                                 if p["wrench_source"] == "measured" else None)
@@ -160,21 +170,6 @@ class DynamicsCore(HilInputs):
         """The core of (flat or nested) parameters; relative file names are looked up in
         ``folders`` (those of the parameter files) first."""
         return cls(load_robot(params, folders), params, clock)
-
-    def _joint_motion(self, robot: Robot, p: Mapping[str, Any]) -> tuple:
-        """``(prescribed, measured)``: where the joints come from -- efforts (simulated: both
-        None), the prescribed section, or a real arm's joint states (measured: hardware in the
-        loop, nodes/joint_source.py)."""
-        if self.joint_source == "prescribed":
-            section = {k: v for k, v in unflatten(p, "prescribed").items()
-                       if v is not None and v != ""}
-            if not section.get("type"):
-                raise ValueError("joint_source prescribed: set prescribed.type (sinusoid or "
-                                 "wheel_loop) and its parameters")
-            return prescribed_motion(section, self.q0), None
-        if self.joint_source == "measured":
-            return None, measured_joint_input(robot, p)
-        return None, None
 
     def _ee_frame(self, name: str) -> str:
         if name:
@@ -274,8 +269,9 @@ class DynamicsCore(HilInputs):
         return State(self.t, self.g, self.V, self.q, self.qd)
 
     def applied_effort(self) -> np.ndarray:
-        """Joint efforts applied now, URDF order."""
-        return self.inputs.tau_model.copy()
+        """Joint efforts applied now, URDF order (at driven joints: those realising their
+        motion)."""
+        return self.inputs.state_effort().copy()
 
     def applied_base_wrench(self) -> np.ndarray:
         """Commanded vehicle wrench applied now (b-vector, body frame at the current pose;
@@ -379,8 +375,9 @@ class DynamicsCore(HilInputs):
             if self.paused:
                 break
             inputs.check_watchdog()
+            inputs.drive(self.steps)          # driven joints: a period's command at its start
             chunk = min(steps - done, self.check_every - (self.steps - self.checked_steps),
-                        inputs.steps_to_watchdog(self.dt))
+                        inputs.steps_to_watchdog(self.dt), inputs.steps_to_period_end(self.steps))
             taken = self._advance(max(1, chunk))
             if not taken:
                 break
@@ -497,7 +494,7 @@ class DynamicsCore(HilInputs):
         stamp_ns = self.stamp_ns
         t, stamp = stamp_ns * 1e-9, rm.ns_to_time_msg(stamp_ns)
         hil = self.interaction() if self.joint_source != "simulated" else None
-        tau = self.inputs.tau_model if hil is None else hil.tau
+        tau = self.inputs.state_effort() if hil is None else hil.tau
         yield "joint_states", rm.joint_state_msg(stamp, m.joint_names, q, qd, tau)
         world, extra = r.odom_frame, ()
         if self.output is not None:             # in orbit: /odom and TF in the output frame

@@ -26,10 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from ..config.params import parameter_defaults, unflatten
-from ..config.sections import initial_state, prescribed_motion
+from ..config.sections import initial_state
 from ..ros import messages as rm
 from ..sim.measured import hermite
 from .entry import run_node
+from .joint_source import prescribed_from_params
 from .parameters import DYNAMICS_PARAMETERS, ROBOT_PARAMETERS
 from .robot import load_robot
 
@@ -114,13 +115,9 @@ class FakeArmDriver:
             self.motion = lambda tt: motion(tt + t0)
             names = file_names or names
         else:
-            section = {k: v for k, v in unflatten(p, "prescribed").items()
-                       if v is not None and v != ""}
-            if not section.get("type"):
-                raise ValueError("no path: set path_file or a prescribed section "
-                                 "(prescribed.type ...)")
             q0 = initial_state(unflatten(p, "initial"), m).q
-            presc = prescribed_motion(section, q0)
+            presc = prescribed_from_params(p, q0, "no path: set path_file or a prescribed "
+                                           "section (prescribed.type ...)")
             self.motion = lambda tt: presc(tt)[:2]
             length = 0.0
         self.names = list(p["joint_names"] or names)

@@ -4,8 +4,10 @@ with its last valid value, its watchdog, and the inputs the engine holds over th
 Bad messages (wrong length, NaN/Inf, unknown frame, wrong type) are rejected with a throttled
 warning and the last valid input stays applied; a channel not refreshed for
 ``command_timeout`` seconds of simulated time is zeroed until a fresh message arrives (not in
-lockstep, where the simulation waits for commands instead).  Part of
-:class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`.
+lockstep, where the simulation waits for commands instead).  Kinematically driven joints
+(:mod:`~vm_dynamics.nodes.driven_commands`) take position or velocity commands on the same
+channel, applied from each control period's start; when their command stops they hold
+velocity zero.  Part of :class:`~vm_dynamics.nodes.dynamics_core.DynamicsCore`.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ros import messages as rm
+from .driven_commands import DrivenJointCommands, parse_joint_command
 from .event_log import EventLog, reason_key
 
 __all__ = ["InputChannel", "CommandInputs", "INERTIAL_ALIASES"]
@@ -47,12 +50,14 @@ class CommandInputs:
     """The effort and wrench channels of a simulation ``sim`` of ``robot``, with the inputs
     held over the next steps (:attr:`held`, the engine's held-inputs object).
 
-    ``now()`` is the simulated time; ``efforts_apply`` is False when the joints follow a
-    measured or prescribed motion (``joint_source``), so efforts are rejected."""
+    ``now()`` is the simulated time; efforts are rejected when the joints follow a measured
+    or prescribed motion (``joint_source``).  ``driven``: the kinematically driven joints (the
+    effort channel then holds each joint's command of its kind), None if there are none."""
 
     def __init__(self, robot, sim, log: EventLog, now: Callable[[], float], timeout: float,
                  lockstep: bool, joint_source: str,
-                 heartbeat_ns: Callable[[], int] = lambda: 0):
+                 heartbeat_ns: Callable[[], int] = lambda: 0,
+                 driven: DrivenJointCommands | None = None):
         self.robot, self.model, self.sim, self.log, self.now = robot, robot.model, sim, log, now
         self.timeout, self.lockstep, self.joint_source = timeout, lockstep, joint_source
         self.heartbeat_ns = heartbeat_ns   # stamps of the paused heartbeats: t + 1..this ns
@@ -72,12 +77,15 @@ class CommandInputs:
         # lockstep the efforts and the wrench of a period arrive one after the other)
         self._tau_model = self._wrench6 = self._bw_cmd = self._held = None
         self._out_of_date = False
+        self.driven = driven
+        self.driven_at = -1          # the step at which the driven velocities were last set
 
     def reset(self) -> None:
         """No input received, inputs zero."""
         self.effort.clear()
         self.wrench.clear()
         self.wrench_inertial = False
+        self.driven_at = -1
         self.update()
 
     @property
@@ -109,12 +117,19 @@ class CommandInputs:
         self._out_of_date = True
         return True
 
-    def efforts_ignored(self) -> bool:
-        if self.joint_source == "simulated":
-            return False
-        self.reject(self.effort, "effort command",
-                    f"joint_source is {self.joint_source}: the joints follow the "
+    def efforts_ignored(self, by_name: bool = False) -> bool:
+        """True (the command rejected, logged) if efforts are not applied: the joints follow
+        a measured or prescribed motion, or (an effort vector, not ``by_name``) some are
+        driven by position or velocity commands, which only a JointState carries."""
+        if self.joint_source != "simulated":
+            text = (f"joint_source is {self.joint_source}: the joints follow the "
                     f"{self.joint_source} motion and efforts are not applied")
+        elif self.driven is not None and not by_name:
+            text = (f"the joints {self.driven.describe()} are driven (driven_joints.*): "
+                    "send sensor_msgs/JointState commands by name on joint_commands")
+        else:
+            return False
+        self.reject(self.effort, "effort command", text)
         return True
 
     def apply_effort_command(self, msg: Any) -> bool:
@@ -143,20 +158,27 @@ class CommandInputs:
         return False
 
     def apply_joint_command(self, msg: Any) -> bool:
-        """``sensor_msgs/JointState`` effort command by joint name: ``effort`` for every joint
-        of ``joints`` (any order), ``position``/``velocity`` empty or full, no unknown names.
-        Stamped with the state it answers (:meth:`answers_current_state`; 0: unstamped,
-        applied as it arrives, like a Float64MultiArray).  False if rejected or ignored."""
-        if self.efforts_ignored():
+        """``sensor_msgs/JointState`` command by joint name: ``effort`` for every joint of
+        ``joints`` (any order), ``position``/``velocity`` empty or full, no unknown names;
+        with driven joints each joint's field of its kind
+        (:func:`~vm_dynamics.nodes.driven_commands.parse_joint_command`).  Stamped with the
+        state it answers (:meth:`answers_current_state`; 0: unstamped, applied as it arrives,
+        like a Float64MultiArray).  False if rejected or ignored."""
+        if self.efforts_ignored(by_name=True):
             return False
         try:
-            js = rm.parse_joint_state(msg, self.robot.joints, required="effort",
-                                      extra_names=False)
+            if self.driven is None:
+                js = rm.parse_joint_state(msg, self.robot.joints, required="effort",
+                                          extra_names=False)
+                stamp_ns, values = js.stamp_ns, js.effort
+            else:
+                stamp_ns, values = parse_joint_command(msg, self.driven.joints,
+                                                       self.driven.kinds)
         except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
             return self.reject(self.effort, "joint command", str(exc))
-        if js.stamp_ns and not self.answers_current_state(js.stamp_ns, "joint command"):
+        if stamp_ns and not self.answers_current_state(stamp_ns, "joint command"):
             return False
-        return self.accept(self.effort, "effort command", js.effort)
+        return self.accept(self.effort, "effort command", values)
 
     def apply_base_wrench(self, msg: Any) -> bool:
         """WrenchStamped in ``base_frame`` (body) or ``odom_frame``/``world`` (inertial axes,
@@ -211,13 +233,15 @@ class CommandInputs:
         """The inputs held over the next steps, from the channels' applied values."""
         tau = np.zeros(self.model.n)
         tau[self.robot.joint_index] = self.effort.applied()
+        if self.driven is not None:          # commands of other kinds (the engine ignores
+            tau[self.driven.model_index] = 0.0   # efforts of driven joints)
         self._tau_model = tau
         self._wrench6 = self.wrench.applied().copy()
         inertial = self.wrench_inertial and bool(np.any(self._wrench6))
         self._bw_cmd = None if inertial else self.model.group.project(self._wrench6)
-        self._held = self.sim.held_inputs(tau, self._bw_cmd,
-                                          self._wrench6 if inertial else None,
-                                          self.frame_wrenches or None)
+        self._held_args = (tau, self._bw_cmd, self._wrench6 if inertial else None,
+                           self.frame_wrenches or None)
+        self._held = self.sim.held_inputs(*self._held_args)
         self._out_of_date = False
 
     def _current(self, value):
@@ -234,6 +258,37 @@ class CommandInputs:
                           "axes.")
     held = property(lambda self: self._current(lambda s: s._held),
                     doc="The engine's held-inputs object (:meth:`Simulator.held_inputs`).")
+
+    def state_effort(self) -> np.ndarray:
+        """The joint efforts of the current state, model order: the held efforts, and at
+        driven joints the efforts that realise their motion (``Simulator.driven_effort``
+        with the held inputs)."""
+        tau = self.tau_model
+        if self.driven is None:
+            return tau
+        tau = tau.copy()
+        tau[self.driven.model_index] = self.sim.driven_effort(*self._held_args)
+        return tau
+
+    # ---------------------------------------------------------------- driven joints
+    def steps_to_period_end(self, steps: int) -> int:
+        """Steps from ``steps`` to the next control-period boundary, where driven joints take
+        their next velocity (large without driven joints)."""
+        if self.driven is None:
+            return 1 << 30
+        return self.driven.steps - steps % self.driven.steps
+
+    def drive(self, steps: int) -> None:
+        """At a control-period boundary (``steps`` a multiple of the period's steps), once:
+        set the driven joints' velocities from the command in force (module docstring of
+        :mod:`~vm_dynamics.nodes.driven_commands`)."""
+        d = self.driven
+        if d is None or steps % d.steps or steps == self.driven_at:
+            return
+        self.driven_at = steps
+        ch = self.effort
+        values = None if (ch.time is None or ch.stale) else ch.value
+        self.sim.set_driven_velocity(d.velocity(values, self.sim.arrays()[3]))
 
     def base_wrench_at(self, g) -> np.ndarray:
         """Commanded vehicle wrench (b-vector, body frame) at the pose ``g``."""
@@ -260,6 +315,8 @@ class CommandInputs:
                               throttle=False)
         if changed:
             self.update()
+            if self.driven is not None and self.effort.stale:   # driven joints stop now
+                self.sim.set_driven_velocity(self.driven.velocity(None, None))
 
     def steps_to_watchdog(self, dt: float) -> int:
         """Steps of ``dt`` until a channel's watchdog would trip (large if none can)."""

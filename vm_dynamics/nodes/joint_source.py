@@ -24,12 +24,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..config.params import unflatten
+from ..config.sections import prescribed_motion
 from ..config.spec import JOINT_SOURCES
 from ..ros import messages as rm
 from ..sim.measured import MeasuredJointMotion
 from .sample_timing import SampleTiming
 
-__all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival", "measured_joint_input"]
+__all__ = ["JOINT_SOURCES", "MeasuredJointInput", "Arrival", "measured_joint_input",
+           "prescribed_from_params", "joint_motion"]
 
 
 class Arrival:
@@ -171,3 +174,29 @@ def measured_joint_input(robot, p: Mapping[str, Any]) -> MeasuredJointInput:
                                  acceleration_cutoff=p["measured.acceleration_cutoff"])
     return MeasuredJointInput(in_model_order, motion, p["measured.max_gap"],
                               p["measured.timeout"])
+
+
+def prescribed_from_params(p: Mapping[str, Any], q0, missing: str):
+    """The ``prescribed`` section's joint motion ``t -> (q, q̇, q̈)`` from the flat parameters
+    ``p`` (:func:`vm_dynamics.config.sections.prescribed_motion`, starting at ``q0``): the
+    entries that are set (not None, not empty); ``ValueError(missing)`` when
+    ``prescribed.type`` is not.  The dynamics node (``joint_source: prescribed``) and the fake
+    arm driver read the section the same way."""
+    section = {k: v for k, v in unflatten(p, "prescribed").items()
+               if v is not None and v != ""}
+    if not section.get("type"):
+        raise ValueError(missing)
+    return prescribed_motion(section, q0)
+
+
+def joint_motion(robot, p: Mapping[str, Any], q0) -> tuple:
+    """``(prescribed, measured)``: where the dynamics node's joints come from
+    (``joint_source``) -- efforts (simulated: both None), the prescribed section's motion from
+    ``q0``, or a real arm's joint states (measured: hardware in the loop)."""
+    if p["joint_source"] == "prescribed":
+        return prescribed_from_params(
+            p, q0, "joint_source prescribed: set prescribed.type (sinusoid or wheel_loop) and "
+            "its parameters"), None
+    if p["joint_source"] == "measured":
+        return None, measured_joint_input(robot, p)
+    return None, None

@@ -9,13 +9,15 @@ JointState`` on ``joint_commands_topic`` (QoS reliable, depth 1): every joint of
 name, its ``effort`` (``position``/``velocity``) entry for each such command interface,
 stamped with the hardware component's ``now()``.  The dynamics node already speaks both: it
 publishes ``joint_states`` (position, velocity, applied effort; reliable, which a best-effort
-reader accepts) and takes effort commands by joint name on ``joint_commands``
+reader accepts) and takes commands by joint name on ``joint_commands``
 (:meth:`~vm_dynamics.nodes.input_channels.CommandInputs.apply_joint_command`: the same
-channel, limits, watchdog and bad-message handling as the Float64MultiArray input).  This
-module gives
+channel, limits, watchdog and bad-message handling as the Float64MultiArray input): efforts,
+and positions or velocities of the joints it drives kinematically (``driven_joints.*``,
+:mod:`~vm_dynamics.nodes.driven_commands`).  This module gives
 
 * :func:`ros2_control_tag` / :func:`with_ros2_control`: the URDF ``<ros2_control>`` tag for the
-  joints of any of our robots (effort command interfaces; the topic system plugin pointed at
+  joints of any of our robots (one command interface per joint, effort, position or velocity;
+  the topic system plugin pointed at
   the node's topics; ``trigger_joint_command_threshold`` -1 so that every update sends a
   command, which lockstep needs), spliced into a URDF;
 * :func:`controller_manager_settings`: the dynamics node's parameters for a controller manager
@@ -81,32 +83,41 @@ BARRIER_REQUEST = {"prefixes": ["vm_dynamics_state_barrier"], "depth": 1}
 BARRIER_TIMEOUT_S = 5.0
 #: The lockstep's stamp tolerance once started: every stamp up to the current state.
 ANY_EARLIER_STAMP_NS = 1 << 62
-#: Command interfaces the dynamics node applies (effort: the arm is simulated from efforts).
-COMMAND_INTERFACES = ("effort",)
+#: Command interfaces the dynamics node applies, one per joint: effort (the joint is
+#: simulated from efforts), position or velocity (the joint is kinematically driven:
+#: ``driven_joints.position`` / ``driven_joints.velocity``, nodes/driven_commands.py).
+COMMAND_INTERFACES = ("effort", "position", "velocity")
 
 
 def ros2_control_tag(joints: Sequence[str], *, name: str = "vm_dynamics",
                      joint_commands_topic: str = "/joint_commands",
                      joint_states_topic: str = "/joint_states",
                      initial_positions: Sequence[float] | None = None,
-                     command_interfaces: Sequence[str] = COMMAND_INTERFACES) -> str:
+                     command_interfaces: Mapping[str, str] | None = None) -> str:
     """The ``<ros2_control>`` tag (XML text) of a system with the topic system plugin.
 
-    Each joint of ``joints`` gets the ``command_interfaces`` (initial value 0: the manager
-    writes a number, never NaN, before a controller claims the interface) and the state
-    interfaces position (``initial_positions``, the scenario's initial state), velocity and
-    effort.  ``trigger_joint_command_threshold`` is -1: the plugin otherwise skips the command
-    when it differs from the state by less than 1e-5 (an effort equal to the applied effort),
-    and the lockstep would wait for it.  ``ValueError`` names a bad argument."""
+    Each joint of ``joints`` gets one command interface: ``command_interfaces[joint]``
+    (position or velocity: a driven joint), else effort; its initial value is what the
+    manager writes before a controller claims the interface, a number that holds the arm where
+    it starts (never NaN, which the node rejects): effort and velocity 0, position the joint's
+    initial position.  State interfaces: position (``initial_positions``, the scenario's
+    initial state), velocity and effort.  ``trigger_joint_command_threshold`` is -1: the plugin
+    otherwise skips the command when it differs from the state by less than 1e-5 (an effort
+    equal to the applied effort, a position equal to the state's), and the lockstep would wait
+    for it.  ``ValueError`` names a bad argument."""
     joints = [str(j) for j in joints]
     if not joints:
         raise ValueError("ros2_control_tag: no joints")
     if len(set(joints)) != len(joints):
         raise ValueError(f"ros2_control_tag: repeated joint names in {joints}")
-    bad = [c for c in command_interfaces if c not in COMMAND_INTERFACES]
-    if bad or not command_interfaces:
-        raise ValueError(f"ros2_control_tag: command interfaces {list(command_interfaces)}: the "
-                         f"dynamics node applies {list(COMMAND_INTERFACES)}")
+    kinds = dict(command_interfaces or {})
+    for joint, kind in kinds.items():
+        if joint not in joints:
+            raise ValueError(f"ros2_control_tag: command_interfaces names {joint!r}, not one of "
+                             f"the joints {joints}")
+        if kind not in COMMAND_INTERFACES:
+            raise ValueError(f"ros2_control_tag: command interface {kind!r} of {joint!r}: the "
+                             f"dynamics node applies {', '.join(COMMAND_INTERFACES)}")
     for key, topic in (("joint_commands_topic", joint_commands_topic),
                        ("joint_states_topic", joint_states_topic)):
         if not isinstance(topic, str) or not topic.startswith("/") or any(
@@ -126,12 +137,13 @@ def ros2_control_tag(joints: Sequence[str], *, name: str = "vm_dynamics",
              '      <param name="trigger_joint_command_threshold">-1</param>',
              "    </hardware>"]
     for joint, q in zip(joints, q0):
-        lines.append(f"    <joint name={quoteattr(joint)}>")
-        for c in command_interfaces:
-            lines += [f'      <command_interface name="{c}">',
-                      '        <param name="initial_value">0.0</param>',
-                      "      </command_interface>"]
-        lines += ['      <state_interface name="position">',
+        kind = kinds.get(joint, "effort")
+        lines += [f"    <joint name={quoteattr(joint)}>",
+                  f'      <command_interface name="{kind}">',
+                  f'        <param name="initial_value">{q if kind == "position" else 0.0!r}'
+                  '</param>',
+                  "      </command_interface>",
+                  '      <state_interface name="position">',
                   f'        <param name="initial_value">{q!r}</param>',
                   "      </state_interface>",
                   '      <state_interface name="velocity"/>',
@@ -354,20 +366,37 @@ class ControllerManagerSync:
         return done
 
 
-def ros2_control_launch(scenario: str, update_rate: int) -> tuple[str, dict, str, str]:
+def ros2_control_launch(scenario: str, update_rate: int, command_interface: str = ""
+                        ) -> tuple[str, dict, str, str]:
     """``(scenario path, dynamics node overrides, node URDF, URDF with the tag)`` for
     ``launch/ros2_control.launch.py``: the scenario as the other launch files read it
     (:func:`~vm_dynamics.nodes.launching.launch_scenario`), the dynamics node's
     :func:`controller_manager_settings`, and the URDF of the model with the
     ``<ros2_control>`` tag of the scenario's ``joints`` at its initial positions (for
-    robot_state_publisher, which the controller manager reads it from).  ``ValueError``
-    names the problem."""
+    robot_state_publisher, which the controller manager reads it from).  Each joint's command
+    interface is its kind: position or velocity for the scenario's ``driven_joints``, or for
+    every joint ``command_interface`` (position or velocity: the node's
+    ``driven_joints.<interface>`` set to all joints; for a scenario without driven joints),
+    effort for the others.  ``ValueError`` names the problem."""
     from .launching import launch_scenario
     path, params, node_urdf, model_urdf = launch_scenario(scenario)
     joints = params.get("joints") or []
     if not joints:
         raise ValueError(f"scenario {scenario!r}: no joints for ros2_control")
     q0 = (params.get("initial") or {}).get("joint_positions")
-    tag = ros2_control_tag(joints, initial_positions=q0 if q0 else None)
     overrides = controller_manager_settings(params, update_rate)
+    driven = {k: v for k, v in (params.get("driven_joints") or {}).items() if v}
+    if command_interface:
+        if command_interface not in COMMAND_INTERFACES:
+            raise ValueError(f"command_interface:={command_interface}: expected one of "
+                             f"{', '.join(COMMAND_INTERFACES)}")
+        if driven:
+            raise ValueError(f"command_interface:={command_interface}: scenario {scenario!r} "
+                             f"sets driven_joints ({driven}); leave command_interface empty")
+        if command_interface != "effort":
+            driven = {command_interface: list(joints)}
+            overrides[f"driven_joints.{command_interface}"] = list(joints)
+    kinds = {j: k for k in COMMAND_INTERFACES[1:] for j in driven.get(k) or []}
+    tag = ros2_control_tag(joints, initial_positions=q0 if q0 else None,
+                           command_interfaces=kinds)
     return path, overrides, node_urdf, with_ros2_control(model_urdf, tag)
