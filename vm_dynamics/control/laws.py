@@ -362,7 +362,7 @@ def shared_kinematics(P, C):
     return 2
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _law_kinematics(C, q, lw, plant):
     """The controller's kinematics at ``q`` (:func:`shared_kinematics`): its own into
     ``lw.ws`` (``lw.share`` 0), or a workspace whose poses and twists (and inertias, 2) are the
@@ -381,7 +381,7 @@ def _law_kinematics(C, q, lw, plant):
                      ws.aux, ws.acc, ws.K, ws.rhs)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _take_off_elements(C, F, g, V, lw, ws):
     """Subtract the force elements' wrenches (:func:`vm_dynamics.forces.kernels.add_wrenches`,
     vehicle axes about the vehicle origin) from the wrenches the bodies need (``ws.pA`` after
@@ -398,7 +398,7 @@ def _take_off_elements(C, F, g, V, lw, ws):
             f[k, r] -= ext[k, r] + cons[k, r]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _joint_command(law, t, q, qd, coupled, q_d, qd_d, qdd_cmd):
     """``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)`` on the model's coordinates (the
     masters of the tree's ``q`` with mimic joints), into ``qdd_cmd``."""
@@ -411,7 +411,7 @@ def _joint_command(law, t, q, qd, coupled, q_d, qd_d, qdd_cmd):
         qdd_cmd[j] = qdd_cmd[j] + kd[j] * (qd_d[j] - qd[jj]) + kp[j] * (q_d[j] - q[jj])
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws):
     """``lw.out = [V̇ or base wrench; τ_tree]`` of the law by its mode (module docstring), on
     the kinematics ``ws``.  Returns a status code."""
@@ -447,15 +447,17 @@ def computed_torque(law, F, t, g, V, q, qd, tau, bw):
     return computed_torque_into(law, F, t, g, V, q, qd, tau, bw, lw, lw.ws)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def computed_torque_into(law, F, t, g, V, q, qd, tau, bw, lw, plant):
     """Efforts ``tau`` and base wrench ``bw`` of computed torque (:class:`LawParams` ``law``)
     at the state ``(g, V, q, q̇)`` and time ``t``, compensating the force elements ``F`` if
     ``law.li[3]`` (see the module docstring), on the work ``lw`` (:func:`law_work`): no
-    allocation.  ``plant``: a workspace holding the plant's kinematics at ``q``, of which the
-    law takes what ``lw.share`` (:func:`shared_kinematics`) says.  With mimic joints
-    (``law.model.coupling = G``) ``q, q̇`` are the tree's, ``tau`` the model's
-    (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).  Returns a status code."""
+    allocation.  Inlined with its parts into the caller (the engine's stage loop): a compiled
+    call taking these records costs more than the law's arithmetic (reference counts of every
+    array field a callee reads, which the caller's own reads then pair up with).  ``plant``: a
+    workspace holding the plant's kinematics at ``q``, of which the law takes what ``lw.share``
+    (:func:`shared_kinematics`) says.  With mimic joints (``law.model.coupling = G``)
+    ``q, q̇`` are the tree's, ``tau`` the model's (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).  Returns a status code."""
     if not check_pose(g):
         return 1
     C = law.model

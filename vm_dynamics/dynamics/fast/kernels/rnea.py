@@ -13,7 +13,7 @@ import numpy as np
 from .aba import solve_spd
 from .algebra import check_pose
 from .jit import OPT, njit
-from .kinematics import add_frame_wrenches, bias, kinematics, velocities, workspace
+from .kinematics import add_frame_wrenches, bias, body_velocities, kinematics, workspace
 
 __all__ = ["inverse_dynamics", "rnea", "free_floating_inverse_dynamics", "rnea_forward",
            "rnea_backward", "free_floating_solve", "all_finite"]
@@ -30,17 +30,23 @@ def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
     return rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, workspace(q.shape[0]))
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def rnea_forward(C, g, V, qd, Vdot, qdd, ws):
     """The forward pass of RNEA after :func:`.kinematics.kinematics` (``ws.Rw, ws.S, ws.IA``
     at the configuration): body twists and accelerations, and ``ws.pA[k] = I_k a_k −
     ad_{v_k}ᵀ(I_k v_k)``, the wrench body ``k`` needs (vehicle axes, about the vehicle origin;
-    the root's with the added inertia's ``M_A ι₀V̇ − ad_Vᵀ(M_A V)``), no external wrench."""
+    the root's with the added inertia's ``M_A ι₀V̇ − ad_Vᵀ(M_A V)``), no external wrench.
+    Inlined: the records' fields are read at the call site (see :func:`.kinematics.kinematics`)."""
+    _rnea_forward(C.parent, C.rootx, C.axes, C.grav, g, V, qd, Vdot, qdd, ws.S, ws.IA, ws.vel,
+                  ws.cacc, ws.pA, ws.acc, ws.rhs)
+
+
+@njit(**OPT)
+def _rnea_forward(parent, rootx, axes, grav, g, V, qd, Vdot, qdd, S, Ib, vel, cacc, f, acc, rhs):
+    """:func:`rnea_forward` on the arrays."""
     n = qd.shape[0]
-    parent, rootx, axes, grav = C.parent, C.rootx, C.axes, C.grav
     b = axes.shape[0]
-    velocities(C, V, qd, ws)
-    S, Ib, vel, cacc, f, acc, rhs = ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.acc, ws.rhs
+    body_velocities(parent, axes, V, qd, S, vel, cacc)
     for r in range(6):
         acc[0, r] = 0.0
     for i in range(b):
@@ -67,12 +73,17 @@ def rnea_forward(C, g, V, qd, Vdot, qdd, ws):
         f[0, r] += s
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def rnea_backward(C, out, ws):
     """The backward pass of RNEA after :func:`rnea_forward` (and the external wrenches taken
     off ``ws.pA``): ``ws.pA[k]`` becomes the wrench across joint k (its subtree's), ``out``
-    ``[base wrench; τ]``."""
-    parent, axes, S, f = C.parent, C.axes, ws.S, ws.pA
+    ``[base wrench; τ]``.  Inlined, as :func:`rnea_forward`."""
+    _rnea_backward(C.parent, C.axes, ws.S, ws.pA, out)
+
+
+@njit(**OPT)
+def _rnea_backward(parent, axes, S, f, out):
+    """:func:`rnea_backward` on the arrays."""
     n = S.shape[0]
     b = axes.shape[0]
     for j in range(n - 1, -1, -1):
@@ -96,9 +107,10 @@ def all_finite(x):
     return True
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
-    """:func:`inverse_dynamics` of a rigid transform ``g`` on the workspace ``ws``."""
+    """:func:`inverse_dynamics` of a rigid transform ``g`` on the workspace ``ws``.  Inlined
+    (the passes read the records' fields at the call site, see :func:`rnea_forward`)."""
     kinematics(C, q, ws)
     rnea_forward(C, g, V, qd, Vdot, qdd, ws)
     add_frame_wrenches(fw_body, fw, ws.Rw, ws.Pw, ws.pA, -1.0)   # (the vehicle wrench is the unknown)
@@ -106,19 +118,24 @@ def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
     return 0 if all_finite(out) else 2
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def free_floating_solve(C, bw, out, ws):
     """The free-floating inverse dynamics after :func:`rnea_forward` at ``V̇ = 0`` (and the
-    external wrenches taken off ``ws.pA``): writes ``[V̇; τ]`` into ``out``.
+    external wrenches taken off ``ws.pA``): writes ``[V̇; τ]`` into ``out``; a status code.
 
     All the bodies' inertias are in the vehicle frame, so a vehicle acceleration ``ι₀V̇`` adds
     ``I_k ι₀V̇`` to every body's wrench: the base row is ``F₀(0) + M₀V̇`` with
     ``M₀ = ι₀ᵀ(Σ_k I_k + M_A)ι₀`` (the locked inertia, (65)), so ``V̇ = M₀⁻¹(bw − F₀(0))``,
     and ``τ_j = τ_j(0) + S_jᵀ Σ_{k ∈ subtree(j)} I_k ι₀V̇`` (a second backward pass).  One
-    kinematics, one RNEA and one b×b solve, no mass matrix."""
-    rnea_backward(C, out, ws)
-    parent, rootx, axes, S, Ib, f, K, x = C.parent, C.rootx, C.axes, ws.S, ws.IA, ws.pA, ws.K, \
-        ws.rhs
+    kinematics, one RNEA and one b×b solve, no mass matrix.  Inlined, as :func:`rnea_forward`."""
+    return _free_floating_solve(C.parent, C.rootx, C.axes, bw, out, ws.S, ws.IA, ws.pA, ws.K,
+                                ws.rhs)
+
+
+@njit(**OPT)
+def _free_floating_solve(parent, rootx, axes, bw, out, S, Ib, f, K, x):
+    """:func:`free_floating_solve` on the arrays."""
+    _rnea_backward(parent, axes, S, f, out)
     n = S.shape[0]
     b = axes.shape[0]
     if b > 0:
@@ -164,7 +181,7 @@ def free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out):
     n = q.shape[0]
     ws = workspace(n)
     kinematics(C, q, ws)
-    zb = ws.rhs[:0] if C.axes.shape[0] == 0 else np.zeros(C.axes.shape[0])
+    zb = np.zeros(C.axes.shape[0])
     rnea_forward(C, g, V, qd, zb, qdd, ws)
     add_frame_wrenches(fw_body, fw, ws.Rw, ws.Pw, ws.pA, -1.0)
     return free_floating_solve(C, bw, out, ws)
