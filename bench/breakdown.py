@@ -182,12 +182,16 @@ def kernel_parts(fx, C):
         return aba.aba_dynamics(C, gloc, V, qd, tau, bw, fb, fw, out, ws)
 
     @njit
+    def rnea_pre(C, g, V, q, qd, Vdot, qdd, fb, fw, out, ws):
+        return rnea.rnea(C, g, V, q, qd, Vdot, qdd, fb, fw, out, ws)
+
+    @njit
     def mom(C, qd, ws, Ic0, hm):
         momentum.momentum_terms(C, qd, ws, Ic0, hm)
 
     args = {"kin": (kin, (C, q, ws)),
             "aba": (aba_prealloc, (C, g, V, q, qd, tau, zb, fb, fw, out, ws)),
-            "rnea": (rnea.rnea, (C, g, V, q, qd, fx.Vdot, fx.qdd, fb, fw, out, ws)),
+            "rnea": (rnea_pre, (C, g, V, q, qd, fx.Vdot, fx.qdd, fb, fw, out, ws)),
             "mom": (mom, (C, qd, ws, np.empty((6, 6)), np.empty(6)))}
     res = {}
     K = 200
