@@ -24,7 +24,12 @@ times, in the same process and in interleaved repeats (A, B, C, A, B, C, …):
   and the compiled rollout alone per step, vs ``mj_step`` (RK4);
 * **computed torque at every stage** — ``vm.simulate`` with ``computed_torque``'s inputs per
   step, the compiled rollout with the law alone, the rollout without the law (the difference is
-  the law), vs ``mj_step``.
+  the law), vs ``mj_step``;
+* **the law, one stage** — the compiled law (``control.laws.computed_torque_into``) looped in
+  compiled code on the plant's kinematics (what the engine does when the controller's model
+  equals the plant's), on its own kinematics, and its parts: the joint reference and command,
+  the free-floating inverse dynamics passes (RNEA at V̇ = 0, the b×b solve, the second backward
+  pass), the kinematics.
 
 Times are CPU time of this process (``time.process_time``) per call: the machine is shared,
 and time spent waiting for a processor is not counted.  Each figure is the median over the
@@ -177,12 +182,16 @@ def kernel_parts(fx, C):
         return aba.aba_dynamics(C, gloc, V, qd, tau, bw, fb, fw, out, ws)
 
     @njit
+    def rnea_pre(C, g, V, q, qd, Vdot, qdd, fb, fw, out, ws):
+        return rnea.rnea(C, g, V, q, qd, Vdot, qdd, fb, fw, out, ws)
+
+    @njit
     def mom(C, qd, ws, Ic0, hm):
         momentum.momentum_terms(C, qd, ws, Ic0, hm)
 
     args = {"kin": (kin, (C, q, ws)),
             "aba": (aba_prealloc, (C, g, V, q, qd, tau, zb, fb, fw, out, ws)),
-            "rnea": (rnea.rnea, (C, g, V, q, qd, fx.Vdot, fx.qdd, fb, fw, out, ws)),
+            "rnea": (rnea_pre, (C, g, V, q, qd, fx.Vdot, fx.qdd, fb, fw, out, ws)),
             "mom": (mom, (C, qd, ws, np.empty((6, 6)), np.empty(6)))}
     res = {}
     K = 200
@@ -402,6 +411,75 @@ def step_rows(fx, repeats, fd_loop, fd_args, parts):
     return t
 
 
+def law_rows(fx, repeats):
+    """The compiled computed-torque law of one stage, and its parts, looped in compiled code."""
+    from numba import njit
+
+    from vm_dynamics.control import get_controller
+    from vm_dynamics.control import laws as L
+    from vm_dynamics.control.inputs import compiled_law_of
+    from vm_dynamics.control.references import reference_from_config
+    from vm_dynamics.dynamics.fast import fast_model
+    from vm_dynamics.dynamics.fast.kernels import kinematics as KK
+    from vm_dynamics.dynamics.fast.kernels import rnea as R
+    m, g, V, q, qd = fx.model, fx.g, fx.V, fx.q, fx.qd
+    ctrl = get_controller("computed_torque", {"mode": "free_floating", "kp": 25, "kd": 10})
+    ctrl.reset(m, vm.State(0.0, g, V, q, qd))
+    ref = reference_from_config({"joint": {"type": "waypoints", "times": [0.0, 5.0],
+                                           "positions": [list(q), list(q + 0.5)]}})
+    lp = compiled_law_of(*ctrl.inputs(ref)).law
+    P = fast_model(m).kernel_constants
+    F = vm.Simulator(m, fx.dt).stages.F
+    plant = KK.workspace(m.n)
+    KK.kinematics(P, q, plant)
+    lw = L.law_work(lp, P)
+    tau, bw, out, zb = np.empty(m.n), np.empty(m.b), np.empty(m.b + m.n), np.zeros(m.b)
+
+    @njit
+    def shared(K, lp, F, g, V, q, qd, tau, bw, lw, plant):
+        for _ in range(K):
+            L.computed_torque_into(lp, F, 1.0, g, V, q, qd, tau, bw, lw, plant)
+
+    @njit
+    def own(K, lp, F, g, V, q, qd, tau, bw):
+        for _ in range(K):
+            L.computed_torque(lp, F, 1.0, g, V, q, qd, tau, bw)
+
+    @njit
+    def command(K, lp, q, qd, lw):
+        for _ in range(K):
+            L.joint_reference(lp.li[1], lp.times, lp.coef, lp.first, lp.last, lp.osc, 1.0,
+                              lw.q_d, lw.qd_d, lw.qdd_cmd)
+
+    @njit
+    def ffid(K, C, g, V, qd, qdd, zb, out, ws):
+        for _ in range(K):
+            R.rnea_forward(C, g, V, qd, zb, qdd, ws)
+            R.free_floating_solve(C, zb, out, ws)
+
+    @njit
+    def kin(K, C, q, ws):
+        for _ in range(K):
+            KK.kinematics(C, q, ws)
+
+    K = 200
+    calls = {
+        "law on the plant's kinematics (computed_torque_into, as in the engine)":
+            (shared, (lp, F, g, V, q, qd, tau, bw, lw, plant)),
+        "law on its own kinematics, its work allocated per call (computed_torque)":
+            (own, (lp, F, g, V, q, qd, tau, bw)),
+        "  joint reference (quintic piece)": (command, (lp, q, qd, lw)),
+        "  free-floating ID passes: RNEA at V̇ = 0, b×b solve, second backward pass":
+            (ffid, (P, g, V, qd, fx.qdd, zb, out, plant)),
+        "  kinematics (what sharing the plant's saves)": (kin, (P, q, plant)),
+    }
+    fns = {}
+    for name, (loop, args) in calls.items():
+        loop(1, *args)
+        fns[name] = (lambda loop=loop, args=args: loop(K, *args), K)
+    return interleaved(fns, repeats)
+
+
 def fmt(rows, peer=None):
     """Markdown rows: µs median (min–max), and the ratio to ``peer`` for top-level rows."""
     lines = ["| what | µs median | min–max | / peer |", "|---|---:|---:|---:|"]
@@ -425,6 +503,7 @@ def main(argv=None):
     fl = floors(fx, args.repeats)
     fd, idd, fd_loop, fd_args, parts = dynamics_rows(fx, args.repeats)
     st = None if args.dynamics_only else step_rows(fx, args.repeats, fd_loop, fd_args, parts)
+    lr = None if args.dynamics_only else law_rows(fx, args.repeats)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU time per call, "
           f"median of {args.repeats} interleaved repeats (min–max)\n")
     print("#### Call floors\n")
@@ -436,6 +515,8 @@ def main(argv=None):
     if st is not None:
         print("\n#### Integration, floating UR5, gravity, dt 1 ms (ratio to mj_step RK4)\n")
         print(fmt(st, "mujoco.mj_step (RK4)"))
+        print("\n#### Computed torque, one stage, floating UR5 (compiled loops)\n")
+        print(fmt(lr))
     print(f"\n(bench time {time.perf_counter() - t0:.0f} s)")
 
 

@@ -30,15 +30,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.fast.kernels.algebra import cross, dexp_inv_apply
+from ..dynamics.fast.kernels.algebra import check_pose, cross, dexp_inv_apply
 from ..dynamics.fast.kernels.jit import OPT, njit
-from ..dynamics.fast.kernels.kinematics import kinematics, workspace
-from ..dynamics.fast.kernels.rnea import free_floating_inverse_dynamics, inverse_dynamics
-from ..dynamics.fast.records import ModelConstants
+from ..dynamics.fast.kernels.kinematics import body_inertia, kinematics, workspace
+from ..dynamics.fast.kernels.rnea import all_finite, free_floating_solve, rnea_backward, rnea_forward
+from ..dynamics.fast.records import ModelConstants, Workspace
 from ..forces.kernels import add_wrenches
 
-__all__ = ["LawParams", "joint_reference", "se3_log", "setpoint_acceleration",
-           "computed_torque"]
+__all__ = ["LawParams", "LawWork", "joint_reference", "se3_log", "setpoint_acceleration",
+           "setpoint_acceleration_into", "law_work", "shared_kinematics", "computed_torque",
+           "computed_torque_into", "SCRATCH"]
 
 
 class LawParams(NamedTuple):
@@ -60,6 +61,36 @@ class LawParams(NamedTuple):
     gd: np.ndarray
     kp6: np.ndarray
     kd6: np.ndarray
+
+
+class LawWork(NamedTuple):
+    """Everything :func:`computed_torque_into` writes, allocated once (:func:`law_work`) so
+    that a stage allocates nothing, and ``share``, what the law takes of the plant's kinematics
+    (:func:`shared_kinematics`): the recursions' workspace ``ws`` (on the controller's
+    model), the joint reference and command ``q_d, qd_d, qdd_cmd`` (the model's joints),
+    ``qdd_tree`` and ``out`` (``[base; tree joints]``), zeros ``zb`` (b), the force elements'
+    wrenches ``ext, cons`` (per body) and ``w6``, the vehicle's ``V6, a6`` (6) and ``Vdot``
+    (b), and ``tmp`` (:data:`SCRATCH` numbers for :func:`setpoint_acceleration_into`)."""
+
+    share: int
+    ws: Workspace
+    q_d: np.ndarray
+    qd_d: np.ndarray
+    qdd_cmd: np.ndarray
+    qdd_tree: np.ndarray
+    out: np.ndarray
+    zb: np.ndarray
+    ext: np.ndarray
+    cons: np.ndarray
+    w6: np.ndarray
+    V6: np.ndarray
+    a6: np.ndarray
+    Vdot: np.ndarray
+    tmp: np.ndarray
+
+
+#: Length of the scratch of :func:`setpoint_acceleration_into`.
+SCRATCH = 256
 
 _EPS_SMALL = 1e-4      # as vm_dynamics.core.lie: Taylor series below this angle
 
@@ -102,8 +133,14 @@ def joint_reference(kind, times, coef, first, last, osc, t, q_d, qd_d, qdd_d):
         qdd_d[j] = 2.0 * c2 + 6.0 * c3 * s + 12.0 * c4 * s2 + 20.0 * c5 * s3
 
 
+@njit(inline="always", **OPT)
+def _sym(R, c, r, q):
+    """``(R + Rᵀ − 2cI)[r, q] / (2(1 − c))``: the axis matrix of a rotation near π."""
+    return (R[r, q] + R[q, r] - (2.0 * c if r == q else 0.0)) / (2.0 * (1.0 - c))
+
+
 @njit(**OPT)
-def _so3_log(R, w):
+def _so3_log(R):
     """Rotation vector of ``R`` (angle in [0, π]), as :func:`vm_dynamics.core.lie.so3_log`."""
     s0 = 0.5 * (R[2, 1] - R[1, 2])
     s1 = 0.5 * (R[0, 2] - R[2, 0])
@@ -113,36 +150,29 @@ def _so3_log(R, w):
     theta = np.arctan2(sin_t, c)
     if theta < _EPS_SMALL:
         f = 1.0 + theta * theta / 6.0
-        w[0], w[1], w[2] = f * s0, f * s1, f * s2
-        return
+        return f * s0, f * s1, f * s2
     if np.pi - theta > 1e-3:
         f = theta / sin_t
-        w[0], w[1], w[2] = f * s0, f * s1, f * s2
-        return
+        return f * s0, f * s1, f * s2
     # near π: the axis from the symmetric part (R + Rᵀ − 2cI) / (2(1 − c))
-    S = np.empty((3, 3))
-    for r in range(3):
-        for q in range(3):
-            S[r, q] = (R[r, q] + R[q, r] - (2.0 * c if r == q else 0.0)) / (2.0 * (1.0 - c))
     k = 0
     for r in range(1, 3):
-        if S[r, r] > S[k, k]:
+        if _sym(R, c, r, r) > _sym(R, c, k, k):
             k = r
-    big = max(abs(S[0, k]), abs(S[1, k]), abs(S[2, k]))
-    a0, a1, a2 = S[0, k] / big, S[1, k] / big, S[2, k] / big
+    S0, S1, S2 = _sym(R, c, 0, k), _sym(R, c, 1, k), _sym(R, c, 2, k)
+    big = max(abs(S0), abs(S1), abs(S2))
+    a0, a1, a2 = S0 / big, S1 / big, S2 / big
     if a0 * s0 + a1 * s1 + a2 * s2 < 0.0:
         a0, a1, a2 = -a0, -a1, -a2
     f = theta / np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    w[0], w[1], w[2] = f * a0, f * a1, f * a2
+    return f * a0, f * a1, f * a2
 
 
 @njit(**OPT)
 def se3_log(g, X):
     """Twist ``X = [v; ω]`` with ``exp(X) = g`` (angle in [0, π]), as
     :func:`vm_dynamics.core.lie.se3_log`: ``ω = log R``, ``v = J_l(ω)⁻¹ p``."""
-    w = np.empty(3)
-    _so3_log(g[:3, :3], w)
-    f0, f1, f2 = w[0], w[1], w[2]
+    f0, f1, f2 = _so3_log(g)
     t2 = f0 * f0 + f1 * f1 + f2 * f2
     th = np.sqrt(t2)
     x0, x1, x2 = cross(f0, f1, f2, g[0, 3], g[1, 3], g[2, 3])
@@ -175,17 +205,17 @@ def _ad(V, A):
 
 
 @njit(**OPT)
-def _dexp_drift(X, Xdot, out):
-    """:func:`vm_dynamics.control.computed_torque.dexp_drift` (the same series, same stop)."""
-    P = np.empty((6, 6))
-    Q = np.empty((6, 6))
+def _dexp_drift(X, Xdot, out, tmp):
+    """:func:`vm_dynamics.control.computed_torque.dexp_drift` (the same series, same stop);
+    ``tmp``: 108 numbers of scratch."""
+    P = tmp[0:36].reshape((6, 6))
+    Q = tmp[36:72].reshape((6, 6))
+    w, d, nd, nw = tmp[72:78], tmp[78:84], tmp[84:90], tmp[90:96]
     _ad(X, P)
     _ad(Xdot, Q)
-    w = Xdot.copy()
-    d = np.zeros(6)
-    nd = np.empty(6)
-    nw = np.empty(6)
     for r in range(6):
+        w[r] = Xdot[r]
+        d[r] = 0.0
         out[r] = 0.0
     xmax = 0.0
     for r in range(6):
@@ -216,10 +246,9 @@ def _dexp_drift(X, Xdot, out):
 
 
 @njit(**OPT)
-def _solve6(A, y, z):
-    """``z = A⁻¹ y`` for a 6×6 ``A`` (Gaussian elimination with partial pivoting); False if
-    singular."""
-    M = A.copy()
+def _solve6(M, y, z):
+    """``z = M⁻¹ y`` for a 6×6 ``M`` (Gaussian elimination with partial pivoting; ``M`` is
+    overwritten); False if singular."""
     for r in range(6):
         z[r] = y[r]
     for c in range(6):
@@ -248,31 +277,37 @@ def _solve6(A, y, z):
 
 @njit(**OPT)
 def setpoint_acceleration(gd, g, V6, kp6, kd6, pd, out):
+    """:func:`setpoint_acceleration_into` with its own scratch."""
+    return setpoint_acceleration_into(gd, g, V6, kp6, kd6, pd, out, np.empty(SCRATCH))
+
+
+@njit(**OPT)
+def setpoint_acceleration_into(gd, g, V6, kp6, kd6, pd, out, tmp):
     """Commanded body acceleration for the constant pose ``gd`` (``V_d = V̇_d = 0``):
     :func:`vm_dynamics.control.computed_torque.se3_tracking_acceleration`, exponential
-    (``pd`` False) or geometric PD.  Returns False if ``dexp`` is singular."""
-    E = np.empty((4, 4))
+    (``pd`` False) or geometric PD; ``tmp``: :data:`SCRATCH` numbers of scratch.  Returns
+    False if ``dexp`` is singular."""
+    E = tmp[0:16].reshape((4, 4))
+    X, mX, Xdot, y, e, col = tmp[16:22], tmp[22:28], tmp[28:34], tmp[34:40], tmp[40:46], \
+        tmp[46:52]
+    D = tmp[52:88].reshape((6, 6))
     for r in range(3):
         for c in range(3):
             E[r, c] = gd[0, r] * g[0, c] + gd[1, r] * g[1, c] + gd[2, r] * g[2, c]
         E[r, 3] = (gd[0, r] * (g[0, 3] - gd[0, 3]) + gd[1, r] * (g[1, 3] - gd[1, 3])
                    + gd[2, r] * (g[2, 3] - gd[2, 3]))
-    X = np.empty(6)
     se3_log(E, X)
     if pd:
         for r in range(6):
             out[r] = -kd6[r] * V6[r] - kp6[r] * X[r]
         return True
-    mX = -X
-    Xdot = np.empty(6)
+    for r in range(6):
+        mX[r] = -X[r]
     dexp_inv_apply(mX, V6, Xdot)                 # Ẋ = dexp⁻¹_{−X} W (W = V: V_d = 0)
-    y = np.empty(6)
     for r in range(6):
         y[r] = -kd6[r] * Xdot[r] - kp6[r] * X[r]
-    D = np.empty((6, 6))                         # dexp⁻¹_{−X}, column by column
-    e = np.zeros(6)
-    col = np.empty(6)
-    for c in range(6):
+        e[r] = 0.0
+    for c in range(6):                           # dexp⁻¹_{−X}, column by column
         e[c] = 1.0
         dexp_inv_apply(mX, e, col)
         e[c] = 0.0
@@ -280,105 +315,176 @@ def setpoint_acceleration(gd, g, V6, kp6, kd6, pd, out):
             D[r, c] = col[r]
     if not _solve6(D, y, out):                   # dexp_{−X} y
         return False
-    drift = np.empty(6)
-    _dexp_drift(X, Xdot, drift)
+    drift = tmp[88:94]
+    _dexp_drift(X, Xdot, drift, tmp[94:202])
     for r in range(6):
         out[r] += drift[r]
     return True
 
 
 @njit(**OPT)
-def _elements_as_frame_wrenches(C, F, g, V, q, fb, fw):
-    """The force elements' wrenches on every body (:func:`vm_dynamics.forces.kernels.
-    add_wrenches`, in vehicle axes about the vehicle origin) in the frame-wrench form the
-    recursions take (``fw[k] = [Rᵀf; Rᵀ(n − p × f)]`` on body ``fb[k] = k``)."""
-    n = q.shape[0]
-    ws = workspace(n)
-    kinematics(C, q, ws)
-    Rw, Pw = ws.Rw, ws.Pw
-    ext = np.zeros((n + 1, 6))
-    cons = np.zeros((n + 1, 6))
-    w6 = np.empty(6)
-    add_wrenches(F, C.axes, g, V, Rw, Pw, ext, cons, w6)
-    for k in range(n + 1):
-        fb[k] = k
-        R, p = Rw[k], Pw[k]
-        e0, e1, e2 = ext[k, 0] + cons[k, 0], ext[k, 1] + cons[k, 1], ext[k, 2] + cons[k, 2]
-        x0, x1, x2 = cross(p[0], p[1], p[2], e0, e1, e2)
-        m0 = ext[k, 3] + cons[k, 3] - x0
-        m1 = ext[k, 4] + cons[k, 4] - x1
-        m2 = ext[k, 5] + cons[k, 5] - x2
-        for r in range(3):
-            fw[k, r] = R[0, r] * e0 + R[1, r] * e1 + R[2, r] * e2
-            fw[k, 3 + r] = R[0, r] * m0 + R[1, r] * m1 + R[2, r] * m2
+def law_work(law, P):
+    """A :class:`LawWork` for the law ``law`` run on the plant whose model record is ``P``
+    (one set of allocations, reused by every :func:`computed_torque_into`; the kinematics
+    shared by :func:`shared_kinematics`, checked here once)."""
+    return _law_work(law, P.parent.shape[0], law.model.axes.shape[0],
+                     shared_kinematics(P, law.model))
 
 
 @njit(**OPT)
-def _joint_command(law, t, q, qd, coupled):
+def _law_work(law, nt, b, share):
+    """:func:`law_work` for a tree of ``nt`` joints, ``b`` vehicle freedoms."""
+    n = law.first.shape[0]
+    return LawWork(share, workspace(nt), np.empty(n), np.empty(n), np.empty(n), np.empty(nt),
+                   np.empty(b + nt), np.zeros(b), np.empty((nt + 1, 6)), np.empty((nt + 1, 6)),
+                   np.empty(6), np.empty(6), np.empty(6), np.empty(b), np.empty(SCRATCH))
+
+
+@njit(**OPT)
+def shared_kinematics(P, C):
+    """What the controller's model ``C`` can take from the plant ``P``'s kinematics at the
+    same configuration: 2 everything (same tree, joints and body inertias: poses, twists and
+    inertias), 1 the geometry (same tree and joints, other inertias: poses and twists), 0
+    nothing.  Compared entry by entry (a dispersed mass changes only the inertias)."""
+    n = C.parent.shape[0]
+    if P.parent.shape[0] != n or P.axes.shape[0] != C.axes.shape[0]:
+        return 0
+    for j in range(n):
+        if P.parent[j] != C.parent[j] or P.jtype[j] != C.jtype[j]:
+            return 0
+        for r in range(6):
+            if P.xi[j, r] != C.xi[j, r]:
+                return 0
+    for k in range(n + 1):
+        for r in range(13):
+            if P.inert[k, r] != C.inert[k, r]:
+                return 1
+    return 2
+
+
+@njit(inline="always", **OPT)
+def _law_kinematics(C, q, lw, plant):
+    """The controller's kinematics at ``q`` (:func:`shared_kinematics`): its own into
+    ``lw.ws`` (``lw.share`` 0), or a workspace whose poses and twists (and inertias, 2) are the
+    plant's ``plant``, already at ``q``, with the body inertias of ``C`` recomputed (1)."""
+    ws, share = lw.ws, lw.share
+    if share == 0:
+        kinematics(C, q, ws)
+        return ws
+    if share == 1:
+        Rw, Pw, IA, inert = plant.Rw, plant.Pw, ws.IA, C.inert
+        for k in range(q.shape[0] + 1):
+            body_inertia(inert[k], Rw[k], Pw[k], IA[k])
+        return Workspace(plant.Rw, plant.Pw, plant.S, IA, ws.vel, ws.cacc, ws.pA, ws.U, ws.aux,
+                         ws.acc, ws.K, ws.rhs)
+    return Workspace(plant.Rw, plant.Pw, plant.S, plant.IA, ws.vel, ws.cacc, ws.pA, ws.U,
+                     ws.aux, ws.acc, ws.K, ws.rhs)
+
+
+@njit(inline="always", **OPT)
+def _take_off_elements(C, F, g, V, lw, ws):
+    """Subtract the force elements' wrenches (:func:`vm_dynamics.forces.kernels.add_wrenches`,
+    vehicle axes about the vehicle origin) from the wrenches the bodies need (``ws.pA`` after
+    :func:`~vm_dynamics.dynamics.fast.kernels.rnea.rnea_forward`): the known part of the
+    applied wrenches."""
+    ext, cons, f = lw.ext, lw.cons, ws.pA
+    for k in range(ext.shape[0]):
+        for r in range(6):
+            ext[k, r] = 0.0
+            cons[k, r] = 0.0
+    add_wrenches(F, C.axes, g, V, ws.Rw, ws.Pw, ext, cons, lw.w6)
+    for k in range(ext.shape[0]):
+        for r in range(6):
+            f[k, r] -= ext[k, r] + cons[k, r]
+
+
+@njit(inline="always", **OPT)
+def _joint_command(law, t, q, qd, coupled, q_d, qd_d, qdd_cmd):
     """``q̈_cmd = q̈_d + K_d(q̇_d − q̇) + K_p(q_d − q)`` on the model's coordinates (the
-    masters of the tree's ``q`` with mimic joints)."""
+    masters of the tree's ``q`` with mimic joints), into ``qdd_cmd``."""
     n = law.first.shape[0]
     masters, kp, kd = law.model.masters, law.kp, law.kd      # read once, not per joint
-    q_d, qd_d, qdd_cmd = np.empty(n), np.empty(n), np.empty(n)
     joint_reference(law.li[1], law.times, law.coef, law.first, law.last, law.osc, t, q_d, qd_d,
                     qdd_cmd)
     for j in range(n):
         jj = masters[j] if coupled else j
         qdd_cmd[j] = qdd_cmd[j] + kd[j] * (qd_d[j] - qd[jj]) + kp[j] * (q_d[j] - q[jj])
-    return qdd_cmd
+
+
+@njit(inline="always", **OPT)
+def _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws):
+    """``lw.out = [V̇ or base wrench; τ_tree]`` of the law by its mode (module docstring), on
+    the kinematics ``ws``.  Returns a status code."""
+    C = law.model
+    b = C.axes.shape[0]
+    out = lw.out
+    if law.li[0] == 0 or b == 0:
+        rnea_forward(C, g, V, qd, lw.zb, qdd_tree, ws)
+        if law.li[3]:
+            _take_off_elements(C, F, g, V, lw, ws)
+        return free_floating_solve(C, lw.zb, out, ws)
+    V6, a6, Vdot = lw.V6, lw.a6, lw.Vdot
+    for r in range(6):
+        V6[r] = 0.0
+    for r in range(b):
+        V6[C.axes[r]] = V[r]
+    if not setpoint_acceleration_into(law.gd, g, V6, law.kp6, law.kd6, law.li[2] == 1, a6,
+                                      lw.tmp):
+        return 3
+    for r in range(b):
+        Vdot[r] = a6[C.axes[r]]
+    rnea_forward(C, g, V, qd, Vdot, qdd_tree, ws)
+    if law.li[3]:
+        _take_off_elements(C, F, g, V, lw, ws)
+    rnea_backward(C, out, ws)
+    return 0 if all_finite(out) else 2
 
 
 @njit(**OPT)
 def computed_torque(law, F, t, g, V, q, qd, tau, bw):
+    """:func:`computed_torque_into` on its own work and kinematics (allocates them)."""
+    lw = _law_work(law, q.shape[0], law.model.axes.shape[0], 0)
+    return computed_torque_into(law, F, t, g, V, q, qd, tau, bw, lw, lw.ws)
+
+
+@njit(inline="always", **OPT)
+def computed_torque_into(law, F, t, g, V, q, qd, tau, bw, lw, plant):
     """Efforts ``tau`` and base wrench ``bw`` of computed torque (:class:`LawParams` ``law``)
     at the state ``(g, V, q, q̇)`` and time ``t``, compensating the force elements ``F`` if
-    ``law.li[3]`` (see the module docstring).  With mimic joints (``law.model.coupling = G``)
-    ``q, q̇`` are the tree's, ``tau`` the model's (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).
-    Returns a status code."""
+    ``law.li[3]`` (see the module docstring), on the work ``lw`` (:func:`law_work`): no
+    allocation.  Inlined with its parts into the caller (the engine's stage loop): a compiled
+    call taking these records costs more than the law's arithmetic (reference counts of every
+    array field a callee reads, which the caller's own reads then pair up with).  ``plant``: a
+    workspace holding the plant's kinematics at ``q``, of which the law takes what ``lw.share``
+    (:func:`shared_kinematics`) says.  With mimic joints (``law.model.coupling = G``)
+    ``q, q̇`` are the tree's, ``tau`` the model's (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).  Returns a status code."""
+    if not check_pose(g):
+        return 1
     C = law.model
     Gc = C.coupling
     coupled = Gc.shape[0] > 0
     nt = q.shape[0]
     n = law.first.shape[0]
     b = C.axes.shape[0]
-    qdd_cmd = _joint_command(law, t, q, qd, coupled)
-    if coupled:
-        qdd_tree = np.zeros(nt)
-        for r in range(nt):
+    qdd_cmd = lw.qdd_cmd
+    _joint_command(law, t, q, qd, coupled, lw.q_d, lw.qd_d, qdd_cmd)
+    qdd_tree = lw.qdd_tree
+    for r in range(nt):
+        if coupled:
             s = 0.0
             for j in range(n):
                 s += Gc[r, j] * qdd_cmd[j]
             qdd_tree[r] = s
-    else:
-        qdd_tree = qdd_cmd
-    out = np.empty(b + nt)
-    if law.li[3]:
-        fb = np.empty(nt + 1, dtype=np.int64)
-        fw = np.empty((nt + 1, 6))
-        _elements_as_frame_wrenches(C, F, g, V, q, fb, fw)
-    else:
-        fb = np.zeros(0, dtype=np.int64)
-        fw = np.zeros((0, 6))
-    if law.li[0] == 0 or b == 0:
-        zero_b = np.zeros(b)
-        st = free_floating_inverse_dynamics(C, g, V, q, qd, qdd_tree, zero_b, fb, fw, out)
-        for r in range(b):
-            bw[r] = 0.0
-    else:
-        V6 = np.zeros(6)
-        for r in range(b):
-            V6[C.axes[r]] = V[r]
-        a6 = np.empty(6)
-        if not setpoint_acceleration(law.gd, g, V6, law.kp6, law.kd6, law.li[2] == 1, a6):
-            return 3
-        Vdot = np.empty(b)
-        for r in range(b):
-            Vdot[r] = a6[C.axes[r]]
-        st = inverse_dynamics(C, g, V, q, qd, Vdot, qdd_tree, fb, fw, out)
-        for r in range(b):
-            bw[r] = out[r]
+        else:
+            qdd_tree[r] = qdd_cmd[r]
+    ws = _law_kinematics(C, q, lw, plant)
+    st = _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws)
     if st != 0:
         return st
+    out = lw.out
+    actuated = law.li[0] != 0
+    for r in range(b):
+        bw[r] = out[r] if actuated else 0.0
     for j in range(n):
         if coupled:
             s = 0.0
@@ -388,8 +494,5 @@ def computed_torque(law, F, t, g, V, q, qd, tau, bw):
         else:
             tau[j] = out[b + j]
         if not np.isfinite(tau[j]):
-            return 2
-    for r in range(b):
-        if not np.isfinite(bw[r]):
             return 2
     return 0

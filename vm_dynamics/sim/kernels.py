@@ -2,7 +2,7 @@
 RKMK step, ``_stage_begin`` (the stage state from the earlier slopes), ``_stage_end`` (its rates
 with given inputs) and ``_stage_finish`` (the end state).  :func:`engine_step` runs them with
 held inputs, :func:`engine_rollout` for many steps, :func:`engine_rollout_law` with the compiled
-law (:func:`vm_dynamics.control.laws.computed_torque`) between begin and end; the per-stage
+law (:func:`vm_dynamics.control.laws.computed_torque_into`) between begin and end; the per-stage
 Python driver calls the same three through :func:`stage_begin` and :func:`stage_advance`.
 Arguments: the records of :mod:`.records`.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..control.laws import computed_torque
+from ..control.laws import computed_torque_into, law_work
 from ..dynamics.fast.kernels.aba import aba_core
 from ..dynamics.fast.kernels.algebra import coad, cross, dexp_inv_apply, se3_exp
 from ..dynamics.fast.kernels.coupling import couple
@@ -398,7 +398,7 @@ def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
 @njit(**OPT)
 def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     """``len(X.g)`` RKMK steps whose joint efforts and base wrench come from the compiled
-    ``law`` (:func:`vm_dynamics.control.laws.computed_torque`, on the constants of the
+    ``law`` (:func:`vm_dynamics.control.laws.computed_torque_into`, on the constants of the
     controller's own, possibly mismatched, model) evaluated at every stage state, at
     ``TS[k] + tab.c[i] dt``.  Step k writes row k of ``X`` and of ``out`` (a
     :class:`~.records.LawOutputs`: the inputs of its first stage, the law at the state the
@@ -412,7 +412,7 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     n = x.q.shape[0]                    # joints of the integrated state (the tree's)
     masters = C.masters
     tau, tau_r, bw = np.zeros(n), np.empty(law.first.shape[0]), np.empty(b)
-    nr = tau_r.shape[0]
+    nr, lw = tau_r.shape[0], law_work(law, C)     # lw: the law's work, its kinematics shared where equal
     nop = np.zeros((tab.b.shape[0] + 1, n))
     inp = StageInputs(tau, bw, np.zeros(6), np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
     pr = PrescribedRows(nop, nop, nop)
@@ -425,7 +425,7 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
             if st != 0:
                 return st, k
             # the law's efforts on the tree's joints (the masters with mimic joints)
-            st = computed_torque(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw)
+            st = computed_torque_into(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw, lw, wk.ws)
             if st != 0:
                 return st, k
             if masters.shape[0] > 0:

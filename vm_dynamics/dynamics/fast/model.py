@@ -474,7 +474,8 @@ class FastModel:
         """``(V̇, τ)``: the joint efforts that produce ``q̈`` while the vehicle moves freely
         under the known ``base_wrench`` (and the frame wrenches, gravity), and the vehicle's
         resulting acceleration — the arm equation (LP-2) of the coupled system (docs/corrections.md,
-        "Inverse dynamics"), as used by free-floating computed-torque control.  Two RNEA passes and M₀."""
+        "Inverse dynamics"), as used by free-floating computed-torque control: one RNEA pass, the
+        b×b locked inertia M₀ and a second backward pass (:func:`.kernels.rnea.free_floating_solve`)."""
         n, b = self.n, self.b
         g = self._pose(g)
         V, q, qd = self._vec(V, b, "V"), self._vec(q, n, "q"), self._vec(qd, n, "qd")

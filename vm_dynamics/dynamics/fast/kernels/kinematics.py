@@ -13,6 +13,7 @@ import numpy as np
 from ..records import Workspace
 from .algebra import cross
 from .jit import OPT, njit
+from .views import flat_view
 
 __all__ = ["kinematics", "body_inertia", "velocities", "body_velocities", "bias", "add_external",
            "add_frame_wrenches", "gravity_local", "frame_pose", "workspace", "workspace_size", "workspace_views"]
@@ -294,31 +295,32 @@ def workspace_size(n):
 @njit(inline="always", **OPT)
 def workspace_views(W, n):
     """A :class:`Workspace` for ``n`` joints made of views of the flat array ``W`` (at least
-    :func:`workspace_size` long): one allocation instead of twelve."""
+    :func:`workspace_size` long): one allocation instead of twelve (views by
+    :func:`.views.flat_view`: no reshape call)."""
     i = 0
-    Rw = W[i:i + 9 * (n + 1)].reshape((n + 1, 3, 3))
+    Rw = flat_view(W, i, (n + 1, 3, 3))
     i += 9 * (n + 1)
-    Pw = W[i:i + 3 * (n + 1)].reshape((n + 1, 3))
+    Pw = flat_view(W, i, (n + 1, 3))
     i += 3 * (n + 1)
-    S = W[i:i + 6 * n].reshape((n, 6))
+    S = flat_view(W, i, (n, 6))
     i += 6 * n
-    IA = W[i:i + 36 * (n + 1)].reshape((n + 1, 6, 6))
+    IA = flat_view(W, i, (n + 1, 6, 6))
     i += 36 * (n + 1)
-    vel = W[i:i + 6 * (n + 1)].reshape((n + 1, 6))
+    vel = flat_view(W, i, (n + 1, 6))
     i += 6 * (n + 1)
-    cacc = W[i:i + 6 * n].reshape((n, 6))
+    cacc = flat_view(W, i, (n, 6))
     i += 6 * n
-    pA = W[i:i + 6 * (n + 1)].reshape((n + 1, 6))
+    pA = flat_view(W, i, (n + 1, 6))
     i += 6 * (n + 1)
-    U = W[i:i + 6 * n].reshape((n, 6))
+    U = flat_view(W, i, (n, 6))
     i += 6 * n
-    aux = W[i:i + 2 * n].reshape((n, 2))
+    aux = flat_view(W, i, (n, 2))
     i += 2 * n
-    acc = W[i:i + 6 * (n + 1)].reshape((n + 1, 6))
+    acc = flat_view(W, i, (n + 1, 6))
     i += 6 * (n + 1)
-    K = W[i:i + 36].reshape((6, 6))
+    K = flat_view(W, i, (6, 6))
     i += 36
-    rhs = W[i:i + 6]
+    rhs = flat_view(W, i, (6,))
     return Workspace(Rw, Pw, S, IA, vel, cacc, pA, U, aux, acc, K, rhs)
 
 

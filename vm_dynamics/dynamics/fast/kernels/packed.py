@@ -34,6 +34,7 @@ from .checked import OUT_OF_RANGE, pose_in_range
 from .jit import OPT, njit
 from .kinematics import add_external, gravity_local, kinematics, workspace_size, workspace_views
 from .rnea import rnea
+from .views import flat_view
 
 __all__ = ["WRONG_SHAPE", "pack_constants", "forward_dynamics", "forward_dynamics_checked",
            "inverse_dynamics", "inverse_dynamics_checked"]
@@ -64,16 +65,16 @@ def constants(P):
     jtype = P[i + n:i + 2 * n].view(np.int64)
     axes = P[i + 2 * n:i + 2 * n + b].view(np.int64)
     i += 2 * n + b
-    xi = P[i:i + 6 * n].reshape((n, 6))
+    xi = flat_view(P, i, (n, 6))
     i += 6 * n
-    inert = P[i:i + 13 * (n + 1)].reshape((n + 1, 13))
+    inert = flat_view(P, i, (n + 1, 13))
     i += 13 * (n + 1)
-    rootx = P[i:i + 36].reshape((6, 6))
+    rootx = flat_view(P, i, (6, 6))
     i += 36
     grav = P[i:i + 3]
     zb = P[i + 3:i + 3 + b]
     none = P[0:0]
-    return ModelConstants(parent, jtype, xi, inert, rootx, axes, grav, none.reshape((0, 0)),
+    return ModelConstants(parent, jtype, xi, inert, rootx, axes, grav, flat_view(P, 0, (0, 0)),
                           none.view(np.int64)), zb
 
 
@@ -85,13 +86,13 @@ def _aba(P, g, V, q, qd, tau, bw, out):
     W = np.empty(workspace_size(n) + 6 * (n + 1) + 3)
     ws = workspace_views(W, n)
     i = workspace_size(n)
-    ext = W[i:i + 6 * (n + 1)].reshape((n + 1, 6))
+    ext = flat_view(W, i, (n + 1, 6))
     gloc = W[i + 6 * (n + 1):i + 6 * (n + 1) + 3]
     gravity_local(g, C.grav, gloc)
     kinematics(C, q, ws)
     ext[:, :] = 0.0
     none = P[0:0]
-    add_external(C.axes, bw, none.view(np.int64), none.reshape((0, 6)), ws.Rw, ws.Pw, ext, 1.0)
+    add_external(C.axes, bw, none.view(np.int64), flat_view(P, 0, (0, 6)), ws.Rw, ws.Pw, ext, 1.0)
     return aba_core(C, gloc, V, qd, tau, ext, out, ws)
 
 
@@ -135,7 +136,7 @@ def _rnea(P, g, V, q, qd, Vdot, qdd, out):
     n = q.shape[0]
     ws = workspace_views(np.empty(workspace_size(n)), n)
     none = P[0:0]
-    return rnea(C, g, V, q, qd, Vdot, qdd, none.view(np.int64), none.reshape((0, 6)), out, ws)
+    return rnea(C, g, V, q, qd, Vdot, qdd, none.view(np.int64), flat_view(P, 0, (0, 6)), out, ws)
 
 
 @njit(**OPT)

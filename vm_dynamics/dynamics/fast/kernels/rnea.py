@@ -1,6 +1,10 @@
 """Inverse dynamics: the recursive Newton–Euler algorithm (Featherstone 2008, Table 5.1)
 and the free-floating inverse dynamics of docs/corrections.md, "Inverse dynamics".  Both take
 the model as its record ``C`` (:class:`~vm_dynamics.dynamics.fast.records.ModelConstants`).
+
+The passes are also exposed one by one (:func:`rnea_forward`, :func:`rnea_backward`,
+:func:`free_floating_solve`) for callers that hold the kinematics already (the compiled
+control law evaluates them on the plant's kinematics at every stage).
 """
 from __future__ import annotations
 
@@ -8,11 +12,11 @@ import numpy as np
 
 from .aba import solve_spd
 from .algebra import check_pose
-from .crba import mass_matrix
 from .jit import OPT, njit
-from .kinematics import add_frame_wrenches, bias, kinematics, velocities, workspace
+from .kinematics import add_frame_wrenches, bias, body_velocities, kinematics, workspace
 
-__all__ = ["inverse_dynamics", "rnea", "free_floating_inverse_dynamics"]
+__all__ = ["inverse_dynamics", "rnea", "free_floating_inverse_dynamics", "rnea_forward",
+           "rnea_backward", "free_floating_solve", "all_finite"]
 
 
 @njit(**OPT)
@@ -26,16 +30,23 @@ def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
     return rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, workspace(q.shape[0]))
 
 
+@njit(inline="always", **OPT)
+def rnea_forward(C, g, V, qd, Vdot, qdd, ws):
+    """The forward pass of RNEA after :func:`.kinematics.kinematics` (``ws.Rw, ws.S, ws.IA``
+    at the configuration): body twists and accelerations, and ``ws.pA[k] = I_k a_k −
+    ad_{v_k}ᵀ(I_k v_k)``, the wrench body ``k`` needs (vehicle axes, about the vehicle origin;
+    the root's with the added inertia's ``M_A ι₀V̇ − ad_Vᵀ(M_A V)``), no external wrench.
+    Inlined: the records' fields are read at the call site (see :func:`.kinematics.kinematics`)."""
+    _rnea_forward(C.parent, C.rootx, C.axes, C.grav, g, V, qd, Vdot, qdd, ws.S, ws.IA, ws.vel,
+                  ws.cacc, ws.pA, ws.acc, ws.rhs)
+
+
 @njit(**OPT)
-def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
-    """:func:`inverse_dynamics` of a rigid transform ``g`` on the workspace ``ws``."""
-    n = q.shape[0]
-    parent, rootx, axes, grav = C.parent, C.rootx, C.axes, C.grav
+def _rnea_forward(parent, rootx, axes, grav, g, V, qd, Vdot, qdd, S, Ib, vel, cacc, f, acc, rhs):
+    """:func:`rnea_forward` on the arrays."""
+    n = qd.shape[0]
     b = axes.shape[0]
-    kinematics(C, q, ws)
-    velocities(C, V, qd, ws)
-    Rw, Pw, S, Ib, vel, cacc, f, acc, rhs = ws.Rw, ws.Pw, ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, \
-        ws.acc, ws.rhs
+    body_velocities(parent, axes, V, qd, S, vel, cacc)
     for r in range(6):
         acc[0, r] = 0.0
     for i in range(b):
@@ -60,7 +71,21 @@ def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
         for i in range(b):
             s += rootx[r, axes[i]] * Vdot[i]
         f[0, r] += s
-    add_frame_wrenches(fw_body, fw, Rw, Pw, f, -1.0)      # (the vehicle wrench is the unknown)
+
+
+@njit(inline="always", **OPT)
+def rnea_backward(C, out, ws):
+    """The backward pass of RNEA after :func:`rnea_forward` (and the external wrenches taken
+    off ``ws.pA``): ``ws.pA[k]`` becomes the wrench across joint k (its subtree's), ``out``
+    ``[base wrench; τ]``.  Inlined, as :func:`rnea_forward`."""
+    _rnea_backward(C.parent, C.axes, ws.S, ws.pA, out)
+
+
+@njit(**OPT)
+def _rnea_backward(parent, axes, S, f, out):
+    """:func:`rnea_backward` on the arrays."""
+    n = S.shape[0]
+    b = axes.shape[0]
     for j in range(n - 1, -1, -1):
         k = j + 1
         p = parent[j]
@@ -71,10 +96,76 @@ def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
         out[b + j] = s
     for i in range(b):
         out[i] = f[0, axes[i]]
-    for i in range(b + n):
-        if not np.isfinite(out[i]):
-            return 2
-    return 0
+
+
+@njit(**OPT)
+def all_finite(x):
+    """True if every entry of the vector ``x`` is finite."""
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return False
+    return True
+
+
+@njit(inline="always", **OPT)
+def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
+    """:func:`inverse_dynamics` of a rigid transform ``g`` on the workspace ``ws``.  Inlined
+    (the passes read the records' fields at the call site, see :func:`rnea_forward`)."""
+    kinematics(C, q, ws)
+    rnea_forward(C, g, V, qd, Vdot, qdd, ws)
+    add_frame_wrenches(fw_body, fw, ws.Rw, ws.Pw, ws.pA, -1.0)   # (the vehicle wrench is the unknown)
+    rnea_backward(C, out, ws)
+    return 0 if all_finite(out) else 2
+
+
+@njit(inline="always", **OPT)
+def free_floating_solve(C, bw, out, ws):
+    """The free-floating inverse dynamics after :func:`rnea_forward` at ``V̇ = 0`` (and the
+    external wrenches taken off ``ws.pA``): writes ``[V̇; τ]`` into ``out``; a status code.
+
+    All the bodies' inertias are in the vehicle frame, so a vehicle acceleration ``ι₀V̇`` adds
+    ``I_k ι₀V̇`` to every body's wrench: the base row is ``F₀(0) + M₀V̇`` with
+    ``M₀ = ι₀ᵀ(Σ_k I_k + M_A)ι₀`` (the locked inertia, (65)), so ``V̇ = M₀⁻¹(bw − F₀(0))``,
+    and ``τ_j = τ_j(0) + S_jᵀ Σ_{k ∈ subtree(j)} I_k ι₀V̇`` (a second backward pass).  One
+    kinematics, one RNEA and one b×b solve, no mass matrix.  Inlined, as :func:`rnea_forward`."""
+    return _free_floating_solve(C.parent, C.rootx, C.axes, bw, out, ws.S, ws.IA, ws.pA, ws.K,
+                                ws.rhs)
+
+
+@njit(**OPT)
+def _free_floating_solve(parent, rootx, axes, bw, out, S, Ib, f, K, x):
+    """:func:`free_floating_solve` on the arrays."""
+    _rnea_backward(parent, axes, S, f, out)
+    n = S.shape[0]
+    b = axes.shape[0]
+    if b > 0:
+        for r in range(b):
+            x[r] = bw[r] - out[r]
+            for c in range(b):
+                K[r, c] = rootx[axes[r], axes[c]]
+        for k in range(n + 1):
+            for r in range(b):
+                for c in range(b):
+                    K[r, c] += Ib[k, axes[r], axes[c]]
+        if not solve_spd(K, x, b):
+            return 3
+        for k in range(n + 1):
+            for r in range(6):
+                s = 0.0
+                for i in range(b):
+                    s += Ib[k, r, axes[i]] * x[i]
+                f[k, r] = s
+        for j in range(n - 1, -1, -1):
+            k = j + 1
+            p = parent[j]
+            s = 0.0
+            for r in range(6):
+                s += S[j, r] * f[k, r]
+                f[p, r] += f[k, r]
+            out[b + j] += s
+        for r in range(b):
+            out[r] = x[r]
+    return 0 if all_finite(out) else 2
 
 
 @njit(**OPT)
@@ -83,28 +174,14 @@ def free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out):
     ``[V̇; τ]`` into ``out``.  The base row of RNEA is affine in V̇ with slope M₀ (65), so
     ``V̇ = M₀⁻¹(bw − RNEA₀(V̇ = 0))`` makes the base wrench the applied one and
     ``τ = RNEA_𝔪(V̇, q̈)`` — the arm equation (LP-2) of the coupled system,
-    ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η`` (docs/corrections.md, "Inverse dynamics"), without forming M̂."""
+    ``τ = M̂q̈ + Ĉq̇ + N̂ + ∂u/∂q + 𝒜ᵀF_η`` (docs/corrections.md, "Inverse dynamics"), without
+    forming M̂ (:func:`free_floating_solve`)."""
+    if not check_pose(g):
+        return 1
     n = q.shape[0]
-    b = C.axes.shape[0]
-    Vdot = np.zeros(b)
-    st = inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out)
-    if st != 0:
-        return st
-    if b > 0:
-        M = np.empty((b + n, b + n))
-        st = mass_matrix(C, q, M)
-        if st != 0:
-            return st
-        K = np.empty((6, 6))
-        for r in range(b):
-            Vdot[r] = bw[r] - out[r]
-            for c in range(b):
-                K[r, c] = M[r, c]
-        if not solve_spd(K, Vdot, b):
-            return 3
-        st = inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out)
-        if st != 0:
-            return st
-    for r in range(b):
-        out[r] = Vdot[r]
-    return 0
+    ws = workspace(n)
+    kinematics(C, q, ws)
+    zb = np.zeros(C.axes.shape[0])
+    rnea_forward(C, g, V, qd, zb, qdd, ws)
+    add_frame_wrenches(fw_body, fw, ws.Rw, ws.Pw, ws.pA, -1.0)
+    return free_floating_solve(C, bw, out, ws)
