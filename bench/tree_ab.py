@@ -2,7 +2,7 @@
 """Two checkouts of vm_dynamics side by side: the same workloads, each round in fresh processes.
 
     .venv/bin/python bench/tree_ab.py A_TREE B_TREE [--rounds 9] [--repeats 5]
-        [--cache-a DIR] [--cache-b DIR] [--only ct,open,step,run]
+        [--cache-a DIR] [--cache-b DIR] [--only ct,open,step,run] [--robot ur5|b1_z1]
 
 e.g. ``bench/tree_ab.py /work/wt/before-028 . --cache-a /work/wt/.numba-before-028
 --cache-b /work/wt/.numba-s-stage``.  Every round starts one process per tree (``PYTHONPATH``
@@ -13,7 +13,8 @@ then times it ``--repeats`` times and reports the median per step of the process
 per workload, the median over the rounds of each tree's figure and of the per-round ratio B/A,
 with their min–max.
 
-Workloads on the floating UR5 of example-robot-data with gravity, dt 1 ms, the state of
+Workloads on the floating UR5 (``--robot b1_z1``: the B1-Z1 tree) of example-robot-data with
+gravity, dt 1 ms, the state of
 ``bench/breakdown.py``'s fixture: ``ct`` ``vm.simulate`` 1 s with ``computed_torque``'s inputs
 (the compiled law at every RK stage); ``open`` ``vm.simulate`` 2 s open loop; ``step``
 ``Simulator.step(inputs=held)`` 2000 times; ``run`` ``Simulator.run(2000, inputs=held)`` (the
@@ -32,7 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _child(only, repeats):
+def _child(only, repeats, robot="ur5"):
     """Time the workloads with the vm_dynamics on ``sys.path``; print one JSON line."""
     import numpy as np
     sys.path.insert(0, HERE)
@@ -42,7 +43,7 @@ def _child(only, repeats):
     from vm_dynamics.control import get_controller
     from vm_dynamics.control.references import reference_from_config
     dt = 1e-3
-    m = vm.load_model(robots.robot_xml("ur5"), base="SE3", gravity=(0.0, 0.0, -9.81))
+    m = vm.load_model(robots.robot_xml(robot), base="SE3", gravity=(0.0, 0.0, -9.81))
     rng = np.random.default_rng(7)
     g = vm.lie.se3_exp(np.r_[rng.normal(size=3), rng.uniform(-2, 2, 3)])
     V, q, qd = rng.normal(size=6), 0.5 * rng.normal(size=m.n), rng.normal(size=m.n)
@@ -82,12 +83,12 @@ def _child(only, repeats):
     print(json.dumps(out))
 
 
-def _run(tree, cache, only, repeats):
+def _run(tree, cache, only, repeats, robot):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
     if cache:
         env["NUMBA_CACHE_DIR"] = cache
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                        "--only", ",".join(only), "--repeats", str(repeats)],
+                        "--only", ",".join(only), "--repeats", str(repeats), "--robot", robot],
                        env=env, capture_output=True, text=True, check=True)
     res = json.loads(r.stdout.strip().splitlines()[-1])
     if not res.pop("file").startswith(os.path.abspath(tree)):
@@ -104,21 +105,22 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--only", default="ct,open,step,run")
+    ap.add_argument("--robot", default="ur5", help="ur5 (default) or b1_z1")
     ap.add_argument("--child", action="store_true")
     args = ap.parse_args(argv)
     only = args.only.split(",")
     if args.child:
-        _child(only, args.repeats)
+        _child(only, args.repeats, args.robot)
         return
     rows = {"a": [], "b": []}
     for k in range(args.rounds):
         order = ("a", "b") if k % 2 == 0 else ("b", "a")
         for side in order:
             tree, cache = (args.a, args.cache_a) if side == "a" else (args.b, args.cache_b)
-            rows[side].append(_run(tree, cache, only, args.repeats))
+            rows[side].append(_run(tree, cache, only, args.repeats, args.robot))
         print(f"round {k + 1}: " + ", ".join(
             f"{w} {rows['b'][-1][w] / rows['a'][-1][w]:.3f}" for w in only), flush=True)
-    print(f"\nA = {args.a}, B = {args.b}; load average "
+    print(f"\nA = {args.a}, B = {args.b}, {args.robot}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU time per step, median over "
           f"{args.rounds} alternating rounds of fresh processes (min–max)\n")
     print("| workload | A µs | B µs | B/A per round |")
