@@ -18,7 +18,9 @@ gravity, dt 1 ms, the state of
 ``bench/breakdown.py``'s fixture: ``ct`` ``vm.simulate`` 1 s with ``computed_torque``'s inputs
 (the compiled law at every RK stage); ``open`` ``vm.simulate`` 2 s open loop; ``step``
 ``Simulator.step(inputs=held)`` 2000 times; ``run`` ``Simulator.run(2000, inputs=held)`` (the
-compiled rollout: the step kernel with no Python between steps).  Only the public API used by both trees.
+compiled rollout: the step kernel with no Python between steps); ``mj`` MuJoCo's ``mj_step``
+(RK4) 2000 times on the MJCF of the same robot (the peer, for the ratio to it in each tree).
+Only the public API used by both trees.
 """
 from __future__ import annotations
 
@@ -65,10 +67,22 @@ def _child(only, repeats, robot="ur5"):
         sim.reset(g, V, q, qd)
         sim.run(2000, inputs=held)
 
+    def mj_steps():             # the peer: MuJoCo RK4 on the same model (same in both trees)
+        import mujoco
+        if not hasattr(mj_steps, "md"):
+            mj_steps.mm = mujoco.MjModel.from_xml_string(robots.mjcf_from_urdf(
+                robots.robot_xml(robot), m.gravity, dt))
+            mj_steps.md = mujoco.MjData(mj_steps.mm)
+            sm = robots.StateMap(mj_steps.mm, m.joint_names)
+            mj_steps.x0 = sm.to_mj(g, V, q, qd)
+        mj_steps.md.qpos[:], mj_steps.md.qvel[:] = mj_steps.x0
+        for _ in range(2000):
+            mujoco.mj_step(mj_steps.mm, mj_steps.md)
+
     work = {"ct": (lambda: vm.simulate(m, g, V, q, qd, 1.0, dt, tau=tau_fn, base_wrench=bw_fn),
                    1000),
             "open": (lambda: vm.simulate(m, g, V, q, qd, 2.0, dt), 2000),
-            "step": (steps, 2000), "run": (rollout, 2000)}
+            "step": (steps, 2000), "run": (rollout, 2000), "mj": (mj_steps, 2000)}
     out = {}
     for name in only:
         f, per = work[name]
@@ -104,7 +118,7 @@ def main(argv=None):
     ap.add_argument("--cache-b")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--only", default="ct,open,step,run")
+    ap.add_argument("--only", default="ct,open,step,run")       # and mj
     ap.add_argument("--robot", default="ur5", help="ur5 (default) or b1_z1")
     ap.add_argument("--child", action="store_true")
     args = ap.parse_args(argv)
