@@ -4,8 +4,8 @@
     .venv/bin/python bench/breakdown.py            # ~2 min (after the kernels are compiled)
     .venv/bin/python bench/breakdown.py --repeats 15 --markdown
 
-For each target of issue 27 on the floating UR5 of example-robot-data (gravity, dt 1 ms) this
-times, in the same process and in interleaved repeats (A, B, C, A, B, C, …):
+For each target of issue 27 on the floating UR5 of example-robot-data (``--robot b1_z1``: the
+B1-Z1 tree; gravity, dt 1 ms) this times, in the same process and in interleaved repeats (A, B, C, A, B, C, …):
 
 * **call floors** — a numba no-op called through its dispatcher and through its bound entry
   point (one argument, and the argument lists of the FD kernel and of the engine step: what
@@ -103,11 +103,12 @@ def noop_like(args):
 
 # ------------------------------------------------------------------------------ fixtures
 class Fixture:
-    """The floating UR5 (gravity) in vm_dynamics, Pinocchio and MuJoCo, one random state."""
+    """A floating robot (gravity; the UR5 unless ``robot``) in vm_dynamics, Pinocchio and
+    MuJoCo, one random state."""
 
-    def __init__(self, dt=1e-3):
+    def __init__(self, dt=1e-3, robot="ur5"):
         import mujoco
-        xml = robots.robot_xml("ur5")
+        xml = robots.robot_xml(robot)
         self.xml, self.dt = xml, dt
         m = self.model = vm.load_model(xml, base="SE3", gravity=(0.0, 0.0, -9.81))
         self.pin, self.pdata, self.iq, self.iv = robots.pinocchio_model(xml, m.joint_names)
@@ -298,6 +299,11 @@ def dynamics_rows(fx, repeats):
     return fd, idd, fd_loop, fd_args, parts
 
 
+BEGIN = "      stage_begin: a stage's state (views, exp, kinematics, momentum terms, V), one"
+ADVANCE = ("      stage_advance: a stage's rates (wrenches, ABA passes, ṁ, power, dexp⁻¹) and the "
+           "next stage's state, one")
+
+
 def step_rows(fx, repeats, fd_loop, fd_args, parts):
     """Simulator.step, vm.simulate and computed torque, split; vs mj_step (RK4)."""
     import mujoco
@@ -373,10 +379,8 @@ def step_rows(fx, repeats, fd_loop, fd_args, parts):
         "      ABA on a preallocated workspace, one (the step makes 4 ABA passes)": parts["aba"],
         "      buffer_views: the kernels' views of the work buffer (each compiled call)":
             stage_parts["views"],
-        "      stage_begin: a stage's state (views, exp, kinematics, momentum terms, V), one":
-            stage_parts["begin"],
-        "      stage_advance: a stage's rates (wrenches, ABA passes, ṁ, power, dexp⁻¹) and the "
-        "next stage's state, one": stage_parts["advance"],
+        BEGIN: stage_parts["begin"],
+        ADVANCE: stage_parts["advance"],
         "Simulator.step(tau=tau) (validates tau every step)": (lambda: sim_b.step(tau=tau), 1),
         "Simulator.step(inputs=held) after np.abs(tau).max() (numpy work between steps)":
             (lambda: (np.abs(tau).max(), sim_c.step(inputs=held)), 1),
@@ -401,6 +405,12 @@ def step_rows(fx, repeats, fd_loop, fd_args, parts):
     derived = {
         "      = 5 kinematics + 5 momentum terms + 4 × the three ABA passes":
             5 * kin + 5 * mom + 4 * passes,
+        "      stage_advance − stage_begin: a stage's rates (wrenches, ABA, ṁ, power, dexp⁻¹)":
+            med[ADVANCE] - med[BEGIN],
+        "        of which beyond the three ABA passes (wrenches, ṁ, power, dexp⁻¹, slopes)":
+            med[ADVANCE] - med[BEGIN] - passes,
+        "      stage_begin beyond kinematics + momentum terms (views, RK sums, exp, V solve)":
+            med[BEGIN] - kin - mom,
         "      rest: exp and dexp⁻¹ maps, applied wrenches, power, RK combination (remainder)":
             kernel - 5 * kin - 5 * mom - 4 * passes,
         "  Python around the compiled call (step − compiled call)":
@@ -497,9 +507,10 @@ def main(argv=None):
     ap.add_argument("--markdown", action="store_true", help="(tables are markdown anyway)")
     ap.add_argument("--dynamics-only", action="store_true",
                     help="call floors and forward/inverse dynamics only (no integration rows)")
+    ap.add_argument("--robot", default="ur5", help="ur5 (default) or b1_z1 (bench/robots.py)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    fx = Fixture()
+    fx = Fixture(robot=args.robot)
     fl = floors(fx, args.repeats)
     fd, idd, fd_loop, fd_args, parts = dynamics_rows(fx, args.repeats)
     st = None if args.dynamics_only else step_rows(fx, args.repeats, fd_loop, fd_args, parts)
@@ -508,12 +519,12 @@ def main(argv=None):
           f"median of {args.repeats} interleaved repeats (min–max)\n")
     print("#### Call floors\n")
     print(fmt(fl))
-    print("\n#### Forward dynamics, floating UR5 (ratio to pin.aba)\n")
+    print(f"\n#### Forward dynamics, floating {args.robot} (ratio to pin.aba)\n")
     print(fmt(fd, "pin.aba"))
-    print("\n#### Inverse dynamics, floating UR5 (ratio to pin.rnea)\n")
+    print(f"\n#### Inverse dynamics, floating {args.robot} (ratio to pin.rnea)\n")
     print(fmt(idd, "pin.rnea"))
     if st is not None:
-        print("\n#### Integration, floating UR5, gravity, dt 1 ms (ratio to mj_step RK4)\n")
+        print(f"\n#### Integration, floating {args.robot}, gravity, dt 1 ms (ratio to mj_step RK4)\n")
         print(fmt(st, "mujoco.mj_step (RK4)"))
         print("\n#### Computed torque, one stage, floating UR5 (compiled loops)\n")
         print(fmt(lr))

@@ -10,8 +10,8 @@
 * ``StateMap`` — exact conversion between our state ``(g, V, q, q̇)`` and MuJoCo's
   ``(qpos, qvel)`` (free joint: position + quaternion ``w x y z``; linear velocity in the world
   frame, angular velocity in the body frame);
-* ``ur5_computed_torque()`` — the floating UR5 with gravity in one seeded state, with
-  ``computed_torque``'s compiled inputs tracking a joint ramp (the A/B scripts' shared workload).
+* ``floating_computed_torque(robot)`` — a floating robot (UR5 by default) with gravity in one
+  seeded state, with ``computed_torque``'s compiled inputs tracking a joint ramp (the A/B scripts' shared workload).
 """
 from __future__ import annotations
 
@@ -224,8 +224,9 @@ class StateMap:
         return g, V, qpos[self.iq].copy(), qvel[self.iv].copy()
 
 
-def ur5_computed_torque(dt: float = 1e-3) -> SimpleNamespace:
-    """The floating UR5 (gravity), one seeded state and the computed-torque inputs that track it.
+def floating_computed_torque(robot: str = "ur5", dt: float = 1e-3) -> SimpleNamespace:
+    """The floating ``robot`` (gravity; a :func:`robot_xml` name), one seeded state and the
+    computed-torque inputs that track it.
 
     Uses only the public API, so a checkout from before any refactor runs it unchanged (the A/B
     scripts import it into both trees' processes).  Fields: ``model``, ``dt``, the state ``g, V,
@@ -236,7 +237,7 @@ def ur5_computed_torque(dt: float = 1e-3) -> SimpleNamespace:
     import vm_dynamics as vm
     from vm_dynamics.control import get_controller
     from vm_dynamics.control.references import reference_from_config
-    m = vm.load_model(robot_xml("ur5"), base="SE3", gravity=(0.0, 0.0, -9.81))
+    m = vm.load_model(robot_xml(robot), base="SE3", gravity=(0.0, 0.0, -9.81))
     rng = np.random.default_rng(7)
     g = vm.lie.se3_exp(np.r_[rng.normal(size=3), rng.uniform(-2, 2, 3)])
     V, q, qd = rng.normal(size=6), 0.5 * rng.normal(size=m.n), rng.normal(size=m.n)

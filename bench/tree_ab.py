@@ -2,7 +2,7 @@
 """Two checkouts of vm_dynamics side by side: the same workloads, each round in fresh processes.
 
     .venv/bin/python bench/tree_ab.py A_TREE B_TREE [--rounds 9] [--repeats 5]
-        [--cache-a DIR] [--cache-b DIR] [--only ct,open,step,run]
+        [--cache-a DIR] [--cache-b DIR] [--only ct,open,step,run] [--robot ur5|b1_z1]
 
 e.g. ``bench/tree_ab.py /work/wt/before-028 . --cache-a /work/wt/.numba-before-028
 --cache-b /work/wt/.numba-s-stage``.  Every round starts one process per tree (``PYTHONPATH``
@@ -13,11 +13,14 @@ then times it ``--repeats`` times and reports the median per step of the process
 per workload, the median over the rounds of each tree's figure and of the per-round ratio B/A,
 with their min–max.
 
-Workloads on the floating UR5 of example-robot-data with gravity, dt 1 ms, the state of
+Workloads on the floating UR5 (``--robot b1_z1``: the B1-Z1 tree) of example-robot-data with
+gravity, dt 1 ms, the state of
 ``bench/breakdown.py``'s fixture: ``ct`` ``vm.simulate`` 1 s with ``computed_torque``'s inputs
 (the compiled law at every RK stage); ``open`` ``vm.simulate`` 2 s open loop; ``step``
 ``Simulator.step(inputs=held)`` 2000 times; ``run`` ``Simulator.run(2000, inputs=held)`` (the
-compiled rollout: the step kernel with no Python between steps).  Only the public API used by both trees.
+compiled rollout: the step kernel with no Python between steps); ``mj`` MuJoCo's ``mj_step``
+(RK4) 2000 times on the MJCF of the same robot (the peer, for the ratio to it in each tree).
+Only the public API used by both trees.
 """
 from __future__ import annotations
 
@@ -33,14 +36,14 @@ from trees import child_result
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _child(only, repeats):
+def _child(only, repeats, robot="ur5"):
     """Time the workloads with the vm_dynamics on ``sys.path``; print one JSON line."""
     import numpy as np
     sys.path.insert(0, HERE)
     import robots
 
     import vm_dynamics as vm
-    fx = robots.ur5_computed_torque()
+    fx = robots.floating_computed_torque(robot)
     m, dt, g, V, q, qd = fx.model, fx.dt, fx.g, fx.V, fx.q, fx.qd
     tau_fn, bw_fn = fx.tau_fn, fx.bw_fn
     sim = vm.Simulator(m, dt)
@@ -56,10 +59,22 @@ def _child(only, repeats):
         sim.reset(g, V, q, qd)
         sim.run(2000, inputs=held)
 
+    def mj_steps():             # the peer: MuJoCo RK4 on the same model (same in both trees)
+        import mujoco
+        if not hasattr(mj_steps, "md"):
+            mj_steps.mm = mujoco.MjModel.from_xml_string(robots.mjcf_from_urdf(
+                robots.robot_xml(robot), m.gravity, dt))
+            mj_steps.md = mujoco.MjData(mj_steps.mm)
+            sm = robots.StateMap(mj_steps.mm, m.joint_names)
+            mj_steps.x0 = sm.to_mj(g, V, q, qd)
+        mj_steps.md.qpos[:], mj_steps.md.qvel[:] = mj_steps.x0
+        for _ in range(2000):
+            mujoco.mj_step(mj_steps.mm, mj_steps.md)
+
     work = {"ct": (lambda: vm.simulate(m, g, V, q, qd, 1.0, dt, tau=tau_fn, base_wrench=bw_fn),
                    1000),
             "open": (lambda: vm.simulate(m, g, V, q, qd, 2.0, dt), 2000),
-            "step": (steps, 2000), "run": (rollout, 2000)}
+            "step": (steps, 2000), "run": (rollout, 2000), "mj": (mj_steps, 2000)}
     out = {}
     for name in only:
         f, per = work[name]
@@ -82,12 +97,13 @@ def main(argv=None):
     ap.add_argument("--cache-b")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--only", default="ct,open,step,run")
+    ap.add_argument("--only", default="ct,open,step,run")       # and mj
+    ap.add_argument("--robot", default="ur5", help="ur5 (default) or b1_z1")
     ap.add_argument("--child", action="store_true")
     args = ap.parse_args(argv)
     only = args.only.split(",")
     if args.child:
-        _child(only, args.repeats)
+        _child(only, args.repeats, args.robot)
         return
     rows = {"a": [], "b": []}
     for k in range(args.rounds):
@@ -96,10 +112,10 @@ def main(argv=None):
             tree, cache = (args.a, args.cache_a) if side == "a" else (args.b, args.cache_b)
             rows[side].append(child_result(__file__, tree, cache,
                                            ["--only", ",".join(only), "--repeats",
-                                            str(args.repeats)]))
+                                            str(args.repeats), "--robot", args.robot]))
         print(f"round {k + 1}: " + ", ".join(
             f"{w} {rows['b'][-1][w] / rows['a'][-1][w]:.3f}" for w in only), flush=True)
-    print(f"\nA = {args.a}, B = {args.b}; load average "
+    print(f"\nA = {args.a}, B = {args.b}, {args.robot}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU time per step, median over "
           f"{args.rounds} alternating rounds of fresh processes (min–max)\n")
     print("| workload | A µs | B µs | B/A per round |")

@@ -60,7 +60,7 @@ def _ur5_runs():
     import robots
 
     import vm_dynamics as vm
-    fx = robots.ur5_computed_torque()
+    fx = robots.floating_computed_torque()
     m, dt, g, V, q, qd, tau = fx.model, fx.dt, fx.g, fx.V, fx.q, fx.qd, fx.tau
     tau_fn, bw_fn = fx.tau_fn, fx.bw_fn
     out = {"ur5 open loop": vm.simulate(m, g, V, q, qd, 0.5, dt, tau=tau),

@@ -55,7 +55,7 @@ def child(repeats):
     import robots
 
     import vm_dynamics as vm
-    fx = robots.ur5_computed_torque()
+    fx = robots.floating_computed_torque()
     m, dt, g, V, q, qd, tau = fx.model, fx.dt, fx.g, fx.V, fx.q, fx.qd, fx.tau
     tau_fn, bw_fn = fx.tau_fn, fx.bw_fn
     zeros = np.zeros(m.n)

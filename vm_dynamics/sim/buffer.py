@@ -85,6 +85,7 @@ def buffer_views(buf, b, n):
     P, o = _take(buf, o, b)
     a, o = _take(buf, o, 16)
     rel_k = a.reshape((4, 4))
+    last = buf[o:]                        # the rest (records.last_size)
     sc = Scratch(ext, cons, Ic0, hm, ex, pose, rel, gloc, six, six2, force, theta, KT, Km, Kq,
-                 Kqd, KW, neg_theta, ms, qs, qds, Vs, acc_out, P, rel_k)
+                 Kqd, KW, neg_theta, ms, qs, qds, Vs, acc_out, P, rel_k, last)
     return Work(ws, sc)

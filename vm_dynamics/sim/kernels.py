@@ -13,8 +13,8 @@ without external wrenches and gravity; 2 ``body_momentum`` m = P (77), Ṗ = ad*
 vehicle and frame wrenches, force elements) in the vehicle frame about its origin.
 
 Work: ``W[0]`` integrates the power of every applied effort and wrench except gravity and the
-conservative force elements (their potential is in :func:`energy`), ``W[1]`` the integral of
-its absolute value (the scale of the energy balance ``E − E₀ − W[0]``).  Status codes: 0 ok,
+conservative force elements (their potential is in :func:`.accounts.energy`), ``W[1]`` the
+integral of its absolute value (the scale of the energy balance ``E − E₀ − W[0]``).  Status codes: 0 ok,
 1 bad pose, 2 non-finite state, 3 singular locked/articulated inertia.
 """
 from __future__ import annotations
@@ -29,18 +29,14 @@ from ..dynamics.fast.kernels.hybrid import hybrid_core
 from ..dynamics.fast.kernels.jit import OPT, njit
 from ..dynamics.fast.kernels.kinematics import add_external, kinematics, velocities
 from ..dynamics.fast.kernels.momentum import momentum_terms, velocity_from_momentum
-from ..forces.kernels import add_wrenches, potential
+from ..forces.kernels import add_wrenches
 from .borrow import borrowed
-from .buffer import buffer_views
 from .records import EngineState, PrescribedRows, Rates, Stage, StageInputs
+from .resume import keep, resumable, views
+from .resume import work as _work
 
 __all__ = ["stage_begin", "stage_advance", "engine_step", "engine_rollout", "engine_rollout_law",
-           "engine_stage_state", "engine_stage", "momentum_variable", "energy"]
-
-
-@njit(**OPT)
-def _work(C, buf):
-    return buffer_views(borrowed(buf), C.axes.shape[0], C.xi.shape[0])
+           "engine_stage_state", "engine_stage"]
 
 
 @njit(**OPT)
@@ -241,12 +237,12 @@ def _stage_state(wk):
 
 
 @njit(**OPT)
-def _stage_begin(C, spec, tab, i, x, pr, wk):
-    """Stage ``i`` of an RKMK step from the state ``x``: the stage state from the slopes of
-    the earlier stages (``Θ_i = dt Σ_j a_ij K_j``, …), its pose ``g exp(ι₀Θ_i)`` and velocity
-    (LP-3), in the scratch (:func:`_stage_state`)."""
-    sc = wk.sc
-    b = C.axes.shape[0]
+def _stage_point(spec, tab, i, x, pr, sc):
+    """The state of stage ``i`` from ``x`` and the slopes of the earlier stages (``Θ_i = dt Σ_j
+    a_ij K_j``, …) and its pose ``g exp(ι₀Θ_i)``, ``rel = g_ref⁻¹ g exp(ι₀Θ_i)``, in the scratch.
+    Stage 0 (``Θ_0 = 0``, no earlier slopes) is ``x`` itself: its pose is copied (``exp(0) = I``
+    would give the same numbers)."""
+    b = sc.ms.shape[0]
     n = x.q.shape[0]
     dt, presc = spec.dt, spec.presc
     a = tab.a[i]
@@ -266,11 +262,37 @@ def _stage_begin(C, spec, tab, i, x, pr, wk):
         else:
             qs[r] = q[r] + dt * _weighted(a, Kq, i, r)
             qds[r] = qd[r] + dt * _weighted(a, Kqd, i, r)
+    if i == 0:
+        for r in range(4):
+            for c in range(4):
+                sc.pose[r, c] = x.g[r, c]
+        _mul4(spec.gri, x.g, sc.rel)
+        return
     se3_exp(sc.theta, sc.exp)
     _mul4(x.g, sc.exp, sc.pose)
     _mul4(spec.gri, x.g, sc.rel_k)
     _mul4(sc.rel_k, sc.exp, sc.rel)
+
+
+@njit(**OPT)
+def _stage_begin(C, spec, tab, i, x, pr, wk):
+    """Stage ``i`` of an RKMK step from the state ``x``: :func:`_stage_point`, then its
+    kinematics and velocity (LP-3), in the scratch (:func:`_stage_state`)."""
+    _stage_point(spec, tab, i, x, pr, wk.sc)
     return _stage_velocity(C, spec.form, _stage_state(wk), wk)
+
+
+@njit(**OPT)
+def _stage_resume(spec, tab, x, pr, wk):
+    """Stage 0 of the step from ``x`` right after the :func:`_stage_finish` that wrote ``x``
+    (a rollout's next step, no prescribed motion): the stage state is ``x``, and its
+    kinematics, momentum terms and velocity, which :func:`_stage_begin` would compute again
+    from the same numbers, are the finish's, still in the workspace.  Leaves what
+    :func:`_stage_begin` leaves, bit for bit."""
+    sc = wk.sc
+    _stage_point(spec, tab, 0, x, pr, sc)
+    for r in range(x.V.shape[0]):
+        sc.Vs[r] = x.V[r]
 
 
 @njit(**OPT)
@@ -353,19 +375,23 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
 
 
 @njit(**OPT)
-def _engine_step(C, F, tab, spec, x, inp, pr, y, wk):
+def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
     """One RKMK step of size ``spec.dt`` from ``x`` into ``y`` with the inputs held
     (docs/corrections.md, "Time integration").
 
     ``g(t) = g_k exp(ι₀Θ)``, ``Θ̇ = dexp⁻¹_{−Θ}(ι₀V)``; the vector part (m, q, q̇, W) by the
     explicit Runge–Kutta tableau ``tab``: :func:`_stage_begin` and :func:`_stage_end` for every
     stage, then :func:`_stage_finish`.  With ``spec.presc`` the joints follow the rows of
-    ``pr`` and only (g, m, W) are integrated.  Returns a status code.
+    ``pr`` and only (g, m, W) are integrated.  ``resume``: ``x`` was written by the
+    :func:`_stage_finish` just before (:func:`_stage_resume`).  Returns a status code.
     """
     for i in range(tab.b.shape[0]):
-        st = _stage_begin(C, spec, tab, i, x, pr, wk)
-        if st != 0:
-            return st
+        if i == 0 and resume:
+            _stage_resume(spec, tab, x, pr, wk)
+        else:
+            st = _stage_begin(C, spec, tab, i, x, pr, wk)
+            if st != 0:
+                return st
         st = _stage_end(C, F, spec, i, pr, inp, wk)
         if st != 0:
             return st
@@ -381,18 +407,27 @@ def _row(X, k):
 @njit(**OPT)
 def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
     """``len(X.g)`` steps of :func:`engine_step` from ``x`` with the same held inputs, looped in
-    compiled code; step k writes row k of the trajectory ``X``.  With ``spec.presc``, block k of
-    ``PR`` holds the prescribed rows of step k.  Returns (status, number of steps completed)."""
+    compiled code (each step after the first starts from the stage its predecessor's finish
+    left: :func:`_stage_resume`); step k writes row k of the trajectory ``X``.  With
+    ``spec.presc``, block k of ``PR`` holds the prescribed rows of step k.  Returns (status,
+    number of steps completed)."""
     C, F, tab, spec, x, inp, PR, X = borrowed((C, F, tab, spec, x, inp, PR, X))
-    wk = _work(C, buf)
-    for k in range(X.g.shape[0]):
+    wk = views(C, buf)
+    last = wk.sc.last
+    resume = resumable(spec, x, last)
+    last[last.shape[0] - 1] = 0.0
+    steps = X.g.shape[0]
+    for k in range(steps):
         kp = k if spec.presc else 0
         pr = PrescribedRows(PR.q[kp], PR.qd[kp], PR.qdd[kp])
         xk = x if k == 0 else _row(X, k - 1)
-        st = _engine_step(C, F, tab, spec, xk, inp, pr, _row(X, k), wk)
+        st = _engine_step(C, F, tab, spec, xk, inp, pr, _row(X, k), wk, resume)
         if st != 0:
             return st, k
-    return 0, X.g.shape[0]
+        resume = not spec.presc                 # this finish computed the next first stage
+    if steps > 0:
+        keep(spec, _row(X, steps - 1), last)
+    return 0, steps
 
 
 @njit(**OPT)
@@ -421,9 +456,12 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     for k in range(X.g.shape[0]):
         xk = x if k == 0 else _row(X, k - 1)
         for i in range(stages):
-            st = _stage_begin(C, spec, tab, i, xk, pr, wk)
-            if st != 0:
-                return st, k
+            if i == 0 and k > 0:                # the finish of step k − 1 computed stage 0
+                _stage_resume(spec, tab, xk, pr, wk)
+            else:
+                st = _stage_begin(C, spec, tab, i, xk, pr, wk)
+                if st != 0:
+                    return st, k
             # the law's efforts on the tree's joints (the masters with mimic joints)
             st = computed_torque_into(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw, lw, wk.ws)
             if st != 0:
@@ -456,72 +494,6 @@ def _at_increment(spec, g, Theta, s, wk):
     _mul4(spec.gri, s.g, s.h)
 
 
-@njit(**OPT)
-def _momentum_variable(C, spec, g, V, q, qd, m, wk):
-    """The momentum variable ``m`` of ``spec.form`` at the state (g, V, q, q̇): V,
-    μ = Ad*_{h⁻¹}P or P = M₀V + M₀𝔪q̇ (77)."""
-    ws, sc = wk
-    axes = C.axes
-    b = axes.shape[0]
-    if spec.form == 0:
-        for r in range(b):
-            m[r] = V[r]
-        return
-    kinematics(C, q, ws)
-    momentum_terms(C, qd, ws, sc.Ic0, sc.hm)
-    six = sc.six
-    for r in range(6):
-        six[r] = 0.0
-    for r in range(b):
-        f = sc.hm[axes[r]]
-        for c in range(b):
-            f += (sc.Ic0[axes[r], axes[c]] + C.rootx[axes[r], axes[c]]) * V[c]
-        six[axes[r]] = f
-    if spec.form == 2:
-        for r in range(b):
-            m[r] = six[axes[r]]
-        return
-    _mul4(spec.gri, g, sc.rel)
-    coad(sc.rel, six, sc.six2, True)
-    for r in range(b):
-        m[r] = sc.six2[axes[r]]
-
-
-@njit(**OPT)
-def _energy(C, F, g, V, q, qd, wk):
-    """(kinetic, potential) energy: ``½Σ_k v_kᵀI_kv_k + ½VᵀM_AV`` and the gravitational
-    ``−aᵀ(m p_g + R_g h)`` (h the total first moment of the rigid masses) plus the conservative
-    force elements' potential."""
-    ws = wk.ws
-    n = q.shape[0]
-    axes = C.axes
-    b = axes.shape[0]
-    kinematics(C, q, ws)
-    velocities(C, V, qd, ws)
-    T = 0.0
-    h0 = 0.0
-    h1 = 0.0
-    h2 = 0.0
-    mass = 0.0
-    for k in range(n + 1):
-        for r in range(6):
-            f = 0.0
-            for c in range(6):
-                f += ws.IA[k, r, c] * ws.vel[k, c]
-            T += 0.5 * ws.vel[k, r] * f
-        mass += ws.IA[k, 0, 0]
-        h0 += ws.IA[k, 5, 1]
-        h1 += ws.IA[k, 3, 2]
-        h2 += ws.IA[k, 4, 0]
-    for r in range(b):
-        for c in range(b):
-            T += 0.5 * V[r] * C.rootx[axes[r], axes[c]] * V[c]
-    U = 0.0
-    for r in range(3):
-        U -= C.grav[r] * (mass * g[r, 3] + g[r, 0] * h0 + g[r, 1] * h1 + g[r, 2] * h2)
-    return T, U + potential(F, g, ws.Rw, ws.Pw)
-
-
 # entry points: the one buffer instead of the Work views; the records borrowed (.borrow)
 @njit(**OPT)
 def stage_begin(C, spec, tab, i, x, pr, buf):
@@ -547,9 +519,17 @@ def stage_advance(C, F, spec, tab, i, x, pr, inp, y, buf):
 
 @njit(**OPT)
 def engine_step(C, F, tab, spec, x, inp, pr, y, buf):
-    """One whole RKMK step in one call (:func:`_engine_step`)."""
+    """One whole RKMK step in one call (:func:`_engine_step`); its first stage is taken from
+    the workspace if the step or rollout before left it there (:func:`.resume.resumable`)."""
     C, F, tab, spec, x, inp, pr, y = borrowed((C, F, tab, spec, x, inp, pr, y))
-    return _engine_step(C, F, tab, spec, x, inp, pr, y, _work(C, buf))
+    wk = views(C, buf)
+    last = wk.sc.last
+    resume = resumable(spec, x, last)
+    last[last.shape[0] - 1] = 0.0
+    st = _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume)
+    if st == 0:
+        keep(spec, y, last)
+    return st
 
 
 @njit(**OPT)
@@ -586,15 +566,3 @@ def engine_stage(C, F, spec, g, Theta, s, qdd_p, inp, rates, buf):
     for r in range(b):
         rates.dTheta[C.axes[r]] = sc.six2[C.axes[r]]
     return 0
-
-
-@njit(**OPT)
-def momentum_variable(C, spec, g, V, q, qd, m, buf):
-    """:func:`_momentum_variable`."""
-    _momentum_variable(C, spec, g, V, q, qd, m, _work(C, buf))
-
-
-@njit(**OPT)
-def energy(C, F, g, V, q, qd, buf):
-    """:func:`_energy`: (kinetic, potential)."""
-    return _energy(C, F, g, V, q, qd, _work(C, buf))

@@ -21,7 +21,7 @@ from ..dynamics.fast.records import Workspace
 __all__ = ["FORMULATIONS", "FORM_CODES", "STATUS", "SimulationError", "check_formulation",
            "choose_formulation", "TableauArrays", "StepSpec", "EngineState", "StageInputs",
            "PrescribedRows", "Stage", "Rates", "LawOutputs", "Scratch", "Work", "MAX_STAGES",
-           "buffer_size"]
+           "buffer_size", "last_size"]
 
 FORMULATIONS = ("auto", "spatial_momentum", "body_momentum", "velocity")
 FORM_CODES = {"velocity": 0, "spatial_momentum": 1, "body_momentum": 2}
@@ -170,7 +170,10 @@ class Scratch(NamedTuple):
     stage's ``exp`` of its increment, pose ``pose`` and ``rel = g_ref⁻¹ pose``; gravity in
     vehicle axes ``gloc``; six-vectors ``six``, ``six2``, ``force`` (F_η), ``theta``; the
     stage slopes ``KT, Km, Kq, Kqd, KW``; ``neg_theta = −Θ``; the stage state ``ms, qs, qds,
-    Vs``; the ABA output ``acc_out``; the locked momentum ``P``; ``rel_k = g_ref⁻¹ g_k``."""
+    Vs``; the ABA output ``acc_out``; the locked momentum ``P``; ``rel_k = g_ref⁻¹ g_k``;
+    ``last``: the state ``(g, g_ref⁻¹, m, q, q̇, V, form)`` whose first stage the workspace
+    holds and, as its last entry, 1.0 while it does (:func:`vm_dynamics.sim.kernels.
+    engine_step` then starts from it; every other use of the buffer sets it to 0.0)."""
 
     ext: np.ndarray
     cons: np.ndarray
@@ -197,6 +200,7 @@ class Scratch(NamedTuple):
     acc_out: np.ndarray
     P: np.ndarray
     rel_k: np.ndarray
+    last: np.ndarray
 
 
 class Work(NamedTuple):
@@ -212,5 +216,11 @@ def buffer_size(b: int, n: int) -> int:
     ws = (n + 1) * 9 + (n + 1) * 3 + n * 6 + (n + 1) * 36 + (n + 1) * 6 + n * 6 + (n + 1) * 6 \
         + n * 6 + n * 2 + (n + 1) * 6 + 36 + 6
     sc = 2 * (n + 1) * 6 + 36 + 6 + 3 * 16 + 3 + 4 * 6 + S * 6 + S * b + 2 * S * n + S * 2 \
-        + 6 + b + 2 * n + b + (b + n) + b + 16
+        + 6 + b + 2 * n + b + (b + n) + b + 16 + last_size(b, n)
     return ws + sc
+
+
+def last_size(b: int, n: int) -> int:
+    """Length of :attr:`Scratch.last`: g and g_ref⁻¹ (16 each), m and V (b), q and q̇ (n),
+    the formulation and the flag."""
+    return 32 + 2 * b + 2 * n + 2

@@ -26,9 +26,10 @@ class CompiledStages:
 
     def __init__(self, model, F, tableau, nq, zero_inputs, compile: bool):
         from ..dynamics.fast import fast_model
+        from . import accounts
         from . import kernels as ek
         from .buffer import buffer_views
-        self.ek = ek
+        self.ek, self.accounts = ek, accounts
         fm = fast_model(model, "numba" if compile else "numpy")
         self.C, self.F, self.tab = fm.kernel_constants, F, tableau
         self.stages = tableau.b.shape[0]      # stage evaluations per step
@@ -55,7 +56,7 @@ class CompiledStages:
         with a notice, or loads them from numba's disk cache) before any timed loop, and bind
         their compiled entry points (:func:`vm_dynamics.dynamics.fast.bind_compiled`)."""
         from ..dynamics.fast import bind_compiled, compile_notice
-        ek, C, F, tab, buf = self.ek, self.C, self.F, self.tab, self.buf
+        ek, accounts, C, F, tab, buf = self.ek, self.accounts, self.C, self.F, self.tab, self.buf
         b, n, s = self.b, self.n, tab.b.shape[0]
         g, zb, z = np.eye(4), np.zeros(b), np.zeros(n)
         spec = StepSpec(1, False, g, 0.001, np.zeros(0, dtype=np.bool_))
@@ -68,8 +69,8 @@ class CompiledStages:
                 C, spec, g, self.Theta6, self.stage_rec, buf))
             self.k_stage = bind_compiled(ek.engine_stage, (
                 C, F, spec, g, self.Theta6, self.stage_rec, z, held, self.rates, buf))
-            ek.momentum_variable(C, spec, g, zb, z, z, np.empty(b), buf)
-            ek.energy(C, F, g, zb, z, z, buf)
+            accounts.momentum_variable(C, spec, g, zb, z, z, np.empty(b), buf)
+            accounts.energy(C, F, g, zb, z, z, buf)
             if s > MAX_STAGES:      # an adaptive method: one stage at a time (AdaptiveStep)
                 return
             self.k_step = bind_compiled(ek.engine_step, (C, F, tab, spec, x, held, pr,
@@ -148,11 +149,11 @@ class CompiledStages:
 
     def momentum_variable(self, spec, g, V, q, qd):
         m = np.empty(self.b)
-        self.ek.momentum_variable(self.C, spec, g, V, q, qd, m, self.buf)
+        self.accounts.momentum_variable(self.C, spec, g, V, q, qd, m, self.buf)
         return m
 
     def energy(self, g, V, q, qd):
-        return self.ek.energy(self.C, self.F, g, V, q, qd, self.buf)
+        return self.accounts.energy(self.C, self.F, g, V, q, qd, self.buf)
 
 
 class ReferenceStages:
