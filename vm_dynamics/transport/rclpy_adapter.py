@@ -14,15 +14,19 @@ most ``N`` bytes whose sequence ``field`` holds at most ``M`` elements (read fro
 warning before any message object is built.  A ``screen`` runs on the same serialized bytes,
 before deserialisation.
 
-Work per turn: this adapter keeps no queue of its own.  rclpy's executor takes one sample per
-ready subscription per wait and checks the timers on every wait, so a flooded subscription
-cannot starve a timer, and ``max_per_turn`` (a bound the DDS adapter needs) holds by
-construction; the excess is dropped by the middleware's KEEP_LAST history, which reports no
-count, so ``on_drop`` is never called here.
+Work per turn: this adapter keeps no queue of its own.  The node is spun by
+:class:`~vm_dynamics.transport.rclpy_executor.LeanExecutor` (one reused wait set; rclpy's
+``SingleThreadedExecutor`` where rclpy lacks its wait-set API), which -- like rclpy's --
+takes one sample per ready subscription per wait and checks the timers on every wait, so a
+flooded subscription cannot starve a timer, and ``max_per_turn`` (a bound the DDS adapter
+needs) holds by construction; the excess is dropped by the middleware's KEEP_LAST history,
+which reports no count, so ``on_drop`` is never called here.
 
 rclpy calls used (and therefore implemented by ``test/fakes/strict_rclpy.py``):
 ``rclpy.ok``, ``rclpy.init(args=)``, ``rclpy.shutdown()``, ``rclpy.spin``,
-``rclpy.spin_once(timeout_sec=)``, ``rclpy.utilities.remove_ros_args``,
+``rclpy.spin_once(timeout_sec=)`` (without the wait-set API of
+:mod:`~vm_dynamics.transport.rclpy_executor`, which lists what it uses),
+``rclpy.utilities.remove_ros_args``,
 ``rclpy.serialization.deserialize_message``,
 ``rclpy.node.Node(name, namespace=, cli_args=)`` with ``get_name``, ``get_namespace``,
 ``get_logger``, ``get_clock().now().nanoseconds``, ``declare_parameter(name, value[,
@@ -52,6 +56,7 @@ from . import ros_args as rargs
 from .base import Publisher, Transport
 from .logger import BaseLogger
 from .qos import qos_spec
+from .rclpy_executor import LeanExecutor, lean_executor_available
 from .types import check_service_type, status_service
 
 __all__ = ["RclpyTransport", "rclpy_class", "fill_rosidl"]
@@ -165,6 +170,7 @@ class RclpyTransport(Transport):
         from rclpy.utilities import remove_ros_args
 
         self._rclpy = rclpy
+        self._lean: LeanExecutor | None = None
         self._previous_library = ros_msgs.use_message_library("rosidl")
         argv = list(sys.argv if argv is None else argv)
         flat = rargs.flatten_params(params_defaults)  # validate before touching ROS
@@ -353,8 +359,19 @@ class RclpyTransport(Transport):
     def now_ns(self) -> int:
         return self._node.get_clock().now().nanoseconds
 
+    def _lean_executor(self) -> LeanExecutor | None:
+        """The node's :class:`~.rclpy_executor.LeanExecutor`, made on first use; None where
+        rclpy lacks what it needs (then rclpy's own executor spins the node)."""
+        if self._lean is None and lean_executor_available():
+            self._lean = LeanExecutor(self._node)
+        return self._lean
+
     def spin_once(self, timeout_s: float | None = None) -> None:
-        self._rclpy.spin_once(self._node, timeout_sec=timeout_s)
+        lean = self._lean_executor()
+        if lean is None:
+            self._rclpy.spin_once(self._node, timeout_sec=timeout_s)
+        else:
+            lean.spin_once(timeout_s)
 
     #: How often :meth:`spin` looks for a recorded Ctrl-C / SIGTERM (s).
     SPIN_POLL_S = 0.1
@@ -366,8 +383,10 @@ class RclpyTransport(Transport):
         ``RuntimeError: Unable to convert call argument to Python object`` from
         ``take_message`` (Jazzy, Ctrl-C under ``ros2 launch``: a traceback, exit 1)."""
         from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-        executor = SingleThreadedExecutor()       # the default context, as rclpy.spin's
-        executor.add_node(self._node)
+        executor = self._lean_executor()
+        if executor is None:
+            executor = SingleThreadedExecutor()   # the default context, as rclpy.spin's
+            executor.add_node(self._node)
         with deferred_interrupts() as stop:
             try:
                 while not stop and self._rclpy.ok():
@@ -380,15 +399,19 @@ class RclpyTransport(Transport):
                 if self._rclpy.ok() and not stop:
                     raise
             finally:
-                executor.remove_node(self._node)
-                executor.shutdown(timeout_sec=0)
+                if executor is not self._lean:
+                    executor.remove_node(self._node)
+                    executor.shutdown(timeout_sec=0)
 
     def shutdown_requested(self) -> bool:
         return self._owns_context and not self._rclpy.ok()
 
     def _release(self) -> None:
         node = getattr(self, "_node", None)
+        lean, self._lean = getattr(self, "_lean", None), None
         try:
+            if lean is not None:            # its handles held: released before the node goes
+                lean.shutdown()
             if node is not None:
                 self._node = None
                 node.destroy_node()
