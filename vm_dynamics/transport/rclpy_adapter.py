@@ -12,7 +12,11 @@ Size limits: ``subscribe(..., max_bytes=N, max_counts={field: M})`` subscribes w
 most ``N`` bytes whose sequence ``field`` holds at most ``M`` elements (read from the CDR by
 :func:`vm_dynamics.ros.messages.check_sequence_counts`); others are dropped with a throttled
 warning before any message object is built.  A ``screen`` runs on the same serialized bytes,
-before deserialisation.
+before deserialisation.  The types a lockstep period carries (JointState, Odometry,
+WrenchStamped, Clock: :mod:`~vm_dynamics.transport.rclpy_cdr`) are always taken raw and
+decoded, and published encoded, by that module (the same rosidl messages and bytes as
+rclpy's, several times faster); any other type, and any sample or message it declines, goes
+through rclpy's own conversion.
 
 Work per turn: this adapter keeps no queue of its own.  The node is spun by
 :class:`~vm_dynamics.transport.rclpy_executor.LeanExecutor` (one reused wait set; rclpy's
@@ -56,6 +60,7 @@ from . import ros_args as rargs
 from .base import Publisher, Transport
 from .logger import BaseLogger
 from .qos import qos_spec
+from .rclpy_cdr import cdr_decoder, cdr_encoder
 from .rclpy_executor import LeanExecutor, lean_executor_available
 from .types import check_service_type, status_service
 
@@ -135,17 +140,23 @@ class RclpyLogger(BaseLogger):
 
 
 class _RclpyPublisher(Publisher):
+    """A publisher of rosidl messages; those of :data:`~.rclpy_cdr.CDR_TYPES` go out as the
+    CDR written by :func:`~.rclpy_cdr.cdr_encoder` (rclpy's ``publish`` of ``bytes``), any
+    other -- or one the encoder declines -- through rclpy's conversion."""
+
     def __init__(self, pub: Any, topic: str, msgtype: str, cls: type) -> None:
         self._pub = pub
         self.topic = topic
         self.msgtype = msgtype
         self._cls = cls
+        self._encode = cdr_encoder(msgtype)
 
     def publish(self, msg: Any) -> None:
         if not isinstance(msg, self._cls):
             raise TypeError(f"publisher {self.topic}: expected a rosidl {self.msgtype} message, "
                             f"got {ros_msgs.msgtype_of(msg)} ({type(msg).__module__})")
-        self._pub.publish(msg)
+        data = None if self._encode is None else self._encode(msg)
+        self._pub.publish(msg if data is None else data)
 
     def has_subscribers(self) -> bool:
         return self._pub.get_subscription_count() > 0
@@ -257,7 +268,8 @@ class RclpyTransport(Transport):
             counts = {}
         if counts:
             ros_msgs.check_count_limits(msgtype, counts)
-        if max_bytes is None and not counts and screen is None:
+        decode = cdr_decoder(msgtype)
+        if max_bytes is None and not counts and screen is None and decode is None:
             def on_msg(msg: Any) -> None:
                 self.deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_msg, self._qos(qos))
@@ -274,7 +286,9 @@ class RclpyTransport(Transport):
                 try:
                     if counts:
                         ros_msgs.check_sequence_counts(data, msgtype, counts)
-                    msg = deserialize_message(data, cls)
+                    msg = None if decode is None else decode(data)
+                    if msg is None:
+                        msg = deserialize_message(data, cls)
                 except ros_msgs.SequenceCountError as exc:
                     self.report_too_many(name[0], msgtype, exc)
                     return
