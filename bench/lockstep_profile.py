@@ -114,16 +114,19 @@ def node_env(domain: int, args) -> dict:
     return env
 
 
-def run(seconds: float, domain: int, work: Path, sampled: bool, args=None) -> dict:
+def run(seconds: float, domain: int, work: Path, sampled: str = "", args=None) -> dict:
+    """One run of the lockstep; ``sampled``: ``"sampled"`` or ``"timed"`` runs each node
+    under ``bench/<sampled>.py``, writing ``<node>.json`` in ``work``."""
     env = node_env(domain, args) if args is not None else dds_env(domain)
     py = (args.python if args is not None and args.python else PY)
     params = ["--ros-args", "--params-file", str(REPO / "config" / "spacecraft_arm.yaml"),
               *PARAMS]
+    work.mkdir(exist_ok=True)
     probe = JointStateProbe(env)
     procs = {}
     for name in ("dynamics_node", "controller_node"):
         mod = f"vm_dynamics.nodes.{name}"
-        cmd = [py, str(HERE / "sampled.py"), str(work / f"{name}.json"), mod, *params] \
+        cmd = [py, str(HERE / f"{sampled}.py"), str(work / f"{name}.json"), mod, *params] \
             if sampled else [py, "-m", mod, *params]
         procs[name] = _start(cmd, env, work / f"{name}.log")
     try:
@@ -139,6 +142,10 @@ def run(seconds: float, domain: int, work: Path, sampled: bool, args=None) -> di
         s = probe.collect(seconds)
         cpu1 = {k: _cpu(p.pid) for k, p in procs.items()}
         thr1 = {k: _threads_cpu(p.pid) for k, p in procs.items()}
+        if sampled == "timed":                    # the timed window ends with this one
+            for p in procs.values():
+                p.send_signal(signal.SIGUSR2)
+            time.sleep(0.2)
     finally:
         for p in procs.values():
             p.send_signal(signal.SIGINT)
@@ -196,6 +203,29 @@ def categorize(path: Path) -> dict:
             "writers": writers.most_common(6), "seconds": data["seconds"]}
 
 
+def print_timings(timings: dict, periods: float) -> None:
+    """The ``--timed`` run's table per node: calls per period, mean self CPU µs per call,
+    and self CPU µs per period of each timed part; the main thread's CPU per period and
+    what of it no timed part took."""
+    dyn = timings.get("dynamics_node", {}).get("functions", {})
+    ticks = dyn.get("vm_dynamics.nodes.dynamics_core:DynamicsCore.advance_lockstep",
+                    {}).get("calls") or periods
+    for node, data in timings.items():
+        funcs = data["functions"]
+        main = 1e6 * data["main_thread_cpu_s"] / ticks
+        timed = 1e6 * sum(f["sum_self_s"] for f in funcs.values()) / ticks
+        print(f"\n#### {node}: CPU time of the main thread per lockstep period ({ticks:.0f} "
+              f"periods): {main:.0f} µs, of which the timed parts {timed:.0f} µs (clock read "
+              f"{data['clock_read_us']:.1f} µs, subtracted)\n")
+        print("| part | calls per period | self CPU µs per call | self CPU µs per period |")
+        print("|---|---:|---:|---:|")
+        for key, f in sorted(funcs.items(), key=lambda kv: -kv[1]["sum_self_s"]):
+            print(f"| `{key.split(':', 1)[-1]}` | {f['calls'] / ticks:.2f} | "
+                  f"{1e6 * f['sum_self_s'] / f['calls']:.1f} | "
+                  f"{1e6 * f['sum_self_s'] / ticks:.0f} |")
+        print(f"| (not timed) | | | {main - timed:.0f} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=8.0)
@@ -205,15 +235,23 @@ def main(argv=None):
     ap.add_argument("--rclpy", metavar="SETUP", default="",
                     help="run the nodes on rclpy in the environment of this setup script")
     ap.add_argument("--python", default="", help="interpreter of the nodes (with --rclpy)")
+    ap.add_argument("--timed", action="store_true",
+                    help="also a run with bench/timed.py: µs per period of each timed part")
     ap.add_argument("--numba-cache", default="", help="NUMBA_CACHE_DIR of the nodes (--rclpy)")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        plain = run(args.seconds, args.domain, work, sampled=False, args=args)
+        plain = run(args.seconds, args.domain, work, args=args)
+        timed = None
+        if args.timed:
+            timed = run(args.seconds, args.domain, work / "timed", sampled="timed", args=args)
         samp = None if args.no_sampled else run(args.seconds, args.domain, work,
-                                                sampled=True, args=args)
+                                                sampled="sampled", args=args)
         time.sleep(0.5)
+        timings = {k: json.loads((work / "timed" / f"{k}.json").read_text())
+                   for k in ("dynamics_node", "controller_node")
+                   if timed and (work / "timed" / f"{k}.json").exists()}
         cats = {} if samp is None else {k: categorize(work / f"{k}.json")
                                         for k in ("dynamics_node", "controller_node")
                                         if (work / f"{k}.json").exists()}
@@ -223,7 +261,7 @@ def main(argv=None):
     print("| run | real-time factor | wall per period µs | dynamics_node CPU per period µs "
           "| controller_node CPU per period µs |")
     print("|---|---:|---:|---:|---:|")
-    for label, r in (("plain", plain), ("sampled", samp)):
+    for label, r in (("plain", plain), ("timed", timed), ("sampled", samp)):
         if r is None or not r["periods"]:
             continue
         c = r["cpu_per_period_us"]
@@ -233,6 +271,8 @@ def main(argv=None):
         f"{node}: " + ", ".join(f"{t} {v:.0f}" for t, v in sorted(
             th.items(), key=lambda kv: -kv[1]))
         for node, th in plain["threads_per_period_us"].items()))
+    if timings:
+        print_timings(timings, timed["periods"])
     for node, res in cats.items():
         tot = max(res["total"], 1)
         print(f"\n#### {node}: where its main thread is, {res['total']} samples over "

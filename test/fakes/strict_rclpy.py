@@ -16,7 +16,8 @@ the ``TypeError`` Python raises for a real rclpy signature mismatch:
   ignore_override=False)``, ``get_parameter(name)``, ``create_publisher(msg_type, topic,
   qos_profile, *, callback_group, event_callbacks, qos_overriding_options, publisher_class)``,
   ``create_subscription(msg_type, topic, callback, qos_profile, *, callback_group,
-  event_callbacks, qos_overriding_options, raw)`` (publisher/subscription ``topic_name``),
+  event_callbacks, qos_overriding_options, raw)`` (publisher/subscription ``topic_name``;
+  ``publish`` takes a message of the publisher's type or its CDR ``bytes``, as rclpy's),
   ``create_timer(timer_period_sec, callback, callback_group=None, clock=None)``,
   ``create_service(srv_type, srv_name, callback, *, qos_profile, callback_group)``,
   ``count_publishers(topic_name)``, ``destroy_node()``;
@@ -569,11 +570,14 @@ class _Publisher:
         return self._topic
 
     def publish(self, msg: Any) -> None:
-        if not isinstance(msg, self.msg_type):
-            raise TypeError(f"Expected {self.msg_type}, got {type(msg)}")
         fake = self._node._fake
-        bag = rosidl_to_rosbags(msg, fake.store)
-        cdr = bytes(fake.store.serialize_cdr(bag, self.msg_type._rostype))
+        if isinstance(msg, bytes):          # rclpy: serialized, sent as it is (publish_raw)
+            cdr = msg
+        elif not isinstance(msg, self.msg_type):
+            raise TypeError(f"Expected {self.msg_type}, got {type(msg)}")
+        else:
+            bag = rosidl_to_rosbags(msg, fake.store)
+            cdr = bytes(fake.store.serialize_cdr(bag, self.msg_type._rostype))
         fake.published.append((self._topic, self.msg_type._rostype, self.qos_profile, cdr))
 
 

@@ -12,17 +12,25 @@ Size limits: ``subscribe(..., max_bytes=N, max_counts={field: M})`` subscribes w
 most ``N`` bytes whose sequence ``field`` holds at most ``M`` elements (read from the CDR by
 :func:`vm_dynamics.ros.messages.check_sequence_counts`); others are dropped with a throttled
 warning before any message object is built.  A ``screen`` runs on the same serialized bytes,
-before deserialisation.
+before deserialisation.  The types a lockstep period carries (JointState, Odometry,
+WrenchStamped, Clock: :mod:`~vm_dynamics.transport.rclpy_cdr`) are always taken raw and
+decoded, and published encoded, by that module (the same rosidl messages and bytes as
+rclpy's, several times faster); any other type, and any sample or message it declines, goes
+through rclpy's own conversion.
 
-Work per turn: this adapter keeps no queue of its own.  rclpy's executor takes one sample per
-ready subscription per wait and checks the timers on every wait, so a flooded subscription
-cannot starve a timer, and ``max_per_turn`` (a bound the DDS adapter needs) holds by
-construction; the excess is dropped by the middleware's KEEP_LAST history, which reports no
-count, so ``on_drop`` is never called here.
+Work per turn: this adapter keeps no queue of its own.  The node is spun by
+:class:`~vm_dynamics.transport.rclpy_executor.LeanExecutor` (one reused wait set; rclpy's
+``SingleThreadedExecutor`` where rclpy lacks its wait-set API), which -- like rclpy's --
+takes one sample per ready subscription per wait and checks the timers on every wait, so a
+flooded subscription cannot starve a timer, and ``max_per_turn`` (a bound the DDS adapter
+needs) holds by construction; the excess is dropped by the middleware's KEEP_LAST history,
+which reports no count, so ``on_drop`` is never called here.
 
 rclpy calls used (and therefore implemented by ``test/fakes/strict_rclpy.py``):
 ``rclpy.ok``, ``rclpy.init(args=)``, ``rclpy.shutdown()``, ``rclpy.spin``,
-``rclpy.spin_once(timeout_sec=)``, ``rclpy.utilities.remove_ros_args``,
+``rclpy.spin_once(timeout_sec=)`` (without the wait-set API of
+:mod:`~vm_dynamics.transport.rclpy_executor`, which lists what it uses),
+``rclpy.utilities.remove_ros_args``,
 ``rclpy.serialization.deserialize_message``,
 ``rclpy.node.Node(name, namespace=, cli_args=)`` with ``get_name``, ``get_namespace``,
 ``get_logger``, ``get_clock().now().nanoseconds``, ``declare_parameter(name, value[,
@@ -52,6 +60,8 @@ from . import ros_args as rargs
 from .base import Publisher, Transport
 from .logger import BaseLogger
 from .qos import qos_spec
+from .rclpy_cdr import cdr_decoder, cdr_encoder
+from .rclpy_executor import LeanExecutor, lean_executor_available
 from .types import check_service_type, status_service
 
 __all__ = ["RclpyTransport", "rclpy_class", "fill_rosidl"]
@@ -130,17 +140,23 @@ class RclpyLogger(BaseLogger):
 
 
 class _RclpyPublisher(Publisher):
+    """A publisher of rosidl messages; those of :data:`~.rclpy_cdr.CDR_TYPES` go out as the
+    CDR written by :func:`~.rclpy_cdr.cdr_encoder` (rclpy's ``publish`` of ``bytes``), any
+    other -- or one the encoder declines -- through rclpy's conversion."""
+
     def __init__(self, pub: Any, topic: str, msgtype: str, cls: type) -> None:
         self._pub = pub
         self.topic = topic
         self.msgtype = msgtype
         self._cls = cls
+        self._encode = cdr_encoder(msgtype)
 
     def publish(self, msg: Any) -> None:
         if not isinstance(msg, self._cls):
             raise TypeError(f"publisher {self.topic}: expected a rosidl {self.msgtype} message, "
                             f"got {ros_msgs.msgtype_of(msg)} ({type(msg).__module__})")
-        self._pub.publish(msg)
+        data = None if self._encode is None else self._encode(msg)
+        self._pub.publish(msg if data is None else data)
 
     def has_subscribers(self) -> bool:
         return self._pub.get_subscription_count() > 0
@@ -165,6 +181,7 @@ class RclpyTransport(Transport):
         from rclpy.utilities import remove_ros_args
 
         self._rclpy = rclpy
+        self._lean: LeanExecutor | None = None
         self._previous_library = ros_msgs.use_message_library("rosidl")
         argv = list(sys.argv if argv is None else argv)
         flat = rargs.flatten_params(params_defaults)  # validate before touching ROS
@@ -251,7 +268,8 @@ class RclpyTransport(Transport):
             counts = {}
         if counts:
             ros_msgs.check_count_limits(msgtype, counts)
-        if max_bytes is None and not counts and screen is None:
+        decode = cdr_decoder(msgtype)
+        if max_bytes is None and not counts and screen is None and decode is None:
             def on_msg(msg: Any) -> None:
                 self.deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_msg, self._qos(qos))
@@ -268,7 +286,9 @@ class RclpyTransport(Transport):
                 try:
                     if counts:
                         ros_msgs.check_sequence_counts(data, msgtype, counts)
-                    msg = deserialize_message(data, cls)
+                    msg = None if decode is None else decode(data)
+                    if msg is None:
+                        msg = deserialize_message(data, cls)
                 except ros_msgs.SequenceCountError as exc:
                     self.report_too_many(name[0], msgtype, exc)
                     return
@@ -353,8 +373,19 @@ class RclpyTransport(Transport):
     def now_ns(self) -> int:
         return self._node.get_clock().now().nanoseconds
 
+    def _lean_executor(self) -> LeanExecutor | None:
+        """The node's :class:`~.rclpy_executor.LeanExecutor`, made on first use; None where
+        rclpy lacks what it needs (then rclpy's own executor spins the node)."""
+        if self._lean is None and lean_executor_available():
+            self._lean = LeanExecutor(self._node)
+        return self._lean
+
     def spin_once(self, timeout_s: float | None = None) -> None:
-        self._rclpy.spin_once(self._node, timeout_sec=timeout_s)
+        lean = self._lean_executor()
+        if lean is None:
+            self._rclpy.spin_once(self._node, timeout_sec=timeout_s)
+        else:
+            lean.spin_once(timeout_s)
 
     #: How often :meth:`spin` looks for a recorded Ctrl-C / SIGTERM (s).
     SPIN_POLL_S = 0.1
@@ -366,8 +397,10 @@ class RclpyTransport(Transport):
         ``RuntimeError: Unable to convert call argument to Python object`` from
         ``take_message`` (Jazzy, Ctrl-C under ``ros2 launch``: a traceback, exit 1)."""
         from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-        executor = SingleThreadedExecutor()       # the default context, as rclpy.spin's
-        executor.add_node(self._node)
+        executor = self._lean_executor()
+        if executor is None:
+            executor = SingleThreadedExecutor()   # the default context, as rclpy.spin's
+            executor.add_node(self._node)
         with deferred_interrupts() as stop:
             try:
                 while not stop and self._rclpy.ok():
@@ -380,15 +413,19 @@ class RclpyTransport(Transport):
                 if self._rclpy.ok() and not stop:
                     raise
             finally:
-                executor.remove_node(self._node)
-                executor.shutdown(timeout_sec=0)
+                if executor is not self._lean:
+                    executor.remove_node(self._node)
+                    executor.shutdown(timeout_sec=0)
 
     def shutdown_requested(self) -> bool:
         return self._owns_context and not self._rclpy.ok()
 
     def _release(self) -> None:
         node = getattr(self, "_node", None)
+        lean, self._lean = getattr(self, "_lean", None), None
         try:
+            if lean is not None:            # its handles held: released before the node goes
+                lean.shutdown()
             if node is not None:
                 self._node = None
                 node.destroy_node()

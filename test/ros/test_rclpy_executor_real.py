@@ -1,0 +1,124 @@
+"""The rclpy transport's executor (``vm_dynamics.transport.rclpy_executor.LeanExecutor``) on
+the real rclpy: one wait set while the node's entities stay the same, and everything still
+served -- subscriptions (with and without the message info), timers, services, clients, a
+subscription made or destroyed while spinning, and a waitable (a QoS event handler, run by
+rclpy's own executor turn).  Skipped without rclpy (ROS 2)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from ros_domain import ros_domain_env
+
+rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed")
+
+FLOATS = "std_msgs/msg/Float64MultiArray"
+
+
+def counting_wait_sets(monkeypatch) -> list:
+    """From now on, count the rcl wait sets made in this process (``[count]``)."""
+    from rclpy.impl.implementation_singleton import rclpy_implementation as impl
+    made, wait_set = [0], impl.WaitSet
+
+    def counted(*args):
+        made[0] += 1
+        return wait_set(*args)
+    monkeypatch.setattr(impl, "WaitSet", counted)
+    return made
+
+
+def spin_until(spin_once, pred, timeout: float = 30.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        spin_once(0.05)
+        if pred():
+            return True
+    return False
+
+
+def test_the_transport_spins_on_one_wait_set(monkeypatch):
+    """A timer and 100 messages, over 100+ turns of ``RclpyTransport.spin_once``: no wait set
+    is made after the first turns (rclpy's SingleThreadedExecutor makes one per wait, about
+    two per callback).  rclpy's own turn (waitables) runs once here: its period is set
+    beyond the test."""
+    from std_msgs.msg import Float64MultiArray
+
+    from vm_dynamics.transport import QosSpec
+    from vm_dynamics.transport.rclpy_adapter import RclpyTransport
+    ros_domain_env(monkeypatch)
+    deep = QosSpec(reliable=True, transient_local=False, depth=200)   # none lost
+    monkeypatch.setattr("vm_dynamics.transport.rclpy_executor.LeanExecutor.RCLPY_TURN_S", 1e9)
+    t = RclpyTransport("lean_executor_probe", {}, ["probe"])
+    try:
+        got, ticks = [], []
+        pub = t.publisher("lean_numbers", FLOATS, deep)
+        t.subscribe("lean_numbers", FLOATS, got.append, deep)
+        t.timer(0.002, lambda: ticks.append(1))
+        assert spin_until(t.spin_once, lambda: len(ticks) > 3)
+        while not pub.has_subscribers():          # discovery of its own subscription
+            t.spin_once(0.05)
+        made = counting_wait_sets(monkeypatch)
+        for i in range(100):
+            pub.publish(Float64MultiArray(data=[float(i)]))
+            t.spin_once(0.05)
+        assert spin_until(t.spin_once, lambda: len(got) == 100)
+        assert [m.data[0] for m in got] == [float(i) for i in range(100)]
+        assert made[0] == 0, made
+    finally:
+        t.shutdown()
+
+
+def test_every_kind_of_entity_is_served(monkeypatch):
+    """Subscriptions (message only; message and info), a timer, a service and a client of it,
+    a subscription made while spinning (served), one destroyed while spinning (no more
+    callbacks, no error), and a QoS event handler (a waitable, served by rclpy's turn)."""
+    from rclpy.event_handler import SubscriptionEventCallbacks
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import Trigger
+
+    from vm_dynamics.transport.rclpy_executor import LeanExecutor
+    ros_domain_env(monkeypatch)
+    rclpy.init()
+    node = rclpy.create_node("lean_executor_kinds")
+    ex = LeanExecutor(node)
+    try:
+        got = {"plain": [], "info": [], "late": [], "gone": [], "tick": [], "qos": []}
+        pub = node.create_publisher(Float64MultiArray, "kinds", 10)
+        node.create_subscription(Float64MultiArray, "kinds", got["plain"].append, 10)
+        node.create_subscription(Float64MultiArray, "kinds",
+                                 lambda m, info: got["info"].append((m, info)), 10)
+        gone = node.create_subscription(Float64MultiArray, "kinds", got["gone"].append, 10)
+        node.create_timer(0.005, lambda: got["tick"].append(1))
+        node.create_service(Trigger, "kinds_trigger",
+                            lambda req, resp: setattr(resp, "message", "served") or resp)
+        client = node.create_client(Trigger, "kinds_trigger")
+        # a reliable subscription and a best-effort publisher: incompatible QoS, reported
+        # through the subscription's event handler
+        node.create_subscription(
+            Float64MultiArray, "kinds_qos", lambda m: None,
+            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE),
+            event_callbacks=SubscriptionEventCallbacks(
+                incompatible_qos=lambda event: got["qos"].append(event)))
+        node.create_publisher(Float64MultiArray, "kinds_qos",
+                              QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+        assert spin_until(ex.spin_once, lambda: pub.get_subscription_count() == 3)
+        pub.publish(Float64MultiArray(data=[1.0]))
+        assert spin_until(ex.spin_once, lambda: got["plain"] and got["info"] and got["gone"])
+        assert got["info"][0][0].data[0] == 1.0 and "source_timestamp" in got["info"][0][1]
+        node.destroy_subscription(gone)
+        node.create_subscription(Float64MultiArray, "kinds", got["late"].append, 10)
+        assert spin_until(ex.spin_once, lambda: pub.get_subscription_count() == 3)
+        pub.publish(Float64MultiArray(data=[2.0]))
+        assert spin_until(ex.spin_once, lambda: len(got["plain"]) == 2 and got["late"])
+        assert len(got["gone"]) == 1 and got["late"][0].data[0] == 2.0
+        assert client.wait_for_service(timeout_sec=20.0)
+        future = client.call_async(Trigger.Request())
+        assert spin_until(ex.spin_once, future.done)
+        assert future.result().message == "served"
+        assert spin_until(ex.spin_once, lambda: got["qos"] and len(got["tick"]) > 5)
+        assert ex.builds >= 2              # made again after the entities changed
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown()
