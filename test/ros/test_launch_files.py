@@ -472,30 +472,41 @@ def test_ros2_control_launch_gives_the_manager_the_tag_and_the_node_its_lockstep
         run_launch(LAUNCH / "ros2_control.launch.py", {"rviz": "false", "update_rate": "300"})
 
 
-def test_ros2_control_launch_with_position_command_interfaces():
-    """command_interface:=position: every joint driven by position commands (the node's
-    driven_joints.position), position command interfaces in the tag, the controllers of
-    config/ros2_control/spacecraft_arm_position.yaml (joint_trajectory_controller on
-    position); an effort-only controller is refused."""
+@pytest.mark.parametrize("interface", ["position", "velocity"])
+def test_ros2_control_launch_with_driven_command_interfaces(interface):
+    """command_interface:=position|velocity: every joint driven by those commands (the node's
+    driven_joints.<interface>), those command interfaces in the tag, the controllers of
+    config/ros2_control/spacecraft_arm_<interface>.yaml (joint_trajectory_controller on that
+    interface; on velocity alone its PID adapter, whose gains must feed the trajectory's
+    velocity forward and make the loop of a velocity-driven joint contract,
+    e_k+1 = (1 - p T) e_k: 0 < p T < 2); an effort-only controller is refused."""
     import xml.etree.ElementTree as ET
     nodes, ctx = run_launch(LAUNCH / "ros2_control.launch.py",
-                            {"rviz": "false", "command_interface": "position"})
+                            {"rviz": "false", "command_interface": interface})
     by_exe = {n.executable: n for n in nodes}
     joints = read_params_file(REPO / "config" / "spacecraft_arm.yaml")["joints"]
     dyn = check_parameters(by_exe["dynamics_node"], ctx).values
-    assert dyn["driven_joints.position"] == joints
+    assert dyn[f"driven_joints.{interface}"] == joints
     rsp = rargs.parameter_overrides_for(resolved_parameters(by_exe["robot_state_publisher"],
                                                             ctx), "/robot_state_publisher")
     tag = ET.fromstring(rsp["robot_description"]).find("ros2_control")
-    assert [c.get("name") for c in tag.iter("command_interface")] == ["position"] * len(joints)
-    controllers = next(Path(p) for p in by_exe["ros2_control_node"].parameters
-                       if isinstance(p, str))
-    assert controllers == REPO / "config" / "ros2_control" / "spacecraft_arm_position.yaml"
+    assert [c.get("name") for c in tag.iter("command_interface")] == [interface] * len(joints)
+    cm = by_exe["ros2_control_node"]
+    controllers = next(Path(p) for p in cm.parameters if isinstance(p, str))
+    assert controllers == REPO / "config" / "ros2_control" / f"spacecraft_arm_{interface}.yaml"
     cfg = yaml.safe_load(controllers.read_text())["joint_trajectory_controller"]
-    assert cfg["ros__parameters"]["command_interfaces"] == ["position"]
+    jtc = cfg["ros__parameters"]
+    assert jtc["joints"] == joints and jtc["command_interfaces"] == [interface]
+    if interface == "velocity":
+        assert jtc["state_interfaces"] == ["position", "velocity"]   # the adapter needs both
+        rate = next(p["update_rate"] for p in cm.parameters if isinstance(p, dict))
+        for joint in joints:
+            gains = jtc["gains"][joint]
+            assert gains["ff_velocity_scale"] == 1.0, (joint, gains)
+            assert 0.0 < gains["p"] / rate < 2.0, (joint, gains)
     with pytest.raises(RuntimeError, match="forward_effort_controller needs effort command"):
         run_launch(LAUNCH / "ros2_control.launch.py",
-                   {"rviz": "false", "command_interface": "position",
+                   {"rviz": "false", "command_interface": interface,
                     "controller": "forward_effort_controller"})
 
 

@@ -12,8 +12,11 @@ duplicated updates); every update read the state of its own period (the state ba
 joint_state_broadcaster publishes at the update equals ``/joint_states`` of that stamp); the two
 runs publish bit-identical ``/joint_states``.  Once more with position command interfaces
 (``command_interface:=position``: every joint kinematically driven): the same lockstep checks,
-and every command's positions are the joints' positions one period later.  No rate is
-asserted: the waits are deadlines only.
+and every command's positions are the joints' positions one period later.  And with velocity
+command interfaces (``command_interface:=velocity``, the controller's PID adapter): the same
+lockstep checks, and every command's velocities are the joints' velocities over the next
+period (the state one period later has that velocity and the position ``q + T v``).  No rate
+is asserted: the waits are deadlines only.
 """
 import gc
 import os
@@ -42,6 +45,7 @@ GOAL = [0.8, -0.3, 0.4, 1.0, -0.5, 0.6, 0.3]
 # lost 52 states in a run here at load 11)
 POSITION_PERIODS = int(os.environ.get("VM_ROS2_CONTROL_POSITION_PERIODS", "7000"))
 POSITION_RTF = float(os.environ.get("VM_ROS2_CONTROL_POSITION_RTF", "0.25"))
+VELOCITY_P = 10.0               # 1/s, config/ros2_control/spacecraft_arm_velocity.yaml
 
 
 @pytest.fixture()
@@ -74,7 +78,7 @@ def _run(env, tmp_path, tag, args=(), nice=0, periods=PERIODS):
     win the CPU against them, and it receives every state and command on a loaded machine,
     where a stall of its receive thread longer than the publishers' history loses samples):
     the goal at T_GOAL, PERIODS lockstep periods.  Returns (states {stamp: (q, qd, tau)},
-    commands [(stamp, positions)], controller errors during the motion, what the broadcaster
+    commands [(stamp, positions, velocities)], controller errors during the motion, what the broadcaster
     read, result, log)."""
     from builtin_interfaces.msg import Duration, Time
     from control_msgs.action import FollowJointTrajectory
@@ -119,7 +123,7 @@ def _run(env, tmp_path, tag, args=(), nice=0, periods=PERIODS):
         read[_ns(m.header.stamp)] = (tuple(m.name), tuple(m.position))
 
     def on_command(m):
-        commands.append((_ns(m.header.stamp), tuple(m.position)))
+        commands.append((_ns(m.header.stamp), tuple(m.position), tuple(m.velocity)))
 
     def on_controller_state(m):      # published only while the controller is active
         active.append(True)
@@ -191,7 +195,7 @@ def _run(env, tmp_path, tag, args=(), nice=0, periods=PERIODS):
 def _check_lockstep(states, commands, read, text, periods=PERIODS):
     """The lockstep checks of one run: from its start, one command per state stamp (0 missed,
     0 duplicated updates), every update read the state of its period.  Returns the periods
-    ``span`` and the command answering each, ``[(stamp, positions)]``."""
+    ``span`` and the command answering each, ``[(stamp, positions, velocities)]``."""
     start = _lockstep_start(text)
     span = [start + k * PERIOD_NS for k in range(periods)]
     absent = [s for s in span if s not in states]
@@ -286,3 +290,51 @@ def test_position_command_interfaces_reach_each_command_one_period_later(launch_
     assert errors and max(e for _, e in errors) < 1e-9, max(errors, key=lambda r: r[1])
     final = states[max(states)][0]
     assert np.max(np.abs(final - GOAL)) < 1e-9, (final, text)
+
+
+def test_velocity_command_interfaces_hold_each_command_over_the_next_period(launch_env,
+                                                                             tmp_path):
+    """joint_trajectory_controller on velocity command interfaces (``command_interface:=
+    velocity``, config/ros2_control/spacecraft_arm_velocity.yaml): every joint kinematically
+    driven, the base free-floating.  The controller's PID adapter writes the trajectory's
+    velocity plus ``p`` times its position error; a velocity command stamped ``t_k`` is the
+    joint's velocity over ``[t_k, t_k+1)``: the state at ``t_k+1`` has that velocity and the
+    position ``q(t_k) + T v``.  After the trajectory's end the commands are ``p e`` alone, so
+    the error shrinks by ``1 - p T`` per period, to the goal."""
+    gc.disable()
+    try:
+        states, commands, errors, read, result, text = _run(
+            launch_env, tmp_path, "velocity",
+            ("command_interface:=velocity", f"real_time_factor:={POSITION_RTF}"), nice=5,
+            periods=POSITION_PERIODS)
+    finally:
+        gc.enable()
+    with open(tmp_path / "run-velocity.pkl", "wb") as f:
+        pickle.dump((states, commands, errors, read, result), f)
+    assert result.error_code == 0, (result.error_code, result.error_string, text)
+    span, in_span = _check_lockstep(states, commands, read, text, POSITION_PERIODS)
+    # the commands carry velocities only (the topic system sends a joint's value in the field
+    # of its interface)
+    assert all(len(c[1]) == 0 and len(c[2]) == 7 for c in in_span), in_span[0]
+    t = PERIOD_NS * 1e-9
+    checked = [(s, np.array(c[2])) for s, c in zip(span, in_span) if s + PERIOD_NS in states]
+    dv = [np.max(np.abs(states[s + PERIOD_NS][1] - v)) for s, v in checked]
+    dq = [np.max(np.abs(states[s + PERIOD_NS][0] - (states[s][0] + t * v))) for s, v in checked]
+    moving = [s for s, v in checked if np.any(v != 0.0)]
+    final = states[max(states)][0]
+    print(f"velocity commands: {len(checked)} of {len(span)} periods checked "
+          f"({len(moving)} with a nonzero command), largest |qd(t_k+1) - v_cmd(t_k)| = "
+          f"{max(dv):.3g} rad/s, |q(t_k+1) - q(t_k) - T v_cmd(t_k)| = {max(dq):.3g} rad; "
+          f"controller error over the motion {max(e for _, e in errors):.3g} rad; "
+          f"final |q - goal| = {np.max(np.abs(final - GOAL)):.3g} rad")
+    assert len(checked) == len(span)
+    assert max(dv) <= 1e-12 and max(dq) <= 1e-12
+    assert len(moving) > 100                       # the goal moved the arm over the span
+    # the loop tracked the trajectory (a fraction of the 1.1 rad of the largest joint motion)
+    assert errors and max(e for _, e in errors) < 0.05, max(errors, key=lambda r: r[1])
+    # at rest after the goal's end (t = T_GOAL + 8 s) the error shrinks by 1 - p T per period
+    rest = [s for s in span if s >= (T_GOAL + 8.0) * 1e9 and s + PERIOD_NS in states]
+    assert len(rest) > 100
+    e0 = np.max(np.abs(states[rest[0]][0] - GOAL))
+    bound = e0 * (1.0 - VELOCITY_P * t) ** (len(rest) - 1) + 1e-12
+    assert np.max(np.abs(states[rest[-1]][0] - GOAL)) <= bound, (e0, states[rest[-1]][0])
