@@ -9,26 +9,13 @@ import pytest
 
 pytest.importorskip("numba")
 
+from numba_allocations import allocations  # noqa: E402
 from urdf_factory import random_tree_urdf  # noqa: E402
 
 import vm_dynamics as vm  # noqa: E402
 from vm_dynamics.control import get_controller  # noqa: E402
 from vm_dynamics.control.inputs import compiled_law_of  # noqa: E402
 from vm_dynamics.control.references import JointSinusoid, JointWaypoints, PoseSetpoint, Reference  # noqa: E402
-
-
-def _allocations(f):
-    """Arrays numba's runtime allocates while ``f()`` runs (as test_step_allocations)."""
-    from numba.core.runtime import _nrt_python, rtsys
-    was = _nrt_python.memsys_stats_enabled()
-    _nrt_python.memsys_enable_stats()
-    try:
-        before = rtsys.get_allocation_stats().alloc
-        f()
-        return rtsys.get_allocation_stats().alloc - before
-    finally:
-        if not was:
-            _nrt_python.memsys_disable_stats()
 
 
 def _model(seed=3, base="SE3"):
@@ -61,7 +48,7 @@ def test_a_law_rollout_allocates_nothing_per_step(mode):
     def run(k):
         sim.reset(*start)
         sim.run_law(k, law)
-    assert _allocations(lambda: run(40)) == _allocations(lambda: run(1))
+    assert allocations(lambda: run(40)) == allocations(lambda: run(1))
 
 
 @pytest.mark.parametrize("mode", ["free_floating", "actuated_base"])

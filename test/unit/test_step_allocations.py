@@ -12,24 +12,11 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
+from numba_allocations import allocations  # noqa: E402
 from urdf_factory import random_tree_urdf  # noqa: E402
 
 import vm_dynamics as vm  # noqa: E402
 from vm_dynamics.sim.borrow import borrowed  # noqa: E402
-
-
-def _allocations(f):
-    """Arrays numba's runtime allocates while ``f()`` runs."""
-    from numba.core.runtime import _nrt_python, rtsys
-    was = _nrt_python.memsys_stats_enabled()
-    _nrt_python.memsys_enable_stats()
-    try:
-        before = rtsys.get_allocation_stats().alloc
-        f()
-        return rtsys.get_allocation_stats().alloc - before
-    finally:
-        if not was:
-            _nrt_python.memsys_disable_stats()
 
 
 @pytest.fixture(scope="module", params=["SE3", "SE2"])
@@ -55,14 +42,14 @@ def test_a_step_allocates_nothing(sim):
     args = (sim.stages.C, sim.stages.F, sim.stages.tab, sim.spec, x, sim.kernel_inputs(held),
             sim.prescribed_rows(), y, sim.stages.buf)
     assert sim.stages.k_step(*args) == 0
-    assert _allocations(lambda: sim.stages.k_step(*args)) == _arrays(args)
+    assert allocations(lambda: sim.stages.k_step(*args)) == _arrays(args)
 
 
 def test_a_compiled_run_allocates_nothing_per_step(sim):
     held = sim.held_inputs(np.full(sim.model.n, 0.1))
     sim.run(3, inputs=held)
-    assert _allocations(lambda: sim.run(50, inputs=held)) == \
-        _allocations(lambda: sim.run(1, inputs=held))
+    assert allocations(lambda: sim.run(50, inputs=held)) == \
+        allocations(lambda: sim.run(1, inputs=held))
 
 
 class Inner(NamedTuple):
