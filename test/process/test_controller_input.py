@@ -15,48 +15,23 @@ up; nothing here depends on timing except time-outs.
 """
 from __future__ import annotations
 
-import math
 import os
 import pickle
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-from processes import dds_env, stop_processes
+from node_cores import TRAJ, rover_reference, scenario, traj
+from processes import REPO, dds_env, stop_processes
 
-from vm_dynamics.config.params import flatten, read_params_file
-from vm_dynamics.control.references import JointSinusoid
 from vm_dynamics.nodes.controller_core import ControllerCore, PartialJointReference
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.ros import messages as rm
 
-REPO = Path(__file__).resolve().parents[2]
 T = rm.TYPESTORE.types
-TRAJ = "trajectory_msgs/msg/JointTrajectory"
-
-
-def scenario(name, **overrides):
-    p = flatten(read_params_file(REPO / "config" / f"{name}.yaml"))
-    p.update(dynamics_backend="lp")
-    p.update(overrides)
-    return p
-
-
-def traj(names, positions, times, velocities=None, accelerations=None, stamp=0.0):
-    pts = []
-    for k, (pos, tfs) in enumerate(zip(positions, times)):
-        sec = math.floor(tfs)
-        pts.append(T["trajectory_msgs/msg/JointTrajectoryPoint"](
-            positions=np.array(pos, dtype=float),
-            velocities=np.array(velocities[k] if velocities else [], dtype=float),
-            accelerations=np.array(accelerations[k] if accelerations else [], dtype=float),
-            effort=np.zeros(0), time_from_start=T["builtin_interfaces/msg/Duration"](
-                sec=sec, nanosec=int(round((tfs - sec) * 1e9)))))
-    return T[TRAJ](header=rm.header_msg(stamp), joint_names=list(names), points=pts)
 
 
 def feed(dyn, ctrl, now=None):
@@ -77,11 +52,6 @@ def run(dyn, ctrl, until):
         for key, msg in ctrl.command_messages(dyn.t):
             dyn.apply_command(key, msg)
         assert dyn.run(dyn.steps_per_period) == dyn.steps_per_period, dyn.error
-
-
-def rover_reference():
-    ref = read_params_file(REPO / "config" / "planar_rover.yaml")["reference"]["joint"]
-    return JointSinusoid(ref["q0"], ref["amplitude"], ref["frequency"], ref["phase"])
 
 
 # ------------------------------------------------------------------ partial trajectories
