@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 import pytest
-from memory_transport import MemoryTransport
+from memory_transport import ListeningTransport, MemoryTransport
 from node_cores import rover_reference, scenario, traj
 from processes import REPO, dds_env, stop_processes
 
@@ -356,13 +356,7 @@ def test_tf_is_not_built_while_nobody_subscribes_to_it():
                  real_time_factor=0.0)
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
     listening = {"/tf": False, "odom": False, "joint_states": False}
-
-    class Graph(MemoryTransport):
-        def publisher(self, topic, msgtype, qos="default"):
-            pub = super().publisher(topic, msgtype, qos)
-            pub.has_subscribers = lambda: listening.get(topic, True)
-            return pub
-    tr, wall = Graph(p), FakeClock()
+    tr, wall = ListeningTransport(p, listening), FakeClock()
     node = DynamicsNode(tr, dyn, wall=wall)
 
     def counts():
