@@ -144,3 +144,23 @@ def test_controller_core_publishes_nothing_for_non_finite_output(which, bad):
     core.log.pop()
     assert core.compute() is None
     assert any("returned NaN/Inf" in str(rec) for rec in core.log.pop())
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_dynamics_core_rejects_non_finite_in_process_wrench(bad):
+    """DynamicsCore.set_base_wrench (the in-process input, its check shared with the
+    message path after parsing): a non-finite component is rejected and the last valid
+    wrench stays applied."""
+    from pathlib import Path
+
+    from vm_dynamics.nodes.dynamics_core import DynamicsCore
+    p = flatten(read_params_file(Path(__file__).resolve().parents[2] / "config"
+                                 / "spacecraft_arm.yaml"))
+    core = DynamicsCore.from_params(p)
+    frame = core.robot.base_frame
+    assert core.set_base_wrench(np.arange(1.0, 7.0), frame)
+    w = np.arange(1.0, 7.0)
+    w[4] = bad
+    assert not core.set_base_wrench(w, frame)
+    assert "expected 6 finite numbers" in core.wrench.last_error
+    np.testing.assert_array_equal(core.inputs.wrench6, np.arange(1.0, 7.0))
