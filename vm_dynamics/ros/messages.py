@@ -137,8 +137,14 @@ class _RosbagsLibrary:
 
     name = "rosbags"
 
+    def __init__(self) -> None:
+        self._types: Any = None            # the typestore's classes, looked up once
+
     def __getitem__(self, msgtype: str) -> type:
-        return _typestore().types[msgtype]
+        types = self._types
+        if types is None:
+            types = self._types = _typestore().types
+        return types[msgtype]
 
     @staticmethod
     def f64seq(a: np.ndarray) -> Any:
@@ -234,7 +240,7 @@ class _ActiveTypes:
     """``_T[msgtype]``: the class of ``msgtype`` in the selected library."""
 
     def __getitem__(self, msgtype: str) -> type:
-        return _lib()[msgtype]
+        return (_active or _lib())[msgtype]
 
 
 def _lib() -> Any:
