@@ -140,11 +140,13 @@ class FakeControllerManager:
     is behind at the k-th update.
 
     The race between the manager's clock thread and the component's executor: a received
-    state goes to ``inbox`` (taken, not yet handled by the subscription callback); the
-    callback runs before an update only when ``executor_first(k)`` says the executor won
-    (else the update reads the state before), and always before the component's node answers
-    its ListParameters service (:meth:`answer_barrier`: one callback group, subscriptions
-    served first)."""
+    state goes to ``inbox`` (the subscription's queue, not yet taken); the executor has
+    taken every queued state before an update only when ``executor_first(k)`` says it won
+    (else the update reads the state it held).  The component's node answers its
+    ListParameters service (:meth:`answer_barrier`) as rclcpp's executor does: one wait, in
+    which the ready subscription is taken once (one message, the oldest queued), then the
+    ready service is served (one callback group, subscriptions before services): a request
+    served while two states are queued leaves the newer one queued."""
 
     def __init__(self, joints, lag=lambda k: 0, executor_first=lambda k: True):
         self.joints, self.lag, self.executor_first = list(joints), lag, executor_first
@@ -168,13 +170,17 @@ class FakeControllerManager:
                 self.clocks.append(t)
 
     def take_states(self):
-        """The component's state callback(s): the newest state is the one ``read()`` uses."""
+        """The component's state callbacks, one wait after the other until the queue is
+        empty: the newest state is the one ``read()`` uses."""
         if self.inbox:
             self.state = self.inbox[-1]
             self.inbox.clear()
 
     def answer_barrier(self, request=None):
-        self.take_states()
+        """One wait of the component's executor: one take of the state subscription (the
+        oldest queued message), then the service."""
+        if self.inbox:
+            self.state = self.inbox.pop(0)
         self.barriers += 1
         return {"result": {"names": [], "prefixes": []}}
 
@@ -227,12 +233,15 @@ class FakeBarrierClient:
 
 
 def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05, barrier=True,
-                 executor_first=lambda k: True):
+                 executor_first=lambda k: True, real_time_factor=0.0,
+                 barrier_delay=lambda k: 0):
     """DynamicsNode with controller_manager_sync and a FakeControllerManager; the manager
-    comes up ``start_wall`` wall seconds after the node.  Returns (core, node, manager,
-    published joint states)."""
+    comes up ``start_wall`` wall seconds after the node; the component's executor serves the
+    k-th barrier request ``barrier_delay(k)`` wall milliseconds (ticks) after it was sent
+    (busy meanwhile: what the node publishes in between is queued at its subscription).
+    Returns (core, node, manager, published joint states)."""
     from vm_dynamics.nodes.dynamics_node import DynamicsNode
-    p = cm_params(real_time_factor=0.0)
+    p = cm_params(real_time_factor=real_time_factor)
     if not barrier:
         p["controller_manager_state_barrier"] = ""
     core = DynamicsCore.from_params(p)
@@ -244,17 +253,26 @@ def _cm_lockstep(periods, lag=lambda k: 0, start_wall=0.05, barrier=True,
     wall = [0.0]
     node = DynamicsNode(tr, core, wall=lambda: wall[0])
     node.barrier_calls = calls
-    seen = 0
+    seen, requests, queued = 0, 0, []     # queued: [wall ms when served, client]
+    tick = 0
     while len(cm.updates) < periods:
-        assert wall[0] < 60.0, f"stalled at t={core.t} after {len(cm.updates)} updates"
-        wall[0] += 0.001
+        assert wall[0] < 600.0, f"stalled at t={core.t} after {len(cm.updates)} updates"
+        tick += 1
+        wall[0] = tick * 0.001
         node.tick()
         for topic, msg in tr.sent[seen:]:
             if topic == BARRIER:
-                msg.deliver()
+                delay = barrier_delay(requests)
+                requests += 1
+                if delay == 0:
+                    msg.deliver()            # served on arrival, in the order sent
+                else:
+                    queued.append((tick + delay, msg))
             elif wall[0] >= start_wall:
                 cm.receive(topic, msg)
         seen = len(tr.sent)
+        while queued and queued[0][0] <= tick:
+            queued.pop(0)[1].deliver()
         if wall[0] >= start_wall:
             cmd = cm.spin()
             if cmd is not None:
@@ -321,6 +339,41 @@ def test_without_the_state_barrier_the_manager_reads_the_state_before():
     stale = [c for c, r in reads if r != c]
     assert len(stale) >= 3 and all(r < c for c, r in reads if r != c)   # earlier states
     assert not node.barrier_calls and node.barrier_requests == 0
+
+
+@pytest.mark.parametrize("heartbeats", [False, True], ids=["as-built", "heartbeats-kept"])
+def test_the_barrier_holds_when_the_component_is_slow_and_the_node_paces(heartbeats,
+                                                                         monkeypatch):
+    """The mechanism of the stale reads seen on real ROS at ``real_time_factor`` 0.25: the
+    node waits for wall time after the command arrived, and the component's executor is at
+    times slower to serve the barrier than the node's heartbeat interval (here every 7th
+    request served 15 wall ms late; heartbeats were due every 10 ms).  A state of an older
+    stamp sent to the component then sits in its queue with the next period's state; one
+    take per wait, the service served before the second take, and the manager reads the
+    state before.  The manager here never wins the race (``executor_first`` False): it reads
+    exactly what the component's executor took before the barrier's answer.  Each of the two
+    rules is enough: ``heartbeats-kept`` re-enables the heartbeat after the start, and the
+    barrier's one round trip per state sent must hold alone."""
+    if heartbeats:
+        monkeypatch.setattr(ControllerManagerSync, "idle_republish", lambda self, paused: None)
+    # (20 periods: the PD here reading one period late diverges within a few tenths of a s)
+    core, node, cm, states = _cm_lockstep(
+        20, real_time_factor=0.25, executor_first=lambda k: False,
+        barrier_delay=lambda k: 15 if k % 7 == 3 else 0)
+    sync = node.cm_sync
+    start = sync.warmup_periods * PERIOD_NS
+    engaged = [u for u in cm.updates if u[0] >= start]
+    assert [u[0] for u in engaged] == [start + k * PERIOD_NS for k in range(len(engaged))]
+    reads = [(c, r) for c, r in cm.read if c >= start]
+    stale = [(c, r) for c, r in reads if r != c]
+    assert len(reads) == len(engaged) and not stale, f"{len(stale)} stale: {stale[:3]}"
+    # after the start each stamp reaches the component once: no heartbeat of an older stamp
+    stamps = [rm.time_msg_to_ns(m.header.stamp) for m in states]
+    after = [t for t in stamps if t > start]
+    assert (after == sorted(set(after))) != heartbeats
+    assert sync.unguarded == 0
+    if heartbeats:           # periods with a heartbeat queued took more than one round trip
+        assert sync.rounds > sync.barriers
 
 
 def test_before_the_start_commands_are_ignored_and_after_it_older_stamps_are():
@@ -460,11 +513,14 @@ def test_the_warm_up_leaves_an_arm_at_rest_exactly_at_rest():
         assert np.array_equal(a, b)
 
 
-def test_a_heartbeat_repeats_the_state_of_its_stamp_as_first_sent():
-    """While the node waits (here: a command has arrived, its period is not yet run), the
-    heartbeat re-sends the state of the current stamp: the same message, not one whose effort
-    field already holds the new command (that would make two runs' /joint_states differ by
-    when the heartbeat fell)."""
+def test_once_started_no_heartbeat_reaches_the_component_and_a_repeat_is_the_first_sent():
+    """While the node waits (here: a command has arrived, its period is not yet run) it sends
+    no heartbeat once the lockstep has started: a re-sent state of the current stamp could be
+    queued at the component with the next period's state (see the test above).  Paused, the
+    heartbeat goes on (its stamp moved on by a nanosecond: newer, not older).  A state
+    re-published with a stamp already sent repeats the message first sent, not one whose
+    effort field already holds the new command (that would make two runs' /joint_states
+    differ by when it fell)."""
     core, node, cm, _ = _cm_lockstep(20)
     tr, sync = node.t, node.cm_sync
     sent = [m for topic, m in tr.sent if topic == "joint_states"]
@@ -475,10 +531,57 @@ def test_a_heartbeat_repeats_the_state_of_its_stamp_as_first_sent():
                              effort=np.full(len(core.robot.joints), 7.0))
     assert core.apply_joint_command(cmd)              # held, its period not run
     sync.held = None                                  # (the barrier of the last state done)
-    node.flush(node.wall() + 1.0)                     # idle for 1 s: the heartbeat
-    again = [m for topic, m in tr.sent if topic == "joint_states"]
-    assert len(again) == len(sent) + 1
-    again = again[-1]
-    assert rm.time_msg_to_ns(again.header.stamp) == stamp
-    assert list(again.effort) == list(first.effort) and 7.0 not in list(first.effort)
-    assert list(again.position) == list(first.position)
+    before = len(tr.sent)
+    for k in range(1, 11):
+        node.flush(node.wall() + 0.1 * k)             # idle for 1 s
+    assert not [t for t, _ in tr.sent[before:] if t in ("joint_states", "/clock")]
+    assert sync.idle_republish(paused=True) is None and sync.idle_republish(False) > 1e9
+    again = sync.state_message(rm.joint_state_msg(stamp * 1e-9, core.robot.joints,
+                                                  np.zeros(7), effort=np.full(7, 7.0)))
+    assert again is first and 7.0 not in list(first.effort)
+
+
+def test_the_barrier_takes_one_round_trip_per_state_sent_since_the_last_clock():
+    """A request answered means one queued state taken (one take per wait, before the
+    service): with two states sent since the last /clock the clock waits for two answers in
+    a row, and an answer to a request sent before the newest state does not count."""
+    core = DynamicsCore.from_params(cm_params())
+    answers = []
+
+    class Client:
+        pending = False
+
+        def ready(self):
+            return True
+
+        def send(self, fields):
+            self.pending = True
+            answers.append(fields)
+
+        def poll(self):
+            if not self.pending:
+                return None
+            self.pending = False
+            return True, {}
+    sync = ControllerManagerSync(core, lambda name, srvtype: Client(), "/hw/list_parameters")
+    sync.engaged = True
+    out = []
+    sync.note_state()
+    sync.note_state()                                 # two states queued
+    assert sync.hold_clock("c1", out.append, 0.0) and len(answers) == 1 and not out
+    assert not sync.serve(0.001) and len(answers) == 2 and not out      # one more round
+    assert sync.serve(0.002) and out == ["c1"] and sync.barriers == 1 and sync.rounds == 2
+    # a state sent while a request is on its way: that answer does not cover it
+    sync.note_state()
+    assert sync.hold_clock("c2", out.append, 0.003) and len(answers) == 3
+    sync.note_state()
+    assert not sync.serve(0.004) and len(answers) == 4 and out == ["c1"]
+    assert not sync.serve(0.005) and len(answers) == 5 and out == ["c1"]
+    assert sync.serve(0.006) and out == ["c1", "c2"] and sync.rounds == 5
+    # never more rounds than the component's queue holds
+    for _ in range(20):
+        sync.note_state()
+    assert sync.hold_clock("c3", out.append, 0.01)
+    while not sync.serve(0.02):
+        pass
+    assert out[-1] == "c3" and len(answers) == 5 + 5

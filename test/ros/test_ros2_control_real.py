@@ -120,10 +120,14 @@ def _run(env, tmp_path, tag, args=(), nice=0, periods=PERIODS):
             newest[0] = max(newest[0], stamp)
 
     def on_broadcast(m):          # what the manager read at its update (stamped with its time)
-        read[_ns(m.header.stamp)] = (tuple(m.name), tuple(m.position))
+        stamp = _ns(m.header.stamp)
+        if stamp in read:         # two updates at one time of the manager's clock
+            read.setdefault("repeated", []).append(stamp)
+        read[stamp] = (tuple(m.name), tuple(m.position))
 
     def on_command(m):
-        commands.append((_ns(m.header.stamp), tuple(m.position), tuple(m.velocity)))
+        commands.append((_ns(m.header.stamp), tuple(m.position), tuple(m.velocity),
+                         tuple(m.effort)))
 
     def on_controller_state(m):      # published only while the controller is active
         active.append(True)
@@ -188,28 +192,53 @@ def _run(env, tmp_path, tag, args=(), nice=0, periods=PERIODS):
             launch.wait()
         log.close()
     states = {k: tuple(np.array(x) for x in v) for k, v in states.items()}
-    read = {k: np.array([dict(zip(*v))[j] for j in joints]) for k, v in read.items()}
+    read = {k: (v if k == "repeated" else np.array([dict(zip(*v))[j] for j in joints]))
+            for k, v in read.items()}
     return states, commands, errors, read, result, text()
 
 
-def _check_lockstep(states, commands, read, text, periods=PERIODS):
+#: Which field of a command holds its interface's values, and which field of the state
+#: one period later equals them: (command tuple index, state tuple index).
+EFFECT = {"effort": (3, 2), "position": (1, 0), "velocity": (2, 1)}
+
+
+def _check_lockstep(states, commands, read, text, periods=PERIODS, interface="effort"):
     """The lockstep checks of one run: from its start, one command per state stamp (0 missed,
     0 duplicated updates), every update read the state of its period.  Returns the periods
-    ``span`` and the command answering each, ``[(stamp, positions, velocities)]``."""
+    ``span`` and the command answering each, ``[(stamp, positions, velocities, efforts)]``.
+
+    The commands are paired with the states they answer in sequence (the k-th command from
+    the start answers the k-th period: the node advances one period per command), not by
+    their stamps alone, which are the hardware component's clock and may lag the state
+    (so the next period's command can carry the last period's stamp).  The pairing is
+    checked by content: each command's ``interface`` values are what the state one period
+    later holds (its effort field, positions or velocities; 1e-12).  A missed update shows as
+    a command stamped after the state it is paired with or too few commands; a duplicated
+    one as two updates at one time of the manager's clock (joint_state_broadcaster's stamps,
+    ``read["repeated"]``), or as a command whose content is not the next state's (a command
+    the node did not apply shifts the pairing of every later one)."""
     start = _lockstep_start(text)
     span = [start + k * PERIOD_NS for k in range(periods)]
     absent = [s for s in span if s not in states]
     assert not absent, (f"{len(absent)} of {len(span)} states not received",   # one period
                         [s * 1e-9 for s in absent[:10]])                      # per /clock
-    # the k-th command from the start answers period k (its stamp may lag: the hardware
-    # component's clock is its own): as many commands as periods, none after its period
     cmds = [c for c in commands if c[0] >= start - 10 * PERIOD_NS][:len(span) + 10]
     cmds = cmds[next(i for i, c in enumerate(cmds) if c[0] == start):]
     in_span = cmds[:len(span)]
-    extra = len([c for c in cmds if c[0] <= span[-1]]) - len(span)
     missed = [s for s, c in zip(span, in_span) if c[0] > s] + span[len(in_span):]
-    doubled = [c[0] for c in cmds[len(span):] if c[0] <= span[-1]]
     lag = [s - c[0] for s, c in zip(span, in_span)]
+    # the pairing by content: command k's values are the state's at span[k] + T; the commands
+    # after the span stamped inside it answer the periods after it (checked the same way
+    # where the probe has the state)
+    ci, si = EFFECT[interface]
+    after = [c for c in cmds[len(span):] if c[0] <= span[-1]]
+    paired = list(zip(span, in_span)) + [(span[-1] + (j + 1) * PERIOD_NS, c)
+                                         for j, c in enumerate(after)]
+    checked = [(s, c) for s, c in paired if s + PERIOD_NS in states]
+    unpaired = [s for s, c in checked if len(c[ci]) != len(states[s + PERIOD_NS][si]) or
+                np.max(np.abs(np.array(c[ci]) - states[s + PERIOD_NS][si])) > 1e-12]
+    repeated = list(read.get("repeated", ()))
+    doubled = sorted(set(repeated) | set(unpaired))
     # the state each update read: the one stamped with the update's time, not the one
     # before (joint_state_broadcaster publishes what was read; it may skip updates)
     seen = [s for s in span if s in read]
@@ -218,11 +247,14 @@ def _check_lockstep(states, commands, read, text, periods=PERIODS):
     telling = [s for s in seen if s - PERIOD_NS in states and not np.array_equal(
         states[s][0], states[s - PERIOD_NS][0])]
     print(f"lockstep from t={start * 1e-9:.2f} s: {len(span)} periods, "
-          f"{len(missed)} missed, {len(doubled)} duplicated updates ({extra:+d} commands), "
+          f"{len(missed)} missed, {len(doubled)} duplicated updates ({len(repeated)} repeated "
+          f"update times, {len(unpaired)} of {len(checked)} commands not the next state's "
+          f"{interface}, {len(after)} past the span stamped inside it), "
           f"{sum(x > 0 for x in lag)} stamped up to {max(lag) // PERIOD_NS} periods early; "
           f"{len(stale)} of {len(seen)} broadcast reads not the current state "
           f"({len(telling)} of them where the state moved)")
-    assert not missed and not doubled, (missed[:5], doubled[:5])
+    assert len(checked) >= len(span) and not missed and not doubled, \
+        (len(checked), missed[:5], [s * 1e-9 for s in doubled[:5]])
     # the state barrier: every update read the state of its own period
     assert seen and not stale, [s * 1e-9 for s in stale[:5]]
     assert "sent without it" not in text, text        # no /clock without the barrier
@@ -276,7 +308,8 @@ def test_position_command_interfaces_reach_each_command_one_period_later(launch_
     with open(tmp_path / "run-position.pkl", "wb") as f:
         pickle.dump((states, commands, errors, read, result), f)
     assert result.error_code == 0, (result.error_code, result.error_string, text)
-    span, in_span = _check_lockstep(states, commands, read, text, POSITION_PERIODS)
+    span, in_span = _check_lockstep(states, commands, read, text, POSITION_PERIODS,
+                                    "position")
     # each command's positions are the joints' positions one period later
     gaps = [np.max(np.abs(np.array(c[1]) - states[s + PERIOD_NS][0]))
             for s, c in zip(span, in_span) if s + PERIOD_NS in states]
@@ -312,7 +345,8 @@ def test_velocity_command_interfaces_hold_each_command_over_the_next_period(laun
     with open(tmp_path / "run-velocity.pkl", "wb") as f:
         pickle.dump((states, commands, errors, read, result), f)
     assert result.error_code == 0, (result.error_code, result.error_string, text)
-    span, in_span = _check_lockstep(states, commands, read, text, POSITION_PERIODS)
+    span, in_span = _check_lockstep(states, commands, read, text, POSITION_PERIODS,
+                                    "velocity")
     # the commands carry velocities only (the topic system sends a joint's value in the field
     # of its interface)
     assert all(len(c[1]) == 0 and len(c[2]) == 7 for c in in_span), in_span[0]

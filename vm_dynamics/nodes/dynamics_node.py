@@ -411,12 +411,17 @@ class DynamicsNode:
         core = self.core
         # published as built: joint_states and odom go out before the rest is built
         wall_now = self.wall() if now is None else now
-        for key, msg in core.iter_due(wall_now):
+        sync = self.cm_sync
+        idle = None if sync is None else sync.idle_republish(core.paused)
+        for key, msg in core.iter_due(wall_now, idle):
             if key == "clock" and self.cm_sync is not None and self.cm_sync.hold_clock(
                     msg, self.pubs[key].publish, wall_now):
                 continue                  # sent once the manager's side took the state
             if key == "joint_states" and self.cm_sync is not None:
                 msg = self.cm_sync.state_message(msg)   # a stamp's state, sent again as it was
+                self.pubs[key].publish(msg)
+                self.cm_sync.note_state()               # the barrier covers it
+                continue
             self.pubs[key].publish(msg)
             if key == "odom" and core.path_sample:   # one pose per path_sample_period
                 self._record_base_pose(msg)

@@ -51,12 +51,16 @@ slow the machine.  Four things need care:
   (``CommandInputs.stamp_tolerance_ns``).  A stamp ahead of the state is still ignored.
 * *what the manager reads*: its clock thread and the component's state subscription are
   different threads, so ``/clock`` could wake the manager before the state callback ran; the
-  node holds ``/clock`` until the component's node answers a ListParameters request sent after
-  the state (the state barrier, :meth:`ControllerManagerSync.hold_clock`), which that node
-  serves only after it took the state.
-* *identical runs*: the node's heartbeat while it waits re-sends the state of the current
-  stamp; it repeats the message first sent (:meth:`ControllerManagerSync.state_message`), not
-  one whose effort field already holds the next command.
+  node holds ``/clock`` until the component's node has answered as many ListParameters
+  requests, sent one after the other after the newest state, as states were sent since the
+  last ``/clock`` (the state barrier, :meth:`ControllerManagerSync.hold_clock`): that node's
+  executor takes one queued state before it serves each request, so the last answer comes
+  only after the newest state was taken.  And once started, the node sends no heartbeat
+  (:meth:`ControllerManagerSync.idle_republish`): one state per period reaches the component.
+* *identical runs*: a re-publication of the current stamp (a heartbeat before the start or
+  while paused) repeats the message first sent
+  (:meth:`ControllerManagerSync.state_message`), not one whose effort field already holds the
+  next command.
 """
 from __future__ import annotations
 
@@ -78,6 +82,10 @@ TOPIC_SYSTEM_PLUGIN = "joint_state_topic_hardware_interface/JointStateTopicSyste
 BARRIER_SERVICE_TYPE = "rcl_interfaces/srv/ListParameters"
 #: The barrier's request: a prefix no parameter has, so the answer is empty.
 BARRIER_REQUEST = {"prefixes": ["vm_dynamics_state_barrier"], "depth": 1}
+#: The depth of the topic system's state subscription (``rclcpp::SensorDataQoS``: keep last
+#: 5): at most this many states can be queued there, so at most this many barrier round trips
+#: are needed to have the newest one taken (:meth:`ControllerManagerSync.serve`).
+STATE_QUEUE_DEPTH = 5
 #: Wall seconds the barrier waits for the service to appear (after the start) or to answer
 #: before ``/clock`` goes out without it (logged).
 BARRIER_TIMEOUT_S = 5.0
@@ -226,6 +234,7 @@ class ControllerManagerSync:
         self.held: tuple[Any, Any] | None = None     # (clock message, its publish function)
         self.held_since = 0.0
         self.barriers = 0               # /clock messages sent after the barrier's answer
+        self.rounds = 0                 # barrier requests answered (all of them)
         self.unguarded = 0              # sent without it after the start (logged)
         self.reset()
 
@@ -236,6 +245,9 @@ class ControllerManagerSync:
         self.held = None                 # a /clock of the state before the reset is not sent
         if self.client is not None and self.client.pending:   # nor released by its answer
             self.client = self.make_client(self.barrier_name, BARRIER_SERVICE_TYPE)
+        self.unconfirmed = 0             # states sent since the last /clock went out
+        self.answered = 0                # answers to requests sent after the newest state
+        self.request_before_state = False   # the pending request was sent before it
         self.ignored = 0                 # commands of the warm-up (not the current state)
         self.warmup_periods = 0
         self.last_warmup_wall: float | None = None
@@ -279,6 +291,29 @@ class ControllerManagerSync:
         self.last_state = (stamp, msg)
         return msg
 
+    def idle_republish(self, paused: bool) -> float | None:
+        """The heartbeat interval for the node's publish schedule (``None``: its default,
+        ``1 / publish_rate``): none at all (``math.inf``) once the lockstep has started,
+        unless paused.  Why: a heartbeat re-sends the state of the current stamp while the
+        node waits (for the command, for wall time, for the barrier); sent while a barrier's
+        request is on its way, it lands in the component's queue behind that request and is
+        still there when the next period's state arrives, so the component's executor takes
+        the heartbeat, not the new state, before it serves the next barrier request -- the
+        manager read the state of the period before (1 update in ~7 000 at
+        ``real_time_factor`` 0.25).  Once started the state moves every period, so RViz and TF
+        do not need it; before the start (no manager yet) and while paused (the stamp moves
+        on by a nanosecond per heartbeat, newer, not older) the heartbeat stays, and the
+        barrier counts it (:meth:`note_state`)."""
+        return math.inf if self.engaged and not paused else None
+
+    def note_state(self) -> None:
+        """A ``joint_states`` message went out: the next ``/clock`` waits for one more
+        barrier round trip, and a request already on its way (sent before this state) does
+        not count."""
+        self.unconfirmed = min(self.unconfirmed + 1, STATE_QUEUE_DEPTH)
+        self.answered = 0
+        self.request_before_state = self.client is not None and self.client.pending
+
     @property
     def holding(self) -> bool:
         """A ``/clock`` message waits for the barrier (nothing advances meanwhile)."""
@@ -295,9 +330,12 @@ class ControllerManagerSync:
         the state was taken (the state of the period before: 437 of 10 000 updates with
         nothing in between, 41-65 with 2 ms).  The component's node serves its parameter
         services in the callback group of its state subscription (the default one, mutually
-        exclusive), and its executor serves a ready subscription before a ready service;
-        the request is sent after the state on the same wire, so it is ready only when the
-        state is, and its answer comes only after the state callback ran."""
+        exclusive), and its executor, per wait, takes a ready subscription once (one
+        message) before it serves a ready service; a request sent after the state on the
+        same wire is ready only when the state is (or was taken).  So each answer to a
+        request sent after the newest state means one more state taken, unless the queue was
+        empty; with ``n`` states sent since the last ``/clock`` (at most the queue's depth),
+        ``n`` answers in a row mean the newest was taken (:meth:`serve`)."""
         if self.client is None:
             return False
         if not self.engaged and not self.client.ready():
@@ -319,8 +357,18 @@ class ControllerManagerSync:
                     log.emit("WARN", "cm-barrier", f"state barrier {self.barrier_name}: "
                              f"{answer[1]}; /clock sent without it")
                     self.unguarded += 1
+                    return self.release()
+                self.rounds += 1
+                if self.request_before_state:      # it does not cover the newest state
+                    self.request_before_state = False
                 else:
-                    self.barriers += 1
+                    self.answered += 1
+                if self.answered < self.unconfirmed:
+                    if client.ready():             # one more round trip
+                        client.send(BARRIER_REQUEST)
+                        self.held_since = wall_now
+                    return False
+                self.barriers += 1
                 return self.release()
         elif client.ready():
             client.send(BARRIER_REQUEST)
@@ -341,6 +389,7 @@ class ControllerManagerSync:
         """Publish the held ``/clock`` message."""
         msg, publish = self.held
         self.held = None
+        self.unconfirmed = self.answered = 0
         publish(msg)
         return True
 
