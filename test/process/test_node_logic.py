@@ -695,10 +695,11 @@ def test_dynamics_and_controller_nodes_over_dds(monkeypatch, tmp_path):
         # initial error 0.36 rad)
         errs = np.array([error(m) for _, m in got["/joint_states"]])
         # (the residual ~1e-2 rad is the loop latency: state and /clock over DDS, 100 Hz)
-        # (a window, not the last samples: on a loaded machine the latency, hence the residual,
-        # varies; that the controller took over and tracked is the behaviour checked)
+        # (a window, not the last samples, and a bound well above the idle residual: on a
+        # loaded machine the latency, hence the residual, grows (0.0205 rad seen at load 8);
+        # that the controller took over from a 0.2+ rad error and tracked is what is checked)
         window = np.convolve(errs[:, 1], np.ones(50) / 50, mode="valid")
-        assert window.min() < 2e-2 and errs[:, 1].max() > 0.2
+        assert window.min() < 5e-2 and errs[:, 1].max() > 0.2
         # kill the controller: the watchdog trips and the simulation keeps publishing
         procs["ctl"].terminate()
         procs["ctl"].wait(60)             # eventually: a loaded machine slows the exit

@@ -14,19 +14,20 @@ states; counts of controller updates per ``/clock`` step.  No rate or latency is
 """
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from emulated_controller_manager import (
+    PERIOD_NS,
+    UPDATE_RATE,
+    cm_params,
+    lockstep_start_ns,
+    manager_over_dds,
+    scenario,
+)
 from memory_transport import MemoryTransport
-from processes import REPO, dds_env, stop_processes
 
-from vm_dynamics.config.params import flatten, read_params_file
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.nodes.ros2_control import (
     TOPIC_SYSTEM_PLUGIN,
@@ -37,22 +38,8 @@ from vm_dynamics.nodes.ros2_control import (
 )
 from vm_dynamics.ros import messages as rm
 
-UPDATE_RATE = 100          # Hz: 10 steps of 1 ms per period
 BARRIER = "(state barrier request)"   # its place among the published messages, in-process
-PERIOD_NS = 10_000_000
 GAINS = (30.0, 8.0)        # the emulated controller: PD towards TARGET
-
-
-def scenario(**overrides):
-    p = flatten(read_params_file(REPO / "config" / "spacecraft_arm.yaml"))
-    p.update(overrides)
-    return p
-
-
-def cm_params(**overrides):
-    p = scenario(**overrides)
-    p.update(controller_manager_settings(p, UPDATE_RATE))
-    return p
 
 
 def target(n):
@@ -414,15 +401,6 @@ def test_sync_needs_lockstep():
 
 
 # ------------------------------------------------------------------ over DDS
-def _wait(transport, cond, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        transport.spin_once(0.01)
-    return cond()
-
-
 def test_the_topic_system_protocol_over_dds_drives_the_node_like_the_effort_input(tmp_path,
                                                                                   monkeypatch):
     """The dynamics node as a process; the test is the controller manager and its topic
@@ -432,59 +410,13 @@ def test_the_topic_system_protocol_over_dds_drives_the_node_like_the_effort_inpu
     manager's clock thread wins the race against the state callback half the time: the
     barrier must still give every update the state of its own period."""
     pytest.importorskip("cyclonedds")
-    from vm_dynamics.transport.qos import QosSpec
-    domain = int(os.environ.get("ROS_DOMAIN_ID") or 20 + os.getpid() % 60)
-    env = dds_env(domain)
-    for key in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID"):
-        monkeypatch.setenv(key, env[key])
-    args = [f"{k}:={str(v).lower() if isinstance(v, bool) else v}"
-            for k, v in controller_manager_settings(scenario(), UPDATE_RATE).items()]
-    log = open(tmp_path / "node.log", "w")
-    node = subprocess.Popen(
-        [sys.executable, "-m", "vm_dynamics.nodes.dynamics_node", "--ros-args",
-         "--params-file", str(REPO / "config" / "spacecraft_arm.yaml"),
-         "-p", "real_time_factor:=0.0", *sum((["-p", a] for a in args), [])],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
-    transport = None
     periods = 200
-    try:
-        from vm_dynamics.transport.dds import DdsTransport
-        transport = DdsTransport("fake_controller_manager", {}, ["fake_controller_manager"])
-        first = np.random.default_rng(5).random(10 * periods) < 0.5
-        cm = FakeControllerManager(scenario()["joints"], executor_first=lambda k: bool(first[k]))
-        states = {}
-        transport.service("/vm_dynamics/list_parameters", "rcl_interfaces/srv/ListParameters",
-                          cm.answer_barrier)
-
-        def on_state(msg):
-            states[rm.time_msg_to_ns(msg.header.stamp)] = msg
-            cm.receive("joint_states", msg)
-        transport.subscribe("/joint_states", rm.JOINT_STATE, on_state,
-                            QosSpec(reliable=False, transient_local=False, depth=5))
-        transport.subscribe("/clock", rm.CLOCK, lambda m: cm.receive("/clock", m), "clock")
-        pub = transport.publisher("/joint_commands", rm.JOINT_STATE,
-                                  QosSpec(reliable=True, transient_local=False, depth=1))
-
-        def loop():
-            cmd = cm.spin()
-            if cmd is not None:
-                pub.publish(cmd)
-            return len(cm.updates) >= periods
-        assert _wait(transport, lambda: pub.matched_subscriptions > 0, 300), \
-            (tmp_path / "node.log").read_text()
-        assert _wait(transport, loop, 600), (len(cm.updates), (tmp_path / "node.log").read_text())
-        # the node's state after the last command
-        last = cm.updates[-1][0] + PERIOD_NS
-        assert _wait(transport, lambda: last in states, 60)
-    finally:
-        if transport is not None:
-            transport.shutdown()
-        stop_processes([node], [log])
-    text = (tmp_path / "node.log").read_text()
-    found = re.search(r"lockstep with the controller manager from t=\S+ s \(after (\d+) "
-                      r"warm-up periods", text)
-    assert found, text
-    start = int(found.group(1)) * PERIOD_NS
+    first = np.random.default_rng(5).random(10 * periods) < 0.5
+    cm = FakeControllerManager(scenario()["joints"], executor_first=lambda k: bool(first[k]))
+    with manager_over_dds(tmp_path, monkeypatch, cm) as link:
+        last = link.run(periods)
+    states = link.states
+    start = lockstep_start_ns(link.log())
     engaged = [u for u in cm.updates if u[0] >= start]
     clocks = [u[0] for u in engaged]
     assert clocks == [start + k * PERIOD_NS for k in range(len(engaged))]   # 0 missed/doubled
