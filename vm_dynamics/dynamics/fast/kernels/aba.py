@@ -14,8 +14,7 @@ from .algebra import check_pose
 from .jit import OPT, get_num_threads, njit, prange
 from .kinematics import add_external, bias, gravity_local, kinematics, velocities, workspace
 
-__all__ = ["solve_spd", "aba_dynamics", "aba_core", "bias_forces", "eliminate_joint",
-           "vehicle_acceleration", "joint_acceleration", "forward_dynamics", "forward_dynamics_range",
+__all__ = ["solve_spd", "aba_dynamics", "aba_core", "forward_dynamics", "forward_dynamics_range",
            "forward_dynamics_batch", "num_threads"]
 
 
@@ -64,71 +63,63 @@ def aba_dynamics(C, gloc, V, qd, tau, bw, fw_body, fw, out, ws):
     return aba_core(C, gloc, V, qd, tau, ext, out, ws)
 
 
-@njit(inline="always", **OPT)
-def bias_forces(C, V, qd, ext, ws):
-    """The first pass of the articulated-body recursions (:func:`aba_core`,
-    :func:`.hybrid.hybrid_core`): body twists ``ws.vel`` and ``ws.cacc``
-    (:func:`.kinematics.velocities`) and the bias wrenches ``ws.pA[k] = −ad_{v_k}ᵀ(I_k v_k) −
-    ext[k]``, the root's with the added inertia's ``−ad_Vᵀ(M_A V)``."""
-    IA, vel, pA, rhs = ws.IA, ws.vel, ws.pA, ws.rhs
+# complexity: compiled kernel: the three ABA passes stay in one function (numba keeps the work
+# arrays local)
+@njit(**OPT)
+def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
+    """ABA passes with the external wrenches ``ext[k]`` (vehicle axes, about the vehicle
+    origin) already summed per body; ``ws.vel`` holds the body twists on return."""
+    parent, rootx, axes = C.parent, C.rootx, C.axes
+    S, IA, vel, cacc, pA, U, aux, acc, K, rhs = ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, \
+        ws.aux, ws.acc, ws.K, ws.rhs
+    n = qd.shape[0]
+    b = axes.shape[0]
     velocities(C, V, qd, ws)
-    for k in range(qd.shape[0] + 1):
+    for k in range(n + 1):
         bias(IA[k], vel[k], pA[k])
         for r in range(6):
             pA[k, r] -= ext[k, r]
-    bias(C.rootx, vel[0], rhs)
+    bias(rootx, vel[0], rhs)
     for r in range(6):
         pA[0, r] += rhs[r]
-
-
-@njit(inline="always", **OPT)
-def eliminate_joint(j, k, p, tau_j, S, IA, cacc, pA, U, aux, Ic):
-    """Leaves → root, a joint whose effort ``tau_j`` is given (joint j between body k and its
-    parent p): ``U_j = I^A_k S_j``, ``D_j = S_jᵀU_j``, ``u_j = τ_j − S_jᵀp^A_k`` into ``U[j]`` and
-    ``aux[j] = (1/D_j, u_j)``, and body k's articulated inertia and bias reduced by the joint's
-    pivot added to its parent's: ``I^A_p += I^A_k − U_jU_jᵀ/D_j``, ``p^A_p += p^A_k + I^A_k c_j
-    + U_j (u_j − U_jᵀc_j)/D_j``.  ``Ic`` is a 6-vector of scratch.  False if ``D_j ≤ 0``."""
-    Ik = IA[k]
-    Sj = S[j]
-    cj = cacc[j]
-    D = 0.0
-    Uc = 0.0
-    Sp = 0.0
-    for r in range(6):
-        s = 0.0
-        t = 0.0
-        for c in range(6):
-            s += Ik[r, c] * Sj[c]
-            t += Ik[r, c] * cj[c]
-        U[j, r] = s
-        Ic[r] = t
-        D += Sj[r] * s
-        Uc += s * cj[r]
-        Sp += Sj[r] * pA[k, r]
-    if not D > 0.0:
-        return False
-    Dinv = 1.0 / D
-    u = tau_j - Sp
-    aux[j, 0] = Dinv
-    aux[j, 1] = u
-    coef = (u - Uc) * Dinv
-    Ip = IA[p]
-    for r in range(6):
-        Ur = U[j, r] * Dinv
-        for c in range(6):
-            Ip[r, c] += Ik[r, c] - Ur * U[j, c]
-        pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
-    return True
-
-
-@njit(inline="always", **OPT)
-def vehicle_acceleration(C, gloc, out, ws):
-    """The root of the articulated-body recursions: ``ι₀ᵀ(I^A₀ + M_A)ι₀ V̇ = ι₀ᵀ(I^A₀ a_g −
-    p^A₀)`` solved for V̇ (into ``out[:b]``) and the root's acceleration ``a₀ = ι₀V̇ − a_g``
-    into ``ws.acc[0]`` (``gloc`` = Rᵀa).  False if the pivot is not positive definite."""
-    rootx, axes, I0, pA, acc, K, rhs = C.rootx, C.axes, ws.IA[0], ws.pA, ws.acc, ws.K, ws.rhs
-    b = axes.shape[0]
+    # leaves → root: articulated inertias I^A and bias forces p^A
+    for j in range(n - 1, -1, -1):
+        k = j + 1
+        p = parent[j]
+        Ik = IA[k]
+        Sj = S[j]
+        cj = cacc[j]
+        D = 0.0
+        Uc = 0.0
+        Sp = 0.0
+        Ic = rhs            # I_k c_j; rhs is free until the root's solve below
+        for r in range(6):
+            s = 0.0
+            t = 0.0
+            for c in range(6):
+                s += Ik[r, c] * Sj[c]
+                t += Ik[r, c] * cj[c]
+            U[j, r] = s
+            Ic[r] = t
+            D += Sj[r] * s
+            Uc += s * cj[r]
+            Sp += Sj[r] * pA[k, r]
+        if not D > 0.0:
+            return 3
+        Dinv = 1.0 / D
+        u = tau[j] - Sp
+        aux[j, 0] = Dinv
+        aux[j, 1] = u
+        coef = (u - Uc) * Dinv
+        Ip = IA[p]
+        for r in range(6):
+            Ur = U[j, r] * Dinv
+            for c in range(6):
+                Ip[r, c] += Ik[r, c] - Ur * U[j, c]
+            pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
+    # the vehicle: ι₀ᵀ I^A₀ ι₀ V̇ = ι₀ᵀ (I^A₀ a_g − p^A₀); a₀ = ι₀V̇ − a_g
     g0, g1, g2 = gloc[0], gloc[1], gloc[2]
+    I0 = IA[0]
     for r in range(6):
         acc[0, r] = 0.0
     if b > 0:
@@ -138,52 +129,26 @@ def vehicle_acceleration(C, gloc, out, ws):
             for c in range(b):
                 K[r, c] = I0[ar, axes[c]] + rootx[ar, axes[c]]
         if not solve_spd(K, rhs, b):
-            return False
+            return 3
         for r in range(b):
             acc[0, axes[r]] = rhs[r]
             out[r] = rhs[r]
     acc[0, 0] -= g0
     acc[0, 1] -= g1
     acc[0, 2] -= g2
-    return True
-
-
-@njit(inline="always", **OPT)
-def joint_acceleration(j, k, S, U, aux, acc):
-    """Root → leaves, a joint eliminated by :func:`eliminate_joint`, after ``acc[k] = a_p +
-    c_j``: ``q̈_j = (u_j − U_jᵀ(a_p + c_j))/D_j`` (returned), and ``acc[k] += S_j q̈_j``."""
-    s = 0.0
-    for r in range(6):
-        s += U[j, r] * acc[k, r]
-    a = (aux[j, 1] - s) * aux[j, 0]
-    for r in range(6):
-        acc[k, r] += S[j, r] * a
-    return a
-
-
-@njit(**OPT)
-def aba_core(C, gloc, V, qd, tau, ext, out, ws):
-    """ABA passes with the external wrenches ``ext[k]`` (vehicle axes, about the vehicle
-    origin) already summed per body; ``ws.vel`` holds the body twists on return."""
-    parent = C.parent
-    S, IA, cacc, pA, U, aux, acc, rhs = ws.S, ws.IA, ws.cacc, ws.pA, ws.U, ws.aux, ws.acc, ws.rhs
-    n = qd.shape[0]
-    b = C.axes.shape[0]
-    bias_forces(C, V, qd, ext, ws)
-    # leaves → root: articulated inertias I^A and bias forces p^A (rhs is free until the
-    # vehicle's solve)
-    for j in range(n - 1, -1, -1):
-        if not eliminate_joint(j, j + 1, parent[j], tau[j], S, IA, cacc, pA, U, aux, rhs):
-            return 3
-    if not vehicle_acceleration(C, gloc, out, ws):
-        return 3
     # root → leaves: accelerations
     for j in range(n):
         k = j + 1
         p = parent[j]
+        s = 0.0
         for r in range(6):
-            acc[k, r] = acc[p, r] + cacc[j, r]
-        out[b + j] = joint_acceleration(j, k, S, U, aux, acc)
+            a = acc[p, r] + cacc[j, r]
+            acc[k, r] = a
+            s += U[j, r] * a
+        qdd = (aux[j, 1] - s) * aux[j, 0]
+        for r in range(6):
+            acc[k, r] += S[j, r] * qdd
+        out[b + j] = qdd
     for i in range(b + n):
         if not np.isfinite(out[i]):
             return 2
