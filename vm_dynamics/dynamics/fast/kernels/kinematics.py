@@ -43,7 +43,7 @@ def _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib):
     for j in range(n):
         p = parent[j]
         k = j + 1
-        joint_motion(xi[j], jtype[j], q[j], Rw[p], Pw[p], S[j], Rw[k], Pw[k])
+        joint_motion(xi, jtype, q, j, p, k, Rw, Pw, S)
         body_inertia(inert[k], Rw[k], Pw[k], Ib[k])
 
 
@@ -57,14 +57,18 @@ def root_pose(R, p):
 
 
 @njit(inline="always", **OPT)
-def joint_motion(xi, jtype, th, Rp, pp, S, Rk, pk):
-    """One step of the product of exponentials (13)-(17): the joint twist ``S = Ad_{G_p} ξ``
-    (29) of a joint with home twist ``xi`` (vehicle frame) whose parent body is at
-    ``(Rp, pp)``, and the pose ``(Rk, pk)`` of its body ``G_p exp(ξ̂ θ)``.  Inlined (the
-    loops of :func:`kinematics` and of :func:`.rnea.rnea` run it for every joint)."""
+def joint_motion(xi, jtype, q, j, p, k, Rw, Pw, S):
+    """One step of the product of exponentials (13)-(17) for joint ``j`` (parent body ``p``,
+    body ``k``): its twist ``S[j] = Ad_{G_p} ξ_j`` (29) and its body's pose
+    ``(Rw[k], Pw[k]) = G_p exp(ξ̂_j q_j)``.  Inlined (the loops of :func:`kinematics` and of
+    :func:`.rnea.rnea` run it for every joint); it takes the whole arrays and indices, not
+    rows: every row view passed in is a reference count update per joint."""
+    Rp = Rw[p]
+    pp = Pw[p]
+    th = q[j]
     # ω, v of the joint twist ξ_j (vehicle frame, home)
-    v0, v1, v2 = xi[0], xi[1], xi[2]
-    w0, w1, w2 = xi[3], xi[4], xi[5]
+    v0, v1, v2 = xi[j, 0], xi[j, 1], xi[j, 2]
+    w0, w1, w2 = xi[j, 3], xi[j, 4], xi[j, 5]
     # S_j = Ad_{G_p} ξ_j = [R v + p × R ω; R ω]
     rw0 = Rp[0, 0] * w0 + Rp[0, 1] * w1 + Rp[0, 2] * w2
     rw1 = Rp[1, 0] * w0 + Rp[1, 1] * w1 + Rp[1, 2] * w2
@@ -73,14 +77,14 @@ def joint_motion(xi, jtype, th, Rp, pp, S, Rk, pk):
     rv1 = Rp[1, 0] * v0 + Rp[1, 1] * v1 + Rp[1, 2] * v2
     rv2 = Rp[2, 0] * v0 + Rp[2, 1] * v1 + Rp[2, 2] * v2
     x0, x1, x2 = cross(pp[0], pp[1], pp[2], rw0, rw1, rw2)
-    S[0] = rv0 + x0
-    S[1] = rv1 + x1
-    S[2] = rv2 + x2
-    S[3] = rw0
-    S[4] = rw1
-    S[5] = rw2
+    S[j, 0] = rv0 + x0
+    S[j, 1] = rv1 + x1
+    S[j, 2] = rv2 + x2
+    S[j, 3] = rw0
+    S[j, 4] = rw1
+    S[j, 5] = rw2
     # E = exp(ξ̂ q) (11): revolute with unit ω (Rodrigues), or prismatic (ω = 0)
-    if jtype == 0:
+    if jtype[j] == 0:
         s, c1 = np.sin(th), 1.0 - np.cos(th)
         # R_E = I + s ω~ + c1 ω~²,  ω~² = ωωᵀ - I
         E00 = 1.0 + c1 * (w0 * w0 - 1.0)
@@ -98,18 +102,19 @@ def joint_motion(xi, jtype, th, Rp, pp, S, Rk, pk):
         t0 = a0 - (E00 * a0 + E01 * a1 + E02 * a2) + w0 * wv
         t1 = a1 - (E10 * a0 + E11 * a1 + E12 * a2) + w1 * wv
         t2 = a2 - (E20 * a0 + E21 * a1 + E22 * a2) + w2 * wv
+        Rk = Rw[k]
         for r in range(3):
             Rk[r, 0] = Rp[r, 0] * E00 + Rp[r, 1] * E10 + Rp[r, 2] * E20
             Rk[r, 1] = Rp[r, 0] * E01 + Rp[r, 1] * E11 + Rp[r, 2] * E21
             Rk[r, 2] = Rp[r, 0] * E02 + Rp[r, 1] * E12 + Rp[r, 2] * E22
-            pk[r] = pp[r] + Rp[r, 0] * t0 + Rp[r, 1] * t1 + Rp[r, 2] * t2
+            Pw[k, r] = pp[r] + Rp[r, 0] * t0 + Rp[r, 1] * t1 + Rp[r, 2] * t2
     else:
         for r in range(3):
             for c in range(3):
-                Rk[r, c] = Rp[r, c]
-        pk[0] = pp[0] + rv0 * th
-        pk[1] = pp[1] + rv1 * th
-        pk[2] = pp[2] + rv2 * th
+                Rw[k, r, c] = Rp[r, c]
+        Pw[k, 0] = pp[0] + rv0 * th
+        Pw[k, 1] = pp[1] + rv1 * th
+        Pw[k, 2] = pp[2] + rv2 * th
 
 
 @njit(inline="always", **OPT)

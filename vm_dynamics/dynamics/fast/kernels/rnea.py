@@ -165,7 +165,7 @@ def _rnea_fused(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, 
     for j in range(n):
         p = parent[j]
         k = j + 1
-        joint_motion(xi[j], jtype[j], q[j], Rw[p], Pw[p], S[j], Rw[k], Pw[k])
+        joint_motion(xi, jtype, q, j, p, k, Rw, Pw, S)
         u, ud = qd[j], qdd[j]
         vp = vel[p]
         s0, s1, s2 = S[j, 0] * u, S[j, 1] * u, S[j, 2] * u
