@@ -346,9 +346,7 @@ class Model:
 
     def _fast(self, backend: str):
         """The O(n) recursions for ``backend`` (None: the LP reference; see
-        :func:`vm_dynamics.dynamics.fast.resolve_backend`), remembered per backend name.
-        :meth:`forward_dynamics` and :meth:`inverse_dynamics` read a remembered one inline
-        (this method's common case: a method call is a measurable part of their Python)."""
+        :func:`vm_dynamics.dynamics.fast.resolve_backend`), remembered per backend name."""
         cache = self.__dict__.get("_fast_cache")
         if cache is None or cache[0] != id(self):       # new, or a copy.copy of a model
             cache = self._fast_cache = (id(self), {})
@@ -440,11 +438,6 @@ class Model:
         :mod:`vm_dynamics.dynamics.fast` (numba, or numpy without it), which solves the same equations;
         ``"lp"``: the closed-form reference :func:`lp.forward_dynamics` (paper 000 with the
         corrections of docs/corrections.md, "LP equations").  Both agree to ~1e-12 (test_fast_path.py)."""
-        cache = self.__dict__.get("_fast_cache")      # _fast's common case, inline
-        if cache is not None and cache[0] == id(self) and type(backend) is str:
-            fm = cache[1].get(backend)
-            if fm is not None and fm.grav is self.gravity:
-                return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
@@ -463,11 +456,6 @@ class Model:
         """``(base_wrench, tau)`` that produce ``(V̇, q̈)``; exact inverse of forward_dynamics.
         ``backend`` as in :meth:`forward_dynamics` (default: the recursive Newton–Euler
         algorithm; ``"lp"``: the closed-form reference, docs/corrections.md, "Inverse dynamics")."""
-        cache = self.__dict__.get("_fast_cache")      # _fast's common case, inline
-        if cache is not None and cache[0] == id(self) and type(backend) is str:
-            fm = cache[1].get(backend)
-            if fm is not None and fm.grav is self.gravity:
-                return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)

@@ -54,9 +54,8 @@ class UncheckedDynamics:
         kernels = numba_kernels()
         cp = getattr(model, "coupling", None)
         self.compiled = kernels is not None and (cp is None or cp.trivial)
-        if not self.compiled:       # the checked path, copied into out (status 0)
-            self._fd = self._fdw = self._checked_forward
-            self._id = self._checked_inverse
+        self._fd = self._fdw = self._id = None
+        if not self.compiled:
             return
         # the compiled entry points of kernels.packed (the model in one array, fewer arrays to
         # unbox per call) with that array bound (a partial passes it on in C, cheaper than
@@ -74,6 +73,10 @@ class UncheckedDynamics:
     def forward_dynamics(self, g, V, q, qd, tau, out, base_wrench=None) -> np.ndarray:
         """``[V̇; q̈]`` into ``out`` (returned): the articulated-body algorithm, no argument
         checks (module docstring); ``base_wrench`` (b, vehicle frame) defaults to zero."""
+        if self._fd is None:
+            Vd, qdd = self._checked.forward_dynamics(g, V, q, qd, tau, base_wrench)
+            out[:self.b], out[self.b:] = Vd, qdd
+            return out
         if base_wrench is None:
             st = self._fd(g, V, q, qd, tau, None, out)
         else:
@@ -85,18 +88,11 @@ class UncheckedDynamics:
     def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, out) -> np.ndarray:
         """``[base wrench; τ]`` into ``out`` (returned): the recursive Newton–Euler algorithm,
         no argument checks (module docstring)."""
+        if self._id is None:
+            bw, tau = self._checked.inverse_dynamics(g, V, q, qd, Vdot, qdd)
+            out[:self.b], out[self.b:] = bw, tau
+            return out
         st = self._id(g, V, q, qd, Vdot, qdd, out)
         if st:
             raise ValueError(f"model.fast.inverse_dynamics: {_STATUS.get(st, f'status {st}')}")
         return out
-
-    def _checked_forward(self, g, V, q, qd, tau, bw, out) -> int:
-        """The public (checked) forward dynamics into ``out``, for models and installations
-        without the compiled entry points; status 0 (its errors are raised)."""
-        out[:self.b], out[self.b:] = self._checked.forward_dynamics(g, V, q, qd, tau, bw)
-        return 0
-
-    def _checked_inverse(self, g, V, q, qd, Vdot, qdd, out) -> int:
-        """The public (checked) inverse dynamics into ``out``, as :meth:`_checked_forward`."""
-        out[:self.b], out[self.b:] = self._checked.inverse_dynamics(g, V, q, qd, Vdot, qdd)
-        return 0
