@@ -162,7 +162,9 @@ def kernel_parts(fx, C):
     """Compiled loops over the parts of the kernels (``(callable, per)`` for :func:`interleaved`):
     ``kin`` the kinematics, ``mom`` the composite inertia and momentum terms, ``aba`` the
     articulated-body algorithm on a preallocated workspace (kinematics included), ``rnea`` the
-    recursive Newton–Euler algorithm on a preallocated workspace (kinematics included)."""
+    recursive Newton–Euler algorithm on a preallocated workspace (kinematics fused in),
+    ``rnea_passes`` the same as the kinematics, forward and backward passes one after the
+    other (``rnea_forward`` / ``rnea_backward``, on the 6×6 inertias)."""
     from numba import njit
 
     from vm_dynamics.dynamics.fast.kernels import aba, kinematics, momentum, rnea
@@ -187,12 +189,19 @@ def kernel_parts(fx, C):
         return rnea.rnea(C, g, V, q, qd, Vdot, qdd, fb, fw, out, ws)
 
     @njit
+    def rnea_passes(C, g, V, q, qd, Vdot, qdd, out, ws):
+        kinematics.kinematics(C, q, ws)
+        rnea.rnea_forward(C, g, V, qd, Vdot, qdd, ws)
+        rnea.rnea_backward(C, out, ws)
+
+    @njit
     def mom(C, qd, ws, Ic0, hm):
         momentum.momentum_terms(C, qd, ws, Ic0, hm)
 
     args = {"kin": (kin, (C, q, ws)),
             "aba": (aba_prealloc, (C, g, V, q, qd, tau, zb, fb, fw, out, ws)),
             "rnea": (rnea_pre, (C, g, V, q, qd, fx.Vdot, fx.qdd, fb, fw, out, ws)),
+            "rnea_passes": (rnea_passes, (C, g, V, q, qd, fx.Vdot, fx.qdd, out, ws)),
             "mom": (mom, (C, qd, ws, np.empty((6, 6)), np.empty(6)))}
     res = {}
     K = 200
@@ -238,9 +247,14 @@ def dynamics_rows(fx, repeats):
     fast = m.fast
     fo = fast.output()
     loops = 200
+    b, nout = m.b, m.b + m.n
     fd = interleaved({
         "model.forward_dynamics (public, validated)":
             (lambda: m.forward_dynamics(g, V, q, qd, tau), 1),
+        "  FastModel.forward_dynamics (no Model method, no backend look-up)":
+            (lambda: fm.forward_dynamics(g, V, q, qd, tau), 1),
+        "  output allocation np.empty(b + n)": (lambda: np.empty(nout), 1),
+        "  the two result views out[:b], out[b:]": (lambda: (out[:b], out[b:]), 1),
         "  compiled call through the dispatcher (type checks in C; shapes, range, ABA compiled)":
             (lambda: K.packed.forward_dynamics_checked(*pfd_args), 1),
         "    the same through its bound entry point (no dispatcher)":
@@ -269,6 +283,9 @@ def dynamics_rows(fx, repeats):
     fd.update({k: (v, v, v) for k, v in {
         "  Python around the compiled call (output, method calls, slicing): public − dispatcher":
             pub - disp,
+        **python_parts(med, "model.forward_dynamics (public, validated)",
+                       "  FastModel.forward_dynamics (no Model method, no backend look-up)",
+                       disp),
         "    dispatcher's type check: dispatcher − entry point": disp - entry,
         "        workspace allocation and shape/range checks (kernel alone − preallocated)":
             kern - pre,
@@ -281,14 +298,22 @@ def dynamics_rows(fx, repeats):
     idd = interleaved({
         "model.inverse_dynamics (public, validated)":
             (lambda: m.inverse_dynamics(g, V, q, qd, Vdot, qdd), 1),
+        "  FastModel.inverse_dynamics (no Model method, no backend look-up)":
+            (lambda: fm.inverse_dynamics(g, V, q, qd, Vdot, qdd), 1),
+        "  output allocation np.empty(b + n)": (lambda: np.empty(nout), 1),
+        "  the two result views out[:b], out[b:]": (lambda: (out[:b], out[b:]), 1),
         "  compiled call through the dispatcher":
             (lambda: K.packed.inverse_dynamics_checked(*pid_args), 1),
         "    the same through its bound entry point": (lambda: id_entry(*pid_args), 1),
         "      argument unboxing (no-op, same 8 arguments)": (lambda: noop_id(*pid_args), 1),
         "      kernel alone (looped in compiled code, one workspace allocation)":
             (lambda: pid_loop(loops, *pid_args), loops),
-        "        RNEA on a preallocated workspace": parts["rnea"],
-        "          kinematics": parts["kin"],
+        "        RNEA on a preallocated workspace (kinematics fused into its forward pass)":
+            parts["rnea"],
+        "        for scale: kinematics with the 6×6 inertias (as ABA needs; RNEA does not run it)":
+            parts["kin"],
+        "        for scale: RNEA as separate passes after that kinematics (the control law's)":
+            parts["rnea_passes"],
         "  (before: the record entry point, model record C + 9 arrays)":
             (lambda: id_record(*id_args), 1),
         "model.fast.inverse_dynamics (unchecked, into out)":
@@ -296,7 +321,24 @@ def dynamics_rows(fx, repeats):
         "  its compiled entry point (no checks), arguments ready": (lambda: id_fast(*pid_args), 1),
         "pin.rnea": (lambda: pin.rnea(fx.pin, fx.pdata, fx.pq, fx.pv, fx.pa), 1),
     }, repeats)
+    med = {k: v[0] for k, v in idd.items()}
+    idd.update({k: (v, v, v) for k, v in python_parts(
+        med, "model.inverse_dynamics (public, validated)",
+        "  FastModel.inverse_dynamics (no Model method, no backend look-up)",
+        med["  compiled call through the dispatcher"]).items()})
     return fd, idd, fd_loop, fd_args, parts
+
+
+def python_parts(med, public, fastmodel, dispatcher):
+    """The public call's Python split (derived rows): the ``Model`` method with its backend
+    look-up, and ``FastModel``'s method beyond the output's allocation and views."""
+    return {
+        "    Model method and backend look-up: public − FastModel": med[public] - med[fastmodel],
+        "    FastModel's own Python (method call, attribute reads, try, status test): FastModel "
+        "− dispatcher − allocation − views":
+            med[fastmodel] - dispatcher - med["  output allocation np.empty(b + n)"]
+            - med["  the two result views out[:b], out[b:]"],
+    }
 
 
 BEGIN = "      stage_begin: a stage's state (views, exp, kinematics, momentum terms, V), one"

@@ -15,8 +15,9 @@ from .algebra import cross
 from .jit import OPT, njit
 from .views import flat_view
 
-__all__ = ["kinematics", "body_inertia", "velocities", "body_velocities", "bias", "add_external",
-           "add_frame_wrenches", "gravity_local", "frame_pose", "workspace", "workspace_size", "workspace_views"]
+__all__ = ["kinematics", "root_pose", "joint_motion", "moved_inertia", "inertia_times",
+           "body_inertia", "velocities", "body_velocities", "bias", "add_external", "add_frame_wrenches",
+           "gravity_local", "frame_pose", "workspace", "workspace_size", "workspace_views"]
 
 
 @njit(inline="always", **OPT)
@@ -37,67 +38,83 @@ def kinematics(C, q, ws):
 def _kinematics(parent, jtype, xi, inert, q, Rw, Pw, S, Ib):
     """:func:`kinematics` on the arrays."""
     n = q.shape[0]
-    for r in range(3):
-        for c in range(3):
-            Rw[0, r, c] = 1.0 if r == c else 0.0
-        Pw[0, r] = 0.0
+    root_pose(Rw[0], Pw[0])
     body_inertia(inert[0], Rw[0], Pw[0], Ib[0])
     for j in range(n):
         p = parent[j]
         k = j + 1
-        Rp = Rw[p]
-        pp = Pw[p]
-        # ω, v of the joint twist ξ_j (vehicle frame, home)
-        v0, v1, v2 = xi[j, 0], xi[j, 1], xi[j, 2]
-        w0, w1, w2 = xi[j, 3], xi[j, 4], xi[j, 5]
-        # S_j = Ad_{G_p} ξ_j = [R v + p × R ω; R ω]
-        rw0 = Rp[0, 0] * w0 + Rp[0, 1] * w1 + Rp[0, 2] * w2
-        rw1 = Rp[1, 0] * w0 + Rp[1, 1] * w1 + Rp[1, 2] * w2
-        rw2 = Rp[2, 0] * w0 + Rp[2, 1] * w1 + Rp[2, 2] * w2
-        rv0 = Rp[0, 0] * v0 + Rp[0, 1] * v1 + Rp[0, 2] * v2
-        rv1 = Rp[1, 0] * v0 + Rp[1, 1] * v1 + Rp[1, 2] * v2
-        rv2 = Rp[2, 0] * v0 + Rp[2, 1] * v1 + Rp[2, 2] * v2
-        x0, x1, x2 = cross(pp[0], pp[1], pp[2], rw0, rw1, rw2)
-        S[j, 0] = rv0 + x0
-        S[j, 1] = rv1 + x1
-        S[j, 2] = rv2 + x2
-        S[j, 3] = rw0
-        S[j, 4] = rw1
-        S[j, 5] = rw2
-        # E = exp(ξ̂ q) (11): revolute with unit ω (Rodrigues), or prismatic (ω = 0)
-        th = q[j]
-        if jtype[j] == 0:
-            s, c1 = np.sin(th), 1.0 - np.cos(th)
-            # R_E = I + s ω~ + c1 ω~²,  ω~² = ωωᵀ - I
-            E00 = 1.0 + c1 * (w0 * w0 - 1.0)
-            E11 = 1.0 + c1 * (w1 * w1 - 1.0)
-            E22 = 1.0 + c1 * (w2 * w2 - 1.0)
-            E01 = -s * w2 + c1 * w0 * w1
-            E10 = s * w2 + c1 * w0 * w1
-            E02 = s * w1 + c1 * w0 * w2
-            E20 = -s * w1 + c1 * w0 * w2
-            E12 = -s * w0 + c1 * w1 * w2
-            E21 = s * w0 + c1 * w1 * w2
-            # t_E = (I - R_E)(ω × v) + ω (ω·v) θ
-            a0, a1, a2 = cross(w0, w1, w2, v0, v1, v2)
-            wv = (w0 * v0 + w1 * v1 + w2 * v2) * th
-            t0 = a0 - (E00 * a0 + E01 * a1 + E02 * a2) + w0 * wv
-            t1 = a1 - (E10 * a0 + E11 * a1 + E12 * a2) + w1 * wv
-            t2 = a2 - (E20 * a0 + E21 * a1 + E22 * a2) + w2 * wv
-            Rk = Rw[k]
-            for r in range(3):
-                Rk[r, 0] = Rp[r, 0] * E00 + Rp[r, 1] * E10 + Rp[r, 2] * E20
-                Rk[r, 1] = Rp[r, 0] * E01 + Rp[r, 1] * E11 + Rp[r, 2] * E21
-                Rk[r, 2] = Rp[r, 0] * E02 + Rp[r, 1] * E12 + Rp[r, 2] * E22
-                Pw[k, r] = pp[r] + Rp[r, 0] * t0 + Rp[r, 1] * t1 + Rp[r, 2] * t2
-        else:
-            for r in range(3):
-                for c in range(3):
-                    Rw[k, r, c] = Rp[r, c]
-            Pw[k, 0] = pp[0] + rv0 * th
-            Pw[k, 1] = pp[1] + rv1 * th
-            Pw[k, 2] = pp[2] + rv2 * th
+        joint_motion(xi, jtype, q, j, p, k, Rw, Pw, S)
         body_inertia(inert[k], Rw[k], Pw[k], Ib[k])
+
+
+@njit(inline="always", **OPT)
+def root_pose(R, p):
+    """The vehicle body's pose in its own frame: ``R = I``, ``p = 0``."""
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = 1.0 if r == c else 0.0
+        p[r] = 0.0
+
+
+@njit(inline="always", **OPT)
+def joint_motion(xi, jtype, q, j, p, k, Rw, Pw, S):
+    """One step of the product of exponentials (13)-(17) for joint ``j`` (parent body ``p``,
+    body ``k``): its twist ``S[j] = Ad_{G_p} ξ_j`` (29) and its body's pose
+    ``(Rw[k], Pw[k]) = G_p exp(ξ̂_j q_j)``.  Inlined (the loops of :func:`kinematics` and of
+    :func:`.rnea.rnea` run it for every joint); it takes the whole arrays and indices, not
+    rows: every row view passed in is a reference count update per joint."""
+    Rp = Rw[p]
+    pp = Pw[p]
+    th = q[j]
+    # ω, v of the joint twist ξ_j (vehicle frame, home)
+    v0, v1, v2 = xi[j, 0], xi[j, 1], xi[j, 2]
+    w0, w1, w2 = xi[j, 3], xi[j, 4], xi[j, 5]
+    # S_j = Ad_{G_p} ξ_j = [R v + p × R ω; R ω]
+    rw0 = Rp[0, 0] * w0 + Rp[0, 1] * w1 + Rp[0, 2] * w2
+    rw1 = Rp[1, 0] * w0 + Rp[1, 1] * w1 + Rp[1, 2] * w2
+    rw2 = Rp[2, 0] * w0 + Rp[2, 1] * w1 + Rp[2, 2] * w2
+    rv0 = Rp[0, 0] * v0 + Rp[0, 1] * v1 + Rp[0, 2] * v2
+    rv1 = Rp[1, 0] * v0 + Rp[1, 1] * v1 + Rp[1, 2] * v2
+    rv2 = Rp[2, 0] * v0 + Rp[2, 1] * v1 + Rp[2, 2] * v2
+    x0, x1, x2 = cross(pp[0], pp[1], pp[2], rw0, rw1, rw2)
+    S[j, 0] = rv0 + x0
+    S[j, 1] = rv1 + x1
+    S[j, 2] = rv2 + x2
+    S[j, 3] = rw0
+    S[j, 4] = rw1
+    S[j, 5] = rw2
+    # E = exp(ξ̂ q) (11): revolute with unit ω (Rodrigues), or prismatic (ω = 0)
+    if jtype[j] == 0:
+        s, c1 = np.sin(th), 1.0 - np.cos(th)
+        # R_E = I + s ω~ + c1 ω~²,  ω~² = ωωᵀ - I
+        E00 = 1.0 + c1 * (w0 * w0 - 1.0)
+        E11 = 1.0 + c1 * (w1 * w1 - 1.0)
+        E22 = 1.0 + c1 * (w2 * w2 - 1.0)
+        E01 = -s * w2 + c1 * w0 * w1
+        E10 = s * w2 + c1 * w0 * w1
+        E02 = s * w1 + c1 * w0 * w2
+        E20 = -s * w1 + c1 * w0 * w2
+        E12 = -s * w0 + c1 * w1 * w2
+        E21 = s * w0 + c1 * w1 * w2
+        # t_E = (I - R_E)(ω × v) + ω (ω·v) θ
+        a0, a1, a2 = cross(w0, w1, w2, v0, v1, v2)
+        wv = (w0 * v0 + w1 * v1 + w2 * v2) * th
+        t0 = a0 - (E00 * a0 + E01 * a1 + E02 * a2) + w0 * wv
+        t1 = a1 - (E10 * a0 + E11 * a1 + E12 * a2) + w1 * wv
+        t2 = a2 - (E20 * a0 + E21 * a1 + E22 * a2) + w2 * wv
+        Rk = Rw[k]
+        for r in range(3):
+            Rk[r, 0] = Rp[r, 0] * E00 + Rp[r, 1] * E10 + Rp[r, 2] * E20
+            Rk[r, 1] = Rp[r, 0] * E01 + Rp[r, 1] * E11 + Rp[r, 2] * E21
+            Rk[r, 2] = Rp[r, 0] * E02 + Rp[r, 1] * E12 + Rp[r, 2] * E22
+            Pw[k, r] = pp[r] + Rp[r, 0] * t0 + Rp[r, 1] * t1 + Rp[r, 2] * t2
+    else:
+        for r in range(3):
+            for c in range(3):
+                Rw[k, r, c] = Rp[r, c]
+        Pw[k, 0] = pp[0] + rv0 * th
+        Pw[k, 1] = pp[1] + rv1 * th
+        Pw[k, 2] = pp[2] + rv2 * th
 
 
 @njit(inline="always", **OPT)
@@ -115,18 +132,20 @@ def _mv_row(I, r, v):
     return s
 
 
-@njit(**OPT)
-def body_inertia(row, R, p, out):
-    """Spatial inertia ``[[m I, -h~], [h~, I_o]]`` of a body whose home inertia (vehicle frame,
-    about the vehicle origin) is ``row = (m, h = m c, I_o)``, after the motion ``(R, p)``:
-    ``h' = R h + m p``, ``I_o' = R I_o Rᵀ − p (Rh)ᵀ − (Rh) pᵀ + 2 (p·Rh) I − m (p pᵀ − |p|² I)``."""
+@njit(inline="always", **OPT)
+def moved_inertia(row, R, p):
+    """The spatial inertia of a body whose home inertia (vehicle frame, about the vehicle
+    origin) is ``row = (m, h = m c, I_o)``, after the motion ``(R, p)``, in its compact form
+    ``(m, h', I_o')`` held in registers: ``h' = R h + m p``, ``I_o' = R I_o Rᵀ − p (Rh)ᵀ −
+    (Rh) pᵀ + 2 (p·Rh) I − m (p pᵀ − |p|² I)`` as its six upper entries ``(I00, I01, I02,
+    I11, I12, I22)``.  The spatial inertia is ``[[m I, -h'~], [h'~, I_o']]``."""
     m = row[0]
     h0, h1, h2 = row[1], row[2], row[3]
     Rh0 = R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2
     Rh1 = R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2
     Rh2 = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2
     p0, p1, p2 = p[0], p[1], p[2]
-    n0, n1, n2 = Rh0 + m * p0, Rh1 + m * p1, Rh2 + m * p2
+    n = (Rh0 + m * p0, Rh1 + m * p1, Rh2 + m * p2)
     # R I_o Rᵀ, with T = R I_o held in registers (no heap array: this runs for every body of
     # every kinematics evaluation)
     T = ((_rrow(R, 0, row, 4), _rrow(R, 0, row, 5), _rrow(R, 0, row, 6)),
@@ -136,15 +155,29 @@ def body_inertia(row, R, p, out):
     pp = p0 * p0 + p1 * p1 + p2 * p2
     Rh = (Rh0, Rh1, Rh2)
     pv = (p0, p1, p2)
-    for r in range(3):
-        Tr = T[r]
-        for c in range(r, 3):
-            s = Tr[0] * R[c, 0] + Tr[1] * R[c, 1] + Tr[2] * R[c, 2]
-            s -= pv[r] * Rh[c] + Rh[r] * pv[c] + m * pv[r] * pv[c]
-            if r == c:
-                s += 2.0 * pr + m * pp
-            out[3 + r, 3 + c] = s
-            out[3 + c, 3 + r] = s
+    d = 2.0 * pr + m * pp
+    return m, n, (_io(T, R, Rh, pv, m, 0, 0) + d, _io(T, R, Rh, pv, m, 0, 1),
+                  _io(T, R, Rh, pv, m, 0, 2), _io(T, R, Rh, pv, m, 1, 1) + d,
+                  _io(T, R, Rh, pv, m, 1, 2), _io(T, R, Rh, pv, m, 2, 2) + d)
+
+
+@njit(inline="always", **OPT)
+def _io(T, R, Rh, pv, m, r, c):
+    """Entry (r, c) of ``R I_o Rᵀ − p (Rh)ᵀ − (Rh) pᵀ − m p pᵀ`` (``T = R I_o``)."""
+    s = T[r][0] * R[c, 0] + T[r][1] * R[c, 1] + T[r][2] * R[c, 2]
+    s -= pv[r] * Rh[c] + Rh[r] * pv[c] + m * pv[r] * pv[c]
+    return s
+
+
+@njit(**OPT)
+def body_inertia(row, R, p, out):
+    """The 6×6 spatial inertia ``[[m I, -h~], [h~, I_o]]`` of :func:`moved_inertia` into
+    ``out``."""
+    m, n, Io = moved_inertia(row, R, p)
+    n0, n1, n2 = n
+    out[3, 3], out[3, 4], out[3, 5] = Io[0], Io[1], Io[2]
+    out[4, 3], out[4, 4], out[4, 5] = Io[1], Io[3], Io[4]
+    out[5, 3], out[5, 4], out[5, 5] = Io[2], Io[4], Io[5]
     for r in range(3):
         for c in range(3):
             out[r, c] = m if r == c else 0.0
@@ -161,6 +194,18 @@ def body_inertia(row, R, p, out):
     for r in range(3):
         for c in range(3):
             out[3 + r, c] = out[c, 3 + r]
+
+
+@njit(inline="always", **OPT)
+def inertia_times(m, n, Io, x):
+    """``I x`` of the compact inertia ``(m, n = h', Io)`` of :func:`moved_inertia`:
+    ``[m x_v − h' × x_ω; h' × x_v + I_o' x_ω]`` (a 6-tuple)."""
+    a0, a1, a2 = cross(n[0], n[1], n[2], x[3], x[4], x[5])
+    b0, b1, b2 = cross(n[0], n[1], n[2], x[0], x[1], x[2])
+    return (m * x[0] - a0, m * x[1] - a1, m * x[2] - a2,
+            b0 + Io[0] * x[3] + Io[1] * x[4] + Io[2] * x[5],
+            b1 + Io[1] * x[3] + Io[3] * x[4] + Io[4] * x[5],
+            b2 + Io[2] * x[3] + Io[4] * x[4] + Io[5] * x[5])
 
 
 @njit(inline="always", **OPT)

@@ -11,12 +11,23 @@ from __future__ import annotations
 import numpy as np
 
 from .aba import solve_spd
-from .algebra import check_pose
+from .algebra import check_pose, cross
 from .jit import OPT, njit
-from .kinematics import add_frame_wrenches, bias, body_velocities, kinematics, workspace
+from .kinematics import (
+    add_frame_wrenches,
+    bias,
+    body_velocities,
+    inertia_times,
+    joint_motion,
+    kinematics,
+    moved_inertia,
+    root_pose,
+    workspace,
+)
 
-__all__ = ["inverse_dynamics", "rnea", "free_floating_inverse_dynamics", "rnea_forward",
-           "rnea_backward", "free_floating_solve", "all_finite"]
+__all__ = ["inverse_dynamics", "rnea", "body_wrench", "root_acceleration", "added_inertia_force",
+           "free_floating_inverse_dynamics", "rnea_forward", "rnea_backward", "free_floating_solve",
+           "all_finite"]
 
 
 @njit(**OPT)
@@ -45,14 +56,8 @@ def rnea_forward(C, g, V, qd, Vdot, qdd, ws):
 def _rnea_forward(parent, rootx, axes, grav, g, V, qd, Vdot, qdd, S, Ib, vel, cacc, f, acc, rhs):
     """:func:`rnea_forward` on the arrays."""
     n = qd.shape[0]
-    b = axes.shape[0]
     body_velocities(parent, axes, V, qd, S, vel, cacc)
-    for r in range(6):
-        acc[0, r] = 0.0
-    for i in range(b):
-        acc[0, axes[i]] = Vdot[i]
-    for r in range(3):
-        acc[0, r] -= g[0, r] * grav[0] + g[1, r] * grav[1] + g[2, r] * grav[2]
+    root_acceleration(axes, grav, g, Vdot, acc[0])
     for j in range(n):
         k = j + 1
         p = parent[j]
@@ -65,12 +70,31 @@ def _rnea_forward(parent, rootx, axes, grav, g, V, qd, Vdot, qdd, S, Ib, vel, ca
             for c in range(6):
                 s += Ib[k, r, c] * acc[k, c]
             f[k, r] += s
-    bias(rootx, vel[0], rhs)
+    added_inertia_force(rootx, axes, vel[0], Vdot, rhs, f[0])
+
+
+@njit(inline="always", **OPT)
+def root_acceleration(axes, grav, g, Vdot, a0):
+    """The root's acceleration in RNEA: ``a0 = ι₀V̇ − [Rᵀa_g; 0]`` (gravity as a fictitious
+    acceleration of the root, ``R`` the rotation of ``g``)."""
     for r in range(6):
-        s = rhs[r]
-        for i in range(b):
+        a0[r] = 0.0
+    for i in range(axes.shape[0]):
+        a0[axes[i]] = Vdot[i]
+    for r in range(3):
+        a0[r] -= g[0, r] * grav[0] + g[1, r] * grav[1] + g[2, r] * grav[2]
+
+
+@njit(inline="always", **OPT)
+def added_inertia_force(rootx, axes, v0, Vdot, tmp, f0):
+    """``f0 += M_A ι₀V̇ − ad_{v0}ᵀ(M_A v0)``: the vehicle's added inertia ``rootx`` (M_A) in
+    the root's wrench (no gravity on M_A); ``tmp`` a 6-vector of scratch."""
+    bias(rootx, v0, tmp)
+    for r in range(6):
+        s = tmp[r]
+        for i in range(axes.shape[0]):
             s += rootx[r, axes[i]] * Vdot[i]
-        f[0, r] += s
+        f0[r] += s
 
 
 @njit(inline="always", **OPT)
@@ -109,13 +133,80 @@ def all_finite(x):
 
 @njit(inline="always", **OPT)
 def rnea(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out, ws):
-    """:func:`inverse_dynamics` of a rigid transform ``g`` on the workspace ``ws``.  Inlined
-    (the passes read the records' fields at the call site, see :func:`rnea_forward`)."""
-    kinematics(C, q, ws)
-    rnea_forward(C, g, V, qd, Vdot, qdd, ws)
+    """:func:`inverse_dynamics` of a rigid transform ``g`` on the workspace ``ws``: the
+    kinematics and the forward pass fused body by body (:func:`_rnea_fused`), the frame
+    wrenches, the backward pass.  Fills ``ws.Rw, ws.Pw, ws.S, ws.vel, ws.acc, ws.pA`` (not
+    ``ws.IA``: callers that need the 6×6 inertias run :func:`.kinematics.kinematics` and
+    :func:`rnea_forward`).  Inlined (the records' fields are read at the call site, see
+    :func:`.kinematics.kinematics`)."""
+    _rnea_fused(C.parent, C.jtype, C.xi, C.inert, C.rootx, C.axes, C.grav, g, V, q, qd, Vdot,
+                qdd, ws.Rw, ws.Pw, ws.S, ws.vel, ws.acc, ws.pA, ws.rhs)
     add_frame_wrenches(fw_body, fw, ws.Rw, ws.Pw, ws.pA, -1.0)   # (the vehicle wrench is the unknown)
     rnea_backward(C, out, ws)
     return 0 if all_finite(out) else 2
+
+
+@njit(**OPT)
+def _rnea_fused(parent, jtype, xi, inert, rootx, axes, grav, g, V, q, qd, Vdot, qdd, Rw, Pw, S,
+                vel, acc, f, tmp):
+    """Kinematics and the forward pass of RNEA in one sweep from the root: body k's pose
+    (:func:`.kinematics.joint_motion`), twist ``v_k = v_p + S_j q̇_j``, acceleration
+    ``a_k = a_p + ad_{v_p}(S_j q̇_j) + S_j q̈_j``, and wrench ``f_k = I_k a_k − ad_{v_k}ᵀ(I_k v_k)``
+    with its inertia in the compact form of :func:`.kinematics.moved_inertia` (held in
+    registers: the 6×6 matrices are never written), as :func:`rnea_forward` computes them."""
+    n = q.shape[0]
+    for r in range(6):
+        vel[0, r] = 0.0
+    for i in range(axes.shape[0]):
+        vel[0, axes[i]] = V[i]
+    root_acceleration(axes, grav, g, Vdot, acc[0])
+    root_pose(Rw[0], Pw[0])
+    body_wrench(inert[0], Rw[0], Pw[0], vel[0], acc[0], f[0])
+    for j in range(n):
+        p = parent[j]
+        k = j + 1
+        joint_motion(xi, jtype, q, j, p, k, Rw, Pw, S)
+        u, ud = qd[j], qdd[j]
+        vp = vel[p]
+        s0, s1, s2 = S[j, 0] * u, S[j, 1] * u, S[j, 2] * u
+        s3, s4, s5 = S[j, 3] * u, S[j, 4] * u, S[j, 5] * u
+        # ad_{v_p}(S q̇) = [ω × s_v + v × s_ω ; ω × s_ω]
+        a0, a1, a2 = cross(vp[3], vp[4], vp[5], s0, s1, s2)
+        b0, b1, b2 = cross(vp[0], vp[1], vp[2], s3, s4, s5)
+        c0, c1, c2 = cross(vp[3], vp[4], vp[5], s3, s4, s5)
+        vel[k, 0] = vp[0] + s0
+        vel[k, 1] = vp[1] + s1
+        vel[k, 2] = vp[2] + s2
+        vel[k, 3] = vp[3] + s3
+        vel[k, 4] = vp[4] + s4
+        vel[k, 5] = vp[5] + s5
+        ap = acc[p]
+        acc[k, 0] = ap[0] + (a0 + b0) + S[j, 0] * ud
+        acc[k, 1] = ap[1] + (a1 + b1) + S[j, 1] * ud
+        acc[k, 2] = ap[2] + (a2 + b2) + S[j, 2] * ud
+        acc[k, 3] = ap[3] + c0 + S[j, 3] * ud
+        acc[k, 4] = ap[4] + c1 + S[j, 4] * ud
+        acc[k, 5] = ap[5] + c2 + S[j, 5] * ud
+        body_wrench(inert[k], Rw[k], Pw[k], vel[k], acc[k], f[k])
+    added_inertia_force(rootx, axes, vel[0], Vdot, tmp, f[0])
+
+
+@njit(inline="always", **OPT)
+def body_wrench(row, R, p, v, a, f):
+    """``f = I a − ad_vᵀ(I v)`` for the body of home inertia ``row`` at the pose ``(R, p)``
+    (compact inertia, :func:`.kinematics.moved_inertia`)."""
+    m, nn, Io = moved_inertia(row, R, p)
+    h = inertia_times(m, nn, Io, v)
+    e = inertia_times(m, nn, Io, a)
+    x0, x1, x2 = cross(v[3], v[4], v[5], h[0], h[1], h[2])
+    y0, y1, y2 = cross(v[0], v[1], v[2], h[0], h[1], h[2])
+    z0, z1, z2 = cross(v[3], v[4], v[5], h[3], h[4], h[5])
+    f[0] = e[0] + x0
+    f[1] = e[1] + x1
+    f[2] = e[2] + x2
+    f[3] = e[3] + (y0 + z0)
+    f[4] = e[4] + (y1 + z1)
+    f[5] = e[5] + (y2 + z2)
 
 
 @njit(inline="always", **OPT)
