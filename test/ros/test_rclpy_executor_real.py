@@ -122,3 +122,46 @@ def test_every_kind_of_entity_is_served(monkeypatch):
         ex.shutdown()
         node.destroy_node()
         rclpy.shutdown()
+
+
+def test_rclpys_turn_runs_only_when_a_waitable_is_ready(monkeypatch):
+    """rclpy's own turn (its whole wait set, rebuilt) runs when a waitable is ready -- a QoS
+    incompatibility is still reported -- not on every look: with the looks at every spin
+    and the idle turn beyond the test, 60 spins of an idle node make at most a few turns
+    (before the look: one per spin)."""
+    from rclpy.event_handler import SubscriptionEventCallbacks
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Float64MultiArray
+
+    from vm_dynamics.transport.rclpy_executor import LeanExecutor
+    ros_domain_env(monkeypatch)
+    monkeypatch.setattr(LeanExecutor, "RCLPY_TURN_S", 0.0)
+    monkeypatch.setattr(LeanExecutor, "RCLPY_IDLE_TURN_S", 1e9, raising=False)
+    rclpy.init()
+    node = rclpy.create_node("lean_executor_turns")
+    ex = LeanExecutor(node)
+    turns, turn = [], ex.rclpy_turn
+
+    def counted():
+        turns.append(1)
+        return turn()
+    monkeypatch.setattr(ex, "rclpy_turn", counted)
+    try:
+        got = []
+        node.create_subscription(Float64MultiArray, "turns", lambda m: None, 10)
+        node.create_publisher(Float64MultiArray, "turns_out", 10)
+        for _ in range(60):
+            ex.spin_once(0.001)
+        assert 1 <= len(turns) <= 5, len(turns)
+        node.create_subscription(
+            Float64MultiArray, "turns_qos", lambda m: None,
+            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE),
+            event_callbacks=SubscriptionEventCallbacks(
+                incompatible_qos=lambda event: got.append(event)))
+        node.create_publisher(Float64MultiArray, "turns_qos",
+                              QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+        assert spin_until(ex.spin_once, lambda: got)
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown()
