@@ -25,10 +25,10 @@ added to, so ``node.executor`` is a full rclpy executor for whoever needs one, e
 guard conditions, tasks and coroutine callbacks.  Their readiness is not watched by the lean
 wait set (a waitable adds itself in Python); every :attr:`LeanExecutor.RCLPY_TURN_S` the
 waitables are looked at in a second wait set of their own, without blocking, and if one is
-ready, or the previous rclpy turn ran something, or :attr:`LeanExecutor.RCLPY_IDLE_TURN_S`
-passed since the last one, an rclpy turn runs -- everything rclpy finds ready, tasks
-included, until it finds nothing.  So an action goal or a QoS incompatibility warning waits
-up to ``RCLPY_TURN_S``; a task or guard condition of rclpy's executor alone (which the
+ready, or the previous rclpy turn stopped at its bound, or
+:attr:`LeanExecutor.RCLPY_IDLE_TURN_S` passed since the last one, an rclpy turn runs --
+everything rclpy finds ready, tasks included, until it finds nothing.  So an action goal
+or a QoS incompatibility warning waits up to ``RCLPY_TURN_S``; a task or guard condition of rclpy's executor alone (which the
 lean executor cannot see) up to ``RCLPY_IDLE_TURN_S``.  Why the look first: an rclpy turn
 builds rclpy's whole wait set in Python and runs what is ready (subscriptions and timers
 too) through its task machinery; the look adds the waitables only.  A node with a guard
@@ -167,7 +167,8 @@ class LeanExecutor:
         self._entities: _Entities | None = None
         self._next_rclpy_turn = 0.0
         self._next_idle_turn = 0.0
-        self._rclpy_ran = False
+        #: whether the last rclpy turn stopped at its bound, work perhaps left
+        self._rclpy_unfinished = False
         #: wait sets built so far (one per change of the node's entities)
         self.builds = 0
 
@@ -190,9 +191,10 @@ class LeanExecutor:
         now = time.monotonic()
         if now >= self._next_rclpy_turn:
             self._next_rclpy_turn = now + self.RCLPY_TURN_S
-            if self._rclpy_ran or now >= self._next_idle_turn or ents.waitables_ready():
+            if self._rclpy_unfinished or now >= self._next_idle_turn \
+                    or ents.waitables_ready():
                 self._next_idle_turn = now + self.RCLPY_IDLE_TURN_S
-                self._rclpy_ran = self.rclpy_turn() > 0
+                self.rclpy_turn()
                 ents = self._current()      # rclpy's callbacks may have added entities
         left = int((self._next_rclpy_turn - now) * 1e9)
         timeout_ns = left if timeout_sec is None or timeout_sec < 0 \
@@ -262,6 +264,7 @@ class LeanExecutor:
             TimeoutException,
         )
         bound = 8 + sum(len(group) for group in _entity_key(self._node))
+        self._rclpy_unfinished = False
         for done in range(bound):
             try:
                 handler, _, _ = self._rclpy.wait_for_ready_callbacks(timeout_sec=0)
@@ -270,6 +273,7 @@ class LeanExecutor:
             handler()
             if handler.exception() is not None:
                 raise handler.exception()
+        self._rclpy_unfinished = True
         return bound
 
     def shutdown(self) -> None:
