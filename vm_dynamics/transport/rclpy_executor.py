@@ -27,13 +27,13 @@ wait set (a waitable adds itself in Python); every :attr:`LeanExecutor.RCLPY_TUR
 waitables are looked at in a second wait set of their own, without blocking, and if one is
 ready, or the previous rclpy turn stopped at its bound, or
 :attr:`LeanExecutor.RCLPY_IDLE_TURN_S` passed since the last one, an rclpy turn runs --
-everything rclpy finds ready, tasks included, until it finds nothing.  So an action goal
-or a QoS incompatibility warning waits up to ``RCLPY_TURN_S``; a task or guard condition of rclpy's executor alone (which the
-lean executor cannot see) up to ``RCLPY_IDLE_TURN_S``.  Why the look first: an rclpy turn
-builds rclpy's whole wait set in Python and runs what is ready (subscriptions and timers
-too) through its task machinery; the look adds the waitables only.  A node with a guard
-condition or a coroutine callback among its subscriptions, timers, services or clients is
-run by rclpy's executor entirely.
+everything rclpy finds ready, tasks included, until it finds nothing.  So an action goal or
+a QoS incompatibility warning waits up to ``RCLPY_TURN_S``; a task or guard condition of
+rclpy's executor alone (which the lean executor cannot see) up to ``RCLPY_IDLE_TURN_S``.
+Why the look first: an rclpy turn builds rclpy's whole wait set in Python and runs what is
+ready (subscriptions and timers too) through its task machinery; the look adds the waitables
+only.  A node with a guard condition or a coroutine callback among its subscriptions,
+timers, services or clients is run by rclpy's executor entirely.
 
 rclpy API used (public): ``rclpy.executors.SingleThreadedExecutor`` (``add_node``,
 ``remove_node``, ``wait_for_ready_callbacks(timeout_sec=)``, ``shutdown``),
