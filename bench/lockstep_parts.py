@@ -96,6 +96,11 @@ class LoopPublisher(Publisher):
         for transport, sub in self.bus.subs.get(self.topic, ()):
             transport.inbox.append((sub, data))
 
+    def has_subscribers(self):
+        """As the DDS publisher: whether a reader is matched (the node skips ``tf`` and the
+        paths nobody subscribes to, as in the real lockstep run)."""
+        return bool(self.bus.subs.get(self.topic))
+
     @property
     def matched_subscriptions(self):
         return len(self.bus.subs.get(self.topic, ()))

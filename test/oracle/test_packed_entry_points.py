@@ -87,20 +87,14 @@ def test_public_api_same_result_for_every_kind_of_array():
     """Arguments that are not float64 C-contiguous writeable arrays take the full validation
     (the compiled dispatcher rejects their type); the result is the same bit for bit."""
     for m, g, V, q, qd, tau, qdd, bw, Vdot in _states("ur5", "SE3", 3):
-        ref = np.r_[m.forward_dynamics(g, V, q, qd, tau, bw)]
-        args = [g, V, q, qd, tau, bw]
-        for i, x in enumerate(args):
-            for y in _kinds(x):
-                a = list(args)
-                a[i] = y
-                assert np.array_equal(np.r_[m.forward_dynamics(*a)], ref)
-        ref = np.r_[m.inverse_dynamics(g, V, q, qd, Vdot, qdd)]
-        args = [g, V, q, qd, Vdot, qdd]
-        for i, x in enumerate(args):
-            for y in _kinds(x):
-                a = list(args)
-                a[i] = y
-                assert np.array_equal(np.r_[m.inverse_dynamics(*a)], ref)
+        for call, args in ((m.forward_dynamics, [g, V, q, qd, tau, bw]),
+                           (m.inverse_dynamics, [g, V, q, qd, Vdot, qdd])):
+            ref = np.r_[call(*args)]
+            for i, x in enumerate(args):
+                for y in _kinds(x):
+                    a = list(args)
+                    a[i] = y
+                    assert np.array_equal(np.r_[call(*a)], ref), (call.__name__, i)
 
 
 @pytest.mark.parametrize("bad, msg", [

@@ -15,48 +15,24 @@ up; nothing here depends on timing except time-outs.
 """
 from __future__ import annotations
 
-import math
 import os
 import pickle
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from processes import dds_env, stop_processes
+from node_cores import TRAJ, rover_reference, scenario, traj
+from processes import REPO, dds_env, stop_processes
 
-from vm_dynamics.config.params import flatten, read_params_file
-from vm_dynamics.control.references import JointSinusoid
 from vm_dynamics.nodes.controller_core import ControllerCore, PartialJointReference
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.ros import messages as rm
 
-REPO = Path(__file__).resolve().parents[2]
 T = rm.TYPESTORE.types
-TRAJ = "trajectory_msgs/msg/JointTrajectory"
-
-
-def scenario(name, **overrides):
-    p = flatten(read_params_file(REPO / "config" / f"{name}.yaml"))
-    p.update(dynamics_backend="lp")
-    p.update(overrides)
-    return p
-
-
-def traj(names, positions, times, velocities=None, accelerations=None, stamp=0.0):
-    pts = []
-    for k, (pos, tfs) in enumerate(zip(positions, times)):
-        sec = math.floor(tfs)
-        pts.append(T["trajectory_msgs/msg/JointTrajectoryPoint"](
-            positions=np.array(pos, dtype=float),
-            velocities=np.array(velocities[k] if velocities else [], dtype=float),
-            accelerations=np.array(accelerations[k] if accelerations else [], dtype=float),
-            effort=np.zeros(0), time_from_start=T["builtin_interfaces/msg/Duration"](
-                sec=sec, nanosec=int(round((tfs - sec) * 1e9)))))
-    return T[TRAJ](header=rm.header_msg(stamp), joint_names=list(names), points=pts)
 
 
 def feed(dyn, ctrl, now=None):
@@ -77,11 +53,6 @@ def run(dyn, ctrl, until):
         for key, msg in ctrl.command_messages(dyn.t):
             dyn.apply_command(key, msg)
         assert dyn.run(dyn.steps_per_period) == dyn.steps_per_period, dyn.error
-
-
-def rover_reference():
-    ref = read_params_file(REPO / "config" / "planar_rover.yaml")["reference"]["joint"]
-    return JointSinusoid(ref["q0"], ref["amplitude"], ref["frequency"], ref["phase"])
 
 
 # ------------------------------------------------------------------ partial trajectories
@@ -375,8 +346,18 @@ def _launch(procs, env, logs, tmp_path, dyn="dyn", lockstep=True):
     procs[dyn] = _node("vm_dynamics.nodes.dynamics_node", env, logs[dyn], *extra)
 
 
-def _logs(tmp_path, *names):
-    return {k: open(tmp_path / f"{k}.log", "w") for k in names}
+@contextmanager
+def _nodes(tmp_path, env, names=("dyn", "ctl"), lockstep=True):
+    """The controller and the simulation ``names[0]`` started by :func:`_launch`, each
+    logging to ``tmp_path / "<name>.log"``; yields ``(processes, open logs)`` by name (more
+    names: more logs, for processes the test starts); all are stopped on the way out."""
+    logs = {k: open(tmp_path / f"{k}.log", "w") for k in names}
+    procs = {}
+    try:
+        _launch(procs, env, logs, tmp_path, dyn=names[0], lockstep=lockstep)
+        yield procs, logs
+    finally:
+        stop_processes(procs.values(), logs.values())
 
 
 def _text(tmp_path, name):
@@ -395,10 +376,14 @@ def _tracking(states, n=25, tol=0.05):
         np.abs(ref(s.stamp_ns * 1e-9)[0] - s.position).max() < tol for s in recent)
 
 
-def _start(t, pub, states, tmp_path):
+def _start(t, states, tmp_path):
+    """The probe's publisher of trajectories to the controller, once the controller tracks
+    the scenario's reference."""
+    pub = t.publisher("/controller_node/joint_trajectory", TRAJ)
     _wait_publisher(t, pub, 60.0)
     assert t.spin_until(lambda: _tracking(states), 90.0), \
         (states[-1:], _text(tmp_path, "dyn")[-2000:], _text(tmp_path, "ctl")[-2000:])
+    return pub
 
 
 def _settled(states, target, tol, n=25):
@@ -408,12 +393,8 @@ def _settled(states, target, tol, n=25):
 
 def test_controller_survives_2000_partial_trajectories_and_follows_the_last(probe, tmp_path):
     t, env, states = probe
-    logs = _logs(tmp_path, "dyn", "ctl")
-    procs = {}
-    _launch(procs, env, logs, tmp_path)
-    try:
-        pub = t.publisher("/controller_node/joint_trajectory", TRAJ)
-        _start(t, pub, states, tmp_path)
+    with _nodes(tmp_path, env) as (procs, _):
+        pub = _start(t, states, tmp_path)
         for k in range(2000):
             pub.publish(traj(["joint1"], [[0.1 + 1e-4 * k]], [1.0]))
             t.spin_until(lambda: False, 0.004)       # ~200/s: a reader of depth 10 keeps up
@@ -427,20 +408,14 @@ def test_controller_survives_2000_partial_trajectories_and_follows_the_last(prob
         assert procs["ctl"].poll() is None and procs["dyn"].poll() is None
         ctl = _text(tmp_path, "ctl")
         assert "Traceback" not in ctl and "RecursionError" not in ctl, ctl[-3000:]
-    finally:
-        stop_processes(procs.values(), logs.values())
 
 
 def test_a_spoofed_old_state_keeps_the_trajectory_and_a_reset_reinitialises(probe, tmp_path):
     from vm_dynamics.transport.dds import DdsServiceClient, DdsTransport
     from vm_dynamics.transport.types import service_typestore
     t, env, states = probe
-    logs = _logs(tmp_path, "dyn", "ctl")
-    procs = {}
-    _launch(procs, env, logs, tmp_path)
-    try:
-        pub = t.publisher("/controller_node/joint_trajectory", TRAJ)
-        _start(t, pub, states, tmp_path)
+    with _nodes(tmp_path, env) as (procs, _):
+        pub = _start(t, states, tmp_path)
         target = np.array([0.9, -0.5])
         pub.publish(traj(["joint1", "joint2"], [target], [2.0]))
         assert t.spin_until(lambda: _settled(states, target, 0.03), 60.0), \
@@ -484,16 +459,11 @@ def test_a_spoofed_old_state_keeps_the_trajectory_and_a_reset_reinitialises(prob
                             in _text(tmp_path, "ctl"), 30.0), _text(tmp_path, "ctl")[-3000:]
         assert t.spin_until(lambda: _tracking(states), 60.0), states[-1]
         assert procs["ctl"].poll() is None and procs["dyn"].poll() is None
-    finally:
-        stop_processes(procs.values(), logs.values())
 
 
 def test_two_simulations_on_one_domain_are_reported(probe, tmp_path):
     t, env, states = probe
-    logs = _logs(tmp_path, "dyn1", "dyn2", "ctl")
-    procs = {}
-    _launch(procs, env, logs, tmp_path, dyn="dyn1", lockstep=False)
-    try:
+    with _nodes(tmp_path, env, ("dyn1", "dyn2", "ctl"), lockstep=False) as (procs, logs):
         assert t.spin_until(lambda: len(states) > 50, 60.0), _text(tmp_path, "dyn1")
         procs["dyn2"] = _node("vm_dynamics.nodes.dynamics_node", env, logs["dyn2"],
                               "-r", "__node:=second_sim")
@@ -513,8 +483,6 @@ def test_two_simulations_on_one_domain_are_reported(probe, tmp_path):
         later = _text(tmp_path, "ctl")[mark:]
         assert "re-initialised" not in later, later[-3000:]
         assert all(p.poll() is None for p in procs.values())
-    finally:
-        stop_processes(procs.values(), logs.values())
 
 
 def test_rclpy_subscriptions_with_count_limits_work_without_rosbags(fake_ros, monkeypatch):

@@ -65,7 +65,7 @@ def test_paths_are_not_built_while_nobody_subscribes_to_them():
     """ee_path and base_path (SKIPPABLE) go out only while subscribed, looked up every
     SUBSCRIBERS_REFRESH_S of wall time, as /tf; their poses are recorded meanwhile, so a
     subscriber that appears gets the whole path."""
-    from memory_transport import MemoryTransport
+    from memory_transport import ListeningTransport
 
     from vm_dynamics.config.params import flatten, read_params_file
     from vm_dynamics.nodes.controller_core import ControllerCore
@@ -78,13 +78,7 @@ def test_paths_are_not_built_while_nobody_subscribes_to_them():
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
     listening = {"ee_path": False, "base_path": False}
     wall = [0.0]
-
-    class Graph(MemoryTransport):
-        def publisher(self, topic, msgtype, qos="default"):
-            pub = super().publisher(topic, msgtype, qos)
-            pub.has_subscribers = lambda: listening.get(topic, True)
-            return pub
-    tr = Graph(p)
+    tr = ListeningTransport(p, listening)
     node = DynamicsNode(tr, dyn, wall=lambda: wall[0])
 
     def sent(topic):

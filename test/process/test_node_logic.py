@@ -15,30 +15,21 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-from memory_transport import MemoryTransport
-from processes import dds_env, stop_processes
+from memory_transport import ListeningTransport, MemoryTransport
+from node_cores import rover_reference, scenario, traj
+from processes import REPO, dds_env, stop_processes
 
 from vm_dynamics.config.params import flatten, read_params_file
-from vm_dynamics.control.references import JointSinusoid
 from vm_dynamics.nodes.controller_core import ControllerCore
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.nodes.pacing import Pacer
 from vm_dynamics.ros import messages as rm
 from vm_dynamics.sim.engine import SimulationError
 
-REPO = Path(__file__).resolve().parents[2]
 T = rm.TYPESTORE.types
-
-
-def scenario(name, **overrides):
-    p = flatten(read_params_file(REPO / "config" / f"{name}.yaml"))
-    p.update(dynamics_backend="lp")
-    p.update(overrides)
-    return p
 
 
 class FakeClock:
@@ -79,11 +70,6 @@ def run_closed_loop(dyn, ctrl, duration):
         feed_state(dyn, ctrl)
         feed_commands(dyn, ctrl, dyn.t)
         assert dyn.run(dyn.steps_per_period) == dyn.steps_per_period, dyn.error
-
-
-def rover_reference():
-    ref = read_params_file(REPO / "config" / "planar_rover.yaml")["reference"]["joint"]
-    return JointSinusoid(ref["q0"], ref["amplitude"], ref["frequency"], ref["phase"])
 
 
 # ------------------------------------------------------------------ closed loop
@@ -134,47 +120,26 @@ def test_joint_trajectory_message_moves_one_joint_others_keep_scenario_reference
     p = scenario("planar_rover", dt=0.005)
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
     run_closed_loop(dyn, ctrl, 0.5)
-    traj = T["trajectory_msgs/msg/JointTrajectory"](
-        header=rm.header_msg(0.0), joint_names=["joint2"],
-        points=[T["trajectory_msgs/msg/JointTrajectoryPoint"](
-            positions=np.array([0.9]), velocities=np.zeros(0), accelerations=np.zeros(0),
-            effort=np.zeros(0),
-            time_from_start=T["builtin_interfaces/msg/Duration"](sec=1, nanosec=0))])
-    assert ctrl.on_joint_trajectory(wire(traj))
+    assert ctrl.on_joint_trajectory(wire(traj(["joint2"], [[0.9]], [1.0])))
     run_closed_loop(dyn, ctrl, 2.0)
     ref = rover_reference()
     assert abs(dyn.q[1] - 0.9) < 3e-3                  # reached and held the new target
     assert abs(dyn.q[0] - ref(dyn.t)[0][0]) < 3e-3     # joint1 still on the scenario sinusoid
 
 
-def _traj(names, positions, times, velocities=None):
-    pts = []
-    for k, (pos, tfs) in enumerate(zip(positions, times)):
-        sec = math.floor(tfs)
-        pts.append(T["trajectory_msgs/msg/JointTrajectoryPoint"](
-            positions=np.array(pos, dtype=float),
-            velocities=np.array(velocities[k] if velocities and k < len(velocities) else [],
-                                dtype=float),
-            accelerations=np.zeros(0), effort=np.zeros(0),
-            time_from_start=T["builtin_interfaces/msg/Duration"](
-                sec=sec, nanosec=int(round((tfs - sec) * 1e9)))))
-    return T["trajectory_msgs/msg/JointTrajectory"](header=rm.header_msg(0.0),
-                                                     joint_names=list(names), points=pts)
-
-
 def test_controller_rejects_bad_messages_and_keeps_references():
     p = scenario("planar_rover", dt=0.005)
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
-    assert not ctrl.on_joint_trajectory(_traj(["joint1"], [[0.1]], [1.0]))  # no state yet
+    assert not ctrl.on_joint_trajectory(traj(["joint1"], [[0.1]], [1.0]))  # no state yet
     feed_state(dyn, ctrl)
     before = ctrl.reference
     bad = [
-        (_traj(["joint1", "elbow"], [[0.1, 0.2]], [1.0]), "unknown joint name(s) ['elbow']"),
-        (_traj(["joint1", "joint1"], [[0.1, 0.2]], [1.0]), "duplicate joint names ['joint1']"),
-        (_traj(["joint1"], [[0.1, 0.2]], [1.0]), "positions has 2 values for 1 joints"),
-        (_traj(["joint1"], [[float("nan")]], [1.0]), "NaN/Inf"),
-        (_traj(["joint1"], [[0.1], [0.2]], [1.0, 1.0]), "strictly increasing"),
-        (_traj(["joint1"], [[0.1], [0.2]], [1.0, 2.0], [[0.0]]), "velocities given for some"),
+        (traj(["joint1", "elbow"], [[0.1, 0.2]], [1.0]), "unknown joint name(s) ['elbow']"),
+        (traj(["joint1", "joint1"], [[0.1, 0.2]], [1.0]), "duplicate joint names ['joint1']"),
+        (traj(["joint1"], [[0.1, 0.2]], [1.0]), "positions has 2 values for 1 joints"),
+        (traj(["joint1"], [[float("nan")]], [1.0]), "NaN/Inf"),
+        (traj(["joint1"], [[0.1], [0.2]], [1.0, 1.0]), "strictly increasing"),
+        (traj(["joint1"], [[0.1], [0.2]], [1.0, 2.0], [[0.0]]), "velocities given for some"),
         (rm.float64_multi_array_msg([1.0]), "expected a trajectory_msgs/msg/JointTrajectory"),
     ]
     for msg, text in bad:
@@ -391,13 +356,7 @@ def test_tf_is_not_built_while_nobody_subscribes_to_it():
                  real_time_factor=0.0)
     dyn, ctrl = DynamicsCore.from_params(p), ControllerCore.from_params(p)
     listening = {"/tf": False, "odom": False, "joint_states": False}
-
-    class Graph(MemoryTransport):
-        def publisher(self, topic, msgtype, qos="default"):
-            pub = super().publisher(topic, msgtype, qos)
-            pub.has_subscribers = lambda: listening.get(topic, True)
-            return pub
-    tr, wall = Graph(p), FakeClock()
+    tr, wall = ListeningTransport(p, listening), FakeClock()
     node = DynamicsNode(tr, dyn, wall=wall)
 
     def counts():

@@ -4,33 +4,19 @@ with a warning naming the field and the node keeps running; Ctrl-C (SIGINT) ends
 latency is asserted (the machine may be busy): the waits are generous deadlines only."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from processes import REPO, dds_env, stop_processes
+from processes import REPO, join_dds_domain, stop_processes
 
 pytest.importorskip("cyclonedds")
 
 
-def _wait(transport, cond, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        transport.spin_once(0.1)
-    return cond()
-
-
 def test_cmd_vel_over_dds_drives_the_diff_drive_node(tmp_path, monkeypatch):
     from vm_dynamics.ros import messages as rm
-    domain = int(os.environ.get("ROS_DOMAIN_ID") or 20 + os.getpid() % 60)
-    env = dds_env(domain)
-    for key in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID"):
-        monkeypatch.setenv(key, env[key])
+    env = join_dds_domain(monkeypatch)
     log = open(tmp_path / "node.log", "w")
     node = subprocess.Popen([sys.executable, "-m", "vm_dynamics.nodes.diff_drive_node",
                              "--ros-args", "-p", "scenario:=diff_drive",
@@ -43,7 +29,7 @@ def test_cmd_vel_over_dds_drives_the_diff_drive_node(tmp_path, monkeypatch):
         odom = []
         transport.subscribe("odom", rm.ODOMETRY, odom.append)
         pub = transport.publisher("cmd_vel", "geometry_msgs/msg/Twist", "default")
-        assert _wait(transport, lambda: pub.matched_subscriptions > 0 and odom, 120), \
+        assert transport.spin_until(lambda: pub.matched_subscriptions > 0 and odom, 120), \
             (tmp_path / "node.log").read_text()
         T = rm.TYPESTORE.types
         V3 = T["geometry_msgs/msg/Vector3"]
@@ -56,11 +42,11 @@ def test_cmd_vel_over_dds_drives_the_diff_drive_node(tmp_path, monkeypatch):
             pub.publish(twist(0.3, 0.2))
             tw = odom[-1].twist.twist
             return abs(tw.linear.x - 0.3) < 1e-6 and abs(tw.angular.z - 0.2) < 1e-6
-        assert _wait(transport, reached, 120), (tmp_path / "node.log").read_text()
+        assert transport.spin_until(reached, 120), (tmp_path / "node.log").read_text()
         assert odom[-1].twist.twist.linear.y == 0.0
         pub.publish(twist(0.3, float("nan")))
         n = len(odom)
-        assert _wait(transport, lambda: len(odom) > n + 5, 60)      # still publishing
+        assert transport.spin_until(lambda: len(odom) > n + 5, 60)      # still publishing
         assert abs(odom[-1].twist.twist.angular.z - 0.2) < 1e-6     # the command was kept
         node.send_signal(signal.SIGINT)            # Ctrl-C: a normal exit
         assert node.wait(60) == 0

@@ -12,45 +12,29 @@ and a second run.  No rate or latency is asserted.
 """
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from processes import REPO, dds_env, stop_processes
+from emulated_controller_manager import (
+    PERIOD_NS,
+    UPDATE_RATE,
+    cm_params,
+    lockstep_start_ns,
+    manager_over_dds,
+    scenario,
+)
 
-from vm_dynamics.config.params import flatten, read_params_file
 from vm_dynamics.config.spec import unknown_parameter_text, unknown_parameters
 from vm_dynamics.nodes.driven_commands import parse_joint_command
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
-from vm_dynamics.nodes.ros2_control import (
-    controller_manager_settings,
-    ros2_control_launch,
-    ros2_control_tag,
-)
+from vm_dynamics.nodes.ros2_control import ros2_control_launch, ros2_control_tag
 from vm_dynamics.ros import messages as rm
 
-UPDATE_RATE = 100          # Hz: 10 steps of 1 ms per period
-PERIOD_NS = 10_000_000
 T = 0.01
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 Q0 = np.array([0.0, -1.2, 0.0, 2.2, 0.0, -1.0, 0.0])
-
-
-def scenario(**overrides):
-    p = flatten(read_params_file(REPO / "config" / "spacecraft_arm.yaml"))
-    p.update(overrides)
-    return p
-
-
-def cm_params(**overrides):
-    p = scenario(**overrides)
-    p.update(controller_manager_settings(p, UPDATE_RATE))
-    return p
 
 
 def command(stamp_ns, names=JOINTS, effort=None, position=None, velocity=None):
@@ -370,28 +354,6 @@ class PositionManager:
         return msg
 
 
-def _wait(transport, cond, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        transport.spin_once(0.01)
-    return cond()
-
-
-def _node_process(tmp_path, env):
-    settings = controller_manager_settings(scenario(), UPDATE_RATE)
-    settings.update({f"driven_joints.{k}": "[" + ",".join(v) + "]" for k, v in MIXED.items()})
-    args = [f"{k}:={str(v).lower() if isinstance(v, bool) else v}" for k, v in settings.items()]
-    log = open(tmp_path / "node.log", "w")
-    node = subprocess.Popen(
-        [sys.executable, "-m", "vm_dynamics.nodes.dynamics_node", "--ros-args",
-         "--params-file", str(REPO / "config" / "spacecraft_arm.yaml"),
-         "-p", "real_time_factor:=0.0", *sum((["-p", a] for a in args), [])],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
-    return node, log
-
-
 def test_position_commands_over_dds_take_effect_one_period_later(tmp_path, monkeypatch):
     """The dynamics node as a process, the test the controller manager and its topic system
     over the project's DDS transport (as in test_ros2_control.py), commanding positions
@@ -401,56 +363,25 @@ def test_position_commands_over_dds_take_effect_one_period_later(tmp_path, monke
     the same commands in-process give identical states."""
     pytest.importorskip("cyclonedds")
     from vm_dynamics.transport.qos import QosSpec
-    domain = int(os.environ.get("ROS_DOMAIN_ID") or 20 + os.getpid() % 60)
-    env = dds_env(domain)
-    for key in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID"):
-        monkeypatch.setenv(key, env[key])
-    node, log = _node_process(tmp_path, env)
-    transport, periods, bad_sent = None, 150, 0
-    try:
-        from vm_dynamics.transport.dds import DdsTransport
-        transport = DdsTransport("fake_controller_manager", {}, ["fake_controller_manager"])
-        cm, states = PositionManager(), {}
-        transport.service("/vm_dynamics/list_parameters", "rcl_interfaces/srv/ListParameters",
-                          cm.answer_barrier)
+    cm, bad_sent = PositionManager(), 0
+    driven = {f"driven_joints.{k}": "[" + ",".join(v) + "]" for k, v in MIXED.items()}
+    with manager_over_dds(tmp_path, monkeypatch, cm, driven) as link:
+        bad_pub = link.transport.publisher("/joint_commands", rm.JOINT_STATE,
+                                           QosSpec(reliable=True, transient_local=False,
+                                                   depth=10))
 
-        def on_state(msg):
-            states[rm.time_msg_to_ns(msg.header.stamp)] = msg
-            cm.receive("joint_states", msg)
-        transport.subscribe("/joint_states", rm.JOINT_STATE, on_state,
-                            QosSpec(reliable=False, transient_local=False, depth=5))
-        transport.subscribe("/clock", rm.CLOCK, lambda m: cm.receive("/clock", m), "clock")
-        pub = transport.publisher("/joint_commands", rm.JOINT_STATE,
-                                  QosSpec(reliable=True, transient_local=False, depth=1))
-        bad_pub = transport.publisher("/joint_commands", rm.JOINT_STATE,
-                                      QosSpec(reliable=True, transient_local=False, depth=10))
-
-        def loop():
+        def publish(cmd):
             nonlocal bad_sent
-            cmd = cm.spin()
-            if cmd is not None:
-                if len(cm.updates) % 25 == 0:
-                    bad = command(cm.clock, effort=cmd.effort, position=[0.0, np.nan, 0.0],
-                                  velocity=cmd.velocity)
-                    bad_pub.publish(bad)
-                    bad_sent += 1
-                pub.publish(cmd)
-            return len(cm.updates) >= periods
-        assert _wait(transport, lambda: pub.matched_subscriptions > 0, 300), \
-            (tmp_path / "node.log").read_text()
-        assert _wait(transport, loop, 600), (len(cm.updates), (tmp_path / "node.log").read_text())
-        last = cm.updates[-1][0] + PERIOD_NS
-        assert _wait(transport, lambda: last in states, 60)
-        assert node.poll() is None                   # the node keeps running
-    finally:
-        if transport is not None:
-            transport.shutdown()
-        stop_processes([node], [log])
-    text = (tmp_path / "node.log").read_text()
-    found = re.search(r"lockstep with the controller manager from t=\S+ s \(after (\d+) "
-                      r"warm-up periods", text)
-    assert found, text
-    start = int(found.group(1)) * PERIOD_NS
+            if len(cm.updates) % 25 == 0:
+                bad = command(cm.clock, effort=cmd.effort, position=[0.0, np.nan, 0.0],
+                              velocity=cmd.velocity)
+                bad_pub.publish(bad)
+                bad_sent += 1
+            link.pub.publish(cmd)
+        last = link.run(150, publish)
+        assert link.node.poll() is None              # the node keeps running
+    states, text = link.states, link.log()
+    start = lockstep_start_ns(text)
     engaged = [u for u in cm.updates if u[0] >= start]
     assert [u[0] for u in engaged] == [start + k * PERIOD_NS for k in range(len(engaged))]
     # each command's positions are the state's one period later

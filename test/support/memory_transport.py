@@ -34,3 +34,18 @@ class MemoryTransport:
 
     def timer(self, period, callback):
         return None
+
+
+class ListeningTransport(MemoryTransport):
+    """A MemoryTransport whose publishers say whether anyone subscribes
+    (``has_subscribers()``): ``listening[topic]`` (True for a topic not in it), a dict the
+    test changes to let subscribers come and go."""
+
+    def __init__(self, params, listening):
+        super().__init__(params)
+        self.listening = listening
+
+    def publisher(self, topic, msgtype, qos="default"):
+        pub = super().publisher(topic, msgtype, qos)
+        pub.has_subscribers = lambda: self.listening.get(topic, True)
+        return pub

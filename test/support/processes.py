@@ -19,6 +19,16 @@ def dds_env(domain: int) -> dict:
     return env
 
 
+def join_dds_domain(monkeypatch) -> dict:
+    """:func:`dds_env` of this test's loopback domain (``ROS_DOMAIN_ID`` as set, else one of
+    this process), its DDS variables also set here (``monkeypatch``): a transport the test
+    opens joins the domain of the processes it starts."""
+    env = dds_env(int(os.environ.get("ROS_DOMAIN_ID") or 20 + os.getpid() % 60))
+    for key in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID"):
+        monkeypatch.setenv(key, env[key])
+    return env
+
+
 def stop_processes(procs, logs=()) -> None:
     """Terminate every still-running process (kill after 10 s), then close the log files."""
     for p in procs:

@@ -209,6 +209,11 @@ def test_write_mcap_nan_and_path_errors(tmp_path, traj):
         rec.write_mcap(tmp_path / "n.mcap", **{**traj, "q": q})
     with pytest.raises(ValueError, match=".mcap"):
         rec.write_mcap(tmp_path / "n.bag", **traj)
+    # the path is checked before the samples, as by McapRecorder
+    (tmp_path / "dir.mcap").mkdir()
+    with pytest.raises(ValueError, match=r"dir\.mcap' exists and is not a file"):
+        rec.write_mcap(tmp_path / "dir.mcap", **{**traj, "q": q})
+    (tmp_path / "dir.mcap").rmdir()
     rec.write_mcap(tmp_path / "once.mcap", decimate=100, **traj)
     with pytest.raises(FileExistsError):
         rec.write_mcap(tmp_path / "once.mcap", overwrite=False, **traj)

@@ -7,12 +7,10 @@ that was set (Simulator.set_vehicle), and the /odom message's body twist of the 
 rotated into the odom frame (EntityState's twist convention)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from node_cores import scenario
 
-from vm_dynamics.config.params import flatten, read_params_file
 from vm_dynamics.nodes.dynamics_core import DynamicsCore
 from vm_dynamics.nodes.simulation_interfaces import (
     FEATURES,
@@ -26,15 +24,11 @@ from vm_dynamics.ros import simulation_interfaces_defs as defs
 pytest.importorskip("rosbags")
 from vm_dynamics.transport.types import build_message, service_typestore  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 OK, NOT_FOUND, FAILED, UNSUPPORTED = 1, 2, 4, 0
 
 
 def core_of(name, **overrides):
-    p = flatten(read_params_file(REPO / "config" / f"{name}.yaml"))
-    p.update(dynamics_backend="lp")
-    p.update(overrides)
-    return DynamicsCore.from_params(p)
+    return DynamicsCore.from_params(scenario(name, **overrides))
 
 
 class Transport:

@@ -59,6 +59,20 @@ __all__ = ["HuntCrossley", "CoulombFriction", "ContactModel", "ChaserPrimitive",
            "ContactGeometry", "ContactForce", "DAMPING_MODELS", "contact_geometry",
            "contact_manifold", "contact_force", "contact_model_from_config", "primitive_from_config"]
 
+def _bisect(f, lo: float, hi: float, atol: float = 0.0, rtol: float = 0.0) -> float:
+    """The root of ``f`` in ``(lo, hi)`` where ``f(lo) > 0 >= f(hi)``, by bisection until the
+    bracket is at most ``atol + rtol·hi`` wide (or 200 halvings); its midpoint."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > 0.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= atol + rtol * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
 def _exact_chi(e: float) -> float:
     """χ with ``χ(1 + e) = ln((1 + χ)/(1 − χe))`` (bisection, χ ∈ (0, 1/e))."""
     if e >= 1.0:
@@ -67,16 +81,7 @@ def _exact_chi(e: float) -> float:
     def f(a):
         return a * (1.0 + e) - math.log((1.0 + a) / (1.0 - a * e))
 
-    lo, hi = 1e-9, (1.0 - 1e-15) / e      # f(lo) > 0 > f(hi)
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if f(mid) > 0.0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    return 0.5 * (lo + hi)
+    return _bisect(f, 1e-9, (1.0 - 1e-15) / e, rtol=1e-15)      # f(lo) > 0 > f(hi)
 
 
 DAMPING_MODELS = {
@@ -124,18 +129,10 @@ class HuntCrossley:
         def f(e):
             return chi * (1.0 + e) - math.log((1.0 + chi) / (1.0 - chi * e))
 
-        lo, hi = 0.0, min(1.0, (1.0 - 1e-15) / chi)
+        hi = min(1.0, (1.0 - 1e-15) / chi)
         if f(hi) >= 0.0:
             return hi
-        for _ in range(200):    # f(0) = χ − ln(1 + χ) > 0 > f(hi)
-            mid = 0.5 * (lo + hi)
-            if f(mid) > 0.0:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-15:
-                break
-        return 0.5 * (lo + hi)
+        return _bisect(f, 0.0, hi, atol=1e-15)     # f(0) = χ − ln(1 + χ) > 0 > f(hi)
 
     def force(self, delta: float, delta_dot: float, v0: float) -> tuple[float, float]:
         """``(f_n, k δⁿ)``: the normal force (C1) and its elastic part."""

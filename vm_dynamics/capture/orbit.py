@@ -43,7 +43,7 @@ import numpy as np
 from ..core import lie
 from ..forces.base import ForceElement
 from ..forces.orbit import ReferenceOrbit
-from ..forces.two_body import body_mass_properties
+from ..forces.two_body import link_mass_properties
 from ..model.model import load_model
 
 __all__ = ["TidalGravity", "ChiefFrameGravity", "target_model", "element_wrenches",
@@ -104,17 +104,12 @@ _PROPS: dict = {}
 
 def _mass_properties(model) -> list:
     """Per body with mass: ``(frame, m, c_f, I_f)``, the centre of mass and rotational inertia
-    in the axes of the body's link frame (from
-    :func:`~vm_dynamics.forces.two_body.body_mass_properties`; kept per model)."""
+    in the axes of the body's link frame
+    (:func:`~vm_dynamics.forces.two_body.link_mass_properties`, kept per model)."""
     hit = _PROPS.get(id(model))
     if hit is not None and hit[0] is model:
         return hit[1]
-    out = []
-    for k, m, c, Ic in body_mass_properties(model):
-        name = model.link_names[k]
-        home = model.frame_home[name]
-        Rh = home[:3, :3]
-        out.append((name, m, Rh.T @ (c - home[:3, 3]), Rh.T @ Ic @ Rh))
+    out = link_mass_properties(model)
     if len(_PROPS) > 64:
         _PROPS.clear()
     _PROPS[id(model)] = (model, out)

@@ -37,7 +37,8 @@ from ..dynamics.fast.kernels.jit import OPT, njit
 from .base import ForceElement
 from .points import body_point
 
-__all__ = ["TwoBody", "TwoBodyParams", "MU_EARTH", "body_mass_properties"]
+__all__ = ["TwoBody", "TwoBodyParams", "MU_EARTH", "body_mass_properties",
+           "link_mass_properties"]
 
 #: Earth's gravitational parameter (m³/s², WGS 84 / EGM 96)
 MU_EARTH = 3.986004418e14
@@ -70,6 +71,19 @@ def body_mass_properties(model) -> list:
         c = lie.unskew(M[3:, :3]) / m
         Ic = 0.5 * (M[3:, 3:] + M[3:, 3:].T) - m * (float(c @ c) * np.eye(3) - np.outer(c, c))
         out.append((k, m, c, Ic))
+    return out
+
+
+def link_mass_properties(model) -> list:
+    """``[(frame, mass, c_f, I_f)]``: :func:`body_mass_properties` in the axes of each body's
+    link frame (``frame``, its link name), the centre of mass from the frame's origin and the
+    rotational inertia about it; what a force on the moving body needs at any configuration."""
+    out = []
+    for k, m, c, Ic in body_mass_properties(model):
+        name = model.link_names[k]
+        home = model.frame_home[name]
+        Rh = home[:3, :3]
+        out.append((name, m, Rh.T @ (c - home[:3, 3]), Rh.T @ Ic @ Rh))
     return out
 
 
@@ -139,12 +153,7 @@ class TwoBody(ForceElement):
         self._check(model)
         kin = lp.kinematics(model, as_vector(q, model.n, "q"))
         out = []
-        for k, m, c, Ic in body_mass_properties(model):
-            name = model.link_names[k]
-            home = model.frame_home[name]
-            Rh = home[:3, :3]
-            c_f = Rh.T @ (c - home[:3, 3])
-            I_f = Rh.T @ Ic @ Rh
+        for name, m, c_f, I_f in link_mass_properties(model):
             T = g @ lp.frame_pose_vehicle(model, kin, name)
             r_f = c_f + T[:3, :3].T @ T[:3, 3]
             out.append((name, m, c_f, I_f, r_f))

@@ -131,6 +131,14 @@ def _text(exc: BaseException) -> str:
     return msg
 
 
+def _all_finite(*arrays: np.ndarray) -> bool:
+    """Every entry of the float arrays finite: one finite sum of their Python floats
+    (overflow gives inf without a warning: then the exact test)."""
+    if math.isfinite(sum(sum(a.tolist()) for a in arrays)):
+        return True
+    return all(bool(np.isfinite(a).all()) for a in arrays)
+
+
 def _stamp_s(stamp) -> float:
     return rm.time_msg_to_ns(stamp) * 1e-9
 
@@ -549,7 +557,7 @@ class ControllerCore:
                           f"controller {self.controller_name!r} failed at t={t:.6g} s: "
                           f"{type(exc).__name__}: {exc}; nothing published")
             return None
-        if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(bw))):
+        if not _all_finite(tau, bw):
             self.log.emit("ERROR", "nonfinite", f"controller {self.controller_name!r} returned "
                           f"NaN/Inf at t={t:.6g} s; nothing published")
             return None

@@ -407,14 +407,13 @@ class DynamicsCore(HilInputs):
     def lockstep_ready(self) -> bool:
         """Fresh inputs arrived since the last advance: the efforts (if there are joints) and,
         with ``lockstep_wrench`` and a movable vehicle, the base wrench."""
-        if self.paused:
+        if self.user_paused or self.energy_guard.diverged:
             return False
-        need = []
-        if len(self.robot.joints):
-            need.append(self.effort)
-        if self.model.b and bool(self.params["lockstep_wrench"]):
-            need.append(self.wrench)
-        return bool(need) and all(c.fresh for c in need)
+        inputs = self.inputs
+        joints = bool(len(self.robot.joints))
+        wrench = bool(self.model.b) and bool(self.params["lockstep_wrench"])
+        return (joints or wrench) and (not joints or inputs.effort.fresh) \
+            and (not wrench or inputs.wrench.fresh)
 
     def advance_lockstep(self) -> int:
         """Lockstep: one control period (``steps_per_period`` steps) if :meth:`lockstep_ready`."""

@@ -213,7 +213,7 @@ class CommandInputs:
         / ``world`` (inertial axes, moment about the vehicle origin; constant in the inertial
         frame while held, rotated into the body frame at every RK stage)."""
         w = np.asarray(wrench6, dtype=float).reshape(-1)
-        if w.shape != (6,) or not np.all(np.isfinite(w)):
+        if w.shape != (6,) or not np.isfinite(w).all():
             return self.reject(self.wrench, "base wrench",
                                f"expected 6 finite numbers, got {wrench6!r}")
         r = self.robot

@@ -138,12 +138,17 @@ class _RosbagsLibrary:
 
     name = "rosbags"
 
-    def __getitem__(self, msgtype: str) -> type:
-        return _typestore().types[msgtype]
+    def __init__(self) -> None:
+        self._types: Any = None            # the typestore's classes, looked up once
 
-    def maker(self, msgtype: str) -> Any:
-        """What the builders call to make a ``msgtype`` message: the dataclass."""
-        return self[msgtype]
+    def __getitem__(self, msgtype: str) -> type:
+        types = self._types
+        if types is None:
+            types = self._types = _typestore().types
+        return types[msgtype]
+
+    #: what the builders call to make a ``msgtype`` message: the dataclass
+    maker = __getitem__
 
     @staticmethod
     def f64seq(a: np.ndarray) -> Any:
@@ -296,7 +301,7 @@ class _ActiveTypes:
     or for some rosidl types :func:`_slot_maker`'s function)."""
 
     def __getitem__(self, msgtype: str) -> Any:
-        return _lib().maker(msgtype)
+        return (_active or _lib()).maker(msgtype)
 
 
 def _lib() -> Any:
@@ -332,7 +337,9 @@ def ns_to_time_msg(ns: int) -> Any:
 
 
 def time_msg(stamp_s: Any) -> Any:
-    """``builtin_interfaces/Time`` from seconds; a Time message is passed through."""
+    """``builtin_interfaces/Time`` from seconds; a Time message of the selected library is
+    passed through, one of the other library converted (a builder's field holds this
+    library's class)."""
     if msgtype_of(stamp_s) == "builtin_interfaces/msg/Time":
         if type(stamp_s) is _lib()["builtin_interfaces/msg/Time"]:
             return stamp_s

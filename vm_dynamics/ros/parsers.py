@@ -4,11 +4,12 @@ arrays and named tuples, with every field checked; conventions as in
 type and field."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..core.rotations import check_unit_quaternion, matrix_from_pose
+from ..core.rotations import QUAT_NORM_TOL, check_unit_quaternion, matrix_from_pose
 from .fields import diagnostic_level, duplicate_names, expect_msgtype, finite_field
 from .msgtypes import (
     CLOCK,
@@ -94,6 +95,8 @@ def parse_joint_state(msg: Any, names: Sequence[str] | None = None, *,
         if a.size != n:
             raise ValueError(f"JointState: {field} has {a.size} entries but name has {n}")
         fields[field] = finite_field(a, f"JointState.{field}", msg_names)
+    if names is not None and msg_names == list(names):
+        names = None                 # already in the requested order: nothing to reorder
     if names is not None:
         names = list(names)
         index = {nm: i for i, nm in enumerate(msg_names)}
@@ -117,6 +120,27 @@ def _quat_field(q: Any, what: str) -> np.ndarray:
     return check_unit_quaternion(finite_field([q.x, q.y, q.z, q.w], what), what)
 
 
+def _odometry_values(pose: Any, twist: Any):
+    """``(position list, unit quaternion array, twist array)`` of an Odometry's pose and
+    twist if all 13 numbers are finite floats and the quaternion's norm is within
+    :data:`QUAT_NORM_TOL` of 1 (the quaternion normalised as :func:`check_unit_quaternion`
+    does), else None (the caller's per-field checks then name the culprit)."""
+    pos, ori, lin, ang = pose.position, pose.orientation, twist.linear, twist.angular
+    try:
+        v = [float(pos.x), float(pos.y), float(pos.z), float(ori.x), float(ori.y),
+             float(ori.z), float(ori.w), float(lin.x), float(lin.y), float(lin.z),
+             float(ang.x), float(ang.y), float(ang.z)]
+    except (TypeError, ValueError, AttributeError):
+        return None
+    if not math.isfinite(sum(v)):          # NaN/Inf, or an overflowing sum: checked below
+        return None
+    x, y, z, w = v[3:7]
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if not abs(n - 1.0) <= QUAT_NORM_TOL:
+        return None
+    return v[:3], np.array(v[3:7]) / n, np.array(v[7:])
+
+
 def _transform_to_matrix(translation: Any, rotation: Any, what: str) -> np.ndarray:
     p = finite_field([translation.x, translation.y, translation.z], f"{what} translation")
     q = _quat_field(rotation, f"{what} rotation")
@@ -124,9 +148,18 @@ def _transform_to_matrix(translation: Any, rotation: Any, what: str) -> np.ndarr
 
 
 def parse_odometry(msg: Any) -> OdometryData:
-    """Odometry -> (stamp_ns, frame_id, child_frame_id, g 4x4, body twist [v; omega])."""
+    """Odometry -> (stamp_ns, frame_id, child_frame_id, g 4x4, body twist [v; omega]).
+
+    The 13 numbers are read once as Python floats; when they are all finite and the
+    quaternion is a unit one (every message a node sends), the pose and twist are built from
+    them directly; otherwise the field-by-field checks below name what is wrong."""
     expect_msgtype(msg, ODOMETRY)
     pose = msg.pose.pose
+    fast = _odometry_values(pose, msg.twist.twist)
+    if fast is not None:
+        p, q, V = fast
+        return OdometryData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id,
+                            msg.child_frame_id, matrix_from_pose(p, q), V)
     g = _transform_to_matrix(pose.position, pose.orientation, "Odometry.pose")
     tw = msg.twist.twist
     V = finite_field([tw.linear.x, tw.linear.y, tw.linear.z,
@@ -205,15 +238,17 @@ def parse_wrench_stamped(msg: Any, *, force_limit: float | None = None,
     expect_msgtype(msg, WRENCH_STAMPED)
     f, t = msg.wrench.force, msg.wrench.torque
     w = np.array([f.x, f.y, f.z, t.x, t.y, t.z], dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(w))
-    if bad.size:
+    bad = () if math.isfinite(sum(w.tolist())) else np.flatnonzero(~np.isfinite(w))
+    if len(bad):
         i = int(bad[0])
         raise ValueError(f"WrenchStamped.wrench.{_WRENCH_FIELDS[i]} contains NaN/Inf "
                          f"({float(w[i])!r})")
     for part, v, limit, unit in (("force", w[:3], force_limit, "N"),
                                  ("torque", w[3:], torque_limit, "N m")):
+        if limit is None:
+            continue
         size = float(np.linalg.norm(v))
-        if limit is not None and size > limit:
+        if size > limit:
             raise ValueError(f"WrenchStamped.wrench.{part}: magnitude {size:.6g} {unit} "
                              f"exceeds the limit {limit:g} {unit}")
     return WrenchData(time_msg_to_ns(msg.header.stamp), msg.header.frame_id, w)

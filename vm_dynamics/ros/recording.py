@@ -123,6 +123,19 @@ class RecordingError(OSError):
         return f"cannot write {self.filename}: {self.strerror}; {kept}"
 
 
+def _output_path(path: str | os.PathLike, overwrite: bool) -> Path:
+    """``path`` as a Path, checked before anything is read or written: an ``.mcap`` name, and
+    either new or (with ``overwrite``) an existing file or link."""
+    path = Path(path)
+    if path.suffix != ".mcap":
+        raise ValueError(f"output path must end with .mcap, got {path.name!r}")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists (pass overwrite=True to replace it)")
+    if path.exists() and not path.is_file() and not path.is_symlink():
+        raise ValueError(f"output path {str(path)!r} exists and is not a file")
+    return path
+
+
 def _transform_stamped(stamp: Any, parent: str, child: str, p: tuple, q: tuple) -> Any:
     """geometry_msgs/TransformStamped from a translation and a unit quaternion (x, y, z, w)
     computed by :meth:`UrdfTree.moving_transforms_pq` (no checks: the fast path)."""
@@ -181,13 +194,7 @@ class McapRecorder:
                  rate_hz: float | None = None, time_offset_s: float = 0.0,
                  overwrite: bool = True, flush_interval: float = 1.0,
                  target_marker: Any = None):
-        path = Path(path)
-        if path.suffix != ".mcap":
-            raise ValueError(f"output path must end with .mcap, got {path.name!r}")
-        if path.exists() and not overwrite:
-            raise FileExistsError(f"{path} exists (pass overwrite=True to replace it)")
-        if path.exists() and not path.is_file() and not path.is_symlink():
-            raise ValueError(f"output path {str(path)!r} exists and is not a file")
+        path = _output_path(path, overwrite)
         if rate_hz is not None and not (isinstance(rate_hz, (int, float, np.number))
                                         and math.isfinite(rate_hz) and rate_hz > 0):
             raise ValueError(f"rate_hz must be a finite positive number, got {rate_hz!r}")
@@ -562,12 +569,7 @@ def write_mcap(path: str | os.PathLike, t: Any, g: Any, V: Any, q: Any, qd: Any,
     Returns:
         :class:`RecordingInfo` with the recorded sample indices and per-topic counts.
     """
-    path = Path(path)
-    if path.suffix != ".mcap":
-        raise ValueError(f"output path must end with .mcap, got {path.name!r}")
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists (pass overwrite=True to replace it)")
-
+    path = _output_path(path, overwrite)
     t, g, V, q, qd, eff, names = _checked_trajectory(t, g, V, q, qd, joint_names, effort,
                                                      base_iota)
     if frame_ids is not None:

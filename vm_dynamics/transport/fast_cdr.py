@@ -272,11 +272,21 @@ def _make(C: dict) -> dict[str, Callable[[Any], list]]:
     Pose, Twist = C["geometry_msgs/msg/Pose"], C["geometry_msgs/msg/Twist"]
     runs = _Runs()
 
+    Time = C["builtin_interfaces/msg/Time"]
+
     def stamp(h: Any) -> bytes:
+        """A header's stamp, the first field of the data (offset 0: no padding), packed
+        directly (the same checks and bytes as ``time``)."""
         _is(h, Header)
-        w = _Writer()
-        time(w, h.stamp)
-        return w.parts[0]
+        t = h.stamp
+        _is(t, Time)
+        sec, nanosec = t.sec, t.nanosec
+        if type(sec) is not int or type(nanosec) is not int:
+            raise _Bad
+        try:
+            return _TIME.pack(sec, nanosec)
+        except struct.error:              # out of int32/uint32: rosbags refuses it too
+            raise _Bad from None
 
     def pose7(p: Any) -> tuple:
         _is(p, Pose)
