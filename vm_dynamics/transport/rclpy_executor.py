@@ -23,16 +23,10 @@ What it leaves to rclpy's own executor (an inner ``SingleThreadedExecutor`` the 
 added to, so ``node.executor`` is a full rclpy executor for whoever needs one, e.g. an
 ``ActionServer``'s goal tasks): waitables (QoS event handlers, action servers and clients),
 guard conditions, tasks and coroutine callbacks.  Their readiness is not watched by the lean
-wait set (a waitable adds itself in Python); every :attr:`LeanExecutor.RCLPY_TURN_S` the
-waitables are looked at in a second wait set of their own, without blocking, and if one is
-ready, or the previous rclpy turn stopped at its bound, or
-:attr:`LeanExecutor.RCLPY_IDLE_TURN_S` passed since the last one, an rclpy turn runs --
-everything rclpy finds ready, tasks included, until it finds nothing.  So an action goal or
-a QoS incompatibility warning waits up to ``RCLPY_TURN_S``; a task or guard condition of
-rclpy's executor alone (which the lean executor cannot see) up to ``RCLPY_IDLE_TURN_S``.
-Why the look first: an rclpy turn builds rclpy's whole wait set in Python and runs what is
-ready (subscriptions and timers too) through its task machinery; the look adds the waitables
-only.  A node with a guard condition or a coroutine callback among its subscriptions,
+wait set (a waitable adds itself in Python); an rclpy turn -- everything rclpy finds ready,
+tasks included, until it finds nothing -- runs at most :attr:`LeanExecutor.RCLPY_TURN_S`
+after the previous one, so an action goal or a QoS incompatibility warning waits up to
+that long.  A node with a guard condition or a coroutine callback among its subscriptions,
 timers, services or clients is run by rclpy's executor entirely.
 
 rclpy API used (public): ``rclpy.executors.SingleThreadedExecutor`` (``add_node``,
@@ -40,9 +34,7 @@ rclpy API used (public): ``rclpy.executors.SingleThreadedExecutor`` (``add_node`
 ``TimeoutException``, ``ShutdownException``, ``ConditionReachedException``;
 ``rclpy.impl.implementation_singleton.rclpy_implementation.WaitSet`` (``clear_entities``,
 ``add_subscription/timer/client/service``, ``wait``, ``get_ready_entities``) as rclpy's
-executor uses it; ``Node.subscriptions/timers/clients/services/waitables/guards``; a waitable's
-``__enter__``/``__exit__``, ``get_num_entities`` (``NumberOfEntities`` fields and ``+``),
-``add_to_wait_set``, ``is_ready``;
+executor uses it; ``Node.subscriptions/timers/clients/services/waitables/guards``,
 ``Node.context.handle``; each entity's ``handle`` (a context manager; ``pointer``),
 ``callback``; ``Subscription.msg_type``, ``raw``, ``handle.take_message``;
 ``Timer.handle.is_timer_ready/call_timer``; ``Service.srv_type``,
@@ -87,7 +79,7 @@ class _Entities:
     def __init__(self, node: Any, wait_set_class: Any) -> None:
         self.key = _entity_key(node)
         self.stack = contextlib.ExitStack()
-        subs, timers, clients, services, waitables, guards = self.key
+        subs, timers, clients, services, _waitables, guards = self.key
         coroutine = any(inspect.iscoroutinefunction(e.callback)
                         for e in (*subs, *timers, *services))
         self.rclpy_only = bool(guards) or coroutine
@@ -104,37 +96,12 @@ class _Entities:
                     continue
                 out.append((handle, handle.pointer, entity))
         self.subs = [(h, p, s, _takes_info(s.callback)) for h, p, s in self.subs]
-        #: the waitables (held) and a wait set of their entities: what rclpy's turn serves
-        self.waitables, count = [], None
-        for waitable in waitables:
-            try:
-                self.stack.enter_context(waitable)
-            except Exception:  # noqa: BLE001 - rclpy's InvalidHandle: being destroyed
-                continue
-            self.waitables.append(waitable)
-            n = waitable.get_num_entities()
-            count = n if count is None else count + n
         self.stack.enter_context(node.context.handle)
         self.wait_set = wait_set_class(len(self.subs), 0, len(self.timers), len(self.clients),
                                        len(self.services), 0, node.context.handle)
-        self.waitable_set = None if count is None else wait_set_class(
-            count.num_subscriptions, count.num_guard_conditions, count.num_timers,
-            count.num_clients, count.num_services, count.num_events, node.context.handle)
-
-    def waitables_ready(self) -> bool:
-        """Whether a waitable (a QoS event, an action server's request...) is ready now: each
-        adds itself to :attr:`waitable_set`, which is waited on without blocking."""
-        ws = self.waitable_set
-        if ws is None:
-            return False
-        ws.clear_entities()
-        for waitable in self.waitables:
-            waitable.add_to_wait_set(ws)
-        ws.wait(0)
-        return any([waitable.is_ready(ws) for waitable in self.waitables])
 
     def release(self) -> None:
-        self.wait_set = self.waitable_set = None
+        self.wait_set = None
         self.stack.close()
 
 
@@ -149,12 +116,8 @@ class LeanExecutor:
     releases the entities' handles and removes the node (call it before destroying the
     node)."""
 
-    #: Wall time between two looks at the waitables (an rclpy turn if one is ready), s.
+    #: Wall time between two turns of rclpy's own executor (waitables, tasks), s.
     RCLPY_TURN_S = 0.05
-    #: Longest wall time between two turns of rclpy's own executor when no waitable was
-    #: ready (for a task or guard condition of rclpy's executor, which the lean executor
-    #: cannot see), s.
-    RCLPY_IDLE_TURN_S = 0.5
 
     def __init__(self, node: Any) -> None:
         from rclpy.executors import SingleThreadedExecutor
@@ -166,9 +129,6 @@ class LeanExecutor:
         self._rclpy.add_node(node)
         self._entities: _Entities | None = None
         self._next_rclpy_turn = 0.0
-        self._next_idle_turn = 0.0
-        #: whether the last rclpy turn stopped at its bound, work perhaps left
-        self._rclpy_unfinished = False
         #: wait sets built so far (one per change of the node's entities)
         self.builds = 0
 
@@ -191,11 +151,8 @@ class LeanExecutor:
         now = time.monotonic()
         if now >= self._next_rclpy_turn:
             self._next_rclpy_turn = now + self.RCLPY_TURN_S
-            if self._rclpy_unfinished or now >= self._next_idle_turn \
-                    or ents.waitables_ready():
-                self._next_idle_turn = now + self.RCLPY_IDLE_TURN_S
-                self.rclpy_turn()
-                ents = self._current()      # rclpy's callbacks may have added entities
+            self.rclpy_turn()
+            ents = self._current()          # rclpy's callbacks may have added entities
         left = int((self._next_rclpy_turn - now) * 1e9)
         timeout_ns = left if timeout_sec is None or timeout_sec < 0 \
             else min(int(timeout_sec * 1e9), left)
@@ -264,7 +221,6 @@ class LeanExecutor:
             TimeoutException,
         )
         bound = 8 + sum(len(group) for group in _entity_key(self._node))
-        self._rclpy_unfinished = False
         for done in range(bound):
             try:
                 handler, _, _ = self._rclpy.wait_for_ready_callbacks(timeout_sec=0)
@@ -273,7 +229,6 @@ class LeanExecutor:
             handler()
             if handler.exception() is not None:
                 raise handler.exception()
-        self._rclpy_unfinished = True
         return bound
 
     def shutdown(self) -> None:
