@@ -984,6 +984,37 @@ def test_rclpy_publishes_rosidl_messages_built_directly_byte_identical(fake_ros)
     assert rm.message_library() == "rosbags"  # restored on shutdown
 
 
+def _walk_and_reassign(msg, path=""):
+    """Assign every field of the rosidl ``msg`` its own value through its (strict) property
+    setter, nested messages walked: raises what the setter raises."""
+    for name in msg.get_fields_and_field_types():
+        value = getattr(msg, name)
+        setattr(msg, name, value)
+        for item in (value if isinstance(value, list) else [value]):
+            if hasattr(item, "get_fields_and_field_types"):
+                _walk_and_reassign(item, f"{path}{name}.")
+
+
+def test_rclpy_builders_made_without_constructors_pass_the_strict_setters(fake_ros):
+    """The lockstep's messages and tf are made without their rosidl constructors (slots set
+    directly): every field holds a value the stand-in's strict setter (rosidl's assertions)
+    accepts, and a Time of the other library given as a stamp becomes one of this library."""
+    fake, _ = fake_ros
+    stamp = rm.time_msg(4.5)                         # a rosbags Time (the default library)
+    t = _rclpy_transport(fake, "slots")
+    try:
+        from builtin_interfaces.msg import Time
+        for mtype, build in _sample_builders():
+            msg = build()
+            _walk_and_reassign(msg)
+            assert msg == build(), mtype
+        header = rm.header_msg(stamp, "odom")
+        assert type(header.stamp) is Time
+        assert (header.stamp.sec, header.stamp.nanosec) == (4, 500_000_000)
+    finally:
+        t.shutdown()
+
+
 def test_nodes_import_without_rosbags():
     """The rclpy path needs no rosbags: node modules, cores, ros_msgs and the rclpy adapter
     import (and ros_msgs builds/parses with a rosidl library) with rosbags blocked."""

@@ -54,6 +54,7 @@ from __future__ import annotations
 import array
 import importlib
 import numbers
+import sys
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -146,6 +147,9 @@ class _RosbagsLibrary:
             types = self._types = _typestore().types
         return types[msgtype]
 
+    #: what the builders call to make a ``msgtype`` message: the dataclass
+    maker = __getitem__
+
     @staticmethod
     def f64seq(a: np.ndarray) -> Any:
         return a
@@ -161,8 +165,30 @@ class _RosidlLibrary:
 
     name = "rosidl"
 
+    #: The types :meth:`maker` makes without their constructor (:func:`_slot_maker`): those of
+    #: the lockstep's messages and tf, whose builders here give every field a value they made
+    #: or checked to be what the rosidl setter accepts.
+    SLOT_MADE = frozenset({
+        "builtin_interfaces/msg/Time", "std_msgs/msg/Header", JOINT_STATE, ODOMETRY, CLOCK,
+        WRENCH_STAMPED, TF_MESSAGE, "geometry_msgs/msg/Point", "geometry_msgs/msg/Quaternion",
+        "geometry_msgs/msg/Pose", "geometry_msgs/msg/PoseWithCovariance",
+        "geometry_msgs/msg/Vector3", "geometry_msgs/msg/Twist",
+        "geometry_msgs/msg/TwistWithCovariance", "geometry_msgs/msg/Wrench",
+        "geometry_msgs/msg/TransformStamped", "geometry_msgs/msg/Transform"})
+
     def __init__(self) -> None:
         self._cache: dict[str, type] = {}
+        self._makers: dict[str, Any] = {}
+
+    def maker(self, msgtype: str) -> Any:
+        """What the builders call to make a ``msgtype`` message: for :data:`SLOT_MADE`, the
+        :func:`_slot_maker` of its class, else the class."""
+        make = self._makers.get(msgtype)
+        if make is None:
+            cls = self[msgtype]
+            make = _slot_maker(cls) if msgtype in self.SLOT_MADE else cls
+            self._makers[msgtype] = make
+        return make
 
     def __getitem__(self, msgtype: str) -> type:
         cls = self._cache.get(msgtype)
@@ -185,6 +211,40 @@ class _RosidlLibrary:
     @staticmethod
     def octet(v: int) -> Any:
         return bytes([int(v) & 0xFF])
+
+
+def _slot_maker(cls: type) -> Any:
+    """``make(**fields)``: a message of the rosidl class ``cls``, made with ``cls.__new__`` and
+    its slots (``_<field>``) set directly when every field is given, else ``cls(**fields)``.
+
+    Why: a rosidl constructor builds the default of every nested field (``kwargs.get(name,
+    Default())`` evaluates ``Default()`` even when the field is given), and its setters check
+    each value again; an ``Odometry`` from given parts builds ~20 messages and two covariance
+    arrays that are thrown away.  The builders using this (:data:`_RosidlLibrary.SLOT_MADE`)
+    made or checked every value.  ``_check_fields`` is set as the constructor sets it (the
+    module's ``ROS_PYTHON_CHECK_FIELDS`` setting), so later assignments to the message are
+    checked as they would be."""
+    try:
+        fields = tuple(cls.get_fields_and_field_types())
+        slots = {name: "_" + name for name in fields}
+        if not set(slots.values()) <= set(cls.__slots__):
+            return cls
+    except (AttributeError, TypeError):          # not a rosidl-generated class
+        return cls
+    checks = "_check_fields" in cls.__slots__
+    check = getattr(sys.modules.get(cls.__module__), "ros_python_check_fields", "1") == "1"
+    new, count = cls.__new__, len(fields)
+
+    def make(**values: Any) -> Any:
+        if len(values) != count or not values.keys() <= slots.keys():
+            return cls(**values)            # defaults, or the constructor's error
+        msg = new(cls)
+        for name, value in values.items():
+            setattr(msg, slots[name], value)
+        if checks:
+            msg._check_fields = check
+        return msg
+    return make
 
 
 _LIBRARIES = {"rosbags": _RosbagsLibrary, "rosidl": _RosidlLibrary}
@@ -237,10 +297,11 @@ def message_library() -> str:
 
 
 class _ActiveTypes:
-    """``_T[msgtype]``: the class of ``msgtype`` in the selected library."""
+    """``_T[msgtype]``: what makes a ``msgtype`` message in the selected library (its class,
+    or for some rosidl types :func:`_slot_maker`'s function)."""
 
-    def __getitem__(self, msgtype: str) -> type:
-        return (_active or _lib())[msgtype]
+    def __getitem__(self, msgtype: str) -> Any:
+        return (_active or _lib()).maker(msgtype)
 
 
 def _lib() -> Any:
@@ -276,9 +337,13 @@ def ns_to_time_msg(ns: int) -> Any:
 
 
 def time_msg(stamp_s: Any) -> Any:
-    """``builtin_interfaces/Time`` from seconds; a Time message is passed through."""
+    """``builtin_interfaces/Time`` from seconds; a Time message of the selected library is
+    passed through, one of the other library converted (a builder's field holds this
+    library's class)."""
     if msgtype_of(stamp_s) == "builtin_interfaces/msg/Time":
-        return stamp_s
+        if type(stamp_s) is _lib()["builtin_interfaces/msg/Time"]:
+            return stamp_s
+        return ns_to_time_msg(time_msg_to_ns(stamp_s))   # a Time of the other library
     return ns_to_time_msg(stamp_to_ns(stamp_s))
 
 
