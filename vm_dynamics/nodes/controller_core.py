@@ -132,8 +132,7 @@ def _text(exc: BaseException) -> str:
 
 
 def _all_finite(*arrays: np.ndarray) -> bool:
-    """Every entry of the float arrays finite: one finite sum of their Python floats
-    (overflow gives inf without a warning: then the exact test)."""
+    """Every entry finite: one sum of their Python floats (on overflow, the exact test)."""
     if math.isfinite(sum(sum(a.tolist()) for a in arrays)):
         return True
     return all(bool(np.isfinite(a).all()) for a in arrays)
