@@ -379,7 +379,7 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
     return _finite_state(y)
 
 
-@njit(**OPT)
+@njit(_nrt=False, **OPT)
 def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
     """One RKMK step of size ``spec.dt`` from ``x`` into ``y`` with the inputs held
     (docs/corrections.md, "Time integration").
@@ -389,6 +389,11 @@ def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
     stage, then :func:`_stage_finish`.  With ``spec.presc`` the joints follow the rows of
     ``pr`` and only (g, m, W) are integrated.  ``resume``: ``x`` was written by the
     :func:`_stage_finish` just before (:func:`_stage_resume`).  Returns a status code.
+
+    Compiled without numba's reference counting (``_nrt=False``): every array it reads is
+    borrowed from its caller's entry point (:mod:`.borrow`), which holds them for the call,
+    and it allocates nothing; counted, the inlined stages would call the counter once per
+    array of every record they unpack.
     """
     for i in range(tab.b.shape[0]):
         if i == 0 and resume:
