@@ -6,6 +6,11 @@ law (:func:`vm_dynamics.control.laws.computed_torque_into`) between begin and en
 Python driver calls the same three through :func:`stage_begin` and :func:`stage_advance`.
 Arguments: the records of :mod:`.records`.
 
+The stage functions are inlined into their callers (``inline="always"``): a compiled call
+passes every array of its records (the workspace alone has tens) as flattened scalars and
+counts their references, which in a step of four stages cost more than the arithmetic between
+the articulated-body passes.  Each caller holds one copy of each (the stages run in a loop).
+
 The momentum variable ``m`` (``spec.form``): 0 ``velocity`` m = V, ṁ = V̇ from the ABA;
 1 ``spatial_momentum`` m = μ = Ad*_{h⁻¹}P, ``h = g_ref⁻¹g``, μ̇ = Ad*_{h⁻¹}F_η (LP-1), constant
 without external wrenches and gravity; 2 ``body_momentum`` m = P (77), Ṗ = ad*_V P + F_η; for
@@ -236,7 +241,7 @@ def _stage_state(wk):
     return Stage(sc.pose, sc.rel, sc.ms, sc.qs, sc.qds, sc.Vs)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_point(spec, tab, i, x, pr, sc):
     """The state of stage ``i`` from ``x`` and the slopes of the earlier stages (``Θ_i = dt Σ_j
     a_ij K_j``, …) and its pose ``g exp(ι₀Θ_i)``, ``rel = g_ref⁻¹ g exp(ι₀Θ_i)``, in the scratch.
@@ -274,7 +279,7 @@ def _stage_point(spec, tab, i, x, pr, sc):
     _mul4(sc.rel_k, sc.exp, sc.rel)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_begin(C, spec, tab, i, x, pr, wk):
     """Stage ``i`` of an RKMK step from the state ``x``: :func:`_stage_point`, then its
     kinematics and velocity (LP-3), in the scratch (:func:`_stage_state`)."""
@@ -282,7 +287,7 @@ def _stage_begin(C, spec, tab, i, x, pr, wk):
     return _stage_velocity(C, spec.form, _stage_state(wk), wk)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_resume(spec, tab, x, pr, wk):
     """Stage 0 of the step from ``x`` right after the :func:`_stage_finish` that wrote ``x``
     (a rollout's next step, no prescribed motion): the stage state is ``x``, and its
@@ -295,7 +300,7 @@ def _stage_resume(spec, tab, x, pr, wk):
         sc.Vs[r] = x.V[r]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_end(C, F, spec, i, pr, inp, wk):
     """Rates of the stage state left by :func:`_stage_begin` with the inputs ``inp``, stored as
     the stage's slopes (row ``i`` of ``Θ̇, ṁ, q̇, q̈`` and the power)."""
@@ -338,7 +343,7 @@ def _finite_state(y):
     return 0 if np.isfinite(y.W[0]) and np.isfinite(y.W[1]) else 2
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _stage_finish(C, spec, tab, x, pr, y, wk):
     """Combine the stage slopes into the step's end state ``y``: ``g_k exp(ι₀Θ)``
     (re-orthonormalised) and ``(m, q, q̇, W) + dt Σ b_i K_i``, then V by (LP-3).  Returns a
@@ -374,7 +379,7 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
     return _finite_state(y)
 
 
-@njit(**OPT)
+@njit(_nrt=False, **OPT)
 def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
     """One RKMK step of size ``spec.dt`` from ``x`` into ``y`` with the inputs held
     (docs/corrections.md, "Time integration").
@@ -384,6 +389,11 @@ def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
     stage, then :func:`_stage_finish`.  With ``spec.presc`` the joints follow the rows of
     ``pr`` and only (g, m, W) are integrated.  ``resume``: ``x`` was written by the
     :func:`_stage_finish` just before (:func:`_stage_resume`).  Returns a status code.
+
+    Compiled without numba's reference counting (``_nrt=False``): every array it reads is
+    borrowed from its caller's entry point (:mod:`.borrow`), which holds them for the call,
+    and it allocates nothing; counted, the inlined stages would call the counter once per
+    array of every record they unpack.
     """
     for i in range(tab.b.shape[0]):
         if i == 0 and resume:
