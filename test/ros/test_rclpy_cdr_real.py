@@ -14,6 +14,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed")
 
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+from rosidl_fields import field_types  # noqa: E402
 
 from vm_dynamics.transport.rclpy_adapter import rclpy_class  # noqa: E402
 from vm_dynamics.transport.rclpy_cdr import CDR_TYPES, cdr_decoder, cdr_encoder  # noqa: E402
@@ -58,19 +59,6 @@ def random_message(msgtype: str, rng):
     else:
         _time(rng, msg.clock)
     return msg
-
-
-def field_types(msg):
-    """The type of every field, nested messages walked (what a consumer sees)."""
-    out = {}
-    for name in msg.get_fields_and_field_types():
-        value = getattr(msg, name)
-        if hasattr(value, "get_fields_and_field_types"):
-            out.update({f"{name}.{k}": v for k, v in field_types(value).items()})
-        else:
-            out[name] = (type(value), getattr(value, "typecode", None),
-                         getattr(value, "dtype", None), getattr(value, "shape", None))
-    return out
 
 
 @pytest.mark.parametrize("msgtype", CDR_TYPES)

@@ -30,6 +30,7 @@ from geometry_msgs.msg import (  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
+from rosidl_fields import field_types  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -42,22 +43,6 @@ def rosidl_library():
     previous = m.use_message_library("rosidl")
     yield
     m.use_message_library(previous)
-
-
-def field_types(msg):
-    """Type (and array kind) of every field, nested messages walked, and their
-    ``_check_fields``."""
-    out = {"_check_fields": getattr(msg, "_check_fields", None)}
-    for name in msg.get_fields_and_field_types():
-        value = getattr(msg, name)
-        if isinstance(value, list) and value and hasattr(value[0], "get_fields_and_field_types"):
-            value = value[0]
-        if hasattr(value, "get_fields_and_field_types"):
-            out.update({f"{name}.{k}": v for k, v in field_types(value).items()})
-        else:
-            out[name] = (type(value), getattr(value, "typecode", None),
-                         getattr(value, "dtype", None), getattr(value, "shape", None))
-    return out
 
 
 def same(mine, oracle):
