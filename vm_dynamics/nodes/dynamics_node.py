@@ -414,15 +414,14 @@ class DynamicsNode:
         sync = self.cm_sync
         idle = None if sync is None else sync.idle_republish(core.paused)
         for key, msg in core.iter_due(wall_now, idle):
-            if key == "clock" and self.cm_sync is not None and self.cm_sync.hold_clock(
+            if key == "clock" and sync is not None and sync.hold_clock(
                     msg, self.pubs[key].publish, wall_now):
                 continue                  # sent once the manager's side took the state
-            if key == "joint_states" and self.cm_sync is not None:
-                msg = self.cm_sync.state_message(msg)   # a stamp's state, sent again as it was
-                self.pubs[key].publish(msg)
-                self.cm_sync.note_state()               # the barrier covers it
-                continue
+            if key == "joint_states" and sync is not None:
+                msg = sync.state_message(msg)   # a stamp's state, sent again as it was
             self.pubs[key].publish(msg)
+            if key == "joint_states" and sync is not None:
+                sync.note_state()               # the barrier covers it
             if key == "odom" and core.path_sample:   # one pose per path_sample_period
                 self._record_base_pose(msg)
         core.log.drain_into(self.t.logger)
