@@ -58,7 +58,7 @@ from ..config.spec import CONTROLLER_PARAMETERS, checked_values
 from ..control import available_controllers, get_controller
 from ..control.references import JointWaypoints, PoseWaypoints, Reference, reference_from_config
 from ..ros import messages as rm
-from ..ros.fields import duplicate_names
+from ..ros.fields import all_finite, duplicate_names
 from ..sim.simulate import State
 from .controller_capture import capture_control
 from .controller_orbit import ControllerOrbit
@@ -129,13 +129,6 @@ def _text(exc: BaseException) -> str:
     if not msg or isinstance(exc, (ArithmeticError, TypeError, AttributeError, KeyError)):
         return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
     return msg
-
-
-def _all_finite(*arrays: np.ndarray) -> bool:
-    """Every entry finite: one sum of their Python floats (on overflow, the exact test)."""
-    if math.isfinite(sum(sum(a.tolist()) for a in arrays)):
-        return True
-    return all(bool(np.isfinite(a).all()) for a in arrays)
 
 
 def _stamp_s(stamp) -> float:
@@ -556,7 +549,7 @@ class ControllerCore:
                           f"controller {self.controller_name!r} failed at t={t:.6g} s: "
                           f"{type(exc).__name__}: {exc}; nothing published")
             return None
-        if not _all_finite(tau, bw):
+        if not (all_finite(tau) and all_finite(bw)):
             self.log.emit("ERROR", "nonfinite", f"controller {self.controller_name!r} returned "
                           f"NaN/Inf at t={t:.6g} s; nothing published")
             return None

@@ -10,8 +10,8 @@ import numpy as np
 
 from .msgtypes import DIAGNOSTIC_LEVELS, msgtype_of
 
-__all__ = ["expect_msgtype", "check_frame_id", "finite_vector", "finite_field", "covariance36",
-           "duplicate_names", "diagnostic_level"]
+__all__ = ["all_finite", "expect_msgtype", "check_frame_id", "finite_vector", "finite_field",
+           "covariance36", "duplicate_names", "diagnostic_level"]
 
 
 def expect_msgtype(msg: Any, msgtype: str) -> None:
@@ -32,7 +32,7 @@ def check_frame_id(frame_id: Any, what: str, *, allow_empty: bool = False) -> No
 def finite_vector(x: Any, n: int | None, what: str) -> np.ndarray:
     """1-D finite float64 vector of length n (None: any length)."""
     if type(x) is np.ndarray and x.dtype == _F64 and x.ndim == 1 and x.flags.c_contiguous \
-            and (n is None or x.shape[0] == n) and _all_finite(x):
+            and (n is None or x.shape[0] == n) and all_finite(x):
         return x                 # what the general path returns for it: the array itself
     try:
         a = np.asarray(x, dtype=np.float64)
@@ -53,8 +53,8 @@ def finite_vector(x: Any, n: int | None, what: str) -> np.ndarray:
 _F64 = np.dtype(np.float64)
 
 
-def _all_finite(a: np.ndarray) -> bool:
-    """Every entry of the flat float64 ``a`` finite: a finite sum of its Python floats
+def all_finite(a: np.ndarray) -> bool:
+    """Every entry of the flat float array ``a`` finite: a finite sum of its Python floats
     (overflow gives inf, no warning: then the exact test) or, for long arrays, one vectorised
     test."""
     if a.size <= 32 and math.isfinite(sum(a.tolist())):
@@ -66,9 +66,7 @@ def finite_field(arr: Any, what: str, names: Sequence[str] | None = None) -> np.
     """A received field as a flat float64 array, checked finite (the first bad index, and its
     joint name if ``names`` are given, in the error)."""
     a = np.asarray(arr, dtype=np.float64).reshape(-1)
-    # fast path: a finite sum (Python floats: overflow gives inf, no warning) or, for long
-    # fields, one vectorised test; otherwise the exact search below names the bad index
-    if math.isfinite(sum(a.tolist())) if a.size <= 32 else bool(np.isfinite(a).all()):
+    if all_finite(a):                # else the exact search below names the bad index
         return a
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from ..core.rotations import QUAT_NORM_TOL, check_unit_quaternion, matrix_from_pose
-from .fields import diagnostic_level, duplicate_names, expect_msgtype, finite_field
+from .fields import all_finite, diagnostic_level, duplicate_names, expect_msgtype, finite_field
 from .msgtypes import (
     CLOCK,
     DIAGNOSTIC_ARRAY,
@@ -238,7 +238,7 @@ def parse_wrench_stamped(msg: Any, *, force_limit: float | None = None,
     expect_msgtype(msg, WRENCH_STAMPED)
     f, t = msg.wrench.force, msg.wrench.torque
     w = np.array([f.x, f.y, f.z, t.x, t.y, t.z], dtype=np.float64)
-    bad = () if math.isfinite(sum(w.tolist())) else np.flatnonzero(~np.isfinite(w))
+    bad = () if all_finite(w) else np.flatnonzero(~np.isfinite(w))
     if len(bad):
         i = int(bad[0])
         raise ValueError(f"WrenchStamped.wrench.{_WRENCH_FIELDS[i]} contains NaN/Inf "
