@@ -124,20 +124,27 @@ def _is(msg: Any, cls: type) -> None:
         raise _Bad
 
 
+def _time_bytes(t: Any, Time: type) -> bytes:
+    """The 8 bytes of a ``builtin_interfaces/Time`` ``t`` of the class ``Time`` (its fields
+    Python ints within int32/uint32, as rosbags requires)."""
+    _is(t, Time)
+    sec, nanosec = t.sec, t.nanosec
+    if type(sec) is not int or type(nanosec) is not int:
+        raise _Bad
+    try:
+        return _TIME.pack(sec, nanosec)
+    except struct.error:              # out of int32/uint32: rosbags refuses it too
+        raise _Bad from None
+
+
 def _time_writer(C: dict) -> Callable[[_Writer, Any], None]:
     """The encoder of a ``builtin_interfaces/Time`` of the rosbags classes ``C``."""
     Time = C["builtin_interfaces/msg/Time"]
 
     def time(w: _Writer, t: Any) -> None:
-        _is(t, Time)
-        sec, nanosec = t.sec, t.nanosec
-        if type(sec) is not int or type(nanosec) is not int:
-            raise _Bad
+        data = _time_bytes(t, Time)
         w.align(4)
-        try:
-            w.raw(_TIME.pack(sec, nanosec))
-        except struct.error:              # out of int32/uint32: rosbags refuses it too
-            raise _Bad from None
+        w.raw(data)
     return time
 
 
@@ -275,18 +282,9 @@ def _make(C: dict) -> dict[str, Callable[[Any], list]]:
     Time = C["builtin_interfaces/msg/Time"]
 
     def stamp(h: Any) -> bytes:
-        """A header's stamp, the first field of the data (offset 0: no padding), packed
-        directly (the same checks and bytes as ``time``)."""
+        """A header's stamp, the first field of the data (offset 0: no padding)."""
         _is(h, Header)
-        t = h.stamp
-        _is(t, Time)
-        sec, nanosec = t.sec, t.nanosec
-        if type(sec) is not int or type(nanosec) is not int:
-            raise _Bad
-        try:
-            return _TIME.pack(sec, nanosec)
-        except struct.error:              # out of int32/uint32: rosbags refuses it too
-            raise _Bad from None
+        return _time_bytes(h.stamp, Time)
 
     def pose7(p: Any) -> tuple:
         _is(p, Pose)
