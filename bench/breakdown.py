@@ -251,7 +251,7 @@ def dynamics_rows(fx, repeats):
     fd = interleaved({
         "model.forward_dynamics (public, validated)":
             (lambda: m.forward_dynamics(g, V, q, qd, tau), 1),
-        "  FastModel.forward_dynamics (no Model method, no backend look-up)":
+        "  FastModel.forward_dynamics (its closure: dynamics.fast.forward_dynamics's call)":
             (lambda: fm.forward_dynamics(g, V, q, qd, tau), 1),
         "  output allocation np.empty(b + n)": (lambda: np.empty(nout), 1),
         "  the two result views out[:b], out[b:]": (lambda: (out[:b], out[b:]), 1),
@@ -284,13 +284,13 @@ def dynamics_rows(fx, repeats):
         "  Python around the compiled call (output, method calls, slicing): public − dispatcher":
             pub - disp,
         **python_parts(med, "model.forward_dynamics (public, validated)",
-                       "  FastModel.forward_dynamics (no Model method, no backend look-up)",
+                       "  FastModel.forward_dynamics (its closure: dynamics.fast.forward_dynamics's call)",
                        disp),
         "    dispatcher's type check: dispatcher − entry point": disp - entry,
         "        workspace allocation and shape/range checks (kernel alone − preallocated)":
             kern - pre,
         "          the three ABA passes (preallocated − kinematics)": pre - kin,
-        "  Python around its entry point (method call, bound model array)":
+        "  Python around its entry point (the instance's closure, status test)":
             med["model.fast.forward_dynamics (unchecked, into out)"]
             - med["  its compiled entry point (no checks), arguments ready"],
     }.items()})
@@ -298,7 +298,7 @@ def dynamics_rows(fx, repeats):
     idd = interleaved({
         "model.inverse_dynamics (public, validated)":
             (lambda: m.inverse_dynamics(g, V, q, qd, Vdot, qdd), 1),
-        "  FastModel.inverse_dynamics (no Model method, no backend look-up)":
+        "  FastModel.inverse_dynamics (its closure: dynamics.fast.inverse_dynamics's call)":
             (lambda: fm.inverse_dynamics(g, V, q, qd, Vdot, qdd), 1),
         "  output allocation np.empty(b + n)": (lambda: np.empty(nout), 1),
         "  the two result views out[:b], out[b:]": (lambda: (out[:b], out[b:]), 1),
@@ -324,20 +324,21 @@ def dynamics_rows(fx, repeats):
     med = {k: v[0] for k, v in idd.items()}
     idd.update({k: (v, v, v) for k, v in python_parts(
         med, "model.inverse_dynamics (public, validated)",
-        "  FastModel.inverse_dynamics (no Model method, no backend look-up)",
+        "  FastModel.inverse_dynamics (its closure: dynamics.fast.inverse_dynamics's call)",
         med["  compiled call through the dispatcher"]).items()})
     return fd, idd, fd_loop, fd_args, parts
 
 
 def python_parts(med, public, fastmodel, dispatcher):
-    """The public call's Python split (derived rows): the ``Model`` method with its backend
-    look-up, and ``FastModel``'s method beyond the output's allocation and views."""
+    """The public call's Python split (derived rows): the ``Model`` method, which runs the
+    common call inline (look-up of the model's packed calls, allocation, compiled call, views),
+    and the same for ``FastModel``'s closure."""
+    alloc = med["  output allocation np.empty(b + n)"] + med["  the two result views out[:b], out[b:]"]
     return {
-        "    Model method and backend look-up: public − FastModel": med[public] - med[fastmodel],
-        "    FastModel's own Python (method call, attribute reads, try, status test): FastModel "
-        "− dispatcher − allocation − views":
-            med[fastmodel] - dispatcher - med["  output allocation np.empty(b + n)"]
-            - med["  the two result views out[:b], out[b:]"],
+        "    Model method's own Python (frame, look-up of the packed calls, try, status test): "
+        "public − dispatcher − allocation − views": med[public] - dispatcher - alloc,
+        "    FastModel closure's own Python (frame, try, status test): FastModel − dispatcher "
+        "− allocation − views": med[fastmodel] - dispatcher - alloc,
     }
 
 

@@ -10,6 +10,7 @@ equal those of the same values as plain float64 arrays.
 """
 from __future__ import annotations
 
+import copy
 import threading
 
 import numpy as np
@@ -149,3 +150,33 @@ def test_backend_of_another_kind_is_named_after_a_cached_call(backend):
         m.forward_dynamics(g, V, q, qd, tau, backend=backend)
     with pytest.raises(ValueError, match=r"^backend: expected"):
         m.inverse_dynamics(g, V, q, qd, Vdot, qdd, backend=backend)
+
+
+def test_public_inline_call_serves_only_the_model_that_cached_it():
+    """The public call runs its common case inline from the model's cached tuple
+    (Model._fast_auto), which copy.copy carries into copies: a copy with other inertias and the
+    same gravity array (with_added_vehicle_inertia, with_attached_body), and a model whose
+    gravity was replaced, must each get their own results — those of their own FastModel —
+    and not the cached model's."""
+    m, g, V, q, qd, tau, qdd, bw, Vdot = next(_states("ur5", "SE3", 1))
+    ref_id = np.r_[m.inverse_dynamics(g, V, q, qd, Vdot, qdd)]     # caches the inline call
+    ref_fd = np.r_[m.forward_dynamics(g, V, q, qd, tau)]
+    frame = m.frame_names[-1]
+    heavy = m.with_added_vehicle_inertia(np.diag([5.0, 5.0, 5.0, 1.0, 1.0, 1.0]))
+    loaded = m.with_attached_body(frame, np.diag([2.0, 2.0, 2.0, 0.1, 0.1, 0.1]))
+    moon = copy.copy(m)
+    moon.gravity = np.array([0.0, 0.0, -1.62])
+    for other in (heavy, loaded, moon):
+        assert other.gravity is m.gravity or other is moon
+        own = fast_model(other)
+        got_id = np.r_[other.inverse_dynamics(g, V, q, qd, Vdot, qdd)]
+        got_fd = np.r_[other.forward_dynamics(g, V, q, qd, tau)]
+        assert np.array_equal(got_id, np.r_[own.inverse_dynamics(g, V, q, qd, Vdot, qdd)])
+        assert np.array_equal(got_fd, np.r_[own.forward_dynamics(g, V, q, qd, tau)])
+        assert not np.array_equal(got_id, ref_id) and not np.array_equal(got_fd, ref_fd)
+    # the cached model itself: unchanged, and its other paths (frame wrenches, backend) intact
+    assert np.array_equal(np.r_[m.inverse_dynamics(g, V, q, qd, Vdot, qdd)], ref_id)
+    fw = {frame: np.ones(6)}
+    assert not np.array_equal(np.r_[m.inverse_dynamics(g, V, q, qd, Vdot, qdd, fw)], ref_id)
+    lp = np.r_[m.inverse_dynamics(g, V, q, qd, Vdot, qdd, backend="lp")]
+    assert np.allclose(lp, ref_id, rtol=1e-9, atol=1e-9 * np.abs(ref_id).max())

@@ -33,6 +33,9 @@ from .urdf import DEFAULT_XACRO, KinematicTree, parse_urdf
 
 __all__ = ["Model", "load_model", "JointCoupling"]
 
+#: The default backend of the public dynamics, tested by identity on their hot path.
+_AUTO = "auto"
+
 
 @dataclass(frozen=True, eq=False)
 class JointCoupling:
@@ -364,7 +367,17 @@ class Model:
         if choice == "lp":
             return None
         fm = cache[1][backend] = fast.fast_model(self, choice)
+        if backend == "auto":
+            self._fast_auto = (self, self.gravity, fm, fm.packed_calls)
         return fm
+
+    #: ``(self, gravity, FastModel, its packed_calls)`` of the default backend once
+    #: :meth:`_fast` built it.  The public forward and inverse dynamics test it inline — the
+    #: default backend (by identity with ``_AUTO``: any other object takes :meth:`_fast`), this
+    #: model (not a copy.copy of it, whose dict holds the original's tuple), the same gravity
+    #: array — and then run the common call themselves: a public call costs a few µs, and each
+    #: Python call in it (:meth:`_fast`, the FastModel method) is a tenth of a µs or more.
+    _fast_auto = None
 
     @property
     def fast(self):
@@ -431,13 +444,28 @@ class Model:
             return self._finite(lp.curvature(self, lp.lp_terms(self, q)), {"q": q})
 
     def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None,
-                         backend: str = "auto"):
+                         backend: str = _AUTO):
         """``(V̇, q̈)`` of the Lagrange–Poincaré equations (LP-1)–(LP-3).
 
         ``backend="auto"`` (default): the O(n) articulated-body algorithm of
         :mod:`vm_dynamics.dynamics.fast` (numba, or numpy without it), which solves the same equations;
         ``"lp"``: the closed-form reference :func:`lp.forward_dynamics` (paper 000 with the
         corrections of docs/corrections.md, "LP equations").  Both agree to ~1e-12 (test_fast_path.py)."""
+        hot = self._fast_auto
+        if hot is not None and hot[0] is self and hot[1] is self.gravity and backend is _AUTO:
+            calls = hot[3]
+            if calls is not None and not frame_wrenches:
+                # the common call, as FastModel.forward_dynamics runs it: float64 arrays of the
+                # model's shapes in range, checked in compiled code; anything else goes there
+                P, b, nout, fd, _ = calls
+                out = np.empty(nout)
+                try:
+                    st = fd(P, g, V, q, qd, tau, base_wrench, out)
+                except (TypeError, ValueError):
+                    st = -1
+                if not st:
+                    return out[:b], out[b:]
+            return hot[2].forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
@@ -452,10 +480,23 @@ class Model:
         return Vdot, qdd
 
     def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None,
-                         backend: str = "auto"):
+                         backend: str = _AUTO):
         """``(base_wrench, tau)`` that produce ``(V̇, q̈)``; exact inverse of forward_dynamics.
         ``backend`` as in :meth:`forward_dynamics` (default: the recursive Newton–Euler
         algorithm; ``"lp"``: the closed-form reference, docs/corrections.md, "Inverse dynamics")."""
+        hot = self._fast_auto
+        if hot is not None and hot[0] is self and hot[1] is self.gravity and backend is _AUTO:
+            calls = hot[3]
+            if calls is not None and not frame_wrenches:      # as in forward_dynamics
+                P, b, nout, _, inv = calls
+                out = np.empty(nout)
+                try:
+                    st = inv(P, g, V, q, qd, Vdot, qdd, out)
+                except (TypeError, ValueError):
+                    st = -1
+                if not st:
+                    return out[:b], out[b:]
+            return hot[2].inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)

@@ -27,8 +27,6 @@ installations without numba run the public (checked) path and copy into ``out``.
 """
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 __all__ = ["UncheckedDynamics"]
@@ -40,9 +38,11 @@ _STATUS = {1: "g: not a rigid transform", 2: "non-finite result",
 class UncheckedDynamics:
     """Forward and inverse dynamics of one model without argument checks (module docstring).
 
-    Built by :attr:`Model.fast <vm_dynamics.Model.fast>` (once per model and gravity)."""
-
-    __slots__ = ("model", "b", "n", "grav", "compiled", "_fd", "_fdw", "_id", "_checked")
+    Built by :attr:`Model.fast <vm_dynamics.Model.fast>` (once per model and gravity).  With
+    numba (no mimic joints) the instance's ``forward_dynamics`` and ``inverse_dynamics`` are
+    closures over the compiled entry points and the packed model (:meth:`_bind`), which shadow
+    the methods below: one Python frame and no attribute look-up between the caller and
+    compiled code."""
 
     def __init__(self, model):
         from ..dynamics.fast import bind_compiled, fast_model, numba_kernels
@@ -54,17 +54,38 @@ class UncheckedDynamics:
         kernels = numba_kernels()
         cp = getattr(model, "coupling", None)
         self.compiled = kernels is not None and (cp is None or cp.trivial)
-        self._fd = self._fdw = self._id = None
         if not self.compiled:
             return
         # the compiled entry points of kernels.packed (the model in one array, fewer arrays to
-        # unbox per call) with that array bound (a partial passes it on in C, cheaper than
-        # passing it from Python at every call); one per type of base wrench (None or array)
+        # unbox per call); one per type of base wrench (None or array)
         P, pk = fm.packed_constants, kernels.packed
         z, zb, g, o = np.zeros(self.n), np.zeros(self.b), np.eye(4), self.output()
-        self._fd = partial(bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, None, o)), P)
-        self._fdw = partial(bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, zb, o)), P)
-        self._id = partial(bind_compiled(pk.inverse_dynamics, (P, g, zb, z, z, zb, z, o)), P)
+        self._bind(P, bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, None, o)),
+                   bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, zb, o)),
+                   bind_compiled(pk.inverse_dynamics, (P, g, zb, z, z, zb, z, o)))
+
+    def _bind(self, P, fd, fdw, inv):
+        """Set the instance's ``forward_dynamics`` / ``inverse_dynamics`` to closures calling
+        the entry points ``fd`` (no base wrench), ``fdw`` (with one) and ``inv`` with the
+        packed model ``P``: the same contract as the methods they shadow."""
+        def forward_dynamics(g, V, q, qd, tau, out, base_wrench=None):
+            if base_wrench is None:
+                st = fd(P, g, V, q, qd, tau, None, out)
+            else:
+                st = fdw(P, g, V, q, qd, tau, base_wrench, out)
+            if st:
+                _fail("forward_dynamics", st)
+            return out
+
+        def inverse_dynamics(g, V, q, qd, Vdot, qdd, out):
+            st = inv(P, g, V, q, qd, Vdot, qdd, out)
+            if st:
+                _fail("inverse_dynamics", st)
+            return out
+
+        forward_dynamics.__doc__ = UncheckedDynamics.forward_dynamics.__doc__
+        inverse_dynamics.__doc__ = UncheckedDynamics.inverse_dynamics.__doc__
+        self.forward_dynamics, self.inverse_dynamics = forward_dynamics, inverse_dynamics
 
     def output(self) -> np.ndarray:
         """A new output array (``b + n``) for :meth:`forward_dynamics` / :meth:`inverse_dynamics`."""
@@ -72,27 +93,21 @@ class UncheckedDynamics:
 
     def forward_dynamics(self, g, V, q, qd, tau, out, base_wrench=None) -> np.ndarray:
         """``[V̇; q̈]`` into ``out`` (returned): the articulated-body algorithm, no argument
-        checks (module docstring); ``base_wrench`` (b, vehicle frame) defaults to zero."""
-        if self._fd is None:
-            Vd, qdd = self._checked.forward_dynamics(g, V, q, qd, tau, base_wrench)
-            out[:self.b], out[self.b:] = Vd, qdd
-            return out
-        if base_wrench is None:
-            st = self._fd(g, V, q, qd, tau, None, out)
-        else:
-            st = self._fdw(g, V, q, qd, tau, base_wrench, out)
-        if st:
-            raise ValueError(f"model.fast.forward_dynamics: {_STATUS.get(st, f'status {st}')}")
+        checks (module docstring); ``base_wrench`` (b, vehicle frame) defaults to zero.
+        (Without numba or with mimic joints; else the instance's closure, :meth:`_bind`.)"""
+        Vd, qdd = self._checked.forward_dynamics(g, V, q, qd, tau, base_wrench)
+        out[:self.b], out[self.b:] = Vd, qdd
         return out
 
     def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, out) -> np.ndarray:
         """``[base wrench; τ]`` into ``out`` (returned): the recursive Newton–Euler algorithm,
-        no argument checks (module docstring)."""
-        if self._id is None:
-            bw, tau = self._checked.inverse_dynamics(g, V, q, qd, Vdot, qdd)
-            out[:self.b], out[self.b:] = bw, tau
-            return out
-        st = self._id(g, V, q, qd, Vdot, qdd, out)
-        if st:
-            raise ValueError(f"model.fast.inverse_dynamics: {_STATUS.get(st, f'status {st}')}")
+        no argument checks (module docstring).  (Without numba or with mimic joints; else the
+        instance's closure, :meth:`_bind`.)"""
+        bw, tau = self._checked.inverse_dynamics(g, V, q, qd, Vdot, qdd)
+        out[:self.b], out[self.b:] = bw, tau
         return out
+
+
+def _fail(name, st):
+    """The ``ValueError`` of a kernel's non-zero status ``st`` in ``model.fast.<name>``."""
+    raise ValueError(f"model.fast.{name}: {_STATUS.get(st, f'status {st}')}")

@@ -154,8 +154,63 @@ class FastModel:
             pk.inverse_dynamics_checked(P, g, zb, z, z, zb, z, o)
         pk.forward_dynamics_checked.disable_compile()
         pk.inverse_dynamics_checked.disable_compile()
-        self._fdc, self._idc = pk.forward_dynamics_checked, pk.inverse_dynamics_checked
         self._P = P
+        self._bind_calls()
+
+    @property
+    def packed_calls(self):
+        """``(P, b, b + n, forward, inverse)`` — the packed model and the closed dispatchers
+        ``kernels.packed.forward_dynamics_checked`` / ``inverse_dynamics_checked`` — for a
+        caller that runs the common call inline (:meth:`vm_dynamics.Model.inverse_dynamics`:
+        a Python call less); None where those entry points do not serve (mimic joints, no
+        numba).  A status other than 0, a ``TypeError`` or a ``ValueError`` from them means:
+        take :meth:`forward_dynamics` / :meth:`inverse_dynamics`, which name the culprit."""
+        if self._P is None:
+            return None
+        pk = self._nb.packed
+        return (self._P, self.b, self._nout, pk.forward_dynamics_checked,
+                pk.inverse_dynamics_checked)
+
+    def _bind_calls(self):
+        """Give this instance its own ``forward_dynamics`` and ``inverse_dynamics``: closures
+        over the packed model that try the common call first — every argument already a
+        float64 C-contiguous writeable array, of the model's shapes and in range, checked in
+        compiled code by the closed dispatchers of :mod:`.kernels.packed` — and hand anything
+        else (an error to name, a list to convert, frame wrenches) to the class's methods, the
+        full validation.  They shadow the methods on the instance: the constants they read are
+        the closure's cells, not attribute look-ups (a public call is a few microseconds, of
+        which each Python attribute read or frame is a visible part)."""
+        P, b, nout, empty = self._P, self.b, self._nout, np.empty
+        pk = self._nb.packed
+        fdc, idc = pk.forward_dynamics_checked, pk.inverse_dynamics_checked
+        full_fd = FastModel.forward_dynamics.__get__(self)
+        full_id = FastModel.inverse_dynamics.__get__(self)
+
+        def forward_dynamics(g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
+            if not frame_wrenches:
+                out = empty(nout)
+                try:
+                    st = fdc(P, g, V, q, qd, tau, base_wrench, out)
+                except (TypeError, ValueError):
+                    st = -1
+                if not st:
+                    return out[:b], out[b:]
+            return full_fd(g, V, q, qd, tau, base_wrench, frame_wrenches)
+
+        def inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches=None):
+            if not frame_wrenches:
+                out = empty(nout)
+                try:
+                    st = idc(P, g, V, q, qd, Vdot, qdd, out)
+                except (TypeError, ValueError):
+                    st = -1
+                if not st:
+                    return out[:b], out[b:]
+            return full_id(g, V, q, qd, Vdot, qdd, frame_wrenches)
+
+        forward_dynamics.__doc__ = FastModel.forward_dynamics.__doc__
+        inverse_dynamics.__doc__ = FastModel.inverse_dynamics.__doc__
+        self.forward_dynamics, self.inverse_dynamics = forward_dynamics, inverse_dynamics
 
     @property
     def packed_constants(self):
@@ -311,17 +366,6 @@ class FastModel:
     def forward_dynamics(self, g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
         """``(V̇, q̈)`` by the articulated-body algorithm; see the module docstring.  With mimic
         joints: the composite-rigid-body mass matrix reduced by the coupling and RNEA."""
-        if self._P is not None and not frame_wrenches:
-            # the common call: every argument already a float64 array of the model's shapes
-            # and in range, checked in compiled code (kernels.packed); anything else (an error
-            # to name, a list to convert) runs the full validation below
-            out = np.empty(self._nout)
-            try:
-                st = self._fdc(self._P, g, V, q, qd, tau, base_wrench, out)
-            except (TypeError, ValueError):
-                st = -1
-            if not st:
-                return out[:self.b], out[self.b:]
         n, b = self.n, self.b
         if self.coupled:
             g = self._pose(g)
@@ -436,14 +480,6 @@ class FastModel:
     def inverse_dynamics(self, g, V, q, qd, Vdot, qdd, frame_wrenches=None):
         """``(base_wrench, τ)`` producing ``(V̇, q̈)`` by the recursive Newton–Euler algorithm
         (mimic joints: on the tree at ``G q + c``, efforts ``τ = Gᵀ τ_tree``)."""
-        if self._P is not None and not frame_wrenches:     # as in forward_dynamics
-            out = np.empty(self._nout)
-            try:
-                st = self._idc(self._P, g, V, q, qd, Vdot, qdd, out)
-            except (TypeError, ValueError):
-                st = -1
-            if not st:
-                return out[:self.b], out[self.b:]
         n, b = self.n, self.b
         g = as_real_array(g, (4, 4), "g")
         V, q, qd = as_real_vector(V, b, "V"), as_real_vector(q, n, "q"), as_real_vector(qd, n, "qd")
@@ -518,6 +554,7 @@ class FastModel:
         arm._kc = self._kc._replace(inert=arm.inert, rootx=arm.root_extra)
         if self._P is not None:
             arm._P = self._nb.packed.pack_constants(arm._kc)
+            arm._bind_calls()
         arm._arm = self._arm = arm
         return arm
 
