@@ -75,13 +75,12 @@ class CompiledHeldStep:
         ev = sim.stages
         x = sim.engine_state()
         y = sim.spare_state()
-        args = (ev.C, ev.F, ev.tab, sim.spec, x, sim.kernel_inputs(inputs),
-                sim.prescribed_rows(), y, ev.buf)
+        args = (sim.spec, x, sim.kernel_inputs(inputs), sim.prescribed_rows(), y)
         if ev.compiled:             # compiled code raises no floating-point warnings
-            st = ev.k_step(*args)
+            st = ev.step(*args)
         else:                       # the same kernels as plain Python (numpy scalars)
             with np.errstate(all="ignore"):
-                st = ev.k_step(*args)
+                st = ev.step(*args)
         if st:
             sim.fail(st)
         sim.commit(y, ev.stages, x)
