@@ -99,8 +99,9 @@ class CompiledStages:
         """One RKMK step from ``x`` into ``y`` with held inputs; a status code.  Compiled, the
         records that stay the same between steps (the constants, the work buffer's views and
         the double-buffered states ``x``, ``y``) go as one pointer table (:mod:`.packed`),
-        built again when ``x``, ``y`` are not the two states of the last one."""
-        if not self.compiled:
+        built again when ``x``, ``y`` are not the two states of the last one (not with
+        prescribed motion: its joint rows are the user's arrays, passed as they are)."""
+        if not self.compiled or spec.presc:
             return self.k_step(self.C, self.F, self.tab, spec, x, inputs, pr, y, self.buf)
         p = self.pack
         parity = -1 if p is None else p.parity(x, y)
