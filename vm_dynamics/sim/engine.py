@@ -106,7 +106,8 @@ class Simulator(DrivenJoints):
         from ..forces import as_elements, compile_forces, fold_gravity
         model, self.forces = fold_gravity(model, as_elements(forces, environment))
         self.model = model
-        self._spec = None
+        #: the compiled step's settings (:class:`~vm_dynamics.sim.records.StepSpec`)
+        self._spec = self.spec = None
         self.dt = as_positive(dt, "dt")
         if method not in TABLEAUX:
             raise ValueError(f"method={method!r}: unknown; choose one of {', '.join(TABLEAUX)}")
@@ -129,6 +130,7 @@ class Simulator(DrivenJoints):
         self.prescribed = prescribed
         self._presc = prescribed is not None
         self._driven_setup(driven_joints)
+        self._plain_inputs = not self.tree.active and not self._driven.shape[0]
         self.rtol, self.atol = as_positive(rtol, "rtol"), as_positive(atol, "atol")
         self.hydrodynamics = environment
         #: their compiled parameters (:class:`vm_dynamics.forces.registry.Forces`)
@@ -230,12 +232,8 @@ class Simulator(DrivenJoints):
                 self._update_spec()
 
     def _update_spec(self):         # the records of the compiled step
-        self._spec = StepSpec(int(self._form), bool(self._presc), self._gri, self._dt, self._driven)
-
-    @property
-    def spec(self) -> StepSpec:
-        """The compiled step's settings (:class:`~vm_dynamics.sim.records.StepSpec`)."""
-        return self._spec
+        self._spec = self.spec = StepSpec(int(self._form), bool(self._presc), self._gri, self._dt,
+                                          self._driven)
 
     def engine_state(self) -> EngineState:
         """The integrated state as the compiled step takes it (the simulator's own arrays; one
@@ -332,6 +330,8 @@ class Simulator(DrivenJoints):
         """The compiled step's record of ``inputs``: with mimic joints the efforts act on the
         masters of the tree."""
         k = inputs.kernel
+        if self._plain_inputs:      # (a per-step path)
+            return k
         return self.driven_inputs(k) if not self.tree.active else k._replace(tau=self.tree.efforts(k.tau))
 
     def prescribed_at(self, t):

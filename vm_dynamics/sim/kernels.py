@@ -36,11 +36,12 @@ from ..dynamics.fast.kernels.kinematics import add_external, kinematics, velocit
 from ..dynamics.fast.kernels.momentum import momentum_terms, velocity_from_momentum
 from ..forces.kernels import add_wrenches
 from .borrow import borrowed
+from .packed import from_table
 from .records import EngineState, PrescribedRows, Rates, Stage, StageInputs
 from .resume import keep, resumable, views
 from .resume import work as _work
 
-__all__ = ["stage_begin", "stage_advance", "engine_step", "engine_rollout", "engine_rollout_law",
+__all__ = ["stage_begin", "stage_advance", "engine_step", "engine_step_packed", "engine_rollout", "engine_rollout_law",
            "engine_stage_state", "engine_stage"]
 
 
@@ -527,12 +528,10 @@ def stage_advance(C, F, spec, tab, i, x, pr, inp, y, buf):
     return _stage_finish(C, spec, tab, x, pr, y, wk)
 
 
-@njit(**OPT)
-def engine_step(C, F, tab, spec, x, inp, pr, y, buf):
-    """One whole RKMK step in one call (:func:`_engine_step`); its first stage is taken from
-    the workspace if the step or rollout before left it there (:func:`.resume.resumable`)."""
-    C, F, tab, spec, x, inp, pr, y = borrowed((C, F, tab, spec, x, inp, pr, y))
-    wk = views(C, buf)
+@njit(inline="always", **OPT)
+def _resumed_step(C, F, tab, spec, x, inp, pr, y, wk):
+    """:func:`_engine_step`, its first stage taken from the workspace if the step or rollout
+    before left it there (:func:`.resume.resumable`), and recorded there for the next."""
     last = wk.sc.last
     resume = resumable(spec, x, last)
     last[last.shape[0] - 1] = 0.0
@@ -540,6 +539,25 @@ def engine_step(C, F, tab, spec, x, inp, pr, y, buf):
     if st == 0:
         keep(spec, y, last)
     return st
+
+
+@njit(**OPT)
+def engine_step(C, F, tab, spec, x, inp, pr, y, buf):
+    """One whole RKMK step in one call (:func:`_resumed_step`)."""
+    C, F, tab, spec, x, inp, pr, y = borrowed((C, F, tab, spec, x, inp, pr, y))
+    return _resumed_step(C, F, tab, spec, x, inp, pr, y, views(C, buf))
+
+
+@njit(**OPT)
+def engine_step_packed(table, tref, parity, spec, inp, pr):
+    """:func:`engine_step` with the records that stay the same between steps in one pointer
+    table (:mod:`.packed`): ``((C, F, tab, wk), a, b)``, the step from state ``a`` into ``b``
+    if ``parity`` is 0, else from ``b`` into ``a``."""
+    (C, F, tab, wk), a, b = from_table(table, tref)
+    spec, inp, pr = borrowed((spec, inp, pr))
+    if parity == 0:
+        return _resumed_step(C, F, tab, spec, a, inp, pr, b, wk)
+    return _resumed_step(C, F, tab, spec, b, inp, pr, a, wk)
 
 
 @njit(**OPT)

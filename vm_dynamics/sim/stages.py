@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core import lie
 from ..dynamics import lp
+from .packed import PackedRecords, bind_packed
 from .records import MAX_STAGES, EngineState, PrescribedRows, Rates, Stage, StepSpec, buffer_size
 
 __all__ = ["CompiledStages", "ReferenceStages"]
@@ -36,7 +37,9 @@ class CompiledStages:
         self.b, self.n = model.b, nq          # joints of the integrated state
         n_tree = len(fm.xi)                 # joints of the tree (the workspace's size)
         self.buf = np.zeros(buffer_size(self.b, n_tree))
-        self.sc = buffer_views(self.buf, self.b, n_tree).sc      # views into buf
+        self.work = buffer_views(self.buf, self.b, n_tree)        # views into buf
+        self.sc = self.work.sc
+        self.pack = None        # the step's records as one table (.packed), built at a step
         self.rates = Rates(np.empty(6), np.empty(self.b), np.empty(self.n), np.empty(2))
         self.stage_rec = Stage(np.empty((4, 4)), np.empty((4, 4)), np.empty(self.b),
                                np.empty(self.n), np.empty(self.n), np.empty(self.b))
@@ -75,6 +78,9 @@ class CompiledStages:
                 return
             self.k_step = bind_compiled(ek.engine_step, (C, F, tab, spec, x, held, pr,
                                                          self.state_arrays(), buf))
+            packed = PackedRecords((C, F, tab, self.work), x, self.state_arrays())
+            self.k_packed = bind_packed(ek.engine_step_packed, (packed.table, packed.tref, 0,
+                                                                spec, held, pr))
             self.k_rollout = bind_compiled(ek.engine_rollout, (
                 C, F, tab, spec, x, held, PrescribedRows(P[None], P[None], P[None]),
                 self.state_arrays(1), buf))
@@ -90,8 +96,19 @@ class CompiledStages:
 
     # the whole step, the per-stage driver's calls, the rollouts
     def step(self, spec, x, inputs, pr, y):
-        """One RKMK step from ``x`` into ``y`` with held inputs; a status code."""
-        return self.k_step(self.C, self.F, self.tab, spec, x, inputs, pr, y, self.buf)
+        """One RKMK step from ``x`` into ``y`` with held inputs; a status code.  Compiled, the
+        records that stay the same between steps (the constants, the work buffer's views and
+        the double-buffered states ``x``, ``y``) go as one pointer table (:mod:`.packed`),
+        built again when ``x``, ``y`` are not the two states of the last one (not with
+        prescribed motion: its joint rows are the user's arrays, passed as they are)."""
+        if not self.compiled or spec.presc:
+            return self.k_step(self.C, self.F, self.tab, spec, x, inputs, pr, y, self.buf)
+        p = self.pack
+        parity = -1 if p is None else p.parity(x, y)
+        if parity < 0:
+            p = self.pack = PackedRecords((self.C, self.F, self.tab, self.work), x, y)
+            parity = 0
+        return self.k_packed(p.table, p.tref, parity, spec, inputs, pr)
 
     def rollout(self, spec, x, inputs, PR, X):
         """``len(X.g)`` held-input steps; (status, steps completed)."""

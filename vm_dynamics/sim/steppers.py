@@ -73,15 +73,12 @@ class CompiledHeldStep:
 
     def step(self, sim, inputs=None, fn=None) -> None:
         ev = sim.stages
-        x = sim.engine_state()
-        y = sim.spare_state()
-        args = (ev.C, ev.F, ev.tab, sim.spec, x, sim.kernel_inputs(inputs),
-                sim.prescribed_rows(), y, ev.buf)
+        x, y = sim.engine_state(), sim.spare_state()
         if ev.compiled:             # compiled code raises no floating-point warnings
-            st = ev.k_step(*args)
+            st = ev.step(sim.spec, x, sim.kernel_inputs(inputs), sim.prescribed_rows(), y)
         else:                       # the same kernels as plain Python (numpy scalars)
             with np.errstate(all="ignore"):
-                st = ev.k_step(*args)
+                st = ev.step(sim.spec, x, sim.kernel_inputs(inputs), sim.prescribed_rows(), y)
         if st:
             sim.fail(st)
         sim.commit(y, ev.stages, x)
