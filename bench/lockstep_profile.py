@@ -27,6 +27,18 @@ domain) with an independent /joint_states subscriber, twice:
    ``dynamics``), the controller (``vm_dynamics.control``), the node's own Python
    (``vm_dynamics.nodes``/``core``/other ``transport``), other.  A sample inside a C function
    (a DDS write, a compiled kernel) counts for the Python line that called it.
+
+   These shares are of wall-clock samples of the main thread, not of its CPU time: a thread
+   that is runnable but waiting for a CPU (the machine loaded) is sampled where it stands, and
+   the sampler itself needs the GIL, which a compiled call holds until it returns.  Under load
+   they put far more on the compiled calls and the DDS writes than those cost (lockstep at
+   load 7-12: 'step' 38 % of the dynamics node's samples, its compiled code 5 % of its CPU
+   time by ``--perf``).
+
+With ``--perf`` the plain run also records each node with ``perf record`` over the measured
+window (CPU-time samples of all its threads) and prints each node's CPU time per period by
+shared object: the Python interpreter, numpy, numba's compiled code (``[JIT]``), Cyclone DDS,
+the kernel (system calls, wake-ups), libc.
 """
 from __future__ import annotations
 
@@ -137,9 +149,17 @@ def run(seconds: float, domain: int, work: Path, sampled: str = "", args=None) -
         if sampled:
             for p in procs.values():
                 p.send_signal(signal.SIGUSR1)
+        perf = {} if sampled or args is None or not args.perf else {
+            k: subprocess.Popen(["perf", "record", "-q", "-F", "1999", "-o",
+                                 str(work / f"{k}.perf"), "-p", str(p.pid), "--", "sleep",
+                                 str(seconds)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+            for k, p in procs.items()}
         cpu0 = {k: _cpu(p.pid) for k, p in procs.items()}
         thr0 = {k: _threads_cpu(p.pid) for k, p in procs.items()}
         s = probe.collect(seconds)
+        for rec in perf.values():
+            rec.wait(60)
         cpu1 = {k: _cpu(p.pid) for k, p in procs.items()}
         thr1 = {k: _threads_cpu(p.pid) for k, p in procs.items()}
         if sampled == "timed":                    # the timed window ends with this one
@@ -164,6 +184,29 @@ def run(seconds: float, domain: int, work: Path, sampled: str = "", args=None) -
                                           for t in thr1[k] if thr1[k][t] > thr0[k].get(t, 0.0)}
                                       for k in procs},
             "periods": periods}
+
+
+#: (label, substrings of a shared object's name), first match wins
+DSOS = [("Python interpreter", ("libpython", "python3")), ("numpy", ("_multiarray", "numpy")),
+        ("numba-compiled code (the kernels)", ("[JIT]",)),
+        ("numba dispatch", ("_dispatcher", "_helperlib")),
+        ("Cyclone DDS", ("libddsc", "_clayer", "cyclonedds")),
+        ("kernel (system calls, wake-ups)", ("[kernel",)), ("libc", ("libc.so", "libm.so"))]
+
+
+def perf_shares(path: Path) -> dict:
+    """Share of a ``perf record`` file's samples per :data:`DSOS` label (the rest 'other')."""
+    out = subprocess.run(["perf", "report", "-i", str(path), "--stdio", "--no-children",
+                          "-g", "none", "--sort", "dso"], capture_output=True, text=True).stdout
+    shares: collections.Counter = collections.Counter()
+    for line in out.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) != 2 or not parts[0].endswith("%") or line.lstrip().startswith("#"):
+            continue
+        label = next((name for name, keys in DSOS if any(k in parts[1] for k in keys)),
+                     "other")
+        shares[label] += float(parts[0].rstrip("%")) / 100
+    return shares
 
 
 def categorize(path: Path) -> dict:
@@ -237,6 +280,9 @@ def main(argv=None):
     ap.add_argument("--python", default="", help="interpreter of the nodes (with --rclpy)")
     ap.add_argument("--timed", action="store_true",
                     help="also a run with bench/timed.py: µs per period of each timed part")
+    ap.add_argument("--perf", action="store_true",
+                    help="also perf record the nodes in the plain run: CPU per period by "
+                         "shared object (interpreter, numpy, compiled kernels, DDS, kernel)")
     ap.add_argument("--numba-cache", default="", help="NUMBA_CACHE_DIR of the nodes (--rclpy)")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()
@@ -252,6 +298,9 @@ def main(argv=None):
         timings = {k: json.loads((work / "timed" / f"{k}.json").read_text())
                    for k in ("dynamics_node", "controller_node")
                    if timed and (work / "timed" / f"{k}.json").exists()}
+        perf = {k: perf_shares(work / f"{k}.perf") for k in ("dynamics_node",
+                                                              "controller_node")
+                if args.perf and (work / f"{k}.perf").exists()}
         cats = {} if samp is None else {k: categorize(work / f"{k}.json")
                                         for k in ("dynamics_node", "controller_node")
                                         if (work / f"{k}.json").exists()}
@@ -271,6 +320,13 @@ def main(argv=None):
         f"{node}: " + ", ".join(f"{t} {v:.0f}" for t, v in sorted(
             th.items(), key=lambda kv: -kv[1]))
         for node, th in plain["threads_per_period_us"].items()))
+    for node, shares in perf.items():
+        cpu = plain["cpu_per_period_us"][node]
+        print(f"\n#### {node}: its CPU time per period by shared object (perf, {cpu:.0f} µs)\n")
+        print("| what | share | µs per period |")
+        print("|---|---:|---:|")
+        for name, v in shares.most_common():
+            print(f"| {name} | {100 * v:.1f} % | {v * cpu:.0f} |")
     if timings:
         print_timings(timings, timed["periods"])
     for node, res in cats.items():
