@@ -450,18 +450,36 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     :class:`~.records.LawOutputs`: the inputs of its first stage, the law at the state the
     step starts from).  Returns (status, number of steps completed).
 
-    The records are borrowed (:mod:`.borrow`): their arrays are not reference-counted."""
+    The records are borrowed (:mod:`.borrow`); the law's work and the stage inputs are
+    allocated here, once, for :func:`_law_steps`."""
     C, F, tab, spec, TS, x, law, X, out = borrowed((C, F, tab, spec, TS, x, law, X, out))
     wk = _work(C, buf)
+    n = x.q.shape[0]                    # joints of the integrated state (the tree's)
+    tau_r, bw = np.empty(law.first.shape[0]), np.empty(C.axes.shape[0])
+    lw = law_work(law, C)               # the law's work, its kinematics shared where equal
+    nop = np.zeros((tab.b.shape[0] + 1, n))
+    inp = StageInputs(np.zeros(n), bw, np.zeros(6), np.zeros(0, dtype=np.int64),
+                      np.zeros((0, 6)))
+    return _law_steps(C, F, tab, spec, TS, x, law, X, out, wk, inp,
+                      PrescribedRows(nop, nop, nop), tau_r, lw)
+
+
+@njit(_nrt=False, **OPT)
+def _law_steps(C, F, tab, spec, TS, x, law, X, out, wk, inp, pr, tau_r, lw):
+    """The steps of :func:`engine_rollout_law` on the work its caller allocated: the stage
+    inputs ``inp`` (``inp.tau`` on the tree's joints, ``inp.bw`` the law's base wrench), the
+    law's efforts on the model's joints ``tau_r`` and its work ``lw``.  Returns (status,
+    number of steps completed).
+
+    Compiled without reference counting (``_nrt=False``, as :func:`_engine_step`): every
+    array is its caller's, held for the call; counted, every field the inlined law reads of
+    its work and every record the inlined stages unpack would update a count."""
     sc = wk.sc
     b = C.axes.shape[0]
-    n = x.q.shape[0]                    # joints of the integrated state (the tree's)
+    n = x.q.shape[0]
     masters = C.masters
-    tau, tau_r, bw = np.zeros(n), np.empty(law.first.shape[0]), np.empty(b)
-    nr, lw = tau_r.shape[0], law_work(law, C)     # lw: the law's work, its kinematics shared where equal
-    nop = np.zeros((tab.b.shape[0] + 1, n))
-    inp = StageInputs(tau, bw, np.zeros(6), np.zeros(0, dtype=np.int64), np.zeros((0, 6)))
-    pr = PrescribedRows(nop, nop, nop)
+    tau, bw = inp.tau, inp.bw
+    nr = tau_r.shape[0]
     pose, Vs, qs, qds = sc.pose, sc.Vs, sc.qs[:n], sc.qds[:n]
     stages, c, dt, out_tau, out_bw = tab.b.shape[0], tab.c, spec.dt, out.tau, out.bw
     for k in range(X.g.shape[0]):
@@ -474,7 +492,8 @@ def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
                 if st != 0:
                     return st, k
             # the law's efforts on the tree's joints (the masters with mimic joints)
-            st = computed_torque_into(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw, lw, wk.ws)
+            st = computed_torque_into(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw, lw,
+                                      wk.ws)
             if st != 0:
                 return st, k
             if masters.shape[0] > 0:
