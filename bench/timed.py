@@ -32,6 +32,7 @@ import time
 TIMED = [
     "vm_dynamics.transport.rclpy_executor:LeanExecutor.spin_once",
     "vm_dynamics.transport.rclpy_executor:LeanExecutor.rclpy_turn",
+    "vm_dynamics.transport.rclpy_executor:LeanExecutor._take",
     "rclpy.executors:SingleThreadedExecutor.spin_once",
     "rclpy.publisher:Publisher.publish",
     "rclpy.serialization:deserialize_message",
