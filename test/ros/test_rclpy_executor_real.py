@@ -210,3 +210,36 @@ def test_rclpy_made_message_subscriptions_of_cdr_types_are_decoded_here(monkeypa
         ex.shutdown()
         node.destroy_node()
         rclpy.shutdown()
+
+
+def test_max_per_turn_bounds_what_one_wait_delivers(monkeypatch):
+    """The transport's ``max_per_turn`` holds with the sweeps: a subscription bounded to one
+    sample per turn gets one of three queued samples per ``spin_once`` (the oldest first),
+    an unbounded one all three in one."""
+    from std_msgs.msg import Float64MultiArray
+
+    from vm_dynamics.transport import QosSpec
+    from vm_dynamics.transport.rclpy_adapter import RclpyTransport
+    ros_domain_env(monkeypatch)
+    monkeypatch.setattr("vm_dynamics.transport.rclpy_executor.LeanExecutor.RCLPY_TURN_S", 1e9)
+    deep = QosSpec(reliable=True, transient_local=False, depth=10)
+    t = RclpyTransport("lean_executor_per_turn", {}, ["probe"])
+    try:
+        one, every = [], []
+        pub_one = t.publisher("per_turn_one", FLOATS, deep)
+        pub_every = t.publisher("per_turn_every", FLOATS, deep)
+        t.subscribe("per_turn_one", FLOATS, one.append, deep, max_per_turn=1)
+        t.subscribe("per_turn_every", FLOATS, every.append, deep)
+        t.spin_once(0)                 # the first turn of rclpy's own executor is done here
+        while not (pub_one.has_subscribers() and pub_every.has_subscribers()):
+            t.spin_once(0.05)
+        for i in range(3):
+            pub_one.publish(Float64MultiArray(data=[float(i)]))
+            pub_every.publish(Float64MultiArray(data=[float(i)]))
+        t.spin_once(5.0)
+        assert [m.data[0] for m in one] == [0.0]
+        assert [m.data[0] for m in every] == [0.0, 1.0, 2.0]
+        t.spin_once(5.0)
+        assert [m.data[0] for m in one] == [0.0, 1.0]
+    finally:
+        t.shutdown()

@@ -27,8 +27,9 @@ readiness lists: ~30 µs of CPU and one more wake-up) is what the burst costs.  
 callbacks of a wait, each subscription is tried once more with a plain take (~1 µs when
 empty) -- at most :attr:`LeanExecutor.SWEEPS` rounds, while a round took something -- before
 the next wait: a sample that arrived meanwhile is handled in the same turn.  Each
-subscription still gives at most ``1 + SWEEPS`` samples per wait, in its own order, and the
-timers are checked at every wait.
+subscription still gives at most ``1 + SWEEPS`` samples per wait, in its own order (one
+given a smaller bound in ``max_per_wait`` is not swept: one sample per wait), and the timers
+are checked at every wait.
 
 The node's entities are looked at again (the wait set rebuilt if they changed) only when the
 node says they may have: rclpy's ``Node`` calls ``wake()`` on its executor whenever it
@@ -101,7 +102,7 @@ class _Entities:
     """The node's entities of one wait-set build, their handles held (entered) until
     :meth:`release`, so none is destroyed while it is in the wait set."""
 
-    def __init__(self, node: Any, wait_set_class: Any) -> None:
+    def __init__(self, node: Any, wait_set_class: Any, max_per_wait: Any) -> None:
         self.key = _entity_key(node)
         self.stack = contextlib.ExitStack()
         subs, timers, clients, services, _waitables, guards = self.key
@@ -122,6 +123,9 @@ class _Entities:
                 out.append((handle, handle.pointer, entity))
         self.subs = [(h, p, s, _takes_info(s.callback), _raw_decoder(s))
                      for h, p, s in self.subs]
+        #: the subscriptions a sweep takes from: those allowed more than 1 + SWEEPS per wait
+        self.swept = [e for e in self.subs
+                      if max_per_wait.get(e[2], LeanExecutor.SWEEPS + 1) > LeanExecutor.SWEEPS]
         self.stack.enter_context(node.context.handle)
         self.wait_set = wait_set_class(len(self.subs), 0, len(self.timers), len(self.clients),
                                        len(self.services), 0, node.context.handle)
@@ -159,18 +163,20 @@ class LeanExecutor:
     """Spins one rclpy ``node`` (see the module docstring).  ``spin_once(timeout_sec)`` waits
     up to ``timeout_sec`` (None: until work arrives) and runs what is ready; ``shutdown()``
     releases the entities' handles and removes the node (call it before destroying the
-    node)."""
+    node).  ``max_per_wait``: a mapping of subscriptions to the most samples each may give
+    per wait (looked up when the wait set is built; a subscription not in it: 1 + SWEEPS)."""
 
     #: Wall time between two turns of rclpy's own executor (waitables, tasks), s.
     RCLPY_TURN_S = 0.05
     #: Rounds of plain takes after the callbacks of a wait (see the module docstring).
     SWEEPS = 2
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Any, max_per_wait: Any = None) -> None:
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.impl.implementation_singleton import rclpy_implementation
 
         self._node = node
+        self._max_per_wait = {} if max_per_wait is None else max_per_wait
         self._wait_set_class = rclpy_implementation.WaitSet
         self._rclpy = SingleThreadedExecutor(context=node.context)
         self._rclpy.add_node(node)
@@ -198,7 +204,7 @@ class LeanExecutor:
             if ents is not None:
                 ents.release()
             self._entities = ents = None
-            ents = _Entities(self._node, self._wait_set_class)
+            ents = _Entities(self._node, self._wait_set_class, self._max_per_wait)
             self._entities = ents
             self.builds += 1
         return ents
@@ -264,7 +270,7 @@ class LeanExecutor:
             if self._changed:
                 return
             before = self.taken
-            for entry in ents.subs:
+            for entry in ents.swept:
                 self._take(entry)
             if self.taken == before:
                 return
