@@ -267,6 +267,11 @@ def print_timings(timings: dict, periods: float) -> None:
                   f"{1e6 * f['sum_self_s'] / f['calls']:.1f} | "
                   f"{1e6 * f['sum_self_s'] / ticks:.0f} |")
         print(f"| (not timed) | | | {main - timed:.0f} |")
+        ex = data.get("executor") or {}
+        if ex.get("waits"):
+            print(f"\nrclpy executor per period: {ex['waits'] / ticks:.2f} waits, "
+                  f"{ex['taken'] / ticks:.2f} samples taken, of which "
+                  f"{ex['swept'] / ticks:.2f} by a sweep after a wait's callbacks")
 
 
 def main(argv=None):

@@ -8,7 +8,9 @@ are skipped) is wrapped; once the process received SIGUSR1 (start-up left out), 
 CPU time of the calling thread (``time.thread_time``) and its self time (minus the timed
 calls made inside it) are recorded, keyed by the function (and, for a publish, by the
 topic).  On exit OUT.json holds, per key, the call count and the sums of the inclusive and
-self CPU times, and the main thread's CPU time over the window.
+self CPU times, and the main thread's CPU time over the window; and, for the rclpy
+transport's executor (``LeanExecutor``, where it counts them), how many waits it made and
+samples it took over the window, and how many of those samples a sweep took.
 
 Why CPU time: on a loaded machine a call's wall time includes the time other processes ran
 -- in a lockstep the publish that wakes the other node is preempted by it at once -- so wall
@@ -81,6 +83,20 @@ class Timings:
         self.t0 = self.t1 = 0.0
         self.cpu0 = self.cpu1 = 0.0
         self.overhead = 0.0             # clock reads per timed call, CPU s
+        self.executors: list = []       # the LeanExecutor instances made
+        self.counts0: dict = {}
+        self.counts1: dict = {}
+
+    COUNTERS = ("waits", "taken", "swept")
+
+    def counts(self) -> dict:
+        """The executors' counters now (summed; those an executor lacks left out)."""
+        out: dict = {}
+        for ex in self.executors:
+            for name in self.COUNTERS:
+                if hasattr(ex, name):
+                    out[name] = out.get(name, 0) + getattr(ex, name)
+        return out
 
     def wrap(self, name: str, fn):
         clock = time.thread_time
@@ -116,6 +132,16 @@ class Timings:
             except (ImportError, AttributeError):
                 continue
             setattr(owner, parts[-1], self.wrap(spec, fn))
+        try:
+            from vm_dynamics.transport.rclpy_executor import LeanExecutor
+        except ImportError:
+            return
+        init = LeanExecutor.__init__
+
+        def noted_init(ex, *args, **kwargs):
+            init(ex, *args, **kwargs)
+            self.executors.append(ex)
+        LeanExecutor.__init__ = noted_init
 
     def summary(self) -> dict:
         out = {}
@@ -125,7 +151,8 @@ class Timings:
                         "sum_s": sum(xs), "sum_self_s": sum(ys)}
         return {"functions": out, "seconds": max(0.0, self.t1 - self.t0),
                 "main_thread_cpu_s": max(0.0, self.cpu1 - self.cpu0),
-                "clock_read_us": 1e6 * self.overhead / 2}
+                "clock_read_us": 1e6 * self.overhead / 2,
+                "executor": {k: v - self.counts0.get(k, 0) for k, v in self.counts1.items()}}
 
 
 def main():
@@ -135,11 +162,13 @@ def main():
     def on_usr1(signum, frame):
         timings.overhead = 2 * read_cost()
         timings.t0, timings.cpu0 = time.perf_counter(), time.thread_time()
+        timings.counts0 = timings.counts()
         timings.on = True
 
     def stop(*_):
         if timings.on:
             timings.t1, timings.cpu1 = time.perf_counter(), time.thread_time()
+            timings.counts1 = timings.counts()
         timings.on = False
 
     def write():

@@ -98,3 +98,29 @@ def test_what_is_not_the_expected_form_is_declined(msgtype):
 def test_other_types_have_no_codec():
     assert cdr_encoder("std_msgs/msg/Float64MultiArray") is None
     assert cdr_decoder("tf2_msgs/msg/TFMessage") is None
+
+
+def test_a_stream_of_joint_states_with_repeated_names():
+    """The codecs keep the CDR of the last name sequence and copy it while the names stay the
+    same: on a stream whose names repeat, change and come back, behind frame ids of every
+    length modulo 8 (so the sequence starts at every offset), the bytes and messages are
+    still rclpy's, each decoded message has a list of its own, and a sample whose names
+    differ from the last only in the bytes after the first name is decoded afresh."""
+    msgtype = "sensor_msgs/msg/JointState"
+    encode, decode, cls = cdr_encoder(msgtype), cdr_decoder(msgtype), rclpy_class(msgtype)
+    rng = np.random.default_rng(3)
+    arm = [f"joint{i}" for i in range(1, 8)]
+    streams = [arm] * 4 + [arm[:-1] + ["joint8"], arm, [], arm, ["añ", "b"], ["añ", "b"], arm]
+    decoded = []
+    for k, names in enumerate(streams):
+        msg = random_message(msgtype, rng)
+        msg.header.frame_id = "f" * (k % 9)
+        msg.name = list(names)
+        msg.position = array.array("d", _floats(rng, len(names)))
+        wire = serialize_message(msg)
+        assert encode(msg) == wire, (k, names)
+        mine = decode(wire)
+        assert mine == deserialize_message(wire, cls) and mine.name == names, (k, names)
+        decoded.append(mine)
+    decoded[0].name.append("extra")
+    assert decoded[1].name == arm and decoded[2].name == arm

@@ -122,3 +122,124 @@ def test_every_kind_of_entity_is_served(monkeypatch):
         ex.shutdown()
         node.destroy_node()
         rclpy.shutdown()
+
+
+def test_a_burst_is_taken_in_the_turn_of_its_first_sample(monkeypatch):
+    """Samples that are there when a wait's callbacks have run are taken in the same turn
+    (a sweep of plain takes): five queued on one topic and one on another give, in one
+    ``spin_once``, ``1 + SWEEPS`` of the first in order and the one of the second; the rest
+    come in the next turn, and the timer is still served (the sweep is bounded)."""
+    from std_msgs.msg import Float64MultiArray
+
+    from vm_dynamics.transport.rclpy_executor import LeanExecutor
+    ros_domain_env(monkeypatch)
+    monkeypatch.setattr(LeanExecutor, "RCLPY_TURN_S", 1e9)
+    rclpy.init()
+    node = rclpy.create_node("lean_executor_burst")
+    ex = LeanExecutor(node)
+    try:
+        a, b, ticks = [], [], []
+        pub_a = node.create_publisher(Float64MultiArray, "burst_a", 10)
+        pub_b = node.create_publisher(Float64MultiArray, "burst_b", 10)
+        node.create_subscription(Float64MultiArray, "burst_a", a.append, 10)
+        node.create_subscription(Float64MultiArray, "burst_b", b.append, 10)
+        node.create_timer(0.001, lambda: ticks.append(1))
+        assert spin_until(ex.spin_once, lambda: pub_a.get_subscription_count() == 1
+                          and pub_b.get_subscription_count() == 1 and ticks)
+        ex.spin_once(0)
+        for i in range(5):
+            pub_a.publish(Float64MultiArray(data=[float(i)]))
+        pub_b.publish(Float64MultiArray(data=[9.0]))
+        ex.spin_once(5.0)          # one wait: the samples are in the readers (same process)
+        sweeps = getattr(LeanExecutor, "SWEEPS", 0)
+        assert [m.data[0] for m in a] == [0.0, 1.0, 2.0] and sweeps == 2
+        assert [m.data[0] for m in b] == [9.0]
+        assert spin_until(ex.spin_once, lambda: len(a) == 5)
+        assert [m.data[0] for m in a] == [float(i) for i in range(5)] and len(b) == 1
+        ticks.clear()
+        assert spin_until(ex.spin_once, lambda: ticks)
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def test_rclpy_made_message_subscriptions_of_cdr_types_are_decoded_here(monkeypatch):
+    """A subscription rclpy takes as messages (``raw=False``, as ``TimeSource``'s /clock) of a
+    type with a decoder in ``rclpy_cdr`` gets the decoder's message -- equal to what was
+    published, of the rosidl class -- and one of another type rclpy's own."""
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+    from std_msgs.msg import Float64MultiArray
+
+    from vm_dynamics.transport import rclpy_executor
+    ros_domain_env(monkeypatch)
+    decoded = []
+    real = rclpy_executor.cdr_decoder
+
+    def counting(msgtype):
+        fast = real(msgtype)
+        if fast is None:
+            return None
+
+        def decode(data):
+            decoded.append(msgtype)
+            return fast(data)
+        return decode
+    monkeypatch.setattr(rclpy_executor, "cdr_decoder", counting)
+    monkeypatch.setattr(rclpy_executor.LeanExecutor, "RCLPY_TURN_S", 1e9)
+    rclpy.init()
+    node = rclpy.create_node("lean_executor_decoded")
+    ex = rclpy_executor.LeanExecutor(node)
+    try:
+        clocks, floats = [], []
+        pub = node.create_publisher(Clock, "decoded_clock", 10)
+        pub_f = node.create_publisher(Float64MultiArray, "decoded_floats", 10)
+        node.create_subscription(Clock, "decoded_clock", clocks.append, 10)
+        node.create_subscription(Float64MultiArray, "decoded_floats", floats.append, 10)
+        assert spin_until(ex.spin_once, lambda: pub.get_subscription_count() == 1
+                          and pub_f.get_subscription_count() == 1)
+        sent = Clock(clock=Time(sec=12, nanosec=345678901))
+        pub.publish(sent)
+        pub_f.publish(Float64MultiArray(data=[1.5]))
+        assert spin_until(ex.spin_once, lambda: clocks and floats)
+        assert type(clocks[0]) is Clock and clocks[0] == sent
+        assert list(floats[0].data) == [1.5]
+        assert decoded == ["rosgraph_msgs/msg/Clock"]
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def test_max_per_turn_bounds_what_one_wait_delivers(monkeypatch):
+    """The transport's ``max_per_turn`` holds with the sweeps: a subscription bounded to one
+    sample per turn gets one of three queued samples per ``spin_once`` (the oldest first),
+    an unbounded one all three in one."""
+    from std_msgs.msg import Float64MultiArray
+
+    from vm_dynamics.transport import QosSpec
+    from vm_dynamics.transport.rclpy_adapter import RclpyTransport
+    ros_domain_env(monkeypatch)
+    monkeypatch.setattr("vm_dynamics.transport.rclpy_executor.LeanExecutor.RCLPY_TURN_S", 1e9)
+    deep = QosSpec(reliable=True, transient_local=False, depth=10)
+    t = RclpyTransport("lean_executor_per_turn", {}, ["probe"])
+    try:
+        one, every = [], []
+        pub_one = t.publisher("per_turn_one", FLOATS, deep)
+        pub_every = t.publisher("per_turn_every", FLOATS, deep)
+        t.subscribe("per_turn_one", FLOATS, one.append, deep, max_per_turn=1)
+        t.subscribe("per_turn_every", FLOATS, every.append, deep)
+        t.spin_once(0)                 # the first turn of rclpy's own executor is done here
+        while not (pub_one.has_subscribers() and pub_every.has_subscribers()):
+            t.spin_once(0.05)
+        for i in range(3):
+            pub_one.publish(Float64MultiArray(data=[float(i)]))
+            pub_every.publish(Float64MultiArray(data=[float(i)]))
+        t.spin_once(5.0)
+        assert [m.data[0] for m in one] == [0.0]
+        assert [m.data[0] for m in every] == [0.0, 1.0, 2.0]
+        t.spin_once(5.0)
+        assert [m.data[0] for m in one] == [0.0, 1.0]
+    finally:
+        t.shutdown()

@@ -20,11 +20,13 @@ through rclpy's own conversion.
 
 Work per turn: this adapter keeps no queue of its own.  The node is spun by
 :class:`~vm_dynamics.transport.rclpy_executor.LeanExecutor` (one reused wait set; rclpy's
-``SingleThreadedExecutor`` where rclpy lacks its wait-set API), which -- like rclpy's --
-takes one sample per ready subscription per wait and checks the timers on every wait, so a
-flooded subscription cannot starve a timer, and ``max_per_turn`` (a bound the DDS adapter
-needs) holds by construction; the excess is dropped by the middleware's KEEP_LAST history,
-which reports no count, so ``on_drop`` is never called here.
+``SingleThreadedExecutor`` where rclpy lacks its wait-set API), which takes a bounded number
+of samples per subscription per wait (one, as rclpy's; with the lean executor up to ``1 +
+LeanExecutor.SWEEPS`` of a burst, fewer -- one -- for a subscription whose ``max_per_turn``
+is smaller) and checks the timers on every wait, so a flooded subscription cannot starve a
+timer, and ``max_per_turn`` (a bound the DDS adapter needs) holds by construction; the
+excess is dropped by the middleware's KEEP_LAST history, which reports no count, so
+``on_drop`` is never called here.
 
 rclpy calls used (and therefore implemented by ``test/fakes/strict_rclpy.py``):
 ``rclpy.ok``, ``rclpy.init(args=)``, ``rclpy.shutdown()``, ``rclpy.spin``,
@@ -182,6 +184,8 @@ class RclpyTransport(Transport):
 
         self._rclpy = rclpy
         self._lean: LeanExecutor | None = None
+        #: each subscription's max_per_turn (the lean executor's bound per wait)
+        self._max_per_turn: dict = {}
         self._previous_library = ros_msgs.use_message_library("rosidl")
         argv = list(sys.argv if argv is None else argv)
         flat = rargs.flatten_params(params_defaults)  # validate before touching ROS
@@ -256,7 +260,7 @@ class RclpyTransport(Transport):
         module docstring)."""
         if not callable(callback):
             raise TypeError("callback must be callable")
-        self._check_max_per_turn(max_per_turn)
+        per_turn = self._check_max_per_turn(max_per_turn)
         self._check_callable("screen", screen)
         self._check_callable("on_drop", on_drop)
         cls = rclpy_class(msgtype)
@@ -300,6 +304,8 @@ class RclpyTransport(Transport):
                 self.deliver(callback, msg, name[0])
             sub = self._node.create_subscription(cls, topic, on_raw, self._qos(qos), raw=True)
         name[0] = sub.topic_name
+        if per_turn is not None:
+            self._max_per_turn[sub] = per_turn
         return sub
 
     def timer(self, period_s: float, callback: Callable[[], None]) -> Any:
@@ -377,7 +383,7 @@ class RclpyTransport(Transport):
         """The node's :class:`~.rclpy_executor.LeanExecutor`, made on first use; None where
         rclpy lacks what it needs (then rclpy's own executor spins the node)."""
         if self._lean is None and lean_executor_available():
-            self._lean = LeanExecutor(self._node)
+            self._lean = LeanExecutor(self._node, self._max_per_turn)
         return self._lean
 
     def spin_once(self, timeout_s: float | None = None) -> None:

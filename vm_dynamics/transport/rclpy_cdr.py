@@ -146,12 +146,22 @@ def _decoders() -> dict:
         x, y, z = r.take(_D3, 8)
         return vec(_x=x, _y=y, _z=z)
 
+    #: the CDR of the previous sample's name sequence (from its count on) and its names
+    last_names: list = [b"", ()]
+
     def joint_state(r: _Reader) -> Any:
         h = header(r)
-        (n,) = r.take(_U32, 4)
-        if 4 * n > r.end:
-            raise _Malformed("bad count")
-        names = [r.string() for _ in range(n)]
+        start = (r.pos + 3) & -4
+        cdr, known = last_names
+        if cdr and r.data.startswith(cdr, 4 + start):
+            r.pos = start + len(cdr)          # the same names as the previous sample
+            names = list(known)
+        else:
+            (n,) = r.take(_U32, 4)
+            if 4 * n > r.end:
+                raise _Malformed("bad count")
+            names = [r.string() for _ in range(n)]
+            last_names[:] = [r.data[4 + start:4 + r.pos], tuple(names)]
         return M["JointState"](_header=h, _name=names, _position=r.doubles(),
                                _velocity=r.doubles(), _effort=r.doubles())
 
@@ -266,15 +276,32 @@ def _vector(w: _Writer, v: Any) -> None:
     w.put(_D3, 8, v.x, v.y, v.z)
 
 
-def _joint_state(w: _Writer, m: Any) -> None:
-    _header(w, m.header)
-    names = m.name
-    w.put(_U32, 4, len(names))
-    for s in names:
-        w.string(s)
-    w.doubles(m.position)
-    w.doubles(m.velocity)
-    w.doubles(m.effort)
+def _joint_state_encoder() -> Callable[[_Writer, Any], None]:
+    """The JointState body; the CDR of the name sequence is kept and copied while the names
+    stay the same (it starts 4-aligned and holds only 4-aligned fields, so its bytes do not
+    depend on where it starts)."""
+    last: list = [None, b""]          # the previous names (a tuple of str), their CDR
+
+    def joint_state(w: _Writer, m: Any) -> None:
+        _header(w, m.header)
+        names = tuple(m.name)
+        known, cdr = last
+        if names == known and all(type(s) is str for s in names):
+            w.raw(cdr, 4)
+        else:
+            pad = -w.pos & 3
+            if pad:
+                w.parts.append(bytes(pad))
+                w.pos += pad
+            first = len(w.parts)
+            w.put(_U32, 4, len(names))
+            for s in names:
+                w.string(s)
+            last[:] = [names, b"".join(w.parts[first:])]
+        w.doubles(m.position)
+        w.doubles(m.velocity)
+        w.doubles(m.effort)
+    return joint_state
 
 
 def _odometry(w: _Writer, m: Any) -> None:
@@ -301,7 +328,9 @@ def _clock(w: _Writer, m: Any) -> None:
     _time(w, m.clock)
 
 
-_ENCODERS = dict(zip(CDR_TYPES, (_joint_state, _odometry, _wrench_stamped, _clock)))
+#: the body of each type's encoder (a function, or a maker of one with a cache of its own)
+_ENCODERS = dict(zip(CDR_TYPES, (_joint_state_encoder, _odometry, _wrench_stamped, _clock)))
+_MAKERS = (_joint_state_encoder,)
 
 
 def cdr_encoder(msgtype: str) -> Callable[[Any], bytes | None] | None:
@@ -312,6 +341,8 @@ def cdr_encoder(msgtype: str) -> Callable[[Any], bytes | None] | None:
     body = _ENCODERS.get(msgtype) if _LITTLE else None
     if body is None:
         return None
+    if body in _MAKERS:
+        body = body()
 
     def encode(msg: Any) -> bytes | None:
         w = _Writer()
