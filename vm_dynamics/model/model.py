@@ -20,8 +20,6 @@ State conventions (used by every method):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..core import lie
@@ -29,67 +27,13 @@ from ..core.groups import get_group
 from ..core.validation import MAX_COORDINATE, MAX_MAGNITUDE, as_pose, as_vector, overflow_error
 from ..dynamics import lp
 from .attach import added_inertia_model, attached_body_model
+from .coupling import JointCoupling
 from .urdf import DEFAULT_XACRO, KinematicTree, parse_urdf
 
 __all__ = ["Model", "load_model", "JointCoupling"]
 
 #: The default backend of the public dynamics, tested by identity on their hot path.
 _AUTO = "auto"
-
-
-@dataclass(frozen=True, eq=False)
-class JointCoupling:
-    """Linear coupling of the tree's joints to the model's coordinates: ``q_full = G q + c``.
-
-    The tree has ``n_full`` moving joints (one per body, the arrays ``Model.xi``,
-    ``Model.parent_joint``, ``Model.body_inertia_home`` … are indexed by them); the model's
-    coordinates ``q`` are the ``n`` independent ones (``Model.joint_names``).  A URDF
-    ``<mimic joint="m" multiplier="k" offset="o"/>`` joint is not a degree of freedom: its row of
-    ``G`` is ``k`` in the master's column and its entry of ``c`` is ``o`` (chains composed).
-    Velocities map by ``q̇_full = G q̇``, accelerations by ``q̈_full = G q̈``, and joint forces
-    (efforts) back by ``τ = Gᵀ τ_full`` (virtual work), so the master carries the gear-coupled
-    load of its mimics.  Without mimic joints ``G = I``, ``c = 0`` and ``trivial`` is True.
-
-    Attributes: ``joint_names`` (n_full, all moving joints, body order), ``joint_types``
-    (n_full), ``parent_joint`` (n_full, full index of the parent joint, −1 at the vehicle; the
-    same array as ``Model.parent_joint``), ``xi`` ((n_full, 6), = ``Model.xi``), ``G``
-    ((n_full, n)), ``c`` ((n_full,)), ``independent`` ((n,) full index of each coordinate),
-    ``mimic`` (``{mimic joint: (master joint, multiplier, offset)}``, masters independent).
-    """
-
-    joint_names: tuple
-    joint_types: tuple
-    parent_joint: np.ndarray
-    xi: np.ndarray
-    G: np.ndarray
-    c: np.ndarray
-    independent: np.ndarray
-    mimic: dict
-
-    @property
-    def n_full(self) -> int:
-        return self.G.shape[0]
-
-    @property
-    def n(self) -> int:
-        return self.G.shape[1]
-
-    @property
-    def trivial(self) -> bool:
-        """True when there is no mimic joint (``G = I``, ``c = 0``)."""
-        return not self.mimic
-
-    def full_positions(self, q) -> np.ndarray:
-        """``G q + c``: positions of all ``n_full`` joints, order of ``joint_names``."""
-        return self.G @ q + self.c
-
-    def full_velocities(self, qd) -> np.ndarray:
-        """``G q̇`` (also maps accelerations)."""
-        return self.G @ qd
-
-    def reduce_forces(self, tau_full) -> np.ndarray:
-        """``Gᵀ τ_full``: efforts on all joints as generalised forces on the coordinates."""
-        return self.G.T @ tau_full
 
 
 class Model:
@@ -368,15 +312,15 @@ class Model:
             return None
         fm = cache[1][backend] = fast.fast_model(self, choice)
         if backend == "auto":
-            self._fast_auto = (self, self.gravity, fm, fm.packed_calls)
+            self._fast_auto = (self, self.gravity, fm.forward_dynamics, fm.inverse_dynamics)
         return fm
 
-    #: ``(self, gravity, FastModel, its packed_calls)`` of the default backend once
-    #: :meth:`_fast` built it.  The public forward and inverse dynamics test it inline — the
+    #: ``(self, gravity, forward, inverse)``: the default backend's FastModel calls once
+    #: :meth:`_fast` built them.  The public forward and inverse dynamics test it inline — the
     #: default backend (by identity with ``_AUTO``: any other object takes :meth:`_fast`), this
     #: model (not a copy.copy of it, whose dict holds the original's tuple), the same gravity
-    #: array — and then run the common call themselves: a public call costs a few µs, and each
-    #: Python call in it (:meth:`_fast`, the FastModel method) is a tenth of a µs or more.
+    #: array — and call them directly: a public call costs a few µs, and each Python call in
+    #: it (:meth:`_fast`, a FastModel method) is a tenth of a µs or more.
     _fast_auto = None
 
     @property
@@ -453,19 +397,7 @@ class Model:
         corrections of docs/corrections.md, "LP equations").  Both agree to ~1e-12 (test_fast_path.py)."""
         hot = self._fast_auto
         if hot is not None and hot[0] is self and hot[1] is self.gravity and backend is _AUTO:
-            calls = hot[3]
-            if calls is not None and not frame_wrenches:
-                # the common call, as FastModel.forward_dynamics runs it: float64 arrays of the
-                # model's shapes in range, checked in compiled code; anything else goes there
-                P, b, nout, fd, _ = calls
-                out = np.empty(nout)
-                try:
-                    st = fd(P, g, V, q, qd, tau, base_wrench, out)
-                except (TypeError, ValueError):
-                    st = -1
-                if not st:
-                    return out[:b], out[b:]
-            return hot[2].forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
+            return hot[2](g, V, q, qd, tau, base_wrench, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
@@ -486,17 +418,7 @@ class Model:
         algorithm; ``"lp"``: the closed-form reference, docs/corrections.md, "Inverse dynamics")."""
         hot = self._fast_auto
         if hot is not None and hot[0] is self and hot[1] is self.gravity and backend is _AUTO:
-            calls = hot[3]
-            if calls is not None and not frame_wrenches:      # as in forward_dynamics
-                P, b, nout, _, inv = calls
-                out = np.empty(nout)
-                try:
-                    st = inv(P, g, V, q, qd, Vdot, qdd, out)
-                except (TypeError, ValueError):
-                    st = -1
-                if not st:
-                    return out[:b], out[b:]
-            return hot[2].inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)
+            return hot[3](g, V, q, qd, Vdot, qdd, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)

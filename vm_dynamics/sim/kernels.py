@@ -28,7 +28,7 @@ import numpy as np
 
 from ..control.laws import computed_torque_into, law_work
 from ..dynamics.fast.kernels.aba import aba_core
-from ..dynamics.fast.kernels.algebra import coad, cross, dexp_inv_apply, se3_exp
+from ..dynamics.fast.kernels.algebra import coad, cross, dexp_inv_apply, mul4, orthonormalize, se3_exp
 from ..dynamics.fast.kernels.coupling import couple
 from ..dynamics.fast.kernels.hybrid import hybrid_core
 from ..dynamics.fast.kernels.jit import OPT, njit
@@ -43,34 +43,6 @@ from .resume import work as _work
 
 __all__ = ["stage_begin", "stage_advance", "engine_step", "engine_step_packed", "engine_rollout", "engine_rollout_law",
            "engine_stage_state", "engine_stage"]
-
-
-@njit(**OPT)
-def _mul4(A, B, out):
-    for r in range(4):
-        for c in range(4):
-            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c] \
-                + A[r, 3] * B[3, c]
-
-
-@njit(**OPT)
-def _orthonormalize(g):
-    """One Newton–Schulz step ``R ← R(3I − RᵀR)/2`` (removes round-off drift of RᵀR − I), in
-    place and without allocating: ``T = (3I − RᵀR)/2`` from the whole ``R`` first, then each
-    row of ``R T`` (it reads only its own row of ``R``)."""
-    s00 = g[0, 0] * g[0, 0] + g[1, 0] * g[1, 0] + g[2, 0] * g[2, 0]
-    s01 = g[0, 0] * g[0, 1] + g[1, 0] * g[1, 1] + g[2, 0] * g[2, 1]
-    s02 = g[0, 0] * g[0, 2] + g[1, 0] * g[1, 2] + g[2, 0] * g[2, 2]
-    s11 = g[0, 1] * g[0, 1] + g[1, 1] * g[1, 1] + g[2, 1] * g[2, 1]
-    s12 = g[0, 1] * g[0, 2] + g[1, 1] * g[1, 2] + g[2, 1] * g[2, 2]
-    s22 = g[0, 2] * g[0, 2] + g[1, 2] * g[1, 2] + g[2, 2] * g[2, 2]
-    t00, t01, t02 = 1.5 - 0.5 * s00, 0.0 - 0.5 * s01, 0.0 - 0.5 * s02
-    t11, t12, t22 = 1.5 - 0.5 * s11, 0.0 - 0.5 * s12, 1.5 - 0.5 * s22
-    for r in range(3):
-        a0, a1, a2 = g[r, 0], g[r, 1], g[r, 2]
-        g[r, 0] = 0.0 + a0 * t00 + a1 * t01 + a2 * t02
-        g[r, 1] = 0.0 + a0 * t01 + a1 * t11 + a2 * t12
-        g[r, 2] = 0.0 + a0 * t02 + a1 * t12 + a2 * t22
 
 
 @njit(inline="always", **OPT)
@@ -272,12 +244,12 @@ def _stage_point(spec, tab, i, x, pr, sc):
         for r in range(4):
             for c in range(4):
                 sc.pose[r, c] = x.g[r, c]
-        _mul4(spec.gri, x.g, sc.rel)
+        mul4(spec.gri, x.g, sc.rel)
         return
     se3_exp(sc.theta, sc.exp)
-    _mul4(x.g, sc.exp, sc.pose)
-    _mul4(spec.gri, x.g, sc.rel_k)
-    _mul4(sc.rel_k, sc.exp, sc.rel)
+    mul4(x.g, sc.exp, sc.pose)
+    mul4(spec.gri, x.g, sc.rel_k)
+    mul4(sc.rel_k, sc.exp, sc.rel)
 
 
 @njit(inline="always", **OPT)
@@ -358,8 +330,8 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
     for r in range(6):
         t6[r] = dt * _weighted(w, KT, s, r)
     se3_exp(t6, sc.exp)
-    _mul4(x.g, sc.exp, y.g)
-    _orthonormalize(y.g)
+    mul4(x.g, sc.exp, y.g)
+    orthonormalize(y.g)
     m, q, qd, W, ym, yq, yqd, yW = x.m, x.q, x.qd, x.W, y.m, y.q, y.qd, y.W
     pq, pqd = pr.q, pr.qd
     for r in range(b):
@@ -373,7 +345,7 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
             yqd[r] = qd[r] + dt * _weighted(w, Kqd, s, r)
     for r in range(2):
         yW[r] = W[r] + dt * _weighted(w, KW, s, r)
-    _mul4(spec.gri, y.g, sc.rel)
+    mul4(spec.gri, y.g, sc.rel)
     st = _stage_velocity(C, spec.form, Stage(y.g, sc.rel, y.m, y.q, y.qd, y.V), wk)
     if st != 0:
         return st
@@ -520,8 +492,8 @@ def _law_steps(C, F, tab, spec, TS, x, law, X, out, wk, inp, pr, tau_r, lw):
 def _at_increment(spec, g, Theta, s, wk):
     """``s.g = g exp(ι₀Θ)`` and ``s.h = g_ref⁻¹ s.g``."""
     se3_exp(Theta, wk.sc.exp)
-    _mul4(g, wk.sc.exp, s.g)
-    _mul4(spec.gri, s.g, s.h)
+    mul4(g, wk.sc.exp, s.g)
+    mul4(spec.gri, s.g, s.h)
 
 
 # entry points: the one buffer instead of the Work views; the records borrowed (.borrow)

@@ -157,29 +157,13 @@ class FastModel:
         self._P = P
         self._bind_calls()
 
-    @property
-    def packed_calls(self):
-        """``(P, b, b + n, forward, inverse)`` — the packed model and the closed dispatchers
-        ``kernels.packed.forward_dynamics_checked`` / ``inverse_dynamics_checked`` — for a
-        caller that runs the common call inline (:meth:`vm_dynamics.Model.inverse_dynamics`:
-        a Python call less); None where those entry points do not serve (mimic joints, no
-        numba).  A status other than 0, a ``TypeError`` or a ``ValueError`` from them means:
-        take :meth:`forward_dynamics` / :meth:`inverse_dynamics`, which name the culprit."""
-        if self._P is None:
-            return None
-        pk = self._nb.packed
-        return (self._P, self.b, self._nout, pk.forward_dynamics_checked,
-                pk.inverse_dynamics_checked)
-
     def _bind_calls(self):
         """Give this instance its own ``forward_dynamics`` and ``inverse_dynamics``: closures
-        over the packed model that try the common call first — every argument already a
-        float64 C-contiguous writeable array, of the model's shapes and in range, checked in
-        compiled code by the closed dispatchers of :mod:`.kernels.packed` — and hand anything
-        else (an error to name, a list to convert, frame wrenches) to the class's methods, the
-        full validation.  They shadow the methods on the instance: the constants they read are
-        the closure's cells, not attribute look-ups (a public call is a few microseconds, of
-        which each Python attribute read or frame is a visible part)."""
+        over the packed model that try the common call first (float64 C-contiguous arrays of
+        the model's shapes, in range: checked in compiled code by the closed dispatchers of
+        :mod:`.kernels.packed`) and hand anything else (an error to name, a list, frame
+        wrenches) to the class's methods, the full validation.  The closure's cells spare the
+        attribute look-ups, a visible part of a call of a few microseconds."""
         P, b, nout, empty = self._P, self.b, self._nout, np.empty
         pk = self._nb.packed
         fdc, idc = pk.forward_dynamics_checked, pk.inverse_dynamics_checked
@@ -224,13 +208,10 @@ class FastModel:
 
     # ------------------------------------------------------------------ input handling
     # One validation with the reference path (core.validation).  The common call (float64
-    # C-contiguous writeable arrays, no frame wrenches, numba, no mimic joints) is checked in
-    # compiled code: kind by the dispatcher of kernels.packed (closed to new types), shape and
-    # range in the entry point.  Every other call, and every call that fails there, takes the
-    # full path: the kind and shape of every input here, their range (NaN/Inf, MAX_COORDINATE,
-    # MAX_MAGNITUDE) in the compiled entry points of kernels.checked, and on failure
-    # core.validation again for the reference path's message.  The numpy kernels and the
-    # mimic path check the range here instead.
+    # C-contiguous arrays, no frame wrenches, numba, no mimic joints) is checked in compiled
+    # code (kernels.packed: kind by the closed dispatcher, shape and range in the entry point);
+    # any other call, or one failing there, takes the full path: kind and shape here, range in
+    # kernels.checked, then core.validation for the message (the numpy/mimic paths: all here).
     def _vec(self, x, n, name):
         return as_real_vector(x, n, name)
 

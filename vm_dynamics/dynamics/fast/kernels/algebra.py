@@ -8,7 +8,7 @@ import numpy as np
 from .jit import OPT, njit
 
 __all__ = ["cross", "check_pose", "within", "so3_coeffs", "se3_exp", "dexp_inv_apply", "coad",
-           "SMALL"]
+           "mul4", "orthonormalize", "SMALL"]
 
 
 @njit(**OPT)
@@ -161,3 +161,32 @@ def coad(G, W, out, inverse):
 
 
 SMALL = 0.1   # |φ| below which the Taylor series of the SO(3)/SE(3) coefficients are used
+
+
+@njit(**OPT)
+def mul4(A, B, out):
+    """``out = A B`` of 4×4 matrices (no allocation; ``out`` is neither ``A`` nor ``B``)."""
+    for r in range(4):
+        for c in range(4):
+            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c] \
+                + A[r, 3] * B[3, c]
+
+
+@njit(**OPT)
+def orthonormalize(g):
+    """One Newton–Schulz step ``R ← R(3I − RᵀR)/2`` (removes round-off drift of RᵀR − I), in
+    place and without allocating: ``T = (3I − RᵀR)/2`` from the whole ``R`` first, then each
+    row of ``R T`` (it reads only its own row of ``R``)."""
+    s00 = g[0, 0] * g[0, 0] + g[1, 0] * g[1, 0] + g[2, 0] * g[2, 0]
+    s01 = g[0, 0] * g[0, 1] + g[1, 0] * g[1, 1] + g[2, 0] * g[2, 1]
+    s02 = g[0, 0] * g[0, 2] + g[1, 0] * g[1, 2] + g[2, 0] * g[2, 2]
+    s11 = g[0, 1] * g[0, 1] + g[1, 1] * g[1, 1] + g[2, 1] * g[2, 1]
+    s12 = g[0, 1] * g[0, 2] + g[1, 1] * g[1, 2] + g[2, 1] * g[2, 2]
+    s22 = g[0, 2] * g[0, 2] + g[1, 2] * g[1, 2] + g[2, 2] * g[2, 2]
+    t00, t01, t02 = 1.5 - 0.5 * s00, 0.0 - 0.5 * s01, 0.0 - 0.5 * s02
+    t11, t12, t22 = 1.5 - 0.5 * s11, 0.0 - 0.5 * s12, 1.5 - 0.5 * s22
+    for r in range(3):
+        a0, a1, a2 = g[r, 0], g[r, 1], g[r, 2]
+        g[r, 0] = 0.0 + a0 * t00 + a1 * t01 + a2 * t02
+        g[r, 1] = 0.0 + a0 * t01 + a1 * t11 + a2 * t12
+        g[r, 2] = 0.0 + a0 * t02 + a1 * t12 + a2 * t22
