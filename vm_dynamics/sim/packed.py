@@ -109,21 +109,28 @@ else:
 class PackedRecords:
     """The records ``fixed`` (a tuple) and two states ``a``, ``b`` (the double-buffered state
     of a simulator) as one pointer table.  :meth:`table` lists ``(fixed, a, b)`` and keeps
-    the records (and so their arrays) alive; :attr:`tref` is the numba type to read it as."""
+    the records (and so their arrays) alive; :attr:`tref` is the numba type to read it as.
 
-    __slots__ = ("fixed", "a", "b", "table", "tref")
+    ``like``: the table of the same ``fixed`` records before the states were replaced (a
+    rollout or a restore gives the simulator new state arrays).  Its type and the fixed
+    records' entries are taken over when the new states have the same layout, so only the
+    states' twelve entries are computed: building the numba type costs milliseconds, and a
+    node that alternates rollouts and single steps builds a table after every rollout."""
 
-    def __init__(self, fixed, a, b):
+    __slots__ = ("fixed", "a", "b", "table", "tref", "nfixed")
+
+    def __init__(self, fixed, a, b, like=None):
+        self.fixed, self.a, self.b = fixed, a, b
+        states = _entries(_leaves((a, b), []))
+        if like is not None and like.fixed is fixed and _same_layout((a, b), (like.a, like.b)):
+            self.tref, self.nfixed = like.tref, like.nfixed
+            self.table = np.concatenate((like.table[:like.nfixed], states))
+            return
         from numba.core import types
-        recs = (fixed, a, b)
-        self.fixed, self.a, self.b = recs
-        self.tref = types.TypeRef(record_type(recs))
-        entries = []
-        for arr in _leaves(recs, []):
-            entries.append(arr.__array_interface__["data"][0])
-            entries.extend(arr.shape)
-            entries.extend(arr.strides)
-        self.table = np.array(entries, dtype=np.int64)
+        self.tref = types.TypeRef(record_type((fixed, a, b)))
+        head = _entries(_leaves(fixed, []))
+        self.nfixed = head.shape[0]
+        self.table = np.concatenate((head, states))
 
     def parity(self, x, y):
         """0 if the step goes from state ``a`` into ``b``, 1 if from ``b`` into ``a``, -1 if
@@ -133,6 +140,32 @@ class PackedRecords:
         if x is self.b and y is self.a:
             return 1
         return -1
+
+
+def _entries(arrays):
+    """``(data address, shape, strides)`` of each array, as int64."""
+    entries = []
+    for arr in arrays:
+        entries.append(arr.__array_interface__["data"][0])
+        entries.extend(arr.shape)
+        entries.extend(arr.strides)
+    return np.array(entries, dtype=np.int64)
+
+
+def _same_layout(new, old):
+    """Whether the records ``new`` are read as the records ``old`` are (:func:`record_type`):
+    the same record types, and arrays of the same dtypes and dimensions, each aligned and
+    C-contiguous."""
+    if any(type(x) is not type(y) for x, y in zip(new, old)):
+        return False
+    arrays, ref = _leaves(new, []), _leaves(old, [])
+    if len(arrays) != len(ref):
+        return False
+    for x, y in zip(arrays, ref):
+        if x.dtype != y.dtype or x.ndim != y.ndim or not x.flags.c_contiguous \
+                or not x.flags.aligned:
+            return False
+    return True
 
 
 _ENTRIES: dict = {}

@@ -39,7 +39,9 @@ class CompiledStages:
         self.buf = np.zeros(buffer_size(self.b, n_tree))
         self.work = buffer_views(self.buf, self.b, n_tree)        # views into buf
         self.sc = self.work.sc
-        self.pack = None        # the step's records as one table (.packed), built at a step
+        #: the records every step reads unchanged, and the step's records as one table
+        #: (:mod:`.packed`; built at a step, again when the states' arrays are replaced)
+        self.fixed, self.pack = (self.C, self.F, self.tab, self.work), None
         self.rates = Rates(np.empty(6), np.empty(self.b), np.empty(self.n), np.empty(2))
         self.stage_rec = Stage(np.empty((4, 4)), np.empty((4, 4)), np.empty(self.b),
                                np.empty(self.n), np.empty(self.n), np.empty(self.b))
@@ -78,7 +80,7 @@ class CompiledStages:
                 return
             self.k_step = bind_compiled(ek.engine_step, (C, F, tab, spec, x, held, pr,
                                                          self.state_arrays(), buf))
-            packed = PackedRecords((C, F, tab, self.work), x, self.state_arrays())
+            packed = PackedRecords(self.fixed, x, self.state_arrays())
             self.k_packed = bind_packed(ek.engine_step_packed, (packed.table, packed.tref, 0,
                                                                 spec, held, pr))
             self.k_rollout = bind_compiled(ek.engine_rollout, (
@@ -106,7 +108,7 @@ class CompiledStages:
         p = self.pack
         parity = -1 if p is None else p.parity(x, y)
         if parity < 0:
-            p = self.pack = PackedRecords((self.C, self.F, self.tab, self.work), x, y)
+            p = self.pack = PackedRecords(self.fixed, x, y, like=p)
             parity = 0
         return self.k_packed(p.table, p.tref, parity, spec, inputs, pr)
 
