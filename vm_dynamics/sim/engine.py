@@ -433,11 +433,14 @@ class Simulator(DrivenJoints):
         """Commit the last of ``done`` compiled steps; raise on a failed status."""
         G, Q, QD, VV, WW = X.g, X.q, X.qd, X.V, X.W
         if done:
-            k = done - 1
-            self._g, self._m, self._q, self._qd = X.g[k].copy(), X.m[k].copy(), \
-                X.q[k].copy(), X.qd[k].copy()
-            self._V, self._W = X.V[k].copy(), X.W[k].copy()
-            self._xrec = None
+            # the last row goes into the spare state, which then becomes the state (as a step's
+            # commit does): the two state records stay the ones the packed step's table lists
+            y, k = self._out, done - 1
+            for dst, rows in zip(y, X):
+                dst[...] = rows[k]
+            self._out = self.engine_state()
+            self._g, self._m, self._q, self._qd, self._V, self._W = y
+            self._xrec = y
             self.steps += done
             self._t = self._t0 + self.steps * self.dt
             self.evaluations += done * self.tab.stages
