@@ -18,7 +18,9 @@ gravity, dt 1 ms, the state of
 ``bench/breakdown.py``'s fixture: ``ct`` ``vm.simulate`` 1 s with ``computed_torque``'s inputs
 (the compiled law at every RK stage); ``open`` ``vm.simulate`` 2 s open loop; ``step``
 ``Simulator.step(inputs=held)`` 2000 times; ``run`` ``Simulator.run(2000, inputs=held)`` (the
-compiled rollout: the step kernel with no Python between steps); ``mj`` MuJoCo's ``mj_step``
+compiled rollout: the step kernel with no Python between steps); ``mixed`` 200 times
+``run(9)`` then ``step()`` (a node's pattern: a rollout up to the next message, then single
+steps); ``mj`` MuJoCo's ``mj_step``
 (RK4) 2000 times on the MJCF of the same robot (the peer, for the ratio to it in each tree).
 Only the public API used by both trees.
 """
@@ -59,6 +61,12 @@ def _child(only, repeats, robot="ur5"):
         sim.reset(g, V, q, qd)
         sim.run(2000, inputs=held)
 
+    def mixed():                # a node's pattern: a rollout up to the next message, one step
+        sim.reset(g, V, q, qd)
+        for _ in range(200):
+            sim.run(9, inputs=held)
+            sim.step(inputs=held)
+
     def mj_steps():             # the peer: MuJoCo RK4 on the same model (same in both trees)
         import mujoco
         if not hasattr(mj_steps, "md"):
@@ -74,7 +82,8 @@ def _child(only, repeats, robot="ur5"):
     work = {"ct": (lambda: vm.simulate(m, g, V, q, qd, 1.0, dt, tau=tau_fn, base_wrench=bw_fn),
                    1000),
             "open": (lambda: vm.simulate(m, g, V, q, qd, 2.0, dt), 2000),
-            "step": (steps, 2000), "run": (rollout, 2000), "mj": (mj_steps, 2000)}
+            "step": (steps, 2000), "run": (rollout, 2000), "mixed": (mixed, 2000),
+            "mj": (mj_steps, 2000)}
     out = {}
     for name in only:
         f, per = work[name]
