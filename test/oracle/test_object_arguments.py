@@ -140,3 +140,17 @@ def test_returning_out_keeps_its_reference_count():
         fast.inverse_dynamics(g, V, q, qd, bw, qdd, out)
         fast.forward_dynamics(g, V, q, qd, tau, out, base_wrench=bw)
     assert sys.getrefcount(out) == before
+
+
+def test_fast_path_takes_keyword_arguments():
+    """``out=`` (numpy's convention) and the other parameters by name, as the methods that
+    the instance's calls shadow."""
+    m, g, V, q, qd, tau, bw, qdd = _state()
+    fast = m.fast
+    out, ref = fast.output(), fast.output()
+    fast.inverse_dynamics(g, V, q, qd, bw, qdd, ref)
+    assert fast.inverse_dynamics(g=g, V=V, q=q, qd=qd, Vdot=bw, qdd=qdd, out=out) is out
+    assert np.array_equal(out, ref)
+    fast.forward_dynamics(g, V, q, qd, tau, ref, bw)
+    assert fast.forward_dynamics(g, V, q, qd, tau=tau, out=out, base_wrench=bw) is out
+    assert np.array_equal(out, ref)

@@ -44,12 +44,11 @@ class UncheckedDynamics:
     """Forward and inverse dynamics of one model without argument checks (module docstring).
 
     Built by :attr:`Model.fast <vm_dynamics.Model.fast>` (once per model and gravity).  With
-    numba (no mimic joints) the instance's ``forward_dynamics`` and ``inverse_dynamics``
-    shadow the methods below: ``inverse_dynamics`` is the compiled entry point itself with the
-    packed model bound (no Python frame between the caller and compiled code), and
-    ``forward_dynamics`` a closure choosing the vehicle wrench
-    (:func:`vm_dynamics.dynamics.fast.calls.unchecked_calls`); where arrays cannot be handed
-    over as objects, closures over the dispatcher's entry points (:meth:`_bind`)."""
+    numba (no mimic joints) the instance's ``forward_dynamics`` and ``inverse_dynamics`` are
+    closures over the compiled entry points and the packed model, which shadow the methods
+    below: one Python frame and no attribute look-up between the caller and compiled code
+    (:func:`vm_dynamics.dynamics.fast.calls.unchecked_calls`; where arrays cannot be handed
+    over as objects, closures over the dispatcher's entry points, :meth:`_bind`)."""
 
     def __init__(self, model):
         from ..dynamics.fast import bind_compiled, fast_model, numba_kernels, unchecked_calls

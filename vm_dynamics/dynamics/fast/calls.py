@@ -17,8 +17,6 @@ Either way an argument of another kind, shape or range is handed to the full val
 """
 from __future__ import annotations
 
-import types
-
 import numpy as np
 
 from .backend import compile_notice
@@ -115,12 +113,13 @@ def public_calls(pk, P, b, n, full_fd, full_id):
 def unchecked_calls(pk, P, b):
     """``(forward_dynamics, inverse_dynamics)`` of ``model.fast``
     (:class:`~vm_dynamics.model.unchecked.UncheckedDynamics`) for the model packed in ``P``,
-    or None (no :func:`object_entries`): ``inverse_dynamics(g, V, q, qd, Vdot, qdd, out)`` is
-    the compiled entry point itself with ``P`` bound (a bound method: no Python frame), and
-    ``forward_dynamics(g, V, q, qd, tau, out, base_wrench=None)`` a closure choosing the
-    vehicle wrench.  Both write and return ``out``; an argument of another kind is a
-    ``TypeError``, of the wrong length or a kernel status a ``ValueError`` (raised in compiled
-    code); the range is not checked."""
+    or None (no :func:`object_entries`): closures ``forward_dynamics(g, V, q, qd, tau, out,
+    base_wrench=None)`` and ``inverse_dynamics(g, V, q, qd, Vdot, qdd, out)`` returning the
+    compiled entry point's result.  Both write and return ``out``; an argument of another kind
+    is a ``TypeError``, of the wrong length or a kernel status a ``ValueError`` (raised in
+    compiled code); the range is not checked.  (The entry point bound to ``P`` as a method
+    would spare nothing measurable on CPython 3.11 — 1.05-1.06 µs either way on the UR5 — and
+    would refuse keyword arguments.)"""
     entries = object_entries(pk)
     if entries is None:
         return None
@@ -130,4 +129,7 @@ def unchecked_calls(pk, P, b):
     def forward_dynamics(g, V, q, qd, tau, out, base_wrench=None):
         return fdi(P, g, V, q, qd, tau, zb if base_wrench is None else base_wrench, out)
 
-    return forward_dynamics, types.MethodType(idi, P)
+    def inverse_dynamics(g, V, q, qd, Vdot, qdd, out):
+        return idi(P, g, V, q, qd, Vdot, qdd, out)
+
+    return forward_dynamics, inverse_dynamics
