@@ -13,11 +13,15 @@ B1-Z1 tree; gravity, dt 1 ms) this times, in the same process and in interleaved
   on an empty model (call plus argument conversion, no work), ``mj_step`` on an empty model;
 * **forward / inverse dynamics** — the public ``model.forward_dynamics`` /
   ``inverse_dynamics``; the argument validation it runs (kind and shape of five arrays); the
-  compiled entry point it calls with the arguments ready; the same kernel looped inside
-  compiled code (no Python at all, the workspace allocated per call as the API does); the
-  unchecked fast path ``model.fast``; ``pin.aba`` / ``pin.rnea``.  What the public call costs
-  beyond validation and the compiled call is the dispatch (finding the compiled model,
-  allocating the output, slicing it);
+  compiled entry point it calls with the arguments ready (arguments as Python objects, their
+  kind checked in compiled code: ``dynamics.fast.calls``; the dispatcher's call, as before,
+  for comparison); the same kernel looped inside compiled code (no Python at all, the
+  workspace allocated per call as the API does); the unchecked fast path ``model.fast``, timed
+  in its ``out`` form (the result written into a preallocated array, which it returns;
+  ``pin.rnea`` likewise returns storage it owns, ``data.tau``), while the public call returns
+  fresh arrays; ``pin.aba`` / ``pin.rnea``.  What the public call costs beyond validation and
+  the compiled call is the dispatch (finding the compiled model, allocating the output,
+  slicing it);
 * **integration** — ``Simulator.step(inputs=held)`` and ``Simulator.step(tau=…)``, the
   compiled step kernel through its entry point, the same kernel looped in compiled code, four
   forward-dynamics kernels (what an RK4 step must evaluate), ``vm.simulate`` open loop per step
@@ -218,7 +222,7 @@ def dynamics_rows(fx, repeats):
     """Forward and inverse dynamics: the public call split into its parts, vs Pinocchio."""
     import pinocchio as pin
 
-    from vm_dynamics.dynamics.fast import bind_compiled, fast_model
+    from vm_dynamics.dynamics.fast import bind_compiled, calls, fast_model
     from vm_dynamics.dynamics.fast import kernels as K
     m, g, V, q, qd, tau, Vdot, qdd = (fx.model, fx.g, fx.V, fx.q, fx.qd, fx.tau, fx.Vdot,
                                       fx.qdd)
@@ -236,6 +240,13 @@ def dynamics_rows(fx, repeats):
     id_entry = bind_compiled(K.packed.inverse_dynamics_checked, pid_args)
     fd_fast = bind_compiled(K.packed.forward_dynamics, pfd_args)
     id_fast = bind_compiled(K.packed.inverse_dynamics, pid_args)
+    # the entry points the API calls, arguments as objects (None where the arrays' header
+    # cannot be read: the API then calls the dispatcher rows)
+    ofd_args = (P, g, V, q, qd, tau, zb, out)
+    objs = calls.object_entries(K.packed)
+    fd_obj, id_obj, fd_into, id_into = objs if objs is not None else (
+        K.packed.forward_dynamics_checked, K.packed.inverse_dynamics_checked,
+        bind_compiled(K.packed.forward_dynamics, ofd_args), id_fast)
     fd_loop = compiled_loop(K.forward_dynamics)
     pfd_loop = compiled_loop(K.packed.forward_dynamics)
     pid_loop = compiled_loop(K.packed.inverse_dynamics)
@@ -255,7 +266,9 @@ def dynamics_rows(fx, repeats):
             (lambda: fm.forward_dynamics(g, V, q, qd, tau), 1),
         "  output allocation np.empty(b + n)": (lambda: np.empty(nout), 1),
         "  the two result views out[:b], out[b:]": (lambda: (out[:b], out[b:]), 1),
-        "  compiled call through the dispatcher (type checks in C; shapes, range, ABA compiled)":
+        "  compiled call as the API makes it: arguments as objects (kind, shapes, range, ABA "
+        "compiled)": (lambda: fd_obj(*ofd_args), 1),
+        "  (before: the compiled call through the dispatcher, type checks in C)":
             (lambda: K.packed.forward_dynamics_checked(*pfd_args), 1),
         "    the same through its bound entry point (no dispatcher)":
             (lambda: fd_entry(*pfd_args), 1),
@@ -267,32 +280,37 @@ def dynamics_rows(fx, repeats):
             parts["kin"],
         "  (before: the record entry point, model record C + 9 arrays)":
             (lambda: fd_record(*fd_args), 1),
-        "model.fast.forward_dynamics (unchecked, into out)":
+        "model.fast.forward_dynamics (unchecked: into a preallocated out, returned)":
             (lambda: fast.forward_dynamics(g, V, q, qd, tau, fo), 1),
-        "  its compiled entry point (no checks), arguments ready": (lambda: fd_fast(*pfd_args), 1),
+        "  its compiled entry point (arguments as objects, no range checks), arguments ready":
+            (lambda: fd_into(*ofd_args), 1),
+        "  (before: the dispatcher's bound entry point, no checks)":
+            (lambda: fd_fast(*pfd_args), 1),
         "pin.aba": (lambda: pin.aba(fx.pin, fx.pdata, fx.pq, fx.pv, fx.pu), 1),
     }, repeats)
     med = {k: v[0] for k, v in fd.items()}
     pub = med["model.forward_dynamics (public, validated)"]
-    disp = med["  compiled call through the dispatcher (type checks in C; shapes, range, ABA "
-               "compiled)"]
+    obj = med["  compiled call as the API makes it: arguments as objects (kind, shapes, range, "
+              "ABA compiled)"]
+    disp = med["  (before: the compiled call through the dispatcher, type checks in C)"]
     entry = med["    the same through its bound entry point (no dispatcher)"]
     kern = med["      kernel alone (looped in compiled code, one workspace allocation)"]
     pre = med["        ABA on a preallocated workspace (no allocation)"]
     kin = med["          kinematics (body poses, joint twists, inertias in the vehicle frame)"]
     fd.update({k: (v, v, v) for k, v in {
-        "  Python around the compiled call (output, method calls, slicing): public − dispatcher":
-            pub - disp,
+        "  Python around the compiled call (output, method call, slicing): public − objects call":
+            pub - obj,
         **python_parts(med, "model.forward_dynamics (public, validated)",
                        "  FastModel.forward_dynamics (its closure: dynamics.fast.forward_dynamics's call)",
-                       disp),
+                       obj),
         "    dispatcher's type check: dispatcher − entry point": disp - entry,
         "        workspace allocation and shape/range checks (kernel alone − preallocated)":
             kern - pre,
         "          the three ABA passes (preallocated − kinematics)": pre - kin,
-        "  Python around its entry point (the instance's closure, status test)":
-            med["model.fast.forward_dynamics (unchecked, into out)"]
-            - med["  its compiled entry point (no checks), arguments ready"],
+        "  Python around its entry point (the instance's closure)":
+            med["model.fast.forward_dynamics (unchecked: into a preallocated out, returned)"]
+            - med["  its compiled entry point (arguments as objects, no range checks), arguments "
+                  "ready"],
     }.items()})
     ido = fast.output()
     idd = interleaved({
@@ -302,7 +320,9 @@ def dynamics_rows(fx, repeats):
             (lambda: fm.inverse_dynamics(g, V, q, qd, Vdot, qdd), 1),
         "  output allocation np.empty(b + n)": (lambda: np.empty(nout), 1),
         "  the two result views out[:b], out[b:]": (lambda: (out[:b], out[b:]), 1),
-        "  compiled call through the dispatcher":
+        "  compiled call as the API makes it: arguments as objects (kind, shapes, range, RNEA "
+        "compiled)": (lambda: id_obj(*pid_args), 1),
+        "  (before: the compiled call through the dispatcher, type checks in C)":
             (lambda: K.packed.inverse_dynamics_checked(*pid_args), 1),
         "    the same through its bound entry point": (lambda: id_entry(*pid_args), 1),
         "      argument unboxing (no-op, same 8 arguments)": (lambda: noop_id(*pid_args), 1),
@@ -316,29 +336,33 @@ def dynamics_rows(fx, repeats):
             parts["rnea_passes"],
         "  (before: the record entry point, model record C + 9 arrays)":
             (lambda: id_record(*id_args), 1),
-        "model.fast.inverse_dynamics (unchecked, into out)":
+        "model.fast.inverse_dynamics (unchecked: into a preallocated out, returned)":
             (lambda: fast.inverse_dynamics(g, V, q, qd, Vdot, qdd, ido), 1),
-        "  its compiled entry point (no checks), arguments ready": (lambda: id_fast(*pid_args), 1),
+        "  its compiled entry point (arguments as objects, no range checks), arguments ready":
+            (lambda: id_into(*pid_args), 1),
+        "  (before: the dispatcher's bound entry point, no checks)":
+            (lambda: id_fast(*pid_args), 1),
         "pin.rnea": (lambda: pin.rnea(fx.pin, fx.pdata, fx.pq, fx.pv, fx.pa), 1),
     }, repeats)
     med = {k: v[0] for k, v in idd.items()}
     idd.update({k: (v, v, v) for k, v in python_parts(
         med, "model.inverse_dynamics (public, validated)",
         "  FastModel.inverse_dynamics (its closure: dynamics.fast.inverse_dynamics's call)",
-        med["  compiled call through the dispatcher"]).items()})
+        med["  compiled call as the API makes it: arguments as objects (kind, shapes, range, "
+            "RNEA compiled)"]).items()})
     return fd, idd, fd_loop, fd_args, parts
 
 
-def python_parts(med, public, fastmodel, dispatcher):
+def python_parts(med, public, fastmodel, call):
     """The public call's Python split (derived rows): the ``Model`` method, which runs the
     common call inline (look-up of the model's packed calls, allocation, compiled call, views),
-    and the same for ``FastModel``'s closure."""
+    and the same for ``FastModel``'s closure; ``call`` the compiled call they make."""
     alloc = med["  output allocation np.empty(b + n)"] + med["  the two result views out[:b], out[b:]"]
     return {
         "    Model method's own Python (frame, look-up of the packed calls, try, status test): "
-        "public − dispatcher − allocation − views": med[public] - dispatcher - alloc,
-        "    FastModel closure's own Python (frame, try, status test): FastModel − dispatcher "
-        "− allocation − views": med[fastmodel] - dispatcher - alloc,
+        "public − compiled call − allocation − views": med[public] - call - alloc,
+        "    FastModel closure's own Python (frame, try, status test): FastModel − compiled "
+        "call − allocation − views": med[fastmodel] - call - alloc,
     }
 
 

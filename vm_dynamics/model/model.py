@@ -311,16 +311,17 @@ class Model:
         if choice == "lp":
             return None
         fm = cache[1][backend] = fast.fast_model(self, choice)
-        if backend == "auto":
-            self._fast_auto = (self, self.gravity, fm.forward_dynamics, fm.inverse_dynamics)
+        if backend == "auto" and fm.common_call is not None:
+            self._fast_auto = (self, self.gravity, *fm.common_call)
         return fm
 
-    #: ``(self, gravity, forward, inverse)``: the default backend's FastModel calls once
-    #: :meth:`_fast` built them.  The public forward and inverse dynamics test it inline — the
-    #: default backend (by identity with ``_AUTO``: any other object takes :meth:`_fast`), this
-    #: model (not a copy.copy of it, whose dict holds the original's tuple), the same gravity
-    #: array — and call them directly: a public call costs a few µs, and each Python call in
-    #: it (:meth:`_fast`, a FastModel method) is a tenth of a µs or more.
+    #: ``(self, gravity, fdc, idc, P, zb, b, b + n, np.empty, full_fd, full_id)``: the default
+    #: backend's common call (``FastModel.common_call``, :func:`vm_dynamics.dynamics.fast.calls.public_calls`)
+    #: once :meth:`_fast` built it.  The public forward and inverse dynamics test it inline —
+    #: the default backend (by identity with ``_AUTO``: any other object takes :meth:`_fast`),
+    #: this model (not a copy.copy of it, whose dict holds the original's tuple), the same
+    #: gravity array — and run that call in their own frame: a public call costs about two
+    #: µs, and each Python call in it (:meth:`_fast`, a FastModel closure) a tenth or more.
     _fast_auto = None
 
     @property
@@ -397,7 +398,17 @@ class Model:
         corrections of docs/corrections.md, "LP equations").  Both agree to ~1e-12 (test_fast_path.py)."""
         hot = self._fast_auto
         if hot is not None and hot[0] is self and hot[1] is self.gravity and backend is _AUTO:
-            return hot[2](g, V, q, qd, tau, base_wrench, frame_wrenches)
+            _, _, fdc, _, P, zb, b, nout, empty, full, _ = hot     # FastModel's closure, inline
+            if not frame_wrenches:
+                out = empty(nout)
+                try:
+                    st = fdc(P, g, V, q, qd, tau, zb if base_wrench is None else base_wrench,
+                             out)
+                except (TypeError, ValueError):
+                    st = -1
+                if not st:
+                    return out[:b], out[b:]
+            return full(g, V, q, qd, tau, base_wrench, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.forward_dynamics(g, V, q, qd, tau, base_wrench, frame_wrenches)
@@ -418,7 +429,16 @@ class Model:
         algorithm; ``"lp"``: the closed-form reference, docs/corrections.md, "Inverse dynamics")."""
         hot = self._fast_auto
         if hot is not None and hot[0] is self and hot[1] is self.gravity and backend is _AUTO:
-            return hot[3](g, V, q, qd, Vdot, qdd, frame_wrenches)
+            _, _, _, idc, P, _, b, nout, empty, _, full = hot      # FastModel's closure, inline
+            if not frame_wrenches:
+                out = empty(nout)
+                try:
+                    st = idc(P, g, V, q, qd, Vdot, qdd, out)
+                except (TypeError, ValueError):
+                    st = -1
+                if not st:
+                    return out[:b], out[b:]
+            return full(g, V, q, qd, Vdot, qdd, frame_wrenches)
         fm = self._fast(backend)
         if fm is not None:
             return fm.inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches)

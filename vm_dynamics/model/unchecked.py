@@ -12,15 +12,20 @@
 shape, range: a bad one is a ``ValueError`` naming it) and return new arrays.  In a loop whose
 arrays the caller owns — a controller, an optimiser, a user's integrator — those checks cost
 more than the algorithm's Python call itself, so this path skips them: the arguments go to the
-compiled articulated-body (RNEA) kernel as they are, and the result is written into ``out``.
+compiled articulated-body (RNEA) kernel without the range checks and the Python around them,
+and the result is written into ``out``.
 
-**Contract (not checked):** ``g`` a 4×4 rigid transform, ``V``/``base_wrench``/``Vdot`` of length
+**Contract:** ``g`` a 4×4 rigid transform, ``V``/``base_wrench``/``Vdot`` of length
 ``model.b``, ``q``, ``qd``, ``tau``, ``qdd`` of length ``model.n``, ``out`` of length
 ``model.b + model.n``, every one a C-contiguous ``float64`` numpy array (``np.ascontiguousarray(x,
-dtype=float)``); the values finite and in the public API's range.  Anything else is undefined
-behaviour (wrong results, or a crash of the process for a wrong length): validate once with
-the public API, or use it.  What is still reported: a kernel status (``g`` not a rigid
-transform, a non-finite result, a non-positive articulated pivot) is a ``ValueError``.
+dtype=float)``); the values finite and in the public API's range.  The range is not checked
+(out-of-range values give whatever the kernel computes).  The arrays' kind and length are
+checked in compiled code where the arrays can be handed over as objects
+(:mod:`vm_dynamics.dynamics.fast.kernels.objects`, 64-bit CPython): another kind is a
+``TypeError``, a wrong length a ``ValueError``; elsewhere they are not, and anything else is
+undefined behaviour (wrong results, or a crash of the process for a wrong length).  Always
+reported: a kernel status (``g`` not a rigid transform, a non-finite result, a non-positive
+articulated pivot) is a ``ValueError``.
 
 Same results as the public API, bit for bit (same kernels).  Models with mimic joints and
 installations without numba run the public (checked) path and copy into ``out``.
@@ -40,12 +45,13 @@ class UncheckedDynamics:
 
     Built by :attr:`Model.fast <vm_dynamics.Model.fast>` (once per model and gravity).  With
     numba (no mimic joints) the instance's ``forward_dynamics`` and ``inverse_dynamics`` are
-    closures over the compiled entry points and the packed model (:meth:`_bind`), which shadow
-    the methods below: one Python frame and no attribute look-up between the caller and
-    compiled code."""
+    closures over the compiled entry points and the packed model, which shadow the methods
+    below: one Python frame and no attribute look-up between the caller and compiled code
+    (:func:`vm_dynamics.dynamics.fast.calls.unchecked_calls`; where arrays cannot be handed
+    over as objects, closures over the dispatcher's entry points, :meth:`_bind`)."""
 
     def __init__(self, model):
-        from ..dynamics.fast import bind_compiled, fast_model, numba_kernels
+        from ..dynamics.fast import bind_compiled, fast_model, numba_kernels, unchecked_calls
         self.model = model
         self.b, self.n = int(model.b), int(model.n)
         self.grav = model.gravity
@@ -56,9 +62,14 @@ class UncheckedDynamics:
         self.compiled = kernels is not None and (cp is None or cp.trivial)
         if not self.compiled:
             return
-        # the compiled entry points of kernels.packed (the model in one array, fewer arrays to
-        # unbox per call); one per type of base wrench (None or array)
+        # the model packed in one array (kernels.packed): where arrays can be handed to
+        # compiled code as objects, the entry points that check their kind there
+        # (dynamics.fast.calls.unchecked_calls); else the dispatcher's bound entry points
         P, pk = fm.packed_constants, kernels.packed
+        calls = unchecked_calls(pk, P, self.b)
+        if calls is not None:
+            self.forward_dynamics, self.inverse_dynamics = calls
+            return
         z, zb, g, o = np.zeros(self.n), np.zeros(self.b), np.eye(4), self.output()
         self._bind(P, bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, None, o)),
                    bind_compiled(pk.forward_dynamics, (P, g, zb, z, z, z, zb, o)),

@@ -81,6 +81,7 @@ from .backend import (
     numba_kernels,
     resolve_backend,
 )
+from .calls import unchecked_calls
 from .functions import (
     fast_model,
     forward_dynamics,
@@ -96,4 +97,4 @@ __all__ = ["FastModel", "LPBlocks", "fast_model", "numba_available", "numba_kern
            "forward_dynamics", "forward_dynamics_batch", "inverse_dynamics", "mass_matrix",
            "lp_blocks", "resolve_backend", "BACKENDS", "COMPILE_NOTICE", "NOTICE_PRINTED",
            "bind_compiled", "kernels_cached", "compile_notice", "hybrid_dynamics",
-           "driven_impulse", "driven_mask"]
+           "driven_impulse", "driven_mask", "unchecked_calls"]

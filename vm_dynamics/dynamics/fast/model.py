@@ -19,6 +19,7 @@ from ...core.validation import (
 )
 from . import numpy_kernels as _npk
 from .backend import bind_compiled, compile_notice, numba_kernels
+from .calls import public_calls, warm_up
 from .records import ForwardInputs, ModelConstants
 
 __all__ = ["FastModel", "LPBlocks"]
@@ -68,7 +69,6 @@ class FastModel:
             raise ValueError(f"backend={backend!r}: choose 'auto', 'numba' or 'numpy'")
         self.model = model
         self.n, self.b = int(model.n), int(model.b)
-        self._nout = self.b + self.n
         # the recursions run on the whole tree (n_tree joints); with mimic joints the model's
         # coordinates are q (n) and q_full = G q + c (model.coupling)
         cp = getattr(model, "coupling", None)
@@ -108,6 +108,9 @@ class FastModel:
             (self.G, np.ascontiguousarray(cp.independent, dtype=np.int64)) if self.coupled
             else (np.zeros((0, 0)), np.zeros(0, dtype=np.int64))))
         self._P = None          # the model packed for kernels.packed (numba, no mimic joints)
+        #: What the instance's forward/inverse dynamics closures run, for a caller that runs
+        #: the same common call inline (:func:`.calls.public_calls`); None without them.
+        self.common_call = None
         if nb is not None:
             self._warm_up()
 
@@ -137,64 +140,21 @@ class FastModel:
                 self._warm_up_packed()
 
     def _warm_up_packed(self):
-        """Pack the model for :mod:`.kernels.packed`, compile (or load) its entry points for
-        the argument types the API passes — float64 C-contiguous writeable arrays, the vehicle
-        wrench an array or None — and close the checked ones to new compilations: the public
-        calls go through their dispatcher, whose type check (in C) then turns an argument of
-        any other kind into a TypeError, answered by the full validation."""
-        n, b, pk = self.n, self.b, self._nb.packed
-        P = pk.pack_constants(self._kc)
-        z, zb, o, g = np.zeros(n), np.zeros(b), np.empty(b + n), np.eye(4)
-        with compile_notice(pk.forward_dynamics, pk.forward_dynamics_checked,
-                            pk.inverse_dynamics, pk.inverse_dynamics_checked):
-            for bw in (None, zb):
-                pk.forward_dynamics(P, g, zb, z, z, z, bw, o)
-                pk.forward_dynamics_checked(P, g, zb, z, z, z, bw, o)
-            pk.inverse_dynamics(P, g, zb, z, z, zb, z, o)
-            pk.inverse_dynamics_checked(P, g, zb, z, z, zb, z, o)
-        pk.forward_dynamics_checked.disable_compile()
-        pk.inverse_dynamics_checked.disable_compile()
-        self._P = P
+        """Pack the model for :mod:`.kernels.packed`, compile (or load) the entry points its
+        single calls use (:func:`.calls.warm_up`) and bind them (:meth:`_bind_calls`)."""
+        self._P = self._nb.packed.pack_constants(self._kc)
+        warm_up(self._nb.packed, self._P, self.n, self.b)
         self._bind_calls()
 
     def _bind_calls(self):
         """Give this instance its own ``forward_dynamics`` and ``inverse_dynamics``: closures
-        over the packed model that try the common call first (float64 C-contiguous arrays of
-        the model's shapes, in range: checked in compiled code by the closed dispatchers of
-        :mod:`.kernels.packed`) and hand anything else (an error to name, a list, frame
-        wrenches) to the class's methods, the full validation.  The closure's cells spare the
-        attribute look-ups, a visible part of a call of a few microseconds."""
-        P, b, nout, empty = self._P, self.b, self._nout, np.empty
-        pk = self._nb.packed
-        fdc, idc = pk.forward_dynamics_checked, pk.inverse_dynamics_checked
-        full_fd = FastModel.forward_dynamics.__get__(self)
-        full_id = FastModel.inverse_dynamics.__get__(self)
-
-        def forward_dynamics(g, V, q, qd, tau, base_wrench=None, frame_wrenches=None):
-            if not frame_wrenches:
-                out = empty(nout)
-                try:
-                    st = fdc(P, g, V, q, qd, tau, base_wrench, out)
-                except (TypeError, ValueError):
-                    st = -1
-                if not st:
-                    return out[:b], out[b:]
-            return full_fd(g, V, q, qd, tau, base_wrench, frame_wrenches)
-
-        def inverse_dynamics(g, V, q, qd, Vdot, qdd, frame_wrenches=None):
-            if not frame_wrenches:
-                out = empty(nout)
-                try:
-                    st = idc(P, g, V, q, qd, Vdot, qdd, out)
-                except (TypeError, ValueError):
-                    st = -1
-                if not st:
-                    return out[:b], out[b:]
-            return full_id(g, V, q, qd, Vdot, qdd, frame_wrenches)
-
-        forward_dynamics.__doc__ = FastModel.forward_dynamics.__doc__
-        inverse_dynamics.__doc__ = FastModel.inverse_dynamics.__doc__
-        self.forward_dynamics, self.inverse_dynamics = forward_dynamics, inverse_dynamics
+        over the packed model that try the common call first, checked in compiled code, and
+        hand anything else (an error to name, a list, frame wrenches) to the class's
+        methods, the full validation (:func:`.calls.public_calls`, which also gives
+        :attr:`common_call`)."""
+        self.forward_dynamics, self.inverse_dynamics, self.common_call = public_calls(
+            self._nb.packed, self._P, self.b, self.n, FastModel.forward_dynamics.__get__(self),
+            FastModel.inverse_dynamics.__get__(self))
 
     @property
     def packed_constants(self):
@@ -209,7 +169,7 @@ class FastModel:
     # ------------------------------------------------------------------ input handling
     # One validation with the reference path (core.validation).  The common call (float64
     # C-contiguous arrays, no frame wrenches, numba, no mimic joints) is checked in compiled
-    # code (kernels.packed: kind by the closed dispatcher, shape and range in the entry point);
+    # code (kernels.packed, .calls: kind, shape and range in the entry point);
     # any other call, or one failing there, takes the full path: kind and shape here, range in
     # kernels.checked, then core.validation for the message (the numpy/mimic paths: all here).
     def _vec(self, x, n, name):

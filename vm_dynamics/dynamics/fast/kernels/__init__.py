@@ -16,7 +16,8 @@ result (a NaN/Inf input), 3 a non-positive articulated pivot (cannot happen for 
 Modules: :mod:`.jit` (numba set-up), :mod:`.algebra`, :mod:`.kinematics`, :mod:`.momentum`,
 :mod:`.aba` (forward dynamics), :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix),
 :mod:`.checked` (those with the inputs' range test first), :mod:`.packed` (the entry points of
-single calls from Python: the model in one array), :mod:`.coupling` (mimic joints).
+single calls from Python: the model in one array), :mod:`.objects` (arguments handed over as
+Python objects, their kind checked in compiled code), :mod:`.coupling` (mimic joints).
 The simulation step is :mod:`vm_dynamics.sim.kernels`, the compiled control law
 :mod:`vm_dynamics.control.laws`, the force elements' kernels :mod:`vm_dynamics.forces.kernels`.
 """

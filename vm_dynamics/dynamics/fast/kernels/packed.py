@@ -15,12 +15,15 @@ rootx (6×6), grav (3), zeros (b)]``, the integers stored bit for bit as int64 (
 with ``view``).  Models with mimic joints do not use these entry points (their recursions run
 on the tree's coordinates, :class:`~vm_dynamics.dynamics.fast.FastModel`).
 
-The ``*_checked`` entry points are what the public API calls through numba's dispatcher, whose
-type check of the arguments runs in C: ``FastModel`` closes them to new compilations after
-its warm-up, so an argument of another kind (a list, float32, booleans, a non-contiguous or
-read-only array) is a ``TypeError``, and an array of the wrong length status
-:data:`WRONG_SHAPE`; on either the API runs its full validation (``core.validation``), which
-names the culprit.
+The public API calls ``*_objects`` (``model.fast``: ``*_into``), which take every argument as
+the Python object itself and check its kind in compiled code (:mod:`.objects`: no dispatcher,
+no array converted; where the arrays' header cannot be read that way, the API calls
+``*_checked`` through numba's dispatcher instead, closed to new compilations after its
+warm-up, whose type check in C makes an argument of another kind a ``TypeError``).  An
+argument of another kind (a list, float32, booleans, a non-contiguous array) is status
+:data:`WRONG_KIND`, an array of the wrong length :data:`WRONG_SHAPE`; on either the API runs
+its full validation (``core.validation``), which names the culprit
+(:mod:`vm_dynamics.dynamics.fast.calls`).
 """
 from __future__ import annotations
 
@@ -33,16 +36,23 @@ from .algebra import check_pose, within
 from .checked import OUT_OF_RANGE, pose_in_range
 from .jit import OPT, njit
 from .kinematics import add_external, gravity_local, kinematics, workspace_size, workspace_views
+from .objects import borrow
 from .rnea import rnea
 from .views import flat_view
 
-__all__ = ["WRONG_SHAPE", "pack_constants", "forward_dynamics", "forward_dynamics_checked",
-           "inverse_dynamics", "inverse_dynamics_checked"]
+__all__ = ["WRONG_SHAPE", "WRONG_KIND", "pack_constants", "forward_dynamics",
+           "forward_dynamics_checked", "inverse_dynamics", "inverse_dynamics_checked",
+           "forward_dynamics_objects", "inverse_dynamics_objects", "forward_dynamics_into",
+           "inverse_dynamics_into"]
 
 
 #: Status of an argument of the wrong length (the checked entry points; codes 0-4 as in
 #: :mod:`.checked`).
 WRONG_SHAPE = 5
+
+#: Status of an argument that is not a float64 C-contiguous aligned array (writeable for the
+#: output) of the right dimensions (the ``*_objects`` entry points, :mod:`.objects`).
+WRONG_KIND = 6
 
 
 def pack_constants(C: ModelConstants) -> np.ndarray:
@@ -162,3 +172,117 @@ def inverse_dynamics_checked(P, g, V, q, qd, Vdot, qdd, out):
             and within(qdd, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
     return _rnea(P, g, V, q, qd, Vdot, qdd, out)
+
+
+# ------------------------------------------------------------------ arguments as objects
+# The entry points below take every argument as the Python object itself (.objects.pyref:
+# nothing converted on the way in) and check its kind in compiled code (.objects.borrow);
+# they are called through their compiled entry point, bound to these argument types by the
+# caller (FastModel, model.fast), and only when .objects.LAYOUT_OK.  P is the model's packed
+# array (pack_constants): the other arguments must be arrays of its type.
+
+
+@njit(**OPT)
+def forward_dynamics_objects(P, g, V, q, qd, tau, bw, out):
+    """:func:`forward_dynamics_checked` of objects (``bw`` an array: zeros for none);
+    :data:`WRONG_KIND` if one is not a float64 C-contiguous aligned array of the right
+    dimensions (``out`` writeable)."""
+    k0, Pa = borrow(P, P, 1, False)
+    k1, ga = borrow(g, P, 2, False)
+    k2, Va = borrow(V, P, 1, False)
+    k3, qa = borrow(q, P, 1, False)
+    k4, qda = borrow(qd, P, 1, False)
+    k5, ta = borrow(tau, P, 1, False)
+    k6, bwa = borrow(bw, P, 1, False)
+    k7, oa = borrow(out, P, 1, True)
+    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
+        return WRONG_KIND
+    return forward_dynamics_checked(Pa, ga, Va, qa, qda, ta, bwa, oa)
+
+
+@njit(**OPT)
+def inverse_dynamics_objects(P, g, V, q, qd, Vdot, qdd, out):
+    """:func:`inverse_dynamics_checked` of objects; :data:`WRONG_KIND` as
+    :func:`forward_dynamics_objects`."""
+    k0, Pa = borrow(P, P, 1, False)
+    k1, ga = borrow(g, P, 2, False)
+    k2, Va = borrow(V, P, 1, False)
+    k3, qa = borrow(q, P, 1, False)
+    k4, qda = borrow(qd, P, 1, False)
+    k5, Vda = borrow(Vdot, P, 1, False)
+    k6, qdda = borrow(qdd, P, 1, False)
+    k7, oa = borrow(out, P, 1, True)
+    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
+        return WRONG_KIND
+    return inverse_dynamics_checked(Pa, ga, Va, qa, qda, Vda, qdda, oa)
+
+
+@njit(**OPT)
+def forward_dynamics_into(P, g, V, q, qd, tau, bw, out):
+    """:func:`forward_dynamics` of objects (``bw`` an array: zeros for none) without the
+    range checks (``model.fast``), returning ``out``; a ``TypeError`` for an argument of
+    another kind (as :func:`forward_dynamics_objects`), a ``ValueError`` for one of the wrong
+    length or a kernel status."""
+    k0, Pa = borrow(P, P, 1, False)
+    k1, ga = borrow(g, P, 2, False)
+    k2, Va = borrow(V, P, 1, False)
+    k3, qa = borrow(q, P, 1, False)
+    k4, qda = borrow(qd, P, 1, False)
+    k5, ta = borrow(tau, P, 1, False)
+    k6, bwa = borrow(bw, P, 1, False)
+    k7, oa = borrow(out, P, 1, True)
+    n, b = int(Pa[0]), int(Pa[1])
+    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
+        st = WRONG_KIND
+    elif not (ga.shape[0] == 4 and ga.shape[1] == 4 and Va.shape[0] == b and qa.shape[0] == n
+              and qda.shape[0] == n and ta.shape[0] == n and bwa.shape[0] == b
+              and oa.shape[0] == b + n):
+        st = WRONG_SHAPE
+    else:
+        st = forward_dynamics(Pa, ga, Va, qa, qda, ta, bwa, oa)
+    if st == WRONG_KIND:
+        raise TypeError("model.fast.forward_dynamics: every argument must be a float64 "
+                        "C-contiguous aligned numpy array (out writeable)")
+    if st == WRONG_SHAPE:
+        raise ValueError("model.fast.forward_dynamics: an argument has the wrong length")
+    if st == 1:
+        raise ValueError("model.fast.forward_dynamics: g: not a rigid transform")
+    if st == 2:
+        raise ValueError("model.fast.forward_dynamics: non-finite result")
+    if st:
+        raise ValueError("model.fast.forward_dynamics: q: non-positive articulated inertia "
+                         "pivot (mass matrix not positive definite)")
+    return out
+
+
+@njit(**OPT)
+def inverse_dynamics_into(P, g, V, q, qd, Vdot, qdd, out):
+    """:func:`inverse_dynamics` of objects without the range checks (``model.fast``),
+    returning ``out``; errors as :func:`forward_dynamics_into`."""
+    k0, Pa = borrow(P, P, 1, False)
+    k1, ga = borrow(g, P, 2, False)
+    k2, Va = borrow(V, P, 1, False)
+    k3, qa = borrow(q, P, 1, False)
+    k4, qda = borrow(qd, P, 1, False)
+    k5, Vda = borrow(Vdot, P, 1, False)
+    k6, qdda = borrow(qdd, P, 1, False)
+    k7, oa = borrow(out, P, 1, True)
+    n, b = int(Pa[0]), int(Pa[1])
+    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
+        st = WRONG_KIND
+    elif not (ga.shape[0] == 4 and ga.shape[1] == 4 and Va.shape[0] == b and qa.shape[0] == n
+              and qda.shape[0] == n and Vda.shape[0] == b and qdda.shape[0] == n
+              and oa.shape[0] == b + n):
+        st = WRONG_SHAPE
+    else:
+        st = inverse_dynamics(Pa, ga, Va, qa, qda, Vda, qdda, oa)
+    if st == WRONG_KIND:
+        raise TypeError("model.fast.inverse_dynamics: every argument must be a float64 "
+                        "C-contiguous aligned numpy array (out writeable)")
+    if st == WRONG_SHAPE:
+        raise ValueError("model.fast.inverse_dynamics: an argument has the wrong length")
+    if st == 1:
+        raise ValueError("model.fast.inverse_dynamics: g: not a rigid transform")
+    if st:
+        raise ValueError("model.fast.inverse_dynamics: non-finite result")
+    return out
