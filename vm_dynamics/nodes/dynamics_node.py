@@ -68,6 +68,7 @@ from ..transport import ros_args as rargs
 from .capture import CAPTURE_PUBLICATIONS, CAPTURE_SECTIONS, CAPTURE_SERVICES
 from .dynamics_core import SKIPPABLE, DynamicsCore
 from .entry import run_node
+from .lockstep_wire import StateWire
 from .pacing import Pacer
 from .parameters import (
     DYNAMICS_NODE_PARAMETERS,
@@ -185,6 +186,12 @@ class DynamicsNode:
             core, getattr(transport, "service_client", None),
             str(params.get("controller_manager_state_barrier") or ""))
             if params.get("controller_manager_sync") else None)
+        # states as CDR straight from the arrays, commands read from theirs (lockstep_wire.py)
+        self.wire = None
+        if core.joint_source == "simulated" and self.cm_sync is None and all(
+                getattr(self.pubs[key], "writes_cdr", False) for key in ("joint_states", "odom",
+                                                                        "clock")):
+            self.wire = core.wire = StateWire(core.robot)
         self._subscribe(transport, commands, per_turn)
         try:
             transport.service("~/reset", SERVICES["~/reset"], self.on_reset)
@@ -250,6 +257,10 @@ class DynamicsNode:
             handlers["measured/wrench"] = dict(
                 callback=self.on_measured_wrench, topic=topic("measured_wrench.topic"),
                 qos=QosSpec(reliable=False, transient_local=False, depth=10))
+        if self.wire is not None and getattr(transport, "cdr_handlers", False) \
+                and core.inputs.driven is None:
+            handlers["joint_commands"]["cdr"] = self.on_joint_command_cdr
+            handlers["base_wrench"]["cdr"] = self.on_wrench_cdr
         for default_topic, mtype in SUBSCRIPTIONS.items():
             h = handlers.get(default_topic)
             if h is not None:
@@ -306,6 +317,31 @@ class DynamicsNode:
         if self.cm_sync is not None and not self.cm_sync.admit(msg):
             return                    # before the lockstep with the controller manager started
         self.core.apply_joint_command(msg)
+        if self.core.lockstep:
+            self.advance_lockstep()
+        self.core.log.drain_into(self.t.logger)
+
+    def on_joint_command_cdr(self, data: bytes) -> bool:
+        """A joint command read from its CDR (:class:`StateWire`); False if it is not laid
+        out as the controller node sends it (the message path then decides)."""
+        got = self.wire.command.decode(data)
+        if got is None:
+            return False
+        if not self.core.inputs.efforts_ignored(by_name=True):
+            self.core.inputs.command_values(got[0], got[3])
+        self._commanded()
+        return True
+
+    def on_wrench_cdr(self, data: bytes) -> bool:
+        """A base wrench in the body frame read from its CDR; False as above."""
+        got = self.wire.wrench.decode(data)
+        if got is None:
+            return False
+        self.core.inputs.wrench_values(got[0], got[1], self.wire.base_frame)
+        self._commanded()
+        return True
+
+    def _commanded(self) -> None:
         if self.core.lockstep:
             self.advance_lockstep()
         self.core.log.drain_into(self.t.logger)
@@ -422,6 +458,9 @@ class DynamicsNode:
         sync = self.cm_sync
         idle = None if sync is None else sync.idle_republish(core.paused)
         for key, msg in core.iter_due(wall_now, idle):
+            if type(msg) is bytes:                 # CDR from the state's arrays (no sync)
+                self.pubs[key].publish_cdr(msg)
+                continue
             if key == "clock" and sync is not None and sync.hold_clock(
                     msg, self.pubs[key].publish, wall_now):
                 continue                  # sent once the manager's side took the state
