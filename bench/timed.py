@@ -58,6 +58,17 @@ TIMED = [
     "vm_dynamics.nodes.controller_core:ControllerCore.on_odometry",
     "vm_dynamics.nodes.controller_core:ControllerCore.command_messages",
     "vm_dynamics.nodes.controller_core:ControllerCore.compute",
+    "vm_dynamics.nodes.dynamics_node:DynamicsNode.on_joint_command_cdr",
+    "vm_dynamics.nodes.dynamics_node:DynamicsNode.on_wrench_cdr",
+    "vm_dynamics.nodes.dynamics_node:DynamicsNode.flush",
+    "vm_dynamics.nodes.controller_node:ControllerNode.on_joint_state_cdr",
+    "vm_dynamics.nodes.controller_node:ControllerNode.on_odometry_cdr",
+    "vm_dynamics.nodes.controller_core:ControllerCore.accept_joint_state",
+    "vm_dynamics.nodes.controller_core:ControllerCore.accept_odometry",
+    "vm_dynamics.transport.dds:DdsTransport.spin_once",
+    "vm_dynamics.transport.dds_entities:DdsSubscription.drain",
+    "vm_dynamics.transport.dds_entities:DdsPublisher.publish_cdr",
+    "vm_dynamics.transport.dds_entities:DdsPublisher.publish",
 ]
 
 

@@ -26,6 +26,7 @@ from processes import dds_env, stop_processes
 from wrench_oracle import spacecraft_oracle
 
 from vm_dynamics.ros import messages as rm
+from vm_dynamics.transport import QosSpec
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = REPO / "config" / "capture_tumbling.yaml"
@@ -82,7 +83,10 @@ def test_controller_node_tracks_grasps_and_detumbles_over_dds(case, tmp_path, mo
 
         def keep(m, topic=topic):
             got[topic][rm.time_msg_to_ns(m.header.stamp)] = m
-        probe.subscribe(topic, mtype, keep, "default")
+        # deep: the probe drains between waits, and a fast lockstep must not overrun a
+        # depth-10 history (a missed marker moves the first green stamp seen)
+        probe.subscribe(topic, mtype, keep, QosSpec(reliable=True, transient_local=False,
+                                                    depth=100_000))
     procs = [subprocess.Popen([sys.executable, "-m", f"vm_dynamics.nodes.{module}",
                                "--ros-args", "--params-file", str(params)],
                               env=env, cwd=tmp_path, stdout=logs[name],

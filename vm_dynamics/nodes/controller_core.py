@@ -33,14 +33,11 @@ In orbit (``two_body``, ``orbit``, ``world_frame``: :mod:`~vm_dynamics.nodes.con
 law runs on the inertial state and compensates the two-body gravity.
 
 Time order of the state: a joint state (or odometry) older than the latest accepted one is
-ignored with a throttled warning, unless the node's ROS time went back too since that one was
-accepted — the dynamics node's ``~/reset`` restarts ``/clock`` with the state, and that is the
-reset signal: the controller then re-initialises (references from messages dropped).  A spoofed
-or replayed old state therefore changes nothing.  If no newer state arrives for
-``state_timeout`` of wall time (1 s if disabled) while older ones keep coming, the controller
-re-synchronises on them (the source of the newer state is gone, or that state was stamped in
-the future).  While the node sees another publisher of the state or ``/clock``
-(:attr:`ControllerCore.competing_sources`) time jumps are never taken for a reset.
+ignored (throttled warning; a spoofed or replayed one changes nothing) unless ROS time went
+back too since it was accepted -- ``~/reset`` of the dynamics node restarts ``/clock``: the
+controller re-initialises, references from messages dropped -- or no newer state came for
+``state_timeout`` of wall time (1 s if disabled): it re-synchronises on the older ones.  Never
+a reset while another publisher of the state or ``/clock`` is seen (``competing_sources``).
 """
 from __future__ import annotations
 
@@ -93,10 +90,7 @@ _REASONS = (("max_", "limit"), ("URDF", "joint-limits"), ("position_bound", "joi
 
 
 def _reason(text: str) -> str:
-    for word, tag in _REASONS:
-        if word in text:
-            return tag
-    return "invalid"
+    return next((tag for word, tag in _REASONS if word in text), "invalid")
 
 
 def controller_parameter_defaults(overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,10 +123,6 @@ def _text(exc: BaseException) -> str:
     if not msg or isinstance(exc, (ArithmeticError, TypeError, AttributeError, KeyError)):
         return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
     return msg
-
-
-def _stamp_s(stamp) -> float:
-    return rm.time_msg_to_ns(stamp) * 1e-9
 
 
 class ControllerCore:
@@ -292,7 +282,12 @@ class ControllerCore:
                 raise ValueError("velocity is empty; the controller needs joint velocities")
         except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
             return self._reject("joint state", _text(exc))
-        t = js.stamp_ns * 1e-9
+        return self.accept_joint_state(js.stamp_ns, js.position, js.velocity, now)
+
+    def accept_joint_state(self, stamp_ns: int, q: np.ndarray, qd: np.ndarray | None,
+                           now: float | None = None) -> bool:
+        """A joint state's stamp and finite arrays (model order), parsed or from its CDR."""
+        t = stamp_ns * 1e-9
         last = self._js[0] if self._js is not None else None
         order = self._order("joint state", t, last, now)
         if order == "stale":
@@ -304,8 +299,7 @@ class ControllerCore:
             self._reinitialise(f"no joint state newer than {last:.6g} s for "
                                f"{self.resync_period:g} s (wall time): re-synchronised on the "
                                f"states at {t:.6g} s")
-        qd = js.velocity if js.velocity is not None else np.zeros(0)
-        self._js = (t, js.position, qd)
+        self._js = (t, q, qd if qd is not None else np.zeros(0))
         self._accepted_at["joint state"] = now
         self._accepted_wall["joint state"] = self.log.clock()
         self._new_js = True
@@ -322,8 +316,16 @@ class ControllerCore:
             if od.frame_id != odom or od.child_frame_id != r.base_frame:
                 raise ValueError(f"frames {od.frame_id!r} -> {od.child_frame_id!r}; expected "
                                  f"{odom!r} -> {r.base_frame!r}")
-            t = od.stamp_ns * 1e-9
-            g, V6 = self.orbit.inertial(t, od.g, od.twist)
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+            return self._reject("odometry", _text(exc))
+        return self.accept_odometry(od.stamp_ns, od.g, od.twist, now)
+
+    def accept_odometry(self, stamp_ns: int, g: np.ndarray, V6: np.ndarray,
+                        now: float | None = None) -> bool:
+        """An odometry's stamp, pose and body twist (frames checked), parsed or from its CDR."""
+        try:
+            t = stamp_ns * 1e-9
+            g, V6 = self.orbit.inertial(t, g, V6)
             twist = self.model.group.project(V6)
         except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
             return self._reject("odometry", _text(exc))
@@ -559,11 +561,12 @@ class ControllerCore:
         self.last_t = t
         return tau, bw
 
-    def command_messages(self, now: float | None = None) -> list:
+    def command_messages(self, now: float | None = None, wire=None) -> list:
         """``[('effort_commands', Float64MultiArray), ('base_wrench', WrenchStamped)]`` or [];
         the wrench is stamped with the state it answers (see :meth:`compute`).  In lockstep
         the efforts go as ``('joint_commands', JointState)`` by joint name, stamped with that
-        state too, so the dynamics node applies each answer to its own period only."""
+        state too, so the dynamics node applies each answer to its own period only (as CDR
+        bytes with a ``wire``, :class:`~vm_dynamics.nodes.lockstep_wire.CommandWire`)."""
         out = self.compute(now)
         if out is None:
             return []
@@ -571,6 +574,10 @@ class ControllerCore:
         stamp = self.last_t
         tau = tau[self.robot.joint_index]
         try:
+            out = None if wire is None or not self.lockstep else wire.commands(
+                rm.stamp_to_ns(stamp), tau, self.model.group.embed(bw))
+            if out is not None:
+                return out
             stamp_msg = rm.time_msg(stamp)       # converted once, for both messages
             efforts = (("joint_commands", rm.joint_state_msg(stamp_msg, self.robot.joints, None,
                                                               effort=tau))

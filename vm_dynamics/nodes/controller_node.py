@@ -51,6 +51,7 @@ from .controller_core import (
     controller_parameter_defaults,
 )
 from .entry import run_node
+from .lockstep_wire import CommandWire
 from .parameters import checked_command_line
 from .publisher_watch import PublisherWatch
 
@@ -92,6 +93,16 @@ class ControllerNode:
                            "max_trajectory_points")},
         }
         subscriptions = dict(SUBSCRIPTIONS)
+        # lockstep: states read from their CDR into arrays, commands written from the arrays
+        # (lockstep_wire.py); not for the capture mission (its target odometry and grasp)
+        self.wire = None
+        if core.lockstep and core.capture is None and core.model.n and getattr(
+                transport, "cdr_handlers", False) and core.model.n <= int(
+                core.params["max_joint_state_names"]) and all(
+                getattr(p, "writes_cdr", False) for p in self.pubs.values()):
+            self.wire = CommandWire(core.robot, core.orbit.odom_frame)
+        cdr = {} if self.wire is None else {"joint_states": self.on_joint_state_cdr,
+                                            "odom": self.on_odometry_cdr}
         self.grasp = None
         if core.capture is not None:         # the capture mission (controller_capture.py)
             subscriptions[TARGET_ODOM] = (rm.ODOMETRY, "default")
@@ -99,8 +110,10 @@ class ControllerNode:
             self.grasp = transport.trigger_client(GRASP_SERVICE)
         subs = {}
         for topic, (mtype, qos) in subscriptions.items():
+            extra = {"cdr": cdr[topic]} if topic in cdr else {}
             subs[topic] = transport.subscribe(topic, mtype, self._wrap(handlers[topic]), qos,
-                                              max_bytes=limit, max_counts=counts.get(topic))
+                                              max_bytes=limit, max_counts=counts.get(topic),
+                                              **extra)
         # one source of each input, this node the only publisher of its outputs
         watched = {pub.topic: 1 for pub in self.pubs.values()}
         inputs = ["joint_states"] + (["odom"] if core.model.b else [])
@@ -132,6 +145,31 @@ class ControllerNode:
         if self.core.on_odometry(msg, self.t.now()) and self.core.lockstep:
             self._lockstep()
 
+    def on_joint_state_cdr(self, data: bytes) -> bool:
+        """A joint state read from its CDR (:class:`CommandWire`); False if it is not laid out
+        as the dynamics node sends it (the message path then decides)."""
+        got = self.wire.state.decode(data)
+        if got is None:
+            return False
+        if self.core.accept_joint_state(got[0], got[1], got[2], self.t.now()):
+            self._lockstep()
+        self._polled()
+        return True
+
+    def on_odometry_cdr(self, data: bytes) -> bool:
+        """An odometry read from its CDR; False as above."""
+        got = self.wire.odometry.decode(data)
+        if got is None:
+            return False
+        if self.core.accept_odometry(*got, now=self.t.now()):
+            self._lockstep()
+        self._polled()
+        return True
+
+    def _polled(self) -> None:
+        self.watch.poll()
+        self.core.log.drain_into(self.t.logger)
+
     def on_target_odometry(self, msg) -> None:
         if self.core.on_target_odometry(msg) and self.core.lockstep:
             self._lockstep()
@@ -139,7 +177,7 @@ class ControllerNode:
     def _lockstep(self) -> None:
         if self.core.lockstep_ready():
             self._grasp_if_due()
-            self.publish(self.core.command_messages())
+            self.publish(self.core.command_messages(wire=self.wire))
 
     def _grasp_if_due(self) -> None:
         """Capture: from ``capture.grasp.command_time`` on, call the dynamics node's
@@ -176,7 +214,10 @@ class ControllerNode:
     def publish(self, messages) -> None:
         # the wrench first: in lockstep the dynamics node advances on the efforts
         for key, msg in sorted(messages, key=lambda km: km[0] != "base_wrench"):
-            self.pubs[key].publish(msg)
+            if type(msg) is bytes:               # CDR from the arrays (CommandWire)
+                self.pubs[key].publish_cdr(msg)
+            else:
+                self.pubs[key].publish(msg)
 
 
 def sim_time_default_argv(argv: list[str]) -> list[str]:

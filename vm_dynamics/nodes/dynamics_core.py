@@ -161,6 +161,7 @@ class DynamicsCore(HilInputs):
         self.input_stats: dict = {}
         #: outputs of :data:`SKIPPABLE` nobody subscribes to (set by the node): not built
         self.unsubscribed: frozenset = frozenset()
+        self.wire = None     # the node's lockstep_wire.StateWire: states as CDR (None: messages)
         self._reset_state()
 
     # ---------------------------------------------------------------- construction
@@ -477,8 +478,7 @@ class DynamicsCore(HilInputs):
 
     # ---------------------------------------------------------------- outputs
     def state_messages(self) -> list:
-        """``[('joint_states', JointState), ('odom', Odometry), ('tf', TFMessage)]`` of the
-        current (energy-checked) state."""
+        """``[(key, message)]`` of the current (energy-checked) state, see below."""
         return list(self.iter_state_messages())
 
     def iter_state_messages(self) -> Iterator[tuple[str, Any]]:
@@ -494,12 +494,17 @@ class DynamicsCore(HilInputs):
         t, stamp = stamp_ns * 1e-9, rm.ns_to_time_msg(stamp_ns)
         hil = self.interaction() if self.joint_source != "simulated" else None
         tau = self.inputs.state_effort() if hil is None else hil.tau
-        yield "joint_states", rm.joint_state_msg(stamp, m.joint_names, q, qd, tau)
+        # the node's wire: CDR from the arrays (a path sample's odometry: a message, base_path)
+        wire = self.wire if hil is None else None
+        data = None if wire is None else wire.joint_state(stamp_ns, q, qd, tau)
+        yield "joint_states", data or rm.joint_state_msg(stamp, m.joint_names, q, qd, tau)
         world, extra = r.odom_frame, ()
         if self.output is not None:             # in orbit: /odom and TF in the output frame
             g, V6, extra = self.output.sample(self.t, g, m.group.embed(V))
             world, V = self.output.frame_id, V6
-        yield "odom", rm.odometry_msg(stamp, g, m.group.embed(V), world, r.base_frame)
+        V6 = m.group.embed(V)
+        data = None if wire is None or self.path_sample else wire.odometry(stamp_ns, g, V6, world)
+        yield "odom", data or rm.odometry_msg(stamp, g, V6, world, r.base_frame)
         if self.capture is not None:            # the target: its transform in the same /tf
             extra = (*extra, self.capture.transform())
         if "tf" not in self.unsubscribed:
@@ -530,7 +535,8 @@ class DynamicsCore(HilInputs):
             return None
 
     def clock_message(self) -> Any:
-        return rm.clock_msg(rm.ns_to_time_msg(self.stamp_ns))
+        data = None if self.wire is None else self.wire.clock(self.stamp_ns)
+        return data or rm.clock_msg(rm.ns_to_time_msg(self.stamp_ns))
 
     def ee_path_message(self) -> Any:
         """``nav_msgs/Path`` of the ``ee_frame`` in the odom frame (last ``ee_path_length``)."""
@@ -558,15 +564,13 @@ class DynamicsCore(HilInputs):
         return diagnostics_message(self)
 
     def pop_due(self, wall_now: float, idle_republish: float | None = None) -> list:
-        """Messages due now, as ``[(key, msg)]`` with keys ``joint_states``, ``odom``, ``tf``,
-        ``clock``, ``ee_path``, ``diagnostics``.
-
+        """Messages due now, ``[(key, msg)]`` (``joint_states``, ``odom``, ``tf``, ``clock``,
+        ``ee_path``, ``diagnostics``; CDR bytes for the first three while :attr:`wire` is set).
         State and clock follow simulated time (``publish_rate``, ``clock_rate``; in lockstep
         the state after every advance); ``diagnostics`` follow wall time.  While the simulation
         does not advance (paused, diverged, lockstep waiting) state and clock are re-sent as a
         heartbeat every ``idle_republish`` wall seconds (default ``1 / publish_rate``), so RViz,
-        TF and controllers see a paused robot, not a dead one
-        (:class:`~vm_dynamics.nodes.publish_schedule.PublishSchedule`).
+        TF and controllers see a paused robot, not a dead one (:mod:`.publish_schedule`).
         """
         return list(self.iter_due(wall_now, idle_republish))
 

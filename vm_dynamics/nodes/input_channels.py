@@ -176,6 +176,12 @@ class CommandInputs:
                                                        self.driven.kinds)
         except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
             return self.reject(self.effort, "joint command", str(exc))
+        return self.command_values(stamp_ns, values)
+
+    def command_values(self, stamp_ns: int, values: np.ndarray) -> bool:
+        """A joint command's stamp and finite efforts (``joints`` order), parsed from the
+        message or read from its CDR (:mod:`~vm_dynamics.nodes.lockstep_wire`), once
+        :meth:`efforts_ignored` said they apply: the rest of :meth:`apply_joint_command`."""
         if stamp_ns and not self.answers_current_state(stamp_ns, "joint command"):
             return False
         return self.accept(self.effort, "effort command", values)
@@ -188,9 +194,14 @@ class CommandInputs:
             w = rm.parse_wrench_stamped(msg)
         except ValueError as exc:
             return self.reject(self.wrench, "base wrench", str(exc))
-        if not self.answers_current_state(w.stamp_ns, "base wrench"):
+        return self.wrench_values(w.stamp_ns, w.wrench, w.frame_id)
+
+    def wrench_values(self, stamp_ns: int, wrench6: np.ndarray, frame_id: str) -> bool:
+        """A base wrench's stamp, finite ``[f; n]`` and frame, parsed from the message or
+        read from its CDR: the rest of :meth:`apply_base_wrench`."""
+        if not self.answers_current_state(stamp_ns, "base wrench"):
             return False
-        return self.set_base_wrench(w.wrench, w.frame_id)
+        return self.set_base_wrench(wrench6, frame_id)
 
     def set_effort(self, tau) -> bool:
         """In-process input: efforts in the order of ``joints`` (same checks as a message)."""

@@ -23,6 +23,14 @@ class Publisher(abc.ABC):
     def publish(self, msg: Any) -> None:
         """Publish a rosbags message of type :attr:`msgtype`."""
 
+    #: True if :meth:`publish_cdr` writes serialized samples on this transport
+    writes_cdr = False
+
+    def publish_cdr(self, data: bytes) -> None:
+        """Write one sample already serialized (XCDR1 little-endian, with its encapsulation
+        header; :mod:`~vm_dynamics.transport.array_cdr`), where :attr:`writes_cdr`."""
+        raise NotImplementedError(f"{type(self).__name__} does not write serialized samples")
+
     def has_subscribers(self) -> bool:
         """True if a subscription is matched now (and when the transport cannot tell): a
         node may skip building a message nobody would receive."""
@@ -33,6 +41,10 @@ class Transport(abc.ABC):
     """A ROS 2 node: parameters, pub/sub, timers, services, clock, logger, executor."""
 
     kind: str = ""
+    #: True if :meth:`subscribe` takes ``cdr=handler``: ``handler(cdr_bytes) -> bool`` gets
+    #: each sample (after the size and screen checks) before it is decoded, and True means
+    #: it took it; False leaves it to the message path (:meth:`deliver_cdr`)
+    cdr_handlers = False
 
     def __init__(self) -> None:
         self.node_name: str = ""
@@ -235,6 +247,19 @@ class Transport(abc.ABC):
             self._callback_failed(f"callback of {topic}", exc)
             return False
         return True
+
+    def deliver_cdr(self, handler: Callable[[bytes], bool], data: bytes,
+                    topic: str) -> bool | None:
+        """Run a subscription's CDR handler: True if it took the sample, None if it left it
+        to the message path, False if it raised (handled as by :meth:`deliver`)."""
+        try:
+            return True if handler(data) else None
+        except ValueError as exc:
+            self.logger.warn_throttled(("rejected", topic), 5.0,
+                                       f"rejected message on {topic}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - no callback failure may end the node
+            self._callback_failed(f"callback of {topic}", exc)
+        return False
 
     def _callback_failed(self, what: str, exc: Exception) -> None:
         """Count a failed callback and log it: throttled per (callback, exception type), with

@@ -132,6 +132,7 @@ class DdsTransport(Transport):
     """Node on a Cyclone DDS participant (domain ``ROS_DOMAIN_ID``); single-threaded executor."""
 
     kind = "dds"
+    cdr_handlers = True
 
     def __init__(self, node_name: str, params_defaults: Any = None,
                  argv: Sequence[str] | None = None, *, namespace: str = "") -> None:
@@ -293,10 +294,11 @@ class DdsTransport(Transport):
                   max_counts: Mapping[str, Any] | None = None,
                   max_per_turn: int | None = None,
                   screen: Callable[[bytes], bool] | None = None,
-                  on_drop: Callable[[int], None] | None = None) -> DdsSubscription:
+                  on_drop: Callable[[int], None] | None = None,
+                  cdr: Callable[[bytes], bool] | None = None) -> DdsSubscription:
         """Subscribe; with ``raw=True`` (DDS only) ``callback`` gets the CDR bytes.  Input
         bounds (``max_bytes``, ``max_counts``, ``screen``, ``max_per_turn``, ``on_drop``):
-        see :meth:`Transport.subscribe`."""
+        see :meth:`Transport.subscribe`; ``cdr``: see :attr:`Transport.cdr_handlers`."""
         if not callable(callback):
             raise TypeError("callback must be callable")
         limit = None if max_bytes is None else self._check_max_bytes(max_bytes)
@@ -307,12 +309,13 @@ class DdsTransport(Transport):
         per_turn = self._check_max_per_turn(max_per_turn)
         self._check_callable("screen", screen)
         self._check_callable("on_drop", on_drop)
+        self._check_callable("cdr", cdr)
         fq = self.resolve_name(topic)
         spec = qos_spec(qos)
         reader = self.reader(dds_topic_name(fq), msgtype, spec)
         sub = DdsSubscription(self, fq, msgtype, callback, reader, raw, limit, counts,
                                depth=spec.depth, max_per_turn=per_turn, screen=screen,
-                               on_drop=on_drop)
+                               on_drop=on_drop, cdr=cdr)
         self._subs.append(sub)
         return sub
 

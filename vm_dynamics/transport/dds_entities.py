@@ -45,6 +45,14 @@ class DdsPublisher(Publisher):
         self._convert = compiled_converter(msgtype)
         self._exact = exact_serializer(msgtype)
 
+    writes_cdr = True
+
+    def publish_cdr(self, data: bytes) -> None:
+        """Write one serialized sample as it is."""
+        ret = ddspy_write(self.writer._ref, data)
+        if ret < 0:
+            raise DDSException(ret, f"while writing a {self.msgtype} sample on {self.topic}")
+
     def publish(self, msg: Any) -> None:
         """Write one sample: a message already in exact wire form is serialised by rosbags
         and written as raw CDR (:mod:`~vm_dynamics.transport.exact_cdr`, ~5x faster); any
@@ -78,7 +86,8 @@ class DdsSubscription:
                  max_bytes: int | None = None, max_counts: dict | None = None, *,
                  depth: int = 64, max_per_turn: int | None = None,
                  screen: Callable[[bytes], bool] | None = None,
-                 on_drop: Callable[[int], None] | None = None) -> None:
+                 on_drop: Callable[[int], None] | None = None,
+                 cdr: Callable[[bytes], bool] | None = None) -> None:
         self.max_bytes = max_bytes
         self.max_counts = max_counts
         self.topic = topic
@@ -92,6 +101,7 @@ class DdsSubscription:
         self._raw = raw
         self._screen = screen
         self._on_drop = on_drop
+        self._cdr = cdr               # takes a sample before it is decoded (True: taken)
         # the one-pass decoder of the lockstep messages (None: rosbags' for every sample)
         self._fast = None if raw else fast_decoder(msgtype, max_counts)
 
@@ -105,6 +115,10 @@ class DdsSubscription:
             return False
         if self._raw:
             return self._transport.deliver(self._callback, bytes(data), self.topic)
+        if self._cdr is not None:
+            taken = self._transport.deliver_cdr(self._cdr, data, self.topic)
+            if taken is not None:
+                return taken
         msg = self._fast(data) if self._fast is not None else None
         if msg is not None:
             return self._transport.deliver(self._callback, msg, self.topic)

@@ -160,6 +160,11 @@ class _RclpyPublisher(Publisher):
         data = None if self._encode is None else self._encode(msg)
         self._pub.publish(msg if data is None else data)
 
+    writes_cdr = True
+
+    def publish_cdr(self, data: bytes) -> None:
+        self._pub.publish(data)            # rclpy publishes bytes as a serialized message
+
     def has_subscribers(self) -> bool:
         return self._pub.get_subscription_count() > 0
 

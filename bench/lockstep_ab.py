@@ -1,0 +1,112 @@
+#!/usr/bin/env python
+"""The lockstep of ``bench/nodes.py`` (dynamics_node + controller_node, ``spacecraft_arm``,
+1 kHz, ``dt`` 1 ms, ``real_time_factor`` 0, over DDS) for two checkouts side by side.
+
+    .venv/bin/python bench/lockstep_ab.py A B [--cache-a DIR] [--cache-b DIR] \
+        [--rounds 4] [--seconds 6] [--domain 81]
+
+Each round runs the nodes of A, then those of B (the order alternates from round to round),
+each tree's ``vm_dynamics`` first on ``PYTHONPATH`` and, with ``--cache-a``/``--cache-b``, its
+own ``NUMBA_CACHE_DIR``; the nodes are started from that tree (its ``config/``).  Measured
+from outside as in ``bench/nodes.py`` (an independent /joint_states reader; real-time
+factor = Δstamp / Δwall of its samples) and, as in ``bench/lockstep_profile.py``, each
+node's CPU time per lockstep period (``/proc/<pid>/stat``).  Printed: each round, then the
+median and the best of each tree, and the load average.  A busy machine moves both trees
+alike only when they alternate: compare within one run, never with figures of another.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from dds_probe import dds_env  # noqa: E402
+from lockstep_profile import PARAMS, _cpu  # noqa: E402
+from nodes import PY, JointStateProbe  # noqa: E402
+
+
+def one(tree: Path, cache: str, seconds: float, domain: int, log: Path) -> dict:
+    """One lockstep run of the nodes of ``tree``: real-time factor and CPU µs per period."""
+    env = dds_env(domain, tree)
+    if cache:
+        env["NUMBA_CACHE_DIR"] = cache
+    params = ["--ros-args", "--params-file", str(tree / "config" / "spacecraft_arm.yaml"),
+              *PARAMS]
+    probe = JointStateProbe(env)
+    procs = {name: subprocess.Popen([PY, "-m", f"vm_dynamics.nodes.{name}", *params],
+                                    env=env, cwd=tree, stdout=open(log / f"{name}.log", "w"),
+                                    stderr=subprocess.STDOUT)
+             for name in ("dynamics_node", "controller_node")}
+    try:
+        if not probe.wait_first(180.0):
+            raise RuntimeError("no /joint_states: "
+                               + (log / "dynamics_node.log").read_text()[-2000:])
+        probe.collect(2.0)
+        cpu0 = {k: _cpu(p.pid) for k, p in procs.items()}
+        s = probe.collect(seconds)
+        cpu1 = {k: _cpu(p.pid) for k, p in procs.items()}
+    finally:
+        for p in procs.values():
+            p.terminate()
+        for p in procs.values():
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        probe.close()
+    wall, stamp = s[:, 0], s[:, 1]
+    periods = (stamp[-1] - stamp[0]) / 1e-3
+    return {"rtf": (stamp[-1] - stamp[0]) / (wall[-1] - wall[0]),
+            "dyn": 1e6 * (cpu1["dynamics_node"] - cpu0["dynamics_node"]) / periods,
+            "ctl": 1e6 * (cpu1["controller_node"] - cpu0["controller_node"]) / periods}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a", type=Path)
+    ap.add_argument("b", type=Path)
+    ap.add_argument("--cache-a", default="")
+    ap.add_argument("--cache-b", default="")
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--domain", type=int, default=int(os.environ.get("ROS_DOMAIN_ID", "81")))
+    args = ap.parse_args(argv)
+    trees = {"A": (args.a.resolve(), args.cache_a), "B": (args.b.resolve(), args.cache_b)}
+    out: dict = {"A": [], "B": []}
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"lockstep_ab.{os.getpid()}"
+    log.mkdir(exist_ok=True)
+    load0 = os.getloadavg()
+    print("| round | tree | real-time factor | dynamics_node CPU µs/period | "
+          "controller_node CPU µs/period | load (1 min) |")
+    print("|---|---|---:|---:|---:|---:|")
+    for k in range(args.rounds):
+        for name in (("A", "B") if k % 2 == 0 else ("B", "A")):
+            tree, cache = trees[name]
+            r = one(tree, cache, args.seconds, args.domain, log)
+            out[name].append(r)
+            print(f"| {k} | {name} | {r['rtf']:.2f} | {r['dyn']:.0f} | {r['ctl']:.0f} | "
+                  f"{os.getloadavg()[0]:.2f} |", flush=True)
+            time.sleep(0.5)
+    print(f"\nA = {args.a}, B = {args.b}; load average before "
+          f"{' '.join(f'{x:.2f}' for x in load0)}, after "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| tree | rtf median | rtf best | dyn CPU median | ctl CPU median | "
+          "sum CPU median | sum CPU least |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, rs in out.items():
+        tot = [r["dyn"] + r["ctl"] for r in rs]
+        print(f"| {name} | {statistics.median(r['rtf'] for r in rs):.2f} | "
+              f"{max(r['rtf'] for r in rs):.2f} | {statistics.median(r['dyn'] for r in rs):.0f} "
+              f"| {statistics.median(r['ctl'] for r in rs):.0f} | {statistics.median(tot):.0f} "
+              f"| {min(tot):.0f} |")
+
+
+if __name__ == "__main__":
+    main()
