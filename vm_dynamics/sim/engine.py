@@ -151,8 +151,7 @@ class Simulator(DrivenJoints):
                                       self.kernel_inputs(validate_inputs(model, {},
                                                                          self._zeros)),
                                       compile=self.backend == "numba"))
-        #: how a step is taken with held inputs and with a callable per stage
-        #: (:mod:`vm_dynamics.sim.steppers`)
+        #: how a step is taken with held inputs and with a callable per stage (:mod:`.steppers`)
         self._held_step, self._staged_step = steppers_for(self.tab, self.python_stages)
         self._t = 0.0
         self.steps = 0
@@ -430,17 +429,15 @@ class Simulator(DrivenJoints):
         return PrescribedRows(*(np.ascontiguousarray([r[i] for r in rows]) for i in range(3)))
 
     def _rolled(self, st, done, t0, X):
-        """Commit the last of ``done`` compiled steps; raise on a failed status."""
+        """Commit the last of ``done`` compiled steps into the spare state, as a step does (the
+        packed step's table keeps listing the states); raise on a failed status."""
         G, Q, QD, VV, WW = X.g, X.q, X.qd, X.V, X.W
         if done:
-            # the last row goes into the spare state, which then becomes the state (as a step's
-            # commit does): the two state records stay the ones the packed step's table lists
             y, k = self._out, done - 1
             for dst, rows in zip(y, X):
                 dst[...] = rows[k]
             self._out = self.engine_state()
-            self._g, self._m, self._q, self._qd, self._V, self._W = y
-            self._xrec = y
+            self._g, self._m, self._q, self._qd, self._V, self._W = self._xrec = y
             self.steps += done
             self._t = self._t0 + self.steps * self.dt
             self.evaluations += done * self.tab.stages
