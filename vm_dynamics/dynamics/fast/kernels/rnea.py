@@ -24,7 +24,8 @@ from .kinematics import (
 
 __all__ = ["inverse_dynamics", "rnea", "body_wrench", "root_acceleration", "added_inertia_force",
            "free_floating_inverse_dynamics", "rnea_forward", "rnea_backward", "free_floating_solve",
-           "all_finite", "wrench", "inertia_of", "cholesky_solve", "composite_inertia"]
+           "all_finite", "wrench", "inertia_of", "cholesky_solve", "rigid_solve",
+           "composite_inertia"]
 
 
 @njit(**OPT)
@@ -287,9 +288,10 @@ def free_floating_solve(C, bw, Ic, out, ws):
     All the bodies' inertias are in the vehicle frame about its origin, so a vehicle
     acceleration ``ι₀V̇`` adds ``I_k ι₀V̇`` to every body's wrench: the base row is
     ``F₀(0) + M₀V̇`` with ``F₀(0) = ι₀ᵀΣ_k f_k(0)`` and ``M₀ = ι₀ᵀ(Σ_k I_k + M_A)ι₀`` (the
-    locked inertia, (65)), so ``V̇ = M₀⁻¹(bw − F₀(0))``; then ``f_k += I_k ι₀V̇`` and one
-    backward pass gives ``τ_j = S_jᵀ Σ_{k ∈ subtree(j)} f_k``.  One kinematics, one forward
-    and one backward pass and one b×b solve, no mass matrix.  ``ws.pA`` is left with the
+    locked inertia, (65)), so ``V̇ = M₀⁻¹(bw − F₀(0))`` (:func:`rigid_solve` for a free
+    rigid base, else a b×b Cholesky); then ``f_k += I_k ι₀V̇`` within the one backward pass
+    that gives ``τ_j = S_jᵀ Σ_{k ∈ subtree(j)} f_k``.  One kinematics, one forward and one
+    backward pass and one solve, no mass matrix.  ``ws.pA`` is left with the
     wrenches across the joints (the root's is not formed), ``ws.K`` with scratch.  Inlined,
     as :func:`rnea_forward`."""
     return _free_floating_solve(C.parent, C.rootx, C.axes, bw, Ic, out, ws.S, ws.IA, ws.pA,
@@ -301,24 +303,26 @@ def _free_floating_solve(parent, rootx, axes, bw, Ic, out, S, Ib, f, K, x):
     """:func:`free_floating_solve` on the arrays."""
     n = S.shape[0]
     b = axes.shape[0]
+    for r in range(6):                   # ι₀V̇ (zero for a fixed base) in K's first row
+        K[0, r] = 0.0
     if b > 0:
         for r in range(b):
-            ar = axes[r]
             s = 0.0
             for k in range(n + 1):
-                s += f[k, ar]
+                s += f[k, axes[r]]
             x[r] = bw[r] - s
-            for c in range(b):
-                K[r, c] = Ic[ar, axes[c]] + rootx[ar, axes[c]]
-        if not cholesky_solve(K, x, b):
+        if not _locked_solve(rootx, axes, Ic, K, x):
             return 3
-        for r in range(6):               # ι₀V̇ in K's first row (the factor is spent)
+        for r in range(6):
             K[0, r] = 0.0
         for i in range(b):
             K[0, axes[i]] = x[i]
             out[i] = x[i]
-        a = _row6(K, 0)
-        for k in range(1, n + 1):        # the root's wrench is not needed: V̇ is solved for
+    a = _row6(K, 0)
+    for j in range(n - 1, -1, -1):       # the root's wrench is not needed: V̇ is solved for
+        k = j + 1
+        p = parent[j]
+        if b > 0:
             m, nn, Io = inertia_of(Ib, k)
             d = inertia_times(m, nn, Io, a)
             f[k, 0] += d[0]
@@ -327,15 +331,76 @@ def _free_floating_solve(parent, rootx, axes, bw, Ic, out, S, Ib, f, K, x):
             f[k, 3] += d[3]
             f[k, 4] += d[4]
             f[k, 5] += d[5]
-    for j in range(n - 1, -1, -1):
-        k = j + 1
-        p = parent[j]
         s = 0.0
         for r in range(6):
             s += S[j, r] * f[k, r]
             f[p, r] += f[k, r]
         out[b + j] = s
     return 0 if all_finite(out) else 2
+
+
+@njit(inline="always", **OPT)
+def _locked_solve(rootx, axes, Ic, K, x):
+    """``x ← M₀⁻¹x`` with ``M₀ = ι₀ᵀ(Ic + M_A)ι₀``: :func:`rigid_solve` for a free rigid
+    base (all six axes) without added inertia, else :func:`cholesky_solve` of the b×b
+    block in ``K``.  False if ``M₀`` is not positive definite."""
+    b = axes.shape[0]
+    rigid = b == 6
+    for i in range(b):
+        if axes[i] != i:
+            rigid = False
+    if rigid:
+        for r in range(6):
+            for c in range(6):
+                if rootx[r, c] != 0.0:
+                    rigid = False
+    if rigid:
+        return rigid_solve(Ic, x)
+    for r in range(b):
+        for c in range(b):
+            K[r, c] = Ic[axes[r], axes[c]] + rootx[axes[r], axes[c]]
+    return cholesky_solve(K, x, b)
+
+
+@njit(**OPT)
+def rigid_solve(Ic, x):
+    """``x ← Ic⁻¹x`` for the 6×6 spatial inertia ``Ic = [[m 1, −c~], [c~, J]]`` of a rigid
+    body (or a sum of them, as :func:`.kinematics.body_inertia` lays them out) and
+    ``x = [f; n]``: ``m a − c × α = f`` and ``c × a + J α = n`` give ``J_c α = n − c × f / m``
+    with ``J_c = J + c~c~ / m`` (the rotational inertia about the centre of mass; a 3×3
+    solve by its adjugate) and ``a = (f + c × α) / m``.  Two divisions and no square root
+    instead of a 6×6 Cholesky.  False if ``Ic`` is not positive definite."""
+    m = Ic[0, 0]
+    if not m > 0.0:
+        return False
+    im = 1.0 / m
+    c0, c1, c2 = Ic[1, 5], Ic[2, 3], Ic[0, 4]
+    j00 = Ic[3, 3] - im * (c1 * c1 + c2 * c2)
+    j11 = Ic[4, 4] - im * (c0 * c0 + c2 * c2)
+    j22 = Ic[5, 5] - im * (c0 * c0 + c1 * c1)
+    j01 = Ic[3, 4] + im * c0 * c1
+    j02 = Ic[3, 5] + im * c0 * c2
+    j12 = Ic[4, 5] + im * c1 * c2
+    a00 = j11 * j22 - j12 * j12
+    a01 = j02 * j12 - j01 * j22
+    a02 = j01 * j12 - j02 * j11
+    a11 = j00 * j22 - j02 * j02
+    a12 = j01 * j02 - j00 * j12
+    a22 = j00 * j11 - j01 * j01
+    det = j00 * a00 + j01 * a01 + j02 * a02
+    if not (j00 > 0.0 and a22 > 0.0 and det > 0.0):
+        return False
+    f0, f1, f2 = x[0], x[1], x[2]
+    y0, y1, y2 = cross(c0, c1, c2, f0, f1, f2)
+    r0, r1, r2 = x[3] - im * y0, x[4] - im * y1, x[5] - im * y2
+    idet = 1.0 / det
+    w0 = idet * (a00 * r0 + a01 * r1 + a02 * r2)
+    w1 = idet * (a01 * r0 + a11 * r1 + a12 * r2)
+    w2 = idet * (a02 * r0 + a12 * r1 + a22 * r2)
+    z0, z1, z2 = cross(c0, c1, c2, w0, w1, w2)
+    x[0], x[1], x[2] = im * (f0 + z0), im * (f1 + z1), im * (f2 + z2)
+    x[3], x[4], x[5] = w0, w1, w2
+    return True
 
 
 @njit(**OPT)
