@@ -437,15 +437,38 @@ def cholesky_solve(K, rhs, b):
 
 @njit(**OPT)
 def composite_inertia(Ib, Ic):
-    """``Ic = Σ_k Ib[k]`` (6×6), summed from 0.0 body by body in the order of
-    :func:`.momentum.momentum_terms`' ``Ic0``, so that the two are the same numbers."""
-    for r in range(6):
-        for c in range(6):
-            Ic[r, c] = 0.0
+    """``Ic = Σ_k Ib[k]`` (6×6) of body inertias laid out by :func:`.kinematics.body_inertia`:
+    the ten entries of their compact form (:func:`inertia_of`) summed from 0.0 body by body,
+    the rest of the layout written from them.  Entry by entry the same numbers as
+    :func:`.momentum.momentum_terms`' full sum ``Ic0`` (the same additions in the same
+    order; its other entries add exact zeros or mirror these), at 10 additions a body
+    instead of 36."""
+    m = 0.0
+    n0, n1, n2 = 0.0, 0.0, 0.0
+    i00, i01, i02, i11, i12, i22 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for k in range(Ib.shape[0]):
-        for r in range(6):
-            for c in range(6):
-                Ic[r, c] += Ib[k, r, c]
+        m += Ib[k, 0, 0]
+        n0 += Ib[k, 1, 5]
+        n1 += Ib[k, 2, 3]
+        n2 += Ib[k, 0, 4]
+        i00 += Ib[k, 3, 3]
+        i01 += Ib[k, 3, 4]
+        i02 += Ib[k, 3, 5]
+        i11 += Ib[k, 4, 4]
+        i12 += Ib[k, 4, 5]
+        i22 += Ib[k, 5, 5]
+    for r in range(3):
+        for c in range(3):
+            Ic[r, c] = m if r == c else 0.0
+    Ic[3, 3], Ic[3, 4], Ic[3, 5] = i00, i01, i02
+    Ic[4, 3], Ic[4, 4], Ic[4, 5] = i01, i11, i12
+    Ic[5, 3], Ic[5, 4], Ic[5, 5] = i02, i12, i22
+    Ic[0, 3], Ic[0, 4], Ic[0, 5] = 0.0, n2, -n1
+    Ic[1, 3], Ic[1, 4], Ic[1, 5] = -n2, 0.0, n0
+    Ic[2, 3], Ic[2, 4], Ic[2, 5] = n1, -n0, 0.0
+    for r in range(3):
+        for c in range(3):
+            Ic[3 + r, c] = Ic[c, 3 + r]
 
 
 @njit(**OPT)
