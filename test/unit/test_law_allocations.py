@@ -53,9 +53,15 @@ def test_a_law_rollout_allocates_nothing_per_step(mode):
 
 @pytest.mark.parametrize("mode", ["free_floating", "actuated_base"])
 def test_the_law_shares_only_equal_kinematics_and_gives_the_same_efforts(mode):
-    from vm_dynamics.control.laws import computed_torque, computed_torque_into, law_work
+    from vm_dynamics.control.laws import (
+        computed_torque,
+        computed_torque_into,
+        computed_torque_stage,
+        law_work,
+    )
     from vm_dynamics.dynamics.fast import fast_model
     from vm_dynamics.dynamics.fast.kernels.kinematics import kinematics, workspace
+    from vm_dynamics.dynamics.fast.kernels.momentum import momentum_terms
     m = _model()
     law, q0 = _law(m, mode)
     P = fast_model(m).kernel_constants
@@ -65,6 +71,8 @@ def test_the_law_shares_only_equal_kinematics_and_gives_the_same_efforts(mode):
     V, q, qd = 0.2 * rng.normal(size=m.b), q0 + 0.1 * rng.normal(size=m.n), rng.normal(size=m.n)
     plant = workspace(m.n)
     kinematics(P, q, plant)
+    Ic0, hm = np.empty((6, 6)), np.empty(6)
+    momentum_terms(P, qd, plant, Ic0, hm)
     C = law.law.model
     heavier = C.inert.copy()
     heavier[2] *= 1.1                                   # a dispersed mass (and its moments)
@@ -82,6 +90,13 @@ def test_the_law_shares_only_equal_kinematics_and_gives_the_same_efforts(mode):
         assert computed_torque(lp, F, 0.02, g, V, q, qd, tau0, bw0) == 0    # own kinematics
         np.testing.assert_array_equal(tau, tau0)
         np.testing.assert_array_equal(bw, bw0)
+        # the engine's call also hands over the plant's Σ_k I_k (momentum_terms' Ic0): taken
+        # only when the inertias are the plant's (share 2), the same numbers as the law's sum
+        tau1, bw1 = np.empty(m.n), np.empty(m.b)
+        assert computed_torque_stage(lp, F, 0.02, g, V, q, qd, tau1, bw1, lw, plant, Ic0,
+                                     True) == 0
+        np.testing.assert_array_equal(tau1, tau0)
+        np.testing.assert_array_equal(bw1, bw0)
         efforts[share] = tau
     assert np.abs(efforts[1] - efforts[2]).max() > 1e-6   # the controller's inertias, not the plant's
     assert np.abs(efforts[0] - efforts[2]).max() > 1e-6   # the controller's geometry

@@ -33,13 +33,19 @@ import numpy as np
 from ..dynamics.fast.kernels.algebra import check_pose, cross, dexp_inv_apply
 from ..dynamics.fast.kernels.jit import OPT, njit
 from ..dynamics.fast.kernels.kinematics import body_inertia, kinematics, workspace
-from ..dynamics.fast.kernels.rnea import all_finite, free_floating_solve, rnea_backward, rnea_forward
+from ..dynamics.fast.kernels.rnea import (
+    all_finite,
+    composite_inertia,
+    free_floating_solve,
+    rnea_backward,
+    rnea_forward,
+)
 from ..dynamics.fast.records import ModelConstants, Workspace
 from ..forces.kernels import add_wrenches
 
 __all__ = ["LawParams", "LawWork", "joint_reference", "se3_log", "setpoint_acceleration",
            "setpoint_acceleration_into", "law_work", "shared_kinematics", "computed_torque",
-           "computed_torque_into", "SCRATCH"]
+           "computed_torque_into", "computed_torque_stage", "SCRATCH"]
 
 
 class LawParams(NamedTuple):
@@ -70,7 +76,8 @@ class LawWork(NamedTuple):
     model), the joint reference and command ``q_d, qd_d, qdd_cmd`` (the model's joints),
     ``qdd_tree`` and ``out`` (``[base; tree joints]``), zeros ``zb`` (b), the force elements'
     wrenches ``ext, cons`` (per body) and ``w6``, the vehicle's ``V6, a6`` (6) and ``Vdot``
-    (b), and ``tmp`` (:data:`SCRATCH` numbers for :func:`setpoint_acceleration_into`)."""
+    (b), ``Ic`` (6×6, the sum of the body inertias when the plant's is not taken) and ``tmp``
+    (:data:`SCRATCH` numbers for :func:`setpoint_acceleration_into`)."""
 
     share: int
     ws: Workspace
@@ -86,6 +93,7 @@ class LawWork(NamedTuple):
     V6: np.ndarray
     a6: np.ndarray
     Vdot: np.ndarray
+    Ic: np.ndarray
     tmp: np.ndarray
 
 
@@ -337,7 +345,8 @@ def _law_work(law, nt, b, share):
     n = law.first.shape[0]
     return LawWork(share, workspace(nt), np.empty(n), np.empty(n), np.empty(n), np.empty(nt),
                    np.empty(b + nt), np.zeros(b), np.empty((nt + 1, 6)), np.empty((nt + 1, 6)),
-                   np.empty(6), np.empty(6), np.empty(6), np.empty(b), np.empty(SCRATCH))
+                   np.empty(6), np.empty(6), np.empty(6), np.empty(b), np.empty((6, 6)),
+                   np.empty(SCRATCH))
 
 
 @njit(**OPT)
@@ -412,9 +421,10 @@ def _joint_command(law, t, q, qd, coupled, q_d, qd_d, qdd_cmd):
 
 
 @njit(inline="always", **OPT)
-def _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws):
+def _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws, Ic0, plant_Ic):
     """``lw.out = [V̇ or base wrench; τ_tree]`` of the law by its mode (module docstring), on
-    the kinematics ``ws``.  Returns a status code."""
+    the kinematics ``ws``; the free-floating mode's ``Σ_k I_k`` is ``Ic0`` if ``plant_Ic``,
+    else summed from ``ws.IA`` into ``lw.Ic``.  Returns a status code."""
     C = law.model
     b = C.axes.shape[0]
     out = lw.out
@@ -422,7 +432,10 @@ def _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws):
         rnea_forward(C, g, V, qd, lw.zb, qdd_tree, ws)
         if law.li[3]:
             _take_off_elements(C, F, g, V, lw, ws)
-        return free_floating_solve(C, lw.zb, out, ws)
+        if plant_Ic:
+            return free_floating_solve(C, lw.zb, Ic0, out, ws)
+        composite_inertia(ws.IA, lw.Ic)
+        return free_floating_solve(C, lw.zb, lw.Ic, out, ws)
     V6, a6, Vdot = lw.V6, lw.a6, lw.Vdot
     for r in range(6):
         V6[r] = 0.0
@@ -449,6 +462,13 @@ def computed_torque(law, F, t, g, V, q, qd, tau, bw):
 
 @njit(inline="always", **OPT)
 def computed_torque_into(law, F, t, g, V, q, qd, tau, bw, lw, plant):
+    """:func:`computed_torque_stage` without the plant's composite inertia (the law sums its
+    own)."""
+    return computed_torque_stage(law, F, t, g, V, q, qd, tau, bw, lw, plant, lw.Ic, False)
+
+
+@njit(inline="always", **OPT)
+def computed_torque_stage(law, F, t, g, V, q, qd, tau, bw, lw, plant, Ic0, plant_Ic):
     """Efforts ``tau`` and base wrench ``bw`` of computed torque (:class:`LawParams` ``law``)
     at the state ``(g, V, q, q̇)`` and time ``t``, compensating the force elements ``F`` if
     ``law.li[3]`` (see the module docstring), on the work ``lw`` (:func:`law_work`): no
@@ -456,8 +476,11 @@ def computed_torque_into(law, F, t, g, V, q, qd, tau, bw, lw, plant):
     call taking these records costs more than the law's arithmetic (reference counts of every
     array field a callee reads, which the caller's own reads then pair up with).  ``plant``: a
     workspace holding the plant's kinematics at ``q``, of which the law takes what ``lw.share``
-    (:func:`shared_kinematics`) says.  With mimic joints (``law.model.coupling = G``)
-    ``q, q̇`` are the tree's, ``tau`` the model's (``τ = Gᵀτ_tree`` for ``q̈_tree = G q̈_cmd``).  Returns a status code."""
+    (:func:`shared_kinematics`) says; ``Ic0``, if ``plant_Ic``, the plant's ``Σ_k I_k`` of those
+    inertias, taken only when ``lw.share`` is 2 (the free-floating mode's locked inertia then
+    costs no sum; :func:`.rnea.composite_inertia` gives the same numbers).  With mimic joints
+    (``law.model.coupling = G``) ``q, q̇`` are the tree's, ``tau`` the model's (``τ = Gᵀτ_tree``
+    for ``q̈_tree = G q̈_cmd``).  Returns a status code."""
     if not check_pose(g):
         return 1
     C = law.model
@@ -478,7 +501,7 @@ def computed_torque_into(law, F, t, g, V, q, qd, tau, bw, lw, plant):
         else:
             qdd_tree[r] = qdd_cmd[r]
     ws = _law_kinematics(C, q, lw, plant)
-    st = _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws)
+    st = _base_and_joints(law, F, g, V, qd, qdd_tree, lw, ws, Ic0, plant_Ic and lw.share == 2)
     if st != 0:
         return st
     out = lw.out

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..control.laws import computed_torque_into, law_work
+from ..control.laws import computed_torque_stage, law_work
 from ..dynamics.fast.kernels.aba import aba_core
 from ..dynamics.fast.kernels.algebra import coad, cross, dexp_inv_apply, mul4, orthonormalize, se3_exp
 from ..dynamics.fast.kernels.coupling import couple
@@ -416,7 +416,7 @@ def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
 @njit(**OPT)
 def engine_rollout_law(C, F, tab, spec, TS, x, law, X, out, buf):
     """``len(X.g)`` RKMK steps whose joint efforts and base wrench come from the compiled
-    ``law`` (:func:`vm_dynamics.control.laws.computed_torque_into`, on the constants of the
+    ``law`` (:func:`vm_dynamics.control.laws.computed_torque_stage`, on the constants of the
     controller's own, possibly mismatched, model) evaluated at every stage state, at
     ``TS[k] + tab.c[i] dt``.  Step k writes row k of ``X`` and of ``out`` (a
     :class:`~.records.LawOutputs`: the inputs of its first stage, the law at the state the
@@ -454,6 +454,7 @@ def _law_steps(C, F, tab, spec, TS, x, law, X, out, wk, inp, pr, tau_r, lw):
     nr = tau_r.shape[0]
     pose, Vs, qs, qds = sc.pose, sc.Vs, sc.qs[:n], sc.qds[:n]
     stages, c, dt, out_tau, out_bw = tab.b.shape[0], tab.c, spec.dt, out.tau, out.bw
+    plant_Ic = spec.form != 0      # the momentum forms need sc.Ic0 at every stage: it is there
     for k in range(X.g.shape[0]):
         xk = x if k == 0 else _row(X, k - 1)
         for i in range(stages):
@@ -464,8 +465,8 @@ def _law_steps(C, F, tab, spec, TS, x, law, X, out, wk, inp, pr, tau_r, lw):
                 if st != 0:
                     return st, k
             # the law's efforts on the tree's joints (the masters with mimic joints)
-            st = computed_torque_into(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw, lw,
-                                      wk.ws)
+            st = computed_torque_stage(law, F, TS[k] + c[i] * dt, pose, Vs, qs, qds, tau_r, bw,
+                                       lw, wk.ws, sc.Ic0, plant_Ic)
             if st != 0:
                 return st, k
             if masters.shape[0] > 0:
