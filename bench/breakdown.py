@@ -530,9 +530,11 @@ def law_rows(fx, repeats):
 
     @njit
     def ffid(K, C, g, V, qd, qdd, zb, out, ws):
+        Ic = np.empty((6, 6))
         for _ in range(K):
             R.rnea_forward(C, g, V, qd, zb, qdd, ws)
-            R.free_floating_solve(C, zb, out, ws)
+            R.composite_inertia(ws.IA, Ic)
+            R.free_floating_solve(C, zb, Ic, out, ws)
 
     @njit
     def kin(K, C, q, ws):
