@@ -20,31 +20,38 @@ __all__ = ["solve_spd", "aba_dynamics", "aba_core", "forward_dynamics", "forward
 
 @njit(**OPT)
 def solve_spd(K, rhs, b):
-    """Solve K x = rhs in place (rhs ← x) for the leading b×b block (Cholesky; K overwritten).
-    Returns False if K is not positive definite."""
+    """Solve K x = rhs in place (rhs ← x) for the leading b×b block of the symmetric K (its
+    lower triangle and diagonal are read; K is overwritten).  Returns False if K is not
+    positive definite.
+
+    Root-free LDLᵀ with reciprocal pivots: row j of L from ``a_jk = K_jk − Σ_{m<k} a_jm L_km``
+    (``a_jk = L_jk d_k``, kept in the upper triangle), ``L_jk = a_jk / d_k`` by multiplying
+    with the stored ``1/d_k``, ``d_j = K_jj − Σ_k a_jk L_jk``: b divisions and no square root
+    (a Cholesky factor takes b roots and ~b²/2 + 2b divisions, whose latency dominates a 6×6
+    solve)."""
     for j in range(b):
+        for k in range(j):
+            a = K[j, k]
+            for m in range(k):
+                a -= K[m, j] * K[k, m]
+            K[k, j] = a                 # a_jk = L_jk d_k (upper triangle)
+            K[j, k] = a * K[k, k]       # L_jk (K[k, k] holds 1/d_k)
         s = K[j, j]
         for k in range(j):
-            s -= K[j, k] * K[j, k]
+            s -= K[k, j] * K[j, k]
         if not s > 0.0:
             return False
-        d = np.sqrt(s)
-        K[j, j] = d
-        for i in range(j + 1, b):
-            s = K[i, j]
-            for k in range(j):
-                s -= K[i, k] * K[j, k]
-            K[i, j] = s / d
-    for i in range(b):
+        K[j, j] = 1.0 / s
+    for i in range(b):                  # L y = rhs
         s = rhs[i]
         for k in range(i):
             s -= K[i, k] * rhs[k]
-        rhs[i] = s / K[i, i]
-    for i in range(b - 1, -1, -1):
-        s = rhs[i]
+        rhs[i] = s
+    for i in range(b - 1, -1, -1):      # Lᵀ x = D⁻¹ y
+        s = rhs[i] * K[i, i]
         for k in range(i + 1, b):
             s -= K[k, i] * rhs[k]
-        rhs[i] = s / K[i, i]
+        rhs[i] = s
     return True
 
 
