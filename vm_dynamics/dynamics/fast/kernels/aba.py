@@ -12,7 +12,7 @@ import numpy as np
 
 from .algebra import check_pose
 from .jit import OPT, get_num_threads, njit, prange
-from .kinematics import add_external, bias, gravity_local, kinematics, velocities, workspace
+from .kinematics import add_external, bias, body_bias, gravity_local, kinematics, velocities, workspace
 
 __all__ = ["solve_spd", "aba_dynamics", "aba_core", "forward_dynamics", "forward_dynamics_range",
            "forward_dynamics_batch", "num_threads"]
@@ -83,9 +83,13 @@ def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
     b = axes.shape[0]
     velocities(C, V, qd, ws)
     for k in range(n + 1):
-        bias(IA[k], vel[k], pA[k])
-        for r in range(6):
-            pA[k, r] -= ext[k, r]
+        f0, f1, f2, f3, f4, f5 = body_bias(IA[k], vel[k])
+        pA[k, 0] = f0 - ext[k, 0]
+        pA[k, 1] = f1 - ext[k, 1]
+        pA[k, 2] = f2 - ext[k, 2]
+        pA[k, 3] = f3 - ext[k, 3]
+        pA[k, 4] = f4 - ext[k, 4]
+        pA[k, 5] = f5 - ext[k, 5]
     bias(rootx, vel[0], rhs)
     for r in range(6):
         pA[0, r] += rhs[r]
@@ -119,10 +123,12 @@ def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
         aux[j, 1] = u
         coef = (u - Uc) * Dinv
         Ip = IA[p]
-        for r in range(6):
+        for r in range(6):       # I^A_p += I^A_k − U Uᵀ/D: symmetric, the upper half mirrored
             Ur = U[j, r] * Dinv
-            for c in range(6):
-                Ip[r, c] += Ik[r, c] - Ur * U[j, c]
+            for c in range(r, 6):
+                x = Ip[r, c] + (Ik[r, c] - Ur * U[j, c])
+                Ip[r, c] = x
+                Ip[c, r] = x
             pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
     # the vehicle: ι₀ᵀ I^A₀ ι₀ V̇ = ι₀ᵀ (I^A₀ a_g − p^A₀); a₀ = ι₀V̇ − a_g
     g0, g1, g2 = gloc[0], gloc[1], gloc[2]
