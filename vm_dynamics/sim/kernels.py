@@ -47,17 +47,19 @@ __all__ = ["stage_begin", "stage_advance", "engine_step", "engine_step_packed", 
 
 @njit(inline="always", **OPT)
 def _stage_velocity(C, form, s, wk):
-    """Kinematics at ``s.q`` and the vehicle velocity ``s.V`` of the stage state (LP-3)."""
+    """Kinematics at ``s.q`` and the vehicle velocity ``s.V`` of the stage state (LP-3); the
+    momentum terms (``sc.Ic0``, ``sc.hm``) only in the momentum formulations, which read them
+    (the velocity formulation's V is its state and its rates come from the ABA alone)."""
     ws, sc = wk
     axes = C.axes
     b = axes.shape[0]
     kinematics(C, s.q, ws)
-    momentum_terms(C, s.qd, ws, sc.Ic0, sc.hm)
     m, V, six, six2 = s.m, s.V, sc.six, sc.six2
     if form == 0:
         for r in range(b):
             V[r] = m[r]
         return 0
+    momentum_terms(C, s.qd, ws, sc.Ic0, sc.hm)
     P = sc.P
     if form == 1:                              # P = Ad*_h μ
         for r in range(6):
@@ -217,9 +219,10 @@ def _stage_state(wk):
 @njit(inline="always", **OPT)
 def _stage_point(spec, tab, i, x, pr, sc):
     """The state of stage ``i`` from ``x`` and the slopes of the earlier stages (``Θ_i = dt Σ_j
-    a_ij K_j``, …) and its pose ``g exp(ι₀Θ_i)``, ``rel = g_ref⁻¹ g exp(ι₀Θ_i)``, in the scratch.
-    Stage 0 (``Θ_0 = 0``, no earlier slopes) is ``x`` itself: its pose is copied (``exp(0) = I``
-    would give the same numbers)."""
+    a_ij K_j``, …) and its pose ``g exp(ι₀Θ_i)``, ``rel = g_ref⁻¹ g exp(ι₀Θ_i)`` (read by the
+    spatial momentum only: not formed otherwise), in the scratch.  Stage 0 (``Θ_0 = 0``, no
+    earlier slopes) is ``x`` itself: its pose is copied (``exp(0) = I`` would give the same
+    numbers)."""
     b = sc.ms.shape[0]
     n = x.q.shape[0]
     dt, presc = spec.dt, spec.presc
@@ -244,12 +247,14 @@ def _stage_point(spec, tab, i, x, pr, sc):
         for r in range(4):
             for c in range(4):
                 sc.pose[r, c] = x.g[r, c]
-        mul4(spec.gri, x.g, sc.rel)
+        if spec.form == 1:
+            mul4(spec.gri, x.g, sc.rel)
         return
     se3_exp(sc.theta, sc.exp)
     mul4(x.g, sc.exp, sc.pose)
-    mul4(spec.gri, x.g, sc.rel_k)
-    mul4(sc.rel_k, sc.exp, sc.rel)
+    if spec.form == 1:      # rel is read by the spatial momentum only
+        mul4(spec.gri, x.g, sc.rel_k)
+        mul4(sc.rel_k, sc.exp, sc.rel)
 
 
 @njit(inline="always", **OPT)
@@ -345,7 +350,8 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
             yqd[r] = qd[r] + dt * _weighted(w, Kqd, s, r)
     for r in range(2):
         yW[r] = W[r] + dt * _weighted(w, KW, s, r)
-    mul4(spec.gri, y.g, sc.rel)
+    if spec.form == 1:
+        mul4(spec.gri, y.g, sc.rel)
     st = _stage_velocity(C, spec.form, Stage(y.g, sc.rel, y.m, y.q, y.qd, y.V), wk)
     if st != 0:
         return st
