@@ -18,7 +18,7 @@ __all__ = ["solve_spd", "aba_dynamics", "aba_core", "forward_dynamics", "forward
            "forward_dynamics_batch", "num_threads"]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def solve_spd(K, rhs, b):
     """Solve K x = rhs in place (rhs ← x) for the leading b×b block of the symmetric K (its
     lower triangle and diagonal are read; K is overwritten).  Returns False if K is not
@@ -28,7 +28,17 @@ def solve_spd(K, rhs, b):
     (``a_jk = L_jk d_k``, kept in the upper triangle), ``L_jk = a_jk / d_k`` by multiplying
     with the stored ``1/d_k``, ``d_j = K_jj − Σ_k a_jk L_jk``: b divisions and no square root
     (a Cholesky factor takes b roots and ~b²/2 + 2b divisions, whose latency dominates a 6×6
-    solve)."""
+    solve).  Inlined into its callers, a floating vehicle's b = 6 with the size a constant so
+    that the loops unroll (the same operations in the same order: the same numbers); called,
+    with its loops' bounds unknown, it cost the articulated-body pass twice as much."""
+    if b == 6:
+        return _ldl_solve(K, rhs, 6)
+    return _ldl_solve(K, rhs, b)
+
+
+@njit(inline="always", **OPT)
+def _ldl_solve(K, rhs, b):
+    """The LDLᵀ solve of :func:`solve_spd`."""
     for j in range(b):
         for k in range(j):
             a = K[j, k]
