@@ -47,17 +47,18 @@ __all__ = ["stage_begin", "stage_advance", "engine_step", "engine_step_packed", 
 
 @njit(inline="always", **OPT)
 def _stage_velocity(C, form, s, wk):
-    """Kinematics at ``s.q`` and the vehicle velocity ``s.V`` of the stage state (LP-3)."""
+    """Kinematics at ``s.q`` and the vehicle velocity ``s.V`` of the stage state (LP-3); the
+    momentum terms (``sc.Ic0``, ``sc.hm``) only in the momentum formulations, which read them."""
     ws, sc = wk
     axes = C.axes
     b = axes.shape[0]
     kinematics(C, s.q, ws)
-    momentum_terms(C, s.qd, ws, sc.Ic0, sc.hm)
     m, V, six, six2 = s.m, s.V, sc.six, sc.six2
     if form == 0:
         for r in range(b):
             V[r] = m[r]
         return 0
+    momentum_terms(C, s.qd, ws, sc.Ic0, sc.hm)
     P = sc.P
     if form == 1:                              # P = Ad*_h μ
         for r in range(6):
@@ -76,9 +77,10 @@ def _stage_velocity(C, form, s, wk):
 
 
 @njit(inline="always", **OPT)
-def _applied_wrenches(C, F, s, inp, wk):
+def _applied_wrenches(C, F, ncons, s, inp, wk):
     """Every wrench on every body at the stage (inputs and force elements) into ``sc.ext`` and
-    ``sc.cons`` (conservative elements), and gravity in vehicle axes into ``sc.gloc``."""
+    ``sc.cons`` (the ``ncons`` conservative elements), and gravity in vehicle axes into
+    ``sc.gloc``; without elements (or conservative ones) their call (or ``ext += cons``) skipped."""
     ws, sc = wk
     ext, cons, g_s, gloc, grav = sc.ext, sc.cons, s.g, sc.gloc, C.grav
     n = ext.shape[0] - 1
@@ -93,10 +95,12 @@ def _applied_wrenches(C, F, s, inp, wk):
     for r in range(3):                         # inertial-frame vehicle wrench → vehicle axes
         ext[0, r] += g_s[0, r] * bwi[0] + g_s[1, r] * bwi[1] + g_s[2, r] * bwi[2]
         ext[0, 3 + r] += g_s[0, r] * bwi[3] + g_s[1, r] * bwi[4] + g_s[2, r] * bwi[5]
-    add_wrenches(F, C.axes, g_s, s.V, ws.Rw, ws.Pw, ext, cons, sc.six)
-    for k in range(n + 1):
-        for r in range(6):
-            ext[k, r] += cons[k, r]
+    if ncons + F.vehicle_hydrodynamics.buoyancy.shape[0] + F.link_buoyancy.body.shape[0] > 0:
+        add_wrenches(F, C.axes, g_s, s.V, ws.Rw, ws.Pw, ext, cons, sc.six)
+    if ncons > 0:
+        for k in range(n + 1):
+            for r in range(6):
+                ext[k, r] += cons[k, r]
 
 
 @njit(inline="always", **OPT)
@@ -134,9 +138,9 @@ def _momentum_rate(C, form, s, dm, wk):
 
 
 @njit(inline="always", **OPT)
-def _power(presc, s, inp, rates, wk):
+def _power(presc, ncons, s, inp, rates, wk):
     """The power ``(P, |P|)`` of the applied inputs and non-conservative elements (gravity and
-    conservative elements excluded: they are in the potential energy)."""
+    conservative elements excluded: they are in the potential energy; ``ncons`` of them)."""
     ws, sc = wk
     qd, tau, ext, cons, vel = s.qd, inp.tau, sc.ext, sc.cons, ws.vel
     pj = 0.0
@@ -144,12 +148,15 @@ def _power(presc, s, inp, rates, wk):
         for j in range(qd.shape[0]):
             pj += tau[j] * qd[j]
     pe = 0.0
-    pc = 0.0
     for k in range(ext.shape[0]):
         for r in range(6):
             pe += ext[k, r] * vel[k, r]
-            pc += cons[k, r] * vel[k, r]
-    pe -= pc
+    if ncons > 0:
+        pc = 0.0
+        for k in range(ext.shape[0]):
+            for r in range(6):
+                pc += cons[k, r] * vel[k, r]
+        pe -= pc
     rates.pw[0] = pj + pe
     rates.pw[1] = abs(pj) + abs(pe)
 
@@ -162,7 +169,8 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
     axes = C.axes
     b = axes.shape[0]
     n = s.q.shape[0]
-    _applied_wrenches(C, F, s, inp, wk)
+    ncons = F.spring.body.shape[0] + F.two_body.body.shape[0]
+    _applied_wrenches(C, F, ncons, s, inp, wk)
     Ic0, gloc, ext, f6, qdd, out = sc.Ic0, sc.gloc, sc.ext, sc.force, rates.qdd, sc.acc_out
     if spec.form != 0:       # F_η (6-vector): gravity on the composite rigid body + all wrenches
         for r in range(6):
@@ -187,7 +195,7 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
             qdd[j] = out[b + j]
     dm = rates.dm
     _momentum_rate(C, spec.form, s, dm, wk)
-    _power(spec.presc, s, inp, rates, wk)
+    _power(spec.presc, ncons, s, inp, rates, wk)
     for r in range(b):
         if not np.isfinite(dm[r]):
             return 2
@@ -217,9 +225,10 @@ def _stage_state(wk):
 @njit(inline="always", **OPT)
 def _stage_point(spec, tab, i, x, pr, sc):
     """The state of stage ``i`` from ``x`` and the slopes of the earlier stages (``Θ_i = dt Σ_j
-    a_ij K_j``, …) and its pose ``g exp(ι₀Θ_i)``, ``rel = g_ref⁻¹ g exp(ι₀Θ_i)``, in the scratch.
-    Stage 0 (``Θ_0 = 0``, no earlier slopes) is ``x`` itself: its pose is copied (``exp(0) = I``
-    would give the same numbers)."""
+    a_ij K_j``, …) and its pose ``g exp(ι₀Θ_i)``, ``rel = g_ref⁻¹ g exp(ι₀Θ_i)`` (read by the
+    spatial momentum only: not formed otherwise), in the scratch.  Stage 0 (``Θ_0 = 0``, no
+    earlier slopes) is ``x`` itself: its pose is copied (``exp(0) = I`` would give the same
+    numbers)."""
     b = sc.ms.shape[0]
     n = x.q.shape[0]
     dt, presc = spec.dt, spec.presc
@@ -244,12 +253,14 @@ def _stage_point(spec, tab, i, x, pr, sc):
         for r in range(4):
             for c in range(4):
                 sc.pose[r, c] = x.g[r, c]
-        mul4(spec.gri, x.g, sc.rel)
+        if spec.form == 1:
+            mul4(spec.gri, x.g, sc.rel)
         return
     se3_exp(sc.theta, sc.exp)
     mul4(x.g, sc.exp, sc.pose)
-    mul4(spec.gri, x.g, sc.rel_k)
-    mul4(sc.rel_k, sc.exp, sc.rel)
+    if spec.form == 1:      # rel is read by the spatial momentum only
+        mul4(spec.gri, x.g, sc.rel_k)
+        mul4(sc.rel_k, sc.exp, sc.rel)
 
 
 @njit(inline="always", **OPT)
@@ -345,7 +356,8 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
             yqd[r] = qd[r] + dt * _weighted(w, Kqd, s, r)
     for r in range(2):
         yW[r] = W[r] + dt * _weighted(w, KW, s, r)
-    mul4(spec.gri, y.g, sc.rel)
+    if spec.form == 1:
+        mul4(spec.gri, y.g, sc.rel)
     st = _stage_velocity(C, spec.form, Stage(y.g, sc.rel, y.m, y.q, y.qd, y.V), wk)
     if st != 0:
         return st

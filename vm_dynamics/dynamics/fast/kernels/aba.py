@@ -12,39 +12,56 @@ import numpy as np
 
 from .algebra import check_pose
 from .jit import OPT, get_num_threads, njit, prange
-from .kinematics import add_external, bias, gravity_local, kinematics, velocities, workspace
+from .kinematics import add_external, bias, body_bias, gravity_local, kinematics, velocities, workspace
 
 __all__ = ["solve_spd", "aba_dynamics", "aba_core", "forward_dynamics", "forward_dynamics_range",
            "forward_dynamics_batch", "num_threads"]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def solve_spd(K, rhs, b):
-    """Solve K x = rhs in place (rhs ← x) for the leading b×b block (Cholesky; K overwritten).
-    Returns False if K is not positive definite."""
+    """Solve K x = rhs in place (rhs ← x) for the leading b×b block of the symmetric K (its
+    lower triangle and diagonal are read; K is overwritten).  Returns False if K is not
+    positive definite.
+
+    Root-free LDLᵀ with reciprocal pivots: row j of L from ``a_jk = K_jk − Σ_{m<k} a_jm L_km``
+    (``a_jk = L_jk d_k``, kept in the upper triangle), ``L_jk = a_jk / d_k`` by multiplying
+    with the stored ``1/d_k``, ``d_j = K_jj − Σ_k a_jk L_jk``: b divisions and no square root
+    (a Cholesky factor takes b roots and ~b²/2 + 2b divisions, whose latency dominates a 6×6
+    solve).  Inlined into its callers, a floating vehicle's b = 6 with the size a constant so
+    that the loops unroll (the same operations in the same order: the same numbers); called,
+    with its loops' bounds unknown, it cost the articulated-body pass twice as much."""
+    if b == 6:
+        return _ldl_solve(K, rhs, 6)
+    return _ldl_solve(K, rhs, b)
+
+
+@njit(inline="always", **OPT)
+def _ldl_solve(K, rhs, b):
+    """The LDLᵀ solve of :func:`solve_spd`."""
     for j in range(b):
+        for k in range(j):
+            a = K[j, k]
+            for m in range(k):
+                a -= K[m, j] * K[k, m]
+            K[k, j] = a                 # a_jk = L_jk d_k (upper triangle)
+            K[j, k] = a * K[k, k]       # L_jk (K[k, k] holds 1/d_k)
         s = K[j, j]
         for k in range(j):
-            s -= K[j, k] * K[j, k]
+            s -= K[k, j] * K[j, k]
         if not s > 0.0:
             return False
-        d = np.sqrt(s)
-        K[j, j] = d
-        for i in range(j + 1, b):
-            s = K[i, j]
-            for k in range(j):
-                s -= K[i, k] * K[j, k]
-            K[i, j] = s / d
-    for i in range(b):
+        K[j, j] = 1.0 / s
+    for i in range(b):                  # L y = rhs
         s = rhs[i]
         for k in range(i):
             s -= K[i, k] * rhs[k]
-        rhs[i] = s / K[i, i]
-    for i in range(b - 1, -1, -1):
-        s = rhs[i]
+        rhs[i] = s
+    for i in range(b - 1, -1, -1):      # Lᵀ x = D⁻¹ y
+        s = rhs[i] * K[i, i]
         for k in range(i + 1, b):
             s -= K[k, i] * rhs[k]
-        rhs[i] = s / K[i, i]
+        rhs[i] = s
     return True
 
 
@@ -76,9 +93,13 @@ def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
     b = axes.shape[0]
     velocities(C, V, qd, ws)
     for k in range(n + 1):
-        bias(IA[k], vel[k], pA[k])
-        for r in range(6):
-            pA[k, r] -= ext[k, r]
+        f0, f1, f2, f3, f4, f5 = body_bias(IA[k], vel[k])
+        pA[k, 0] = f0 - ext[k, 0]
+        pA[k, 1] = f1 - ext[k, 1]
+        pA[k, 2] = f2 - ext[k, 2]
+        pA[k, 3] = f3 - ext[k, 3]
+        pA[k, 4] = f4 - ext[k, 4]
+        pA[k, 5] = f5 - ext[k, 5]
     bias(rootx, vel[0], rhs)
     for r in range(6):
         pA[0, r] += rhs[r]
@@ -112,10 +133,12 @@ def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
         aux[j, 1] = u
         coef = (u - Uc) * Dinv
         Ip = IA[p]
-        for r in range(6):
+        for r in range(6):       # I^A_p += I^A_k − U Uᵀ/D: symmetric, the upper half mirrored
             Ur = U[j, r] * Dinv
-            for c in range(6):
-                Ip[r, c] += Ik[r, c] - Ur * U[j, c]
+            for c in range(r, 6):
+                x = Ip[r, c] + (Ik[r, c] - Ur * U[j, c])
+                Ip[r, c] = x
+                Ip[c, r] = x
             pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
     # the vehicle: ι₀ᵀ I^A₀ ι₀ V̇ = ι₀ᵀ (I^A₀ a_g − p^A₀); a₀ = ι₀V̇ − a_g
     g0, g1, g2 = gloc[0], gloc[1], gloc[2]
