@@ -780,7 +780,10 @@ _ROSDEP_OF_MODULE = {"numpy": "python3-numpy", "yaml": "python3-yaml", "xacro": 
                      "mpl_toolkits": "python3-matplotlib", "tqdm": "python3-tqdm",
                      "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces", "launch": "launch",
                      "launch_ros": "launch_ros", "ament_index_python": "ament_index_python",
-                     "numba": "python3-numba"}     # rosdistro rosdep/python.yaml has the key
+                     "numba": "python3-numba",     # rosdistro rosdep/python.yaml has the key
+                     # numba's code generator, which compiled-code extensions write to
+                     # (dynamics/fast/kernels/objects.py); python3-numba depends on it
+                     "llvmlite": "python3-numba"}
 #: imported only by features outside the ROS nodes, from pip extras with a one-line hint:
 #: DDS transport/recording ([dds]), Foxglove bridge and browser viewer ([viz]), Dask ([campaign])
 _PIP_ONLY = {"rosbags", "cyclonedds", "foxglove", "viser", "trimesh", "mcap", "distributed",
