@@ -386,6 +386,27 @@ def test_tf_is_not_built_while_nobody_subscribes_to_it():
     assert periods(3)["/tf"] == start["/tf"] + 3
 
 
+def test_a_state_message_keeps_its_values_after_later_steps():
+    """The state messages (in-process API) hold copies: the simulator reuses its state arrays
+    (double buffering, a rollout's end state into the spare one), so a message that kept them
+    changed under a caller who held it for two periods (a driven-joint oracle saw the state of
+    period 4 in the message of period 0)."""
+    dyn = DynamicsCore.from_params(scenario("spacecraft_arm", dynamics_backend="auto", dt=0.001,
+                                            **{"initial.joint_velocities": [0.3] * 7}))
+    assert type(dyn.sim._held_step).__name__ == "CompiledHeldStep"   # the double-buffered path
+    held = []
+    for _ in range(4):
+        msgs = dict(dyn.state_messages())
+        held.append((dyn.q, dyn.g, msgs["joint_states"], msgs["odom"]))
+        for steps in (1, 3):                     # a step and a rollout
+            assert dyn.run(steps) == steps
+    for q, g, js, odom in held:
+        assert np.array_equal(np.asarray(js.position), q)
+        p = odom.pose.pose.position
+        assert [p.x, p.y, p.z] == list(g[:3, 3])
+    assert not np.array_equal(held[0][0], held[-1][0])       # it did move
+
+
 def test_lockstep_is_deterministic_bit_identical():
     a, b = _lockstep_run(1), _lockstep_run(2)
     assert len(a) == len(b) == 40
