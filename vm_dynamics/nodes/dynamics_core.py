@@ -487,9 +487,9 @@ class DynamicsCore(HilInputs):
         hardware-in-the-loop outputs are built.  The energy check runs first."""
         self.check_energy()
         r, m = self.robot, self.model
-        t, g, V, q, qd = self.sim.state    # copies: the messages keep them (the steps reuse
-        # the simulator's arrays); one builtin_interfaces/Time for every message of the state
-        # (the builders take it as it is, instead of converting the float stamp per message)
+        t, g, V, q, qd = self.sim.arrays()      # copied: the messages keep them, steps reuse them
+        g, V, q, qd = g.copy(), V.copy(), q.copy(), qd.copy()
+        # one builtin_interfaces/Time for every message of the state (the builders take it as is)
         stamp_ns = self.stamp_ns
         t, stamp = stamp_ns * 1e-9, rm.ns_to_time_msg(stamp_ns)
         hil = self.interaction() if self.joint_source != "simulated" else None
