@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,8 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from dds_probe import dds_env  # noqa: E402
-from lockstep_profile import PARAMS, _cpu  # noqa: E402
-from nodes import PY, JointStateProbe  # noqa: E402
+from lockstep_profile import _cpu, lockstep_nodes, per_period  # noqa: E402
 
 
 def one(tree: Path, cache: str, seconds: float, domain: int, log: Path) -> dict:
@@ -37,35 +35,13 @@ def one(tree: Path, cache: str, seconds: float, domain: int, log: Path) -> dict:
     env = dds_env(domain, tree)
     if cache:
         env["NUMBA_CACHE_DIR"] = cache
-    params = ["--ros-args", "--params-file", str(tree / "config" / "spacecraft_arm.yaml"),
-              *PARAMS]
-    probe = JointStateProbe(env)
-    procs = {name: subprocess.Popen([PY, "-m", f"vm_dynamics.nodes.{name}", *params],
-                                    env=env, cwd=tree, stdout=open(log / f"{name}.log", "w"),
-                                    stderr=subprocess.STDOUT)
-             for name in ("dynamics_node", "controller_node")}
-    try:
-        if not probe.wait_first(180.0):
-            raise RuntimeError("no /joint_states: "
-                               + (log / "dynamics_node.log").read_text()[-2000:])
-        probe.collect(2.0)
+    with lockstep_nodes(env, log, tree=tree) as (procs, probe):
         cpu0 = {k: _cpu(p.pid) for k, p in procs.items()}
         s = probe.collect(seconds)
         cpu1 = {k: _cpu(p.pid) for k, p in procs.items()}
-    finally:
-        for p in procs.values():
-            p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        probe.close()
-    wall, stamp = s[:, 0], s[:, 1]
-    periods = (stamp[-1] - stamp[0]) / 1e-3
-    return {"rtf": (stamp[-1] - stamp[0]) / (wall[-1] - wall[0]),
-            "dyn": 1e6 * (cpu1["dynamics_node"] - cpu0["dynamics_node"]) / periods,
-            "ctl": 1e6 * (cpu1["controller_node"] - cpu0["controller_node"]) / periods}
+    r = per_period(s, cpu0, cpu1)
+    return {"rtf": r["rtf"], "dyn": r["cpu_per_period_us"]["dynamics_node"],
+            "ctl": r["cpu_per_period_us"]["controller_node"]}
 
 
 def main(argv=None) -> None:

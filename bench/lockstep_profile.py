@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import linecache
 import os
@@ -101,11 +102,6 @@ def _cpu_of(stat: Path) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _start(cmd, env, log):
-    return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=open(log, "w"),
-                            stderr=subprocess.STDOUT)
-
-
 def ros_env(setup: str) -> dict:
     """The environment after ``source setup`` in bash."""
     out = subprocess.run(["bash", "-c", f"source {setup} >/dev/null 2>&1 && env -0"],
@@ -126,26 +122,61 @@ def node_env(domain: int, args) -> dict:
     return env
 
 
+@contextlib.contextmanager
+def lockstep_nodes(env: dict, work: Path, *, tree: Path = REPO, py: str = PY,
+                   sampled: str = ""):
+    """The lockstep of ``tree`` running: its dynamics_node and controller_node started under
+    ``py`` in ``env`` (``bench/<sampled>.py`` around each with ``sampled``, writing
+    ``<node>.json`` in ``work``; their output in ``<node>.log`` there), yielded as
+    ``(processes by node name, the /joint_states probe)`` once the first state arrived and 2 s
+    more went by (start-up and settling left out); stopped with SIGINT (the nodes' clean
+    exit) at the end.  Shared by this script and ``bench/lockstep_ab.py``."""
+    params = ["--ros-args", "--params-file", str(tree / "config" / "spacecraft_arm.yaml"),
+              *PARAMS]
+    work.mkdir(exist_ok=True)
+    probe = JointStateProbe(env)
+    procs = {}
+    try:
+        for name in ("dynamics_node", "controller_node"):
+            mod = f"vm_dynamics.nodes.{name}"
+            cmd = [py, str(HERE / f"{sampled}.py"), str(work / f"{name}.json"), mod, *params] \
+                if sampled else [py, "-m", mod, *params]
+            procs[name] = subprocess.Popen(cmd, env=env, cwd=tree,
+                                           stdout=open(work / f"{name}.log", "w"),
+                                           stderr=subprocess.STDOUT)
+        if not probe.wait_first(180.0):
+            raise RuntimeError("no /joint_states: "
+                               + (work / "dynamics_node.log").read_text()[-2000:])
+        probe.collect(2.0)
+        yield procs, probe
+    finally:
+        for p in procs.values():
+            p.send_signal(signal.SIGINT)
+        for p in procs.values():
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        probe.close()
+
+
+def per_period(samples, cpu0: dict, cpu1: dict) -> dict:
+    """Real-time factor and wall time per period of the probe's ``samples`` (wall, stamp), and
+    each node's CPU µs per period between the readings ``cpu0`` and ``cpu1``."""
+    wall, stamp = samples[:, 0], samples[:, 1]
+    periods = (stamp[-1] - stamp[0]) / 1e-3
+    return {"rtf": (stamp[-1] - stamp[0]) / (wall[-1] - wall[0]),
+            "wall_per_period_us": 1e6 * (wall[-1] - wall[0]) / periods,
+            "cpu_per_period_us": {k: 1e6 * (cpu1[k] - cpu0[k]) / periods for k in cpu1},
+            "periods": periods}
+
+
 def run(seconds: float, domain: int, work: Path, sampled: str = "", args=None) -> dict:
     """One run of the lockstep; ``sampled``: ``"sampled"`` or ``"timed"`` runs each node
     under ``bench/<sampled>.py``, writing ``<node>.json`` in ``work``."""
     env = node_env(domain, args) if args is not None else dds_env(domain)
     py = (args.python if args is not None and args.python else PY)
-    params = ["--ros-args", "--params-file", str(REPO / "config" / "spacecraft_arm.yaml"),
-              *PARAMS]
-    work.mkdir(exist_ok=True)
-    probe = JointStateProbe(env)
-    procs = {}
-    for name in ("dynamics_node", "controller_node"):
-        mod = f"vm_dynamics.nodes.{name}"
-        cmd = [py, str(HERE / f"{sampled}.py"), str(work / f"{name}.json"), mod, *params] \
-            if sampled else [py, "-m", mod, *params]
-        procs[name] = _start(cmd, env, work / f"{name}.log")
-    try:
-        if not probe.wait_first(180.0):
-            raise RuntimeError("no /joint_states: "
-                               + (work / "dynamics_node.log").read_text()[-2000:])
-        probe.collect(2.0)
+    with lockstep_nodes(env, work, py=py, sampled=sampled) as (procs, probe):
         if sampled:
             for p in procs.values():
                 p.send_signal(signal.SIGUSR1)
@@ -166,24 +197,12 @@ def run(seconds: float, domain: int, work: Path, sampled: str = "", args=None) -
             for p in procs.values():
                 p.send_signal(signal.SIGUSR2)
             time.sleep(0.2)
-    finally:
-        for p in procs.values():
-            p.send_signal(signal.SIGINT)
-        for p in procs.values():
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        probe.close()
-    wall, stamp = s[:, 0], s[:, 1]
-    periods = (stamp[-1] - stamp[0]) / 1e-3
-    return {"rtf": (stamp[-1] - stamp[0]) / (wall[-1] - wall[0]),
-            "wall_per_period_us": 1e6 * (wall[-1] - wall[0]) / periods,
-            "cpu_per_period_us": {k: 1e6 * (cpu1[k] - cpu0[k]) / periods for k in procs},
-            "threads_per_period_us": {k: {t: 1e6 * (thr1[k][t] - thr0[k].get(t, 0.0)) / periods
-                                          for t in thr1[k] if thr1[k][t] > thr0[k].get(t, 0.0)}
-                                      for k in procs},
-            "periods": periods}
+    out = per_period(s, cpu0, cpu1)
+    periods = out["periods"]
+    out["threads_per_period_us"] = {
+        k: {t: 1e6 * (thr1[k][t] - thr0[k].get(t, 0.0)) / periods
+            for t in thr1[k] if thr1[k][t] > thr0[k].get(t, 0.0)} for k in procs}
+    return out
 
 
 #: (label, substrings of a shared object's name), first match wins
