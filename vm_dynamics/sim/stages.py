@@ -52,6 +52,7 @@ class CompiledStages:
         self.k_stage, self.k_stage_state = ek.engine_stage, ek.engine_stage_state
         self.k_begin, self.k_advance = ek.stage_begin, ek.stage_advance
         self.k_law = None
+        self.k_energy = accounts.energy
         self.compiled = compile
         if compile:
             self._warm_up(zero_inputs)
@@ -75,7 +76,7 @@ class CompiledStages:
             self.k_stage = bind_compiled(ek.engine_stage, (
                 C, F, spec, g, self.Theta6, self.stage_rec, z, held, self.rates, buf))
             accounts.momentum_variable(C, spec, g, zb, z, z, np.empty(b), buf)
-            accounts.energy(C, F, g, zb, z, z, buf)
+            self.k_energy = bind_compiled(accounts.energy, (C, F, g, zb, z, z, buf))
             if s > MAX_STAGES:      # an adaptive method: one stage at a time (AdaptiveStep)
                 return
             self.k_step = bind_compiled(ek.engine_step, (C, F, tab, spec, x, held, pr,
@@ -172,7 +173,15 @@ class CompiledStages:
         return m
 
     def energy(self, g, V, q, qd):
-        return self.accounts.energy(self.C, self.F, g, V, q, qd, self.buf)
+        """(kinetic, potential) energy at a state; its arrays go to the bound entry point
+        (the dispatcher's type resolution of the records took half the call: the dynamics
+        node's energy guard checks every lockstep period) when C-contiguous, as the engine
+        keeps them, else through the dispatcher."""
+        k = self.k_energy
+        if not (g.flags.c_contiguous and V.flags.c_contiguous and q.flags.c_contiguous
+                and qd.flags.c_contiguous):
+            k = self.accounts.energy
+        return k(self.C, self.F, g, V, q, qd, self.buf)
 
 
 class ReferenceStages:
