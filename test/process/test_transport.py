@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import struct
 import subprocess
 import sys
 import textwrap
@@ -731,6 +732,14 @@ def test_dds_sim_time_timers_follow_clock():
         # first clock (5.0) activates ROS time: periods restart on the grid 5.0 + k*0.1; the
         # jump to 5.65 fires once and skips 5.4..5.6 (rcl_timer_call), next due at 5.7
         assert stamps == [rm.stamp_to_ns(s) for s in (5.1, 5.2, 5.65, 5.7)]
+        # little-endian samples are read from their CDR, others decoded as messages; ROS
+        # time going back (a simulation reset) restarts the periods either way
+        pub.publish_cdr(b"\x00\x00\x00\x00" + struct.pack(">iI", 9, 5))      # big-endian
+        assert sim.spin_until(lambda: sim.now_ns() == 9 * 10**9 + 5, 5.0)
+        pub.publish_cdr(b"\x00\x01\x00\x00" + struct.pack("<iI", 3, 10**9))   # bad nanosec
+        pub.publish_cdr(b"\x00\x01\x00\x00" + struct.pack("<iI", 3, 7))
+        assert sim.spin_until(lambda: sim.now_ns() == 3 * 10**9 + 7, 5.0)
+        assert sim._timers[0].next_ns == 3 * 10**9 + 7 + 10**8     # reset by the jump back
     finally:
         sim.shutdown()
         clk.shutdown()

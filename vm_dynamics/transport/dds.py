@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import struct
 import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
@@ -123,6 +124,15 @@ _MAX_ENDPOINTS = 100_000
 #: node's publisher watch asks for several topics at once (measured: the five reads of the
 #: controller node's check were ~5 % of its thread in lockstep at 1 kHz).
 PUBLICATIONS_FRESH_S = 0.2
+#: the encapsulation of little-endian XCDR1 samples, and the layout of a Clock's time after it
+_CDR_LE = b"\x00\x01\x00\x00"
+_CLOCK = struct.Struct("<iI")
+#: rank of the first service in an executor turn's order: after every subscription
+_SERVICE_RANK = 1 << 40
+
+
+def _rank(visit: tuple) -> int:
+    return visit[0]
 
 
 # ---------------------------------------------------------------------- transport
@@ -179,6 +189,10 @@ class DdsTransport(Transport):
         self._keep: list[Any] = []
         self._subs: list[DdsSubscription] = []
         self._services: list[DdsService] = []
+        # reader handle -> (rank, entity, is a service) of every subscription and service: a
+        # turn visits only the readers the wait set reported, in the order of the full sweep
+        # (the /clock subscription, the others as created, then the services)
+        self._visit: dict[int, tuple[int, Any, bool]] = {}
         self._timers: list[DdsTimer] = []
         self._csid_counter = 0
         self._closed = False
@@ -198,8 +212,10 @@ class DdsTransport(Transport):
         self._clock_sub = None
         if self._sim_time:
             from vm_dynamics.ros import messages as ros_msgs
-            self._clock_sub = self.subscribe("/clock", ros_msgs.CLOCK, self._on_clock, "clock")
+            self._clock_sub = self.subscribe("/clock", ros_msgs.CLOCK, self._on_clock, "clock",
+                                             cdr=self._on_clock_cdr)
             self._subs.remove(self._clock_sub)
+            self._visit[self._clock_sub.reader._ref] = (-1, self._clock_sub, False)
 
     # -- names / entities -------------------------------------------------------------
 
@@ -317,6 +333,7 @@ class DdsTransport(Transport):
                                depth=spec.depth, max_per_turn=per_turn, screen=screen,
                                on_drop=on_drop, cdr=cdr)
         self._subs.append(sub)
+        self._visit[reader._ref] = (len(self._visit), sub, False)
         return sub
 
     def timer(self, period_s: float, callback: Callable[[], None]) -> DdsTimer:
@@ -346,7 +363,7 @@ class DdsTransport(Transport):
         if not callable(handler):
             raise TypeError("handler must be callable")
         srv = DdsService(self, self.resolve_name(name), srvtype, handler)
-        self._services.append(srv)
+        self._add_services([srv])
         return srv
 
     def action_server(self, name: str, actiontype: str,
@@ -356,8 +373,13 @@ class DdsTransport(Transport):
         ``execute``: :meth:`RclpyTransport.action_server`)."""
         self._check_open()
         server = DdsActionServer(self, self.resolve_name(name), actiontype, execute)
-        self._services.extend(server.services)
+        self._add_services(server.services)
         return server
+
+    def _add_services(self, services: Sequence[DdsService]) -> None:
+        for srv in services:
+            self._services.append(srv)
+            self._visit[srv.reader._ref] = (_SERVICE_RANK + len(self._visit), srv, True)
 
     def now_ns(self) -> int:
         return self._clock_ns if self._sim_time else time.time_ns()
@@ -389,7 +411,21 @@ class DdsTransport(Transport):
 
     def _on_clock(self, msg: Any) -> None:
         from vm_dynamics.ros import messages as ros_msgs
-        ns = ros_msgs.parse_clock(msg)
+        self._set_clock(ros_msgs.parse_clock(msg))
+
+    def _on_clock_cdr(self, data: bytes) -> bool:
+        """A /clock sample read from its CDR (XCDR1 little-endian: the encapsulation, then
+        ``int32 sec``, ``uint32 nanosec``), as in lockstep every period; False for any other
+        layout or a ``nanosec`` out of range (the message path then decodes and checks it)."""
+        if len(data) != 12 or data[:4] != _CDR_LE:
+            return False
+        sec, nanosec = _CLOCK.unpack_from(data, 4)
+        if nanosec >= 1_000_000_000:
+            return False
+        self._set_clock(sec * 1_000_000_000 + nanosec)
+        return True
+
+    def _set_clock(self, ns: int) -> None:
         jumped_back = ns < self._clock_ns
         first = not self._clock_seen
         self._clock_ns = ns
@@ -445,17 +481,20 @@ class DdsTransport(Transport):
         if self._closed:
             return
         # a callback may shut the node down: check before touching any entity again
-        if ready is None or ready:
-            for sub in ([self._clock_sub] if self._clock_sub else []) + list(self._subs):
-                if self._closed:
-                    return
-                if (ready is None or sub.reader._ref in ready) and sub.drain():
-                    self._flooded = True
-            for srv in list(self._services):
-                if self._closed:
-                    return
-                if ready is None or srv.reader._ref in ready:
-                    srv.drain()
+        if ready is None:                 # not known which: every subscription and service
+            visits = sorted(self._visit.values(), key=_rank)
+        else:
+            visit = self._visit
+            visits = [visit[h] for h in ready if h in visit]
+            if len(visits) > 1:
+                visits.sort(key=_rank)
+        for _, entity, service in visits:
+            if self._closed:
+                return
+            if service:
+                entity.drain()
+            elif entity.drain():
+                self._flooded = True
         mono = time.monotonic_ns()
         for t in list(self._timers):
             if self._closed:
@@ -492,6 +531,7 @@ class DdsTransport(Transport):
         self._guard.set(True)
         self._subs.clear()
         self._services.clear()
+        self._visit.clear()
         self._timers.clear()
         # delete explicitly, children first, so no stale handle is deleted by a later GC
         for ent in [*reversed(self._keep), *self._topics.values(), self._guard,
