@@ -79,6 +79,42 @@ def test_odometry_and_wrench_bytes_are_rosbags_and_read_back():
             assert ac.ClockWriter.encode(ns) == rm.serialize(rm.clock_msg(rm.ns_to_time_msg(ns)))
 
 
+def _axis_rotation(axis, angle):
+    c, s = math.cos(angle), math.sin(angle)
+    i, j = [k for k in range(3) if k != axis]
+    R = np.eye(3)
+    R[i, i], R[i, j], R[j, i], R[j, j] = c, -s, s, c
+    return R
+
+
+def test_odometry_poses_of_every_quaternion_branch_are_those_of_the_messages():
+    """The writer's and reader's scalar paths give the floats of ``odometry_msg`` /
+    ``parse_odometry`` in each of Shepperd's four branches (w, x, y or z largest: turns near
+    pi about each axis), at the tolerance's edges, and leave a reflection to the builder."""
+    ow, orr = ac.OdometryWriter("odom", "base"), ac.OdometryReader("odom", "base")
+    rng = np.random.default_rng(11)
+    poses = []
+    for axis in range(3):
+        for angle in (0.0, 1e-9, 0.3, math.pi / 2, math.pi - 1e-3, math.pi, -math.pi + 1e-7):
+            g = np.eye(4)
+            g[:3, :3] = _axis_rotation(axis, angle) @ _axis_rotation((axis + 1) % 3, 1e-4)
+            g[:3, 3] = rng.normal(size=3)
+            poses.append(g)
+    g = _pose(rng)
+    g[0, 0] += 5e-7                                       # within ROTATION_TOL: accepted
+    g[3, 3] += 5e-7
+    poses.append(g)
+    for g in poses:
+        V = rng.normal(size=6)
+        ref = rm.serialize(rm.odometry_msg(rm.ns_to_time_msg(7), g, V, "odom", "base"))
+        assert ow.encode(7, g, V) == ref
+        od = rm.parse_odometry(rm.deserialize(ref, rm.ODOMETRY))
+        np.testing.assert_array_equal(orr.decode(ref)[1], od.g)
+    g = np.diag([1.0, 1.0, -1.0, 1.0])                    # a reflection: the builder's error
+    with pytest.raises(ValueError, match="det < 0"):
+        ow.encode(0, g, np.zeros(6))
+
+
 def test_writers_leave_bad_values_to_the_builders():
     w = ac.JointStateWriter(["a", "b"], "", (True, True, False))
     good = np.array([1.0, 2.0])

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..core.rotations import QUAT_NORM_TOL, matrix_from_pose, pose_from_matrix
+from ..core.rotations import QUAT_NORM_TOL, ROTATION_TOL, pose_from_matrix
 from ..ros.fields import all_finite
 
 __all__ = ["JointStateWriter", "OdometryWriter", "WrenchStampedWriter", "ClockWriter",
@@ -72,6 +72,66 @@ def _stamp(stamp_ns: int) -> bytes | None:
     if not -2**31 <= sec < 2**31:
         return None
     return _TIME.pack(sec, nanosec)
+
+
+def _pose_values(g: Any) -> tuple | None:
+    """Position and unit quaternion ``(x, y, z, qx, qy, qz, qw)`` of the 4x4 float64 array
+    ``g`` as Python floats, read with one ``tolist`` (the writer's per-period path); None when
+    ``g`` is not plainly a rigid transform within :data:`ROTATION_TOL` (finite, last row
+    ``[0, 0, 0, 1]``, rotation block orthonormal with det >= 0): the caller then takes
+    :func:`~vm_dynamics.core.rotations.pose_from_matrix`, which says what is wrong.  The same
+    checks and Shepperd branches as ``pose_from_matrix``, so the same floats
+    (``test/unit/test_array_cdr.py``), without its slices, arrays and conversions."""
+    if type(g) is not np.ndarray or g.shape != (4, 4) or g.dtype != _F8:
+        return None
+    (r00, r01, r02, x), (r10, r11, r12, y), (r20, r21, r22, z), (a, b, c, d) = g.tolist()
+    tol = ROTATION_TOL
+    if not (math.isfinite(r00 + r01 + r02 + r10 + r11 + r12 + r20 + r21 + r22 + x + y + z
+                          + a + b + c + d)
+            and max(abs(a), abs(b), abs(c), abs(d - 1.0)) <= tol
+            and max(abs(r00 * r00 + r10 * r10 + r20 * r20 - 1.0),
+                    abs(r01 * r01 + r11 * r11 + r21 * r21 - 1.0),
+                    abs(r02 * r02 + r12 * r12 + r22 * r22 - 1.0),
+                    abs(r00 * r01 + r10 * r11 + r20 * r21),
+                    abs(r00 * r02 + r10 * r12 + r20 * r22),
+                    abs(r01 * r02 + r11 * r12 + r21 * r22)) <= tol
+            and r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20)
+            + r02 * (r10 * r21 - r11 * r20) >= 0):
+        return None
+    tr = r00 + r11 + r22                  # Shepperd: the first largest of tr, r00, r11, r22
+    if tr >= r00 and tr >= r11 and tr >= r22:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+        qx, qy, qz, qw = (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s
+    elif r00 >= r11 and r00 >= r22:
+        s = 2.0 * math.sqrt(max(1.0 + r00 - r11 - r22, 0.0))
+        qx, qy, qz, qw = 0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s
+    elif r11 >= r22:
+        s = 2.0 * math.sqrt(max(1.0 - r00 + r11 - r22, 0.0))
+        qx, qy, qz, qw = (r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s
+    else:
+        s = 2.0 * math.sqrt(max(1.0 - r00 - r11 + r22, 0.0))
+        qx, qy, qz, qw = (r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s
+    n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    if qw < 0.0:
+        n = -n
+    return x, y, z, qx / n, qy / n, qz / n, qw / n
+
+
+def _pose_matrix(v: tuple, n: float) -> np.ndarray:
+    """The 4x4 transform of the position ``v[:3]`` and the finite quaternion ``v[3:7]`` of
+    norm ``n`` (within :data:`QUAT_NORM_TOL` of 1): the floats of
+    ``matrix_from_pose(v[:3], np.array(v[3:7]) / n)`` (normalised, then normalised again as
+    it does), in Python floats instead of its array checks and conversions."""
+    x, y, z, w = v[3] / n, v[4] / n, v[5] / n, v[6] / n
+    m = math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / m, y / m, z / m, w / m
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    return np.array(((1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy), v[0]),
+                     (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx), v[1]),
+                     (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy), v[2]),
+                     (0.0, 0.0, 0.0, 1.0)))
 
 
 def _vector(a: Any, n: int) -> bool:
@@ -137,8 +197,11 @@ class OdometryWriter:
         t = _stamp(stamp_ns)
         if t is None or not _vector(V6, 6):
             return None
-        p, q = pose_from_matrix(g, name="Odometry pose g")
-        return b"".join((_HEADER, t, self._head, _D7.pack(*p.tolist(), *q.tolist()), _ZERO_COV,
+        pose = _pose_values(g)
+        if pose is None:                  # not plainly rigid: checked (and the error named)
+            p, q = pose_from_matrix(g, name="Odometry pose g")
+            pose = (*p.tolist(), *q.tolist())
+        return b"".join((_HEADER, t, self._head, _D7.pack(*pose), _ZERO_COV,
                          _D6.pack(*V6.tolist()), _ZERO_COV))
 
 
@@ -239,7 +302,7 @@ class OdometryReader:
         n = math.sqrt(x * x + y * y + z * z + w * w)
         if not abs(n - 1.0) <= QUAT_NORM_TOL:
             return None
-        return stamp, matrix_from_pose(list(v[:3]), np.array(v[3:7]) / n), np.array(v[7:])
+        return stamp, _pose_matrix(v, n), np.array(v[7:])
 
 
 class WrenchStampedReader:
