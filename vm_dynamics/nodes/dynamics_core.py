@@ -214,21 +214,11 @@ class DynamicsCore(HilInputs):
     def abs_work(self) -> float:
         return self.sim.abs_work
 
-    @property
-    def g(self) -> np.ndarray:
-        return self.sim.arrays()[1].copy()
-
-    @property
-    def V(self) -> np.ndarray:
-        return self.sim.arrays()[2].copy()
-
-    @property
-    def q(self) -> np.ndarray:
-        return self.sim.arrays()[3].copy()
-
-    @property
-    def qd(self) -> np.ndarray:
-        return self.sim.arrays()[4].copy()
+    # copies of the current state's arrays
+    g = property(lambda self: self.sim.arrays()[1].copy())
+    V = property(lambda self: self.sim.arrays()[2].copy())
+    q = property(lambda self: self.sim.arrays()[3].copy())
+    qd = property(lambda self: self.sim.arrays()[4].copy())
 
     @property
     def paused(self) -> bool:
@@ -489,14 +479,15 @@ class DynamicsCore(HilInputs):
         r, m = self.robot, self.model
         t, g, V, q, qd = self.sim.arrays()      # copied: the messages keep them, steps reuse them
         g, V, q, qd = g.copy(), V.copy(), q.copy(), qd.copy()
-        # one builtin_interfaces/Time for every message of the state (the builders take it as is)
+        # one builtin_interfaces/Time for the messages of the state (none if the wire writes all)
         stamp_ns = self.stamp_ns
-        t, stamp = stamp_ns * 1e-9, rm.ns_to_time_msg(stamp_ns)
+        t = stamp_ns * 1e-9
         hil = self.interaction() if self.joint_source != "simulated" else None
         tau = self.inputs.state_effort() if hil is None else hil.tau
         # the node's wire: CDR from the arrays (a path sample's odometry: a message, base_path)
         wire = self.wire if hil is None else None
         data = None if wire is None else wire.joint_state(stamp_ns, q, qd, tau)
+        stamp = None if data else rm.ns_to_time_msg(stamp_ns)
         yield "joint_states", data or rm.joint_state_msg(stamp, m.joint_names, q, qd, tau)
         world, extra = r.odom_frame, ()
         if self.output is not None:             # in orbit: /odom and TF in the output frame
@@ -504,6 +495,9 @@ class DynamicsCore(HilInputs):
             world, V = self.output.frame_id, V6
         V6 = m.group.embed(V)
         data = None if wire is None or self.path_sample else wire.odometry(stamp_ns, g, V6, world)
+        if stamp is None and not (data and "tf" in self.unsubscribed
+                                  and self.joint_source == "simulated"):
+            stamp = rm.ns_to_time_msg(stamp_ns)
         yield "odom", data or rm.odometry_msg(stamp, g, V6, world, r.base_frame)
         if self.capture is not None:            # the target: its transform in the same /tf
             extra = (*extra, self.capture.transform())

@@ -128,6 +128,9 @@ class PublishSchedule:
             state = True                  # not advancing: heartbeat
             if paused and self.heartbeat_ns + 1 < self.max_heartbeat_ns:
                 self.heartbeat_ns += 1
+        # /clock goes with every state, not only at clock_rate: ROS time must reach the stamp
+        # of each state sent (in lockstep every period), or a controller on ROS-time timers
+        # (use_sim_time) would not answer it, and a reset shows as ROS time going back
         clock = state or (s >= self.next_clock and self.clock_allowed(wall_now))
         if state:
             s = check_state()
