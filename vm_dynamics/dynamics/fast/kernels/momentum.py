@@ -5,6 +5,7 @@ from __future__ import annotations
 from .aba import solve_spd
 from .algebra import cross
 from .jit import OPT, njit
+from .rnea import rigid_solve
 
 __all__ = ["momentum_terms", "velocity_from_momentum"]
 
@@ -84,8 +85,25 @@ def velocity_from_momentum(C, P, Ic0, hm, K, V):
 
 @njit(**OPT)
 def _locked_velocity(axes, rootx, P, Ic0, hm, K, V):
-    """:func:`velocity_from_momentum` on the arrays."""
+    """:func:`velocity_from_momentum` on the arrays.  A free rigid base (all six axes, no added
+    inertia) has ``M₀ = Ic0``, the inertia of a rigid body: :func:`.rnea.rigid_solve` (a 3×3
+    solve about the centre of mass, two divisions) instead of the 6×6 LDLᵀ (six pivots in
+    series); in one compiled loop of the stage's kinematics, momentum terms and this solve,
+    floating UR5: 0.60 -> 0.52 µs.  Otherwise the LDLᵀ of the b×b block."""
     b = axes.shape[0]
+    rigid = b == 6
+    for i in range(b):
+        if axes[i] != i:
+            rigid = False
+    if rigid:
+        for r in range(6):
+            for c in range(6):
+                if rootx[r, c] != 0.0:
+                    rigid = False
+    if rigid:
+        for r in range(6):
+            V[r] = P[r] - hm[r]
+        return rigid_solve(Ic0, V)
     for r in range(b):
         V[r] = P[r] - hm[axes[r]]
         for c in range(b):
