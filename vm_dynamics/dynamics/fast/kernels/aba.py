@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .algebra import check_pose
+from .algebra import check_pose, cross
 from .jit import OPT, get_num_threads, njit, prange
-from .kinematics import add_external, bias, body_bias, gravity_local, kinematics, velocities, workspace
+from .kinematics import add_external, bias, body_bias, gravity_local, kinematics, workspace
 
-__all__ = ["solve_spd", "aba_dynamics", "aba_core", "forward_dynamics", "forward_dynamics_range",
-           "forward_dynamics_batch", "num_threads"]
+__all__ = ["solve_spd", "aba_dynamics", "aba_core", "velocity_pass", "free_joint_backward",
+           "forward_dynamics", "forward_dynamics_range", "forward_dynamics_batch", "num_threads"]
 
 
 @njit(inline="always", **OPT)
@@ -80,66 +80,132 @@ def aba_dynamics(C, gloc, V, qd, tau, bw, fw_body, fw, out, ws):
     return aba_core(C, gloc, V, qd, tau, ext, out, ws)
 
 
+@njit(inline="always", **OPT)
+def _bias_less_external(IA, vel, ext, pA, k):
+    """``pA[k] = −ad_{v_k}ᵀ(I_k v_k) − ext[k]`` of body ``k``'s inertia in the layout of
+    :func:`.kinematics.kinematics` (:func:`.kinematics.body_bias`)."""
+    f0, f1, f2, f3, f4, f5 = body_bias(IA[k], vel[k])
+    pA[k, 0] = f0 - ext[k, 0]
+    pA[k, 1] = f1 - ext[k, 1]
+    pA[k, 2] = f2 - ext[k, 2]
+    pA[k, 3] = f3 - ext[k, 3]
+    pA[k, 4] = f4 - ext[k, 4]
+    pA[k, 5] = f5 - ext[k, 5]
+
+
+@njit(inline="always", **OPT)
+def velocity_pass(parent, rootx, axes, V, qd, ext, S, IA, vel, cacc, pA, rhs):
+    """The first pass of the ABA, root → leaves, in one sweep: each body's twist ``vel[k]``
+    (``ι₀V + Σ_{path} S_i q̇_i``), its joint's ``cacc[j] = ad_{v_parent}(S_j q̇_j)`` (as
+    :func:`.kinematics.body_velocities`, the same operations) and its bias force ``pA[k]``
+    (:func:`_bias_less_external`) while its twist is at hand; the added inertia's gyroscopic
+    wrench −ad_Vᵀ(M_A V) on the root only if ``rootx`` has a nonzero entry (a vehicle without
+    M_A skips a 6×6 product).  ``rhs``: scratch.  Inlined into :func:`aba_core` and
+    :func:`.hybrid.hybrid_core`."""
+    n = qd.shape[0]
+    for r in range(6):
+        vel[0, r] = 0.0
+    for i in range(axes.shape[0]):
+        vel[0, axes[i]] = V[i]
+    _bias_less_external(IA, vel, ext, pA, 0)
+    added = False
+    for r in range(6):
+        for c in range(6):
+            if rootx[r, c] != 0.0:
+                added = True
+    if added:
+        bias(rootx, vel[0], rhs)
+        for r in range(6):
+            pA[0, r] += rhs[r]
+    for j in range(n):
+        p = parent[j]
+        k = j + 1
+        u = qd[j]
+        s0, s1, s2 = S[j, 0] * u, S[j, 1] * u, S[j, 2] * u
+        s3, s4, s5 = S[j, 3] * u, S[j, 4] * u, S[j, 5] * u
+        vp0, vp1, vp2 = vel[p, 0], vel[p, 1], vel[p, 2]
+        vp3, vp4, vp5 = vel[p, 3], vel[p, 4], vel[p, 5]
+        # ad_v W = [ω × w_v + v × w_ω ; ω × w_ω]
+        a0, a1, a2 = cross(vp3, vp4, vp5, s0, s1, s2)
+        b0, b1, b2 = cross(vp0, vp1, vp2, s3, s4, s5)
+        c0, c1, c2 = cross(vp3, vp4, vp5, s3, s4, s5)
+        cacc[j, 0] = a0 + b0
+        cacc[j, 1] = a1 + b1
+        cacc[j, 2] = a2 + b2
+        cacc[j, 3] = c0
+        cacc[j, 4] = c1
+        cacc[j, 5] = c2
+        vel[k, 0] = vp0 + s0
+        vel[k, 1] = vp1 + s1
+        vel[k, 2] = vp2 + s2
+        vel[k, 3] = vp3 + s3
+        vel[k, 4] = vp4 + s4
+        vel[k, 5] = vp5 + s5
+        _bias_less_external(IA, vel, ext, pA, k)
+
+
+@njit(inline="always", **OPT)
+def free_joint_backward(tau, S, IA, cacc, pA, U, aux, Ic, j, k, p):
+    """One step of the ABA's backward pass over the free joint ``j`` (child body ``k``, parent
+    ``p``): ``U_j = I^A_k S_j``, ``D_j = S_jᵀU_j``, ``u_j = τ_j − S_jᵀp^A_k`` (``aux[j] =
+    (1/D_j, u_j)``), then ``I^A_p += I^A_k − U_j U_jᵀ/D_j`` (symmetric: the upper half
+    computed, mirrored) and ``p^A_p += p^A_k + I^A_k c_j + U_j (u_j − U_jᵀc_j)/D_j``.
+    ``Ic``: scratch of 6.  False if ``D_j`` is not positive.  Inlined into :func:`aba_core`
+    and :func:`.hybrid.hybrid_core`."""
+    Ik = IA[k]
+    Sj = S[j]
+    cj = cacc[j]
+    D = 0.0
+    Uc = 0.0
+    Sp = 0.0
+    for r in range(6):
+        s = 0.0
+        t = 0.0
+        for c in range(6):
+            s += Ik[r, c] * Sj[c]
+            t += Ik[r, c] * cj[c]
+        U[j, r] = s
+        Ic[r] = t
+        D += Sj[r] * s
+        Uc += s * cj[r]
+        Sp += Sj[r] * pA[k, r]
+    if not D > 0.0:
+        return False
+    Dinv = 1.0 / D
+    u = tau[j] - Sp
+    aux[j, 0] = Dinv
+    aux[j, 1] = u
+    coef = (u - Uc) * Dinv
+    Ip = IA[p]
+    for r in range(6):
+        Ur = U[j, r] * Dinv
+        for c in range(r, 6):
+            x = Ip[r, c] + (Ik[r, c] - Ur * U[j, c])
+            Ip[r, c] = x
+            Ip[c, r] = x
+        pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
+    return True
+
+
 # complexity: compiled kernel: the three ABA passes stay in one function (numba keeps the work
 # arrays local)
 @njit(**OPT)
 def aba_core(C, gloc, V, qd, tau, ext, out, ws):  # noqa: C901
     """ABA passes with the external wrenches ``ext[k]`` (vehicle axes, about the vehicle
-    origin) already summed per body; ``ws.vel`` holds the body twists on return."""
+    origin) already summed per body; ``ws.vel`` holds the body twists on return.  The velocity
+    pass and the bias forces in one sweep (:func:`velocity_pass`), the backward pass by
+    :func:`free_joint_backward`."""
     parent, rootx, axes = C.parent, C.rootx, C.axes
     S, IA, vel, cacc, pA, U, aux, acc, K, rhs = ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, \
         ws.aux, ws.acc, ws.K, ws.rhs
     n = qd.shape[0]
     b = axes.shape[0]
-    velocities(C, V, qd, ws)
-    for k in range(n + 1):
-        f0, f1, f2, f3, f4, f5 = body_bias(IA[k], vel[k])
-        pA[k, 0] = f0 - ext[k, 0]
-        pA[k, 1] = f1 - ext[k, 1]
-        pA[k, 2] = f2 - ext[k, 2]
-        pA[k, 3] = f3 - ext[k, 3]
-        pA[k, 4] = f4 - ext[k, 4]
-        pA[k, 5] = f5 - ext[k, 5]
-    bias(rootx, vel[0], rhs)
-    for r in range(6):
-        pA[0, r] += rhs[r]
-    # leaves → root: articulated inertias I^A and bias forces p^A
+    velocity_pass(parent, rootx, axes, V, qd, ext, S, IA, vel, cacc, pA, rhs)
+    # leaves → root: articulated inertias I^A and bias forces p^A (rhs is free until the
+    # root's solve below)
     for j in range(n - 1, -1, -1):
-        k = j + 1
-        p = parent[j]
-        Ik = IA[k]
-        Sj = S[j]
-        cj = cacc[j]
-        D = 0.0
-        Uc = 0.0
-        Sp = 0.0
-        Ic = rhs            # I_k c_j; rhs is free until the root's solve below
-        for r in range(6):
-            s = 0.0
-            t = 0.0
-            for c in range(6):
-                s += Ik[r, c] * Sj[c]
-                t += Ik[r, c] * cj[c]
-            U[j, r] = s
-            Ic[r] = t
-            D += Sj[r] * s
-            Uc += s * cj[r]
-            Sp += Sj[r] * pA[k, r]
-        if not D > 0.0:
+        if not free_joint_backward(tau, S, IA, cacc, pA, U, aux, rhs, j, j + 1, parent[j]):
             return 3
-        Dinv = 1.0 / D
-        u = tau[j] - Sp
-        aux[j, 0] = Dinv
-        aux[j, 1] = u
-        coef = (u - Uc) * Dinv
-        Ip = IA[p]
-        for r in range(6):       # I^A_p += I^A_k − U Uᵀ/D: symmetric, the upper half mirrored
-            Ur = U[j, r] * Dinv
-            for c in range(r, 6):
-                x = Ip[r, c] + (Ik[r, c] - Ur * U[j, c])
-                Ip[r, c] = x
-                Ip[c, r] = x
-            pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
     # the vehicle: ι₀ᵀ I^A₀ ι₀ V̇ = ι₀ᵀ (I^A₀ a_g − p^A₀); a₀ = ι₀V̇ − a_g
     g0, g1, g2 = gloc[0], gloc[1], gloc[2]
     I0 = IA[0]
