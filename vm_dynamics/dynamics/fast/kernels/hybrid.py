@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aba import free_joint_backward, solve_spd, velocity_pass
+from .aba import free_joint_backward, root_solve, velocity_pass
 from .algebra import check_pose
 from .jit import OPT, njit
 from .kinematics import add_external, gravity_local, kinematics, workspace
@@ -71,12 +71,7 @@ def hybrid_core(C, gloc, V, qd, tau, qdd, driven, ext, out, eff, ws):  # noqa: C
     for r in range(6):
         acc[0, r] = 0.0
     if b > 0:
-        for r in range(b):
-            ar = axes[r]
-            rhs[r] = I0[ar, 0] * g0 + I0[ar, 1] * g1 + I0[ar, 2] * g2 - pA[0, ar]
-            for c in range(b):
-                K[r, c] = I0[ar, axes[c]] + rootx[ar, axes[c]]
-        if not solve_spd(K, rhs, b):
+        if not root_solve(rootx, axes, I0, gloc, pA, K, rhs):
             return 3
         for r in range(b):
             acc[0, axes[r]] = rhs[r]
