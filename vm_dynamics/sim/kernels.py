@@ -33,7 +33,7 @@ from ..dynamics.fast.kernels.coupling import couple
 from ..dynamics.fast.kernels.hybrid import hybrid_core
 from ..dynamics.fast.kernels.jit import OPT, njit
 from ..dynamics.fast.kernels.kinematics import add_external, kinematics, velocities
-from ..dynamics.fast.kernels.momentum import momentum_terms, velocity_from_momentum
+from ..dynamics.fast.kernels.momentum import kinematics_momentum, velocity_from_momentum
 from ..forces.kernels import add_wrenches
 from .borrow import borrowed
 from .packed import from_table
@@ -52,13 +52,13 @@ def _stage_velocity(C, form, s, wk):
     ws, sc = wk
     axes = C.axes
     b = axes.shape[0]
-    kinematics(C, s.q, ws)
     m, V, six, six2 = s.m, s.V, sc.six, sc.six2
     if form == 0:
+        kinematics(C, s.q, ws)
         for r in range(b):
             V[r] = m[r]
         return 0
-    momentum_terms(C, s.qd, ws, sc.Ic0, sc.hm)
+    kinematics_momentum(C, s.q, s.qd, ws, sc.Ic0, sc.hm)
     P = sc.P
     if form == 1:                              # P = Ad*_h μ
         for r in range(6):

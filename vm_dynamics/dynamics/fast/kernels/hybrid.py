@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aba import solve_spd
+from .aba import free_joint_backward, root_solve, velocity_pass
 from .algebra import check_pose
 from .jit import OPT, njit
-from .kinematics import add_external, bias, gravity_local, kinematics, velocities, workspace
+from .kinematics import add_external, gravity_local, kinematics, workspace
 
 __all__ = ["hybrid_core", "hybrid_dynamics", "driven_impulse"]
 
@@ -38,76 +38,40 @@ def hybrid_core(C, gloc, V, qd, tau, qdd, driven, ext, out, eff, ws):  # noqa: C
     per body (vehicle axes, about the vehicle origin) and gravity ``gloc`` = Rᵀa.  Joint j is
     driven if ``driven[j]``: its acceleration is ``qdd[j]``; otherwise its effort is
     ``tau[j]``.  Writes ``[V̇; q̈]`` into ``out`` (``q̈_j = qdd[j]`` at driven joints) and the
-    effort of every joint into ``eff`` (``tau[j]`` at free ones); returns a status code."""
+    effort of every joint into ``eff`` (``tau[j]`` at free ones); returns a status code.  The
+    velocity pass and a free joint's backward step are the ABA's (:func:`.aba.velocity_pass`,
+    :func:`.aba.free_joint_backward`: the bias forces from the compact body inertias, the
+    symmetric update of I^A)."""
     parent, rootx, axes = C.parent, C.rootx, C.axes
     S, IA, vel, cacc, pA, U, aux, acc, K, rhs = ws.S, ws.IA, ws.vel, ws.cacc, ws.pA, ws.U, \
         ws.aux, ws.acc, ws.K, ws.rhs
     n = qd.shape[0]
     b = axes.shape[0]
-    velocities(C, V, qd, ws)
-    for k in range(n + 1):
-        bias(IA[k], vel[k], pA[k])
-        for r in range(6):
-            pA[k, r] -= ext[k, r]
-    bias(rootx, vel[0], rhs)
-    for r in range(6):
-        pA[0, r] += rhs[r]
+    velocity_pass(parent, rootx, axes, V, qd, ext, S, IA, vel, cacc, pA, rhs)
     # leaves → root: articulated inertias I^A and bias forces p^A
     for j in range(n - 1, -1, -1):
         k = j + 1
         p = parent[j]
-        Ik = IA[k]
-        Ip = IA[p]
-        Sj = S[j]
         if driven[j]:
+            Ik = IA[k]
+            Ip = IA[p]
             a = qdd[j]
             for r in range(6):
                 s = 0.0
                 for c in range(6):
-                    s += Ik[r, c] * (cacc[j, c] + Sj[c] * a)
+                    s += Ik[r, c] * (cacc[j, c] + S[j, c] * a)
                     Ip[r, c] += Ik[r, c]
                 pA[p, r] += pA[k, r] + s
             continue
-        cj = cacc[j]
-        D = 0.0
-        Uc = 0.0
-        Sp = 0.0
-        Ic = rhs
-        for r in range(6):
-            s = 0.0
-            t = 0.0
-            for c in range(6):
-                s += Ik[r, c] * Sj[c]
-                t += Ik[r, c] * cj[c]
-            U[j, r] = s
-            Ic[r] = t
-            D += Sj[r] * s
-            Uc += s * cj[r]
-            Sp += Sj[r] * pA[k, r]
-        if not D > 0.0:
+        if not free_joint_backward(tau, S, IA, cacc, pA, U, aux, rhs, j, k, p):
             return 3
-        Dinv = 1.0 / D
-        u = tau[j] - Sp
-        aux[j, 0] = Dinv
-        aux[j, 1] = u
-        coef = (u - Uc) * Dinv
-        for r in range(6):
-            Ur = U[j, r] * Dinv
-            for c in range(6):
-                Ip[r, c] += Ik[r, c] - Ur * U[j, c]
-            pA[p, r] += pA[k, r] + Ic[r] + U[j, r] * coef
     # the vehicle: ι₀ᵀ (I^A₀ + M_A) ι₀ V̇ = ι₀ᵀ (I^A₀ a_g − p^A₀); a₀ = ι₀V̇ − a_g
     g0, g1, g2 = gloc[0], gloc[1], gloc[2]
     I0 = IA[0]
     for r in range(6):
         acc[0, r] = 0.0
     if b > 0:
-        for r in range(b):
-            ar = axes[r]
-            rhs[r] = I0[ar, 0] * g0 + I0[ar, 1] * g1 + I0[ar, 2] * g2 - pA[0, ar]
-            for c in range(b):
-                K[r, c] = I0[ar, axes[c]] + rootx[ar, axes[c]]
-        if not solve_spd(K, rhs, b):
+        if not root_solve(rootx, axes, I0, gloc, pA, K, rhs):
             return 3
         for r in range(b):
             acc[0, axes[r]] = rhs[r]

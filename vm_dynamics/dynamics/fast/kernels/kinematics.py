@@ -16,7 +16,8 @@ from .jit import OPT, njit
 from .views import flat_view
 
 __all__ = ["kinematics", "root_pose", "joint_motion", "moved_inertia", "inertia_times",
-           "body_inertia", "velocities", "body_velocities", "bias", "body_bias", "add_external", "add_frame_wrenches",
+           "body_inertia", "store_inertia", "velocities", "body_velocities", "bias", "body_bias",
+           "add_external", "add_frame_wrenches",
            "gravity_local", "frame_pose", "workspace", "workspace_size", "workspace_views"]
 
 
@@ -175,6 +176,14 @@ def body_inertia(row, R, p, out):
     ``out``.  Inlined into the loop of :func:`kinematics` (called, it was a tenth of a step's
     time beside the rest of the kinematics)."""
     m, n, Io = moved_inertia(row, R, p)
+    store_inertia(m, n, Io, out)
+
+
+@njit(inline="always", **OPT)
+def store_inertia(m, n, Io, out):
+    """The compact inertia ``(m, n = h', Io)`` of :func:`moved_inertia` as the 6×6
+    ``[[m I, -n~], [n~, I_o']]`` into ``out`` (the layout :func:`kinematics` leaves in
+    ``ws.IA``)."""
     n0, n1, n2 = n
     out[3, 3], out[3, 4], out[3, 5] = Io[0], Io[1], Io[2]
     out[4, 3], out[4, 4], out[4, 5] = Io[1], Io[3], Io[4]
@@ -286,13 +295,14 @@ def bias(I, v, out):
     out[5] = b2 + c2
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def add_external(axes, bw, fw_body, fw, Rw, Pw, out, sign):
     """out[k] += sign · (external wrenches on body k), in vehicle axes about the vehicle origin.
 
     ``bw`` (b) is the vehicle wrench on the axes of ι₀; ``fw[i]`` is already
     ``Ad⁻ᵀ(ḡ_frame at home) w_i`` on body ``fw_body[i]``; the current one is ``Ad_{G_k}⁻ᵀ`` of
-    it: ``[R f; p × R f + R n]``.
+    it: ``[R f; p × R f + R n]``.  Inlined (every engine stage calls it; called, it passed
+    seven arrays for a few additions).
     """
     for i in range(axes.shape[0]):
         out[0, axes[i]] += sign * bw[i]
