@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....core.validation import MAX_COORDINATE, MAX_MAGNITUDE
+from ....core.validation import MAX_MAGNITUDE
 from ..records import ModelConstants
 from .aba import aba_core
 from .algebra import check_pose, within
-from .checked import OUT_OF_RANGE, pose_in_range
+from .checked import OUT_OF_RANGE, state_in_range
 from .jit import OPT, njit
 from .kinematics import add_external, gravity_local, kinematics, workspace_size, workspace_views
 from .objects import borrow
@@ -128,8 +128,7 @@ def forward_dynamics_checked(P, g, V, q, qd, tau, bw, out):
         return WRONG_SHAPE
     if not check_pose(g):
         return 1
-    if not (pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE)
-            and within(qd, MAX_MAGNITUDE) and within(tau, MAX_MAGNITUDE)):
+    if not (state_in_range(g, V, q, qd) and within(tau, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
     if bw is None:
         return _aba(P, g, V, q, qd, tau, constants(P)[1], out)
@@ -167,8 +166,7 @@ def inverse_dynamics_checked(P, g, V, q, qd, Vdot, qdd, out):
         return WRONG_SHAPE
     if not check_pose(g):
         return 1
-    if not (pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE)
-            and within(qd, MAX_MAGNITUDE) and within(Vdot, MAX_MAGNITUDE)
+    if not (state_in_range(g, V, q, qd) and within(Vdot, MAX_MAGNITUDE)
             and within(qdd, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
     return _rnea(P, g, V, q, qd, Vdot, qdd, out)
