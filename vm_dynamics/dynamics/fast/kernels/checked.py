@@ -41,14 +41,24 @@ def state_in_range(g, V, q, qd):
         and within(qd, MAX_MAGNITUDE)
 
 
+@njit(inline="always", **OPT)
+def _inputs_status(g, V, q, qd, x, y):
+    """0 if ``g`` is a rigid transform and the state and the two inputs ``x``, ``y`` (of
+    magnitude at most MAX_MAGNITUDE) are in range; else 1 (``g``) or :data:`OUT_OF_RANGE`."""
+    if not check_pose(g):
+        return 1
+    if not (state_in_range(g, V, q, qd) and within(x, MAX_MAGNITUDE)
+            and within(y, MAX_MAGNITUDE)):
+        return OUT_OF_RANGE
+    return 0
+
+
 @njit(**OPT)
 def forward_dynamics(C, g, V, q, qd, tau, bw, fw_body, fw, out):
     """:func:`.aba.forward_dynamics` of inputs in range (else :data:`OUT_OF_RANGE`)."""
-    if not check_pose(g):
-        return 1
-    if not (state_in_range(g, V, q, qd) and within(tau, MAX_MAGNITUDE)
-            and within(bw, MAX_MAGNITUDE)):
-        return OUT_OF_RANGE
+    st = _inputs_status(g, V, q, qd, tau, bw)
+    if st:
+        return st
     return aba.forward_dynamics(C, g, V, q, qd, tau, bw, fw_body, fw, out)
 
 
@@ -74,11 +84,9 @@ def states_in_range(X, status):
 @njit(**OPT)
 def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
     """:func:`.rnea.inverse_dynamics` of inputs in range (else :data:`OUT_OF_RANGE`)."""
-    if not check_pose(g):
-        return 1
-    if not (state_in_range(g, V, q, qd) and within(Vdot, MAX_MAGNITUDE)
-            and within(qdd, MAX_MAGNITUDE)):
-        return OUT_OF_RANGE
+    st = _inputs_status(g, V, q, qd, Vdot, qdd)
+    if st:
+        return st
     return rnea.inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out)
 
 
@@ -86,11 +94,9 @@ def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
 def free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out):
     """:func:`.rnea.free_floating_inverse_dynamics` of inputs in range (else
     :data:`OUT_OF_RANGE`)."""
-    if not check_pose(g):
-        return 1
-    if not (state_in_range(g, V, q, qd) and within(qdd, MAX_MAGNITUDE)
-            and within(bw, MAX_MAGNITUDE)):
-        return OUT_OF_RANGE
+    st = _inputs_status(g, V, q, qd, qdd, bw)
+    if st:
+        return st
     return rnea.free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out)
 
 
