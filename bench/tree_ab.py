@@ -33,7 +33,7 @@ import statistics
 import sys
 import time
 
-from trees import child_result
+from trees import child_result, tree_arguments
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -100,15 +100,11 @@ def _child(only, repeats, robot="ur5"):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("a", nargs="?")
-    ap.add_argument("b", nargs="?")
-    ap.add_argument("--cache-a")
-    ap.add_argument("--cache-b")
+    tree_arguments(ap)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--only", default="ct,open,step,run")       # and mj
     ap.add_argument("--robot", default="ur5", help="ur5 (default) or b1_z1")
-    ap.add_argument("--child", action="store_true")
     args = ap.parse_args(argv)
     only = args.only.split(",")
     if args.child:

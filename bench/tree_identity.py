@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from trees import child_result
+from trees import child_result, tree_arguments
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = ("panda_on_bus", "uvms", "spacecraft_arm", "tumbling", "satellite_wheels",
@@ -96,12 +96,8 @@ def _child(duration):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("a", nargs="?")
-    ap.add_argument("b", nargs="?")
-    ap.add_argument("--cache-a")
-    ap.add_argument("--cache-b")
+    tree_arguments(ap)
     ap.add_argument("--duration", type=float, default=1.0)
-    ap.add_argument("--child", action="store_true")
     args = ap.parse_args(argv)
     if args.child:
         _child(args.duration)

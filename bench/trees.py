@@ -9,6 +9,18 @@ import subprocess
 import sys
 
 
+def tree_arguments(ap) -> None:
+    """Add an A/B script's arguments for its two checkouts to the parser ``ap``: the trees
+    ``a`` and ``b`` (optional where the script can run as ``--child``), their numba caches
+    ``--cache-a`` and ``--cache-b`` (:func:`child_result`'s ``cache``), and ``--child`` (the
+    run inside one tree)."""
+    ap.add_argument("a", nargs="?")
+    ap.add_argument("b", nargs="?")
+    ap.add_argument("--cache-a")
+    ap.add_argument("--cache-b")
+    ap.add_argument("--child", action="store_true")
+
+
 def child_result(script: str, tree: str, cache: str | None, args: list[str]) -> dict:
     """Run ``script --child args`` with ``PYTHONPATH`` the ``tree`` (and ``NUMBA_CACHE_DIR``
     ``cache`` if given); the JSON object of its last output line, less its ``file`` (the

@@ -125,6 +125,15 @@ class Controller:
         """Return ``(tau, base_wrench)``: joint torques (n) and vehicle body wrench (b)."""
         raise NotImplementedError
 
+    def _hold(self, model, state) -> None:
+        """Set the hold set-points ``q_hold``, ``g_hold`` of :meth:`reset`: copies of
+        ``state``'s ``q`` and ``g``, or the neutral configuration and the identity without
+        one (the built-in laws' reference where theirs gives none)."""
+        if state is None:
+            self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)
+        else:
+            self.g_hold, _, self.q_hold, _ = (a.copy() for a in read_state(model, state))
+
     def _require_reset(self):
         if self.model is None:
             raise RuntimeError(f"{self.name}: call reset(model, state) before compute()")

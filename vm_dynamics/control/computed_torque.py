@@ -166,10 +166,7 @@ class ComputedTorqueController(Controller):
         if self.params["dynamics"] != "lp":          # the O(n) recursions (numba or numpy)
             from ..dynamics import fast
             self.fast = fast.fast_model(model, fast.resolve_backend("auto"))
-        if state is None:
-            self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)
-        else:
-            self.g_hold, _, self.q_hold, _ = (a.copy() for a in read_state(model, state))
+        self._hold(model, state)
 
     def compiled_law(self, reference):
         """This law on the numba kernels (:class:`~vm_dynamics.control.compiled.CompiledLaw`)

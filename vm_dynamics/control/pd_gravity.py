@@ -32,7 +32,7 @@ from .base import Controller, gain_vector, known_wrenches, pose_gains, read_stat
 from .computed_torque import free_floating_terms, joint_reference, pose_reference
 from .references import as_reference
 
-__all__ = ["PDGravityController", "checked_state", "checked_output"]
+__all__ = ["PDGravityController", "CheckedController", "checked_state", "checked_output"]
 
 
 def checked_state(model, state, owner: str):
@@ -54,10 +54,26 @@ def checked_output(owner: str, tau, base_wrench):
                              f"(it overflows); check the state and the gains")
     return tau, base_wrench
 
-__all__ = ["PDGravityController"]
+
+class CheckedController(Controller):
+    """A controller whose law runs in numpy on a checked state: :meth:`compute` reads the
+    state with :func:`checked_state` and the reference with ``as_reference``, calls the
+    subclass's ``_law(t, state, model, g, V, q, qd, ref)`` with numpy's floating-point
+    warnings off and returns its ``(tau, base_wrench)`` through :func:`checked_output` (an
+    overflow is that ``ValueError``, not a warning)."""
+
+    def compute(self, t, state, reference):
+        with np.errstate(all="ignore"):     # an overflow is reported by checked_output
+            model = self._require_reset()
+            g, V, q, qd = checked_state(model, state, self.name)
+            ref = as_reference(reference)
+            return checked_output(self.name, *self._law(t, state, model, g, V, q, qd, ref))
+
+    def _law(self, t, state, model, g, V, q, qd, ref):  # pragma: no cover - overridden
+        raise NotImplementedError
 
 
-class PDGravityController(Controller):
+class PDGravityController(CheckedController):
     """PD + gravity/buoyancy compensation.  Parameters: ``mode`` [``free_floating``] or
     ``actuated_base``; ``kp``, ``kd`` (scalars or n-lists, N·m/rad; None = derived);
     ``kp_lin``, ``kp_ang``, ``kd_lin``, ``kd_ang`` (3-lists/scalars) or ``kp_base``, ``kd_base``
@@ -77,10 +93,7 @@ class PDGravityController(Controller):
         self.kd_base = pose_gains(params, self.name, "kd_lin", "kd_ang", "kd_base", None)
 
     def _reset(self, model, state):
-        if state is None:
-            self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)
-        else:
-            self.g_hold, _, self.q_hold, _ = (a.copy() for a in read_state(model, state))
+        self._hold(model, state)
         w, z = float(self.params["omega"]), float(self.params["zeta"])
         free = self.params["mode"] == "free_floating" or model.b == 0
         t = lp.lp_terms(model, self.q_hold, derivatives=False)
@@ -95,14 +108,7 @@ class PDGravityController(Controller):
         self.kp_b = w * w * m0 if self.kp_base is None else self.kp_base
         self.kd_b = 2.0 * z * w * m0 if self.kd_base is None else self.kd_base
 
-    def compute(self, t, state, reference):
-        with np.errstate(all="ignore"):     # an overflow is reported by checked_output
-            return checked_output(self.name, *self._compute(t, state, reference))
-
-    def _compute(self, t, state, reference):
-        model = self._require_reset()
-        g, V, q, qd = checked_state(model, state, self.name)
-        ref = as_reference(reference)
+    def _law(self, t, state, model, g, V, q, qd, ref):
         q_d, qd_d, _ = joint_reference(ref.joint, t, model.n, self.q_hold)
         zb, zn = np.zeros(model.b), np.zeros(model.n)
         # static compensation: the known wrenches evaluated at rest (buoyancy, not damping)

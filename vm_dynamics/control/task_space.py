@@ -25,15 +25,14 @@ import numpy as np
 
 from ..dynamics import lp
 from ..dynamics.lp import jacobian_dot_z  # noqa: F401  (public here too; the algorithm lives in lp)
-from .base import Controller, gain_vector, known_wrenches, pose_gains, read_state
+from .base import gain_vector, known_wrenches, pose_gains
 from .computed_torque import (
     free_floating_terms,
     joint_reference,
     pose_reference,
     se3_tracking_acceleration,
 )
-from .pd_gravity import checked_output, checked_state
-from .references import as_reference
+from .pd_gravity import CheckedController
 
 __all__ = ["TaskSpaceController", "jacobian_dot_z", "damped_pinv"]
 
@@ -46,7 +45,7 @@ def damped_pinv(J: np.ndarray, lam_max: float, eps: float):
     return (Vt.T * (s / (s * s + lam2))) @ U.T
 
 
-class TaskSpaceController(Controller):
+class TaskSpaceController(CheckedController):
     """Resolved-acceleration end-effector pose control (see the module docstring).
 
     Parameters: ``mode`` [``free_floating``] or ``actuated_base``; ``frame`` [last URDF frame];
@@ -85,20 +84,10 @@ class TaskSpaceController(Controller):
         self.frame = frame
         self.kp_n = gain_vector(self.params["kp_null"], model.n, "kp_null", self.name)
         self.kd_n = gain_vector(self.params["kd_null"], model.n, "kd_null", self.name)
-        if state is None:
-            self.q_hold, self.g_hold = model.neutral_configuration(), np.eye(4)
-        else:
-            self.g_hold, _, self.q_hold, _ = (a.copy() for a in read_state(model, state))
+        self._hold(model, state)
         self.ee_hold = self.g_hold @ model.frame_pose(self.q_hold, frame)
 
-    def compute(self, t, state, reference):
-        with np.errstate(all="ignore"):     # an overflow is reported by checked_output
-            return checked_output(self.name, *self._compute(t, state, reference))
-
-    def _compute(self, t, state, reference):
-        model = self._require_reset()
-        g, V, q, qd = checked_state(model, state, self.name)
-        ref = as_reference(reference)
+    def _law(self, t, state, model, g, V, q, qd, ref):
         terms = lp.lp_terms(model, q)
         kin = terms.kin
         J0, Jm = lp.frame_jacobian(model, kin, self.frame)

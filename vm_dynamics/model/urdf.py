@@ -318,16 +318,21 @@ def _resolve_mimics(joints: dict, raw: dict) -> dict:
     return out
 
 
+def _new_name(element, tag: str, seen, desc: str) -> str:
+    """The ``name`` of the ``<tag>`` ``element``: present, and not one of ``seen``."""
+    name = element.get("name")
+    if not name:
+        raise ValueError(f"{desc}: a <{tag}> has no name")
+    if name in seen:
+        raise ValueError(f"{desc}: duplicate {tag} '{name}'")
+    return name
+
+
 def _collect_links(root, desc: str) -> dict:
     """``{name: <link> element}``; names present and unique."""
     links = {}
     for link in root.findall("link"):
-        name = link.get("name")
-        if not name:
-            raise ValueError(f"{desc}: a <link> has no name")
-        if name in links:
-            raise ValueError(f"{desc}: duplicate link '{name}'")
-        links[name] = link
+        links[_new_name(link, "link", links, desc)] = link
     if not links:
         raise ValueError(f"{desc}: no <link> elements")
 
@@ -342,11 +347,7 @@ def _collect_joints(root, links: dict, desc: str):
     parent_joint = {}
     raw_mimic = {}
     for joint in root.findall("joint"):
-        jname = joint.get("name")
-        if not jname:
-            raise ValueError(f"{desc}: a <joint> has no name")
-        if jname in joints:
-            raise ValueError(f"{desc}: duplicate joint '{jname}'")
+        jname = _new_name(joint, "joint", joints, desc)
         jtype = joint.get("type")
         if jtype in _UNSUPPORTED:
             raise ValueError(f"joint '{jname}': type '{jtype}' is not supported inside the tree "

@@ -40,7 +40,8 @@ class CompiledStages:
         self.work = buffer_views(self.buf, self.b, n_tree)        # views into buf
         self.sc = self.work.sc
         #: the records every step reads unchanged, and the step's records as one table
-        #: (:mod:`.packed`; built at a step, again when the states' arrays are replaced)
+        #: (:mod:`.packed`; the warm-up's at first, built at a step from the last one, again
+        #: when the states' arrays are replaced)
         self.fixed, self.pack = (self.C, self.F, self.tab, self.work), None
         self.rates = Rates(np.empty(6), np.empty(self.b), np.empty(self.n), np.empty(2))
         self.stage_rec = Stage(np.empty((4, 4)), np.empty((4, 4)), np.empty(self.b),
@@ -81,9 +82,11 @@ class CompiledStages:
                 return
             self.k_step = bind_compiled(ek.engine_step, (C, F, tab, spec, x, held, pr,
                                                          self.state_arrays(), buf))
-            packed = PackedRecords(self.fixed, x, self.state_arrays())
-            self.k_packed = bind_packed(ek.engine_step_packed, (packed.table, packed.tref, 0,
-                                                                spec, held, pr))
+            # kept as the first step's ``like``: that step's table takes over its type and
+            # the fixed records' entries, and computes only the states' (:meth:`step`)
+            p = self.pack = PackedRecords(self.fixed, x, self.state_arrays())
+            self.k_packed = bind_packed(ek.engine_step_packed, (p.table, p.tref, 0, spec, held,
+                                                                pr))
             self.k_rollout = bind_compiled(ek.engine_rollout, (
                 C, F, tab, spec, x, held, PrescribedRows(P[None], P[None], P[None]),
                 self.state_arrays(1), buf))

@@ -265,6 +265,8 @@ class FastModel:
         return out, st
 
     def _tree_mass_matrix(self, qf):
+        """``(M, status)``: the tree's mass matrix at the tree's coordinates ``qf`` (the
+        model's ``q`` where no joint is a mimic), compiled or numpy; status 2 if not finite."""
         if self._nb is not None:
             M = np.empty((self.b + self.n_tree,) * 2)
             st = self._mm(self._kc, qf, M)
@@ -531,20 +533,10 @@ class FastModel:
         q = self._vec(q, self.n, "q")
         if not self._checks_range:
             self._validate({"q": q})
-        if self.coupled:
-            M, st = self._tree_mass_matrix(self._tree(q)[0])
-            if not st:
-                with np.errstate(all="ignore"):
-                    M = self._reduce(M)
-                st = 0 if np.all(np.isfinite(M)) else 2
-            if st:
-                self._raise(st, {"q": q})
-            return M
-        if self._nb is not None:
-            M = np.empty((self.b + self.n,) * 2)
-            st = self._mm(self._kc, q, M)
-        else:
-            M = _npk.mass_matrix(self, q)
+        M, st = self._tree_mass_matrix(self._tree(q)[0] if self.coupled else q)
+        if self.coupled and not st:
+            with np.errstate(all="ignore"):
+                M = self._reduce(M)
             st = 0 if np.all(np.isfinite(M)) else 2
         if st:
             self._raise(st, {"q": q})

@@ -16,7 +16,7 @@ from . import aba, crba, kinematics, rnea
 from .algebra import check_pose, within
 from .jit import OPT, njit
 
-__all__ = ["OUT_OF_RANGE", "pose_in_range", "states_in_range", "forward_dynamics", "inverse_dynamics",
+__all__ = ["OUT_OF_RANGE", "pose_in_range", "state_in_range", "states_in_range", "forward_dynamics", "inverse_dynamics",
            "free_floating_inverse_dynamics", "mass_matrix", "frame_pose"]
 
 #: Status of an input out of the accepted range (the kernels' other codes: 0 ok, 1 ``g`` not a
@@ -32,15 +32,33 @@ def pose_in_range(g):
         and abs(g[2, 3]) <= MAX_MAGNITUDE
 
 
+@njit(inline="always", **OPT)
+def state_in_range(g, V, q, qd):
+    """True if the state ``(g, V, q, qd)`` is in the public API's range: ``g``'s translation
+    (:func:`pose_in_range`), ``V`` and ``qd`` of magnitude at most MAX_MAGNITUDE, ``q`` at most
+    MAX_COORDINATE, nothing NaN (every entry point's test before its own inputs')."""
+    return pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE) \
+        and within(qd, MAX_MAGNITUDE)
+
+
+@njit(inline="always", **OPT)
+def _inputs_status(g, V, q, qd, x, y):
+    """0 if ``g`` is a rigid transform and the state and the two inputs ``x``, ``y`` (of
+    magnitude at most MAX_MAGNITUDE) are in range; else 1 (``g``) or :data:`OUT_OF_RANGE`."""
+    if not check_pose(g):
+        return 1
+    if not (state_in_range(g, V, q, qd) and within(x, MAX_MAGNITUDE)
+            and within(y, MAX_MAGNITUDE)):
+        return OUT_OF_RANGE
+    return 0
+
+
 @njit(**OPT)
 def forward_dynamics(C, g, V, q, qd, tau, bw, fw_body, fw, out):
     """:func:`.aba.forward_dynamics` of inputs in range (else :data:`OUT_OF_RANGE`)."""
-    if not check_pose(g):
-        return 1
-    if not (pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE)
-            and within(qd, MAX_MAGNITUDE) and within(tau, MAX_MAGNITUDE)
-            and within(bw, MAX_MAGNITUDE)):
-        return OUT_OF_RANGE
+    st = _inputs_status(g, V, q, qd, tau, bw)
+    if st:
+        return st
     return aba.forward_dynamics(C, g, V, q, qd, tau, bw, fw_body, fw, out)
 
 
@@ -56,9 +74,8 @@ def states_in_range(X, status):
         if not check_pose(g[i]):
             status[i] = 1
             ok = False
-        elif not (pose_in_range(g[i]) and within(V[i], MAX_MAGNITUDE)
-                  and within(q[i], MAX_COORDINATE) and within(qd[i], MAX_MAGNITUDE)
-                  and within(tau[i], MAX_MAGNITUDE) and within(bw[i], MAX_MAGNITUDE)):
+        elif not (state_in_range(g[i], V[i], q[i], qd[i]) and within(tau[i], MAX_MAGNITUDE)
+                  and within(bw[i], MAX_MAGNITUDE)):
             status[i] = OUT_OF_RANGE
             ok = False
     return ok
@@ -67,12 +84,9 @@ def states_in_range(X, status):
 @njit(**OPT)
 def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
     """:func:`.rnea.inverse_dynamics` of inputs in range (else :data:`OUT_OF_RANGE`)."""
-    if not check_pose(g):
-        return 1
-    if not (pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE)
-            and within(qd, MAX_MAGNITUDE) and within(Vdot, MAX_MAGNITUDE)
-            and within(qdd, MAX_MAGNITUDE)):
-        return OUT_OF_RANGE
+    st = _inputs_status(g, V, q, qd, Vdot, qdd)
+    if st:
+        return st
     return rnea.inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out)
 
 
@@ -80,12 +94,9 @@ def inverse_dynamics(C, g, V, q, qd, Vdot, qdd, fw_body, fw, out):
 def free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out):
     """:func:`.rnea.free_floating_inverse_dynamics` of inputs in range (else
     :data:`OUT_OF_RANGE`)."""
-    if not check_pose(g):
-        return 1
-    if not (pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE)
-            and within(qd, MAX_MAGNITUDE) and within(qdd, MAX_MAGNITUDE)
-            and within(bw, MAX_MAGNITUDE)):
-        return OUT_OF_RANGE
+    st = _inputs_status(g, V, q, qd, qdd, bw)
+    if st:
+        return st
     return rnea.free_floating_inverse_dynamics(C, g, V, q, qd, qdd, bw, fw_body, fw, out)
 
 

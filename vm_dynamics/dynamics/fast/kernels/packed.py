@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....core.validation import MAX_COORDINATE, MAX_MAGNITUDE
+from ....core.validation import MAX_MAGNITUDE
 from ..records import ModelConstants
 from .aba import aba_core
 from .algebra import check_pose, within
-from .checked import OUT_OF_RANGE, pose_in_range
+from .checked import OUT_OF_RANGE, state_in_range
 from .jit import OPT, njit
 from .kinematics import add_external, gravity_local, kinematics, workspace_size, workspace_views
 from .objects import borrow
@@ -128,8 +128,7 @@ def forward_dynamics_checked(P, g, V, q, qd, tau, bw, out):
         return WRONG_SHAPE
     if not check_pose(g):
         return 1
-    if not (pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE)
-            and within(qd, MAX_MAGNITUDE) and within(tau, MAX_MAGNITUDE)):
+    if not (state_in_range(g, V, q, qd) and within(tau, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
     if bw is None:
         return _aba(P, g, V, q, qd, tau, constants(P)[1], out)
@@ -167,8 +166,7 @@ def inverse_dynamics_checked(P, g, V, q, qd, Vdot, qdd, out):
         return WRONG_SHAPE
     if not check_pose(g):
         return 1
-    if not (pose_in_range(g) and within(V, MAX_MAGNITUDE) and within(q, MAX_COORDINATE)
-            and within(qd, MAX_MAGNITUDE) and within(Vdot, MAX_MAGNITUDE)
+    if not (state_in_range(g, V, q, qd) and within(Vdot, MAX_MAGNITUDE)
             and within(qdd, MAX_MAGNITUDE)):
         return OUT_OF_RANGE
     return _rnea(P, g, V, q, qd, Vdot, qdd, out)
@@ -182,20 +180,50 @@ def inverse_dynamics_checked(P, g, V, q, qd, Vdot, qdd, out):
 # array (pack_constants): the other arguments must be arrays of its type.
 
 
-@njit(**OPT)
-def forward_dynamics_objects(P, g, V, q, qd, tau, bw, out):
-    """:func:`forward_dynamics_checked` of objects (``bw`` an array: zeros for none);
-    :data:`WRONG_KIND` if one is not a float64 C-contiguous aligned array of the right
-    dimensions (``out`` writeable)."""
+@njit(inline="always", **OPT)
+def _borrowed(P, g, V, q, qd, x, y, out):
+    """``(ok, P, g, V, q, qd, x, y, out)``: the eight arguments of a forward or inverse
+    dynamics entry point below (``x, y``: ``tau, bw`` or ``Vdot, qdd``) as borrowed arrays
+    (:func:`.objects.borrow`), ``ok`` False if one is not a float64 C-contiguous aligned
+    array of its dimensions (``g`` two, the others one; ``out`` writeable).  Inlined: the
+    same compiled code as the eight borrows written out."""
     k0, Pa = borrow(P, P, 1, False)
     k1, ga = borrow(g, P, 2, False)
     k2, Va = borrow(V, P, 1, False)
     k3, qa = borrow(q, P, 1, False)
     k4, qda = borrow(qd, P, 1, False)
-    k5, ta = borrow(tau, P, 1, False)
-    k6, bwa = borrow(bw, P, 1, False)
+    k5, xa = borrow(x, P, 1, False)
+    k6, ya = borrow(y, P, 1, False)
     k7, oa = borrow(out, P, 1, True)
-    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
+    return (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7), Pa, ga, Va, qa, qda, xa, ya, oa
+
+
+@njit(inline="always", **OPT)
+def _raise_status(st, name):
+    """Raise the error of the status ``st`` of the ``*_into`` entry point ``name`` (none for
+    0): a ``TypeError`` for :data:`WRONG_KIND`, a ``ValueError`` for the others (the
+    kernels' codes of :mod:`.checked`)."""
+    if st == WRONG_KIND:
+        raise TypeError(name + ": every argument must be a float64 C-contiguous aligned "
+                        "numpy array (out writeable)")
+    if st == WRONG_SHAPE:
+        raise ValueError(name + ": an argument has the wrong length")
+    if st == 1:
+        raise ValueError(name + ": g: not a rigid transform")
+    if st == 2:
+        raise ValueError(name + ": non-finite result")
+    if st:
+        raise ValueError(name + ": q: non-positive articulated inertia pivot (mass matrix not "
+                         "positive definite)")
+
+
+@njit(**OPT)
+def forward_dynamics_objects(P, g, V, q, qd, tau, bw, out):
+    """:func:`forward_dynamics_checked` of objects (``bw`` an array: zeros for none);
+    :data:`WRONG_KIND` if one is not a float64 C-contiguous aligned array of the right
+    dimensions (``out`` writeable)."""
+    ok, Pa, ga, Va, qa, qda, ta, bwa, oa = _borrowed(P, g, V, q, qd, tau, bw, out)
+    if not ok:
         return WRONG_KIND
     return forward_dynamics_checked(Pa, ga, Va, qa, qda, ta, bwa, oa)
 
@@ -204,15 +232,8 @@ def forward_dynamics_objects(P, g, V, q, qd, tau, bw, out):
 def inverse_dynamics_objects(P, g, V, q, qd, Vdot, qdd, out):
     """:func:`inverse_dynamics_checked` of objects; :data:`WRONG_KIND` as
     :func:`forward_dynamics_objects`."""
-    k0, Pa = borrow(P, P, 1, False)
-    k1, ga = borrow(g, P, 2, False)
-    k2, Va = borrow(V, P, 1, False)
-    k3, qa = borrow(q, P, 1, False)
-    k4, qda = borrow(qd, P, 1, False)
-    k5, Vda = borrow(Vdot, P, 1, False)
-    k6, qdda = borrow(qdd, P, 1, False)
-    k7, oa = borrow(out, P, 1, True)
-    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
+    ok, Pa, ga, Va, qa, qda, Vda, qdda, oa = _borrowed(P, g, V, q, qd, Vdot, qdd, out)
+    if not ok:
         return WRONG_KIND
     return inverse_dynamics_checked(Pa, ga, Va, qa, qda, Vda, qdda, oa)
 
@@ -223,66 +244,33 @@ def forward_dynamics_into(P, g, V, q, qd, tau, bw, out):
     range checks (``model.fast``), returning ``out``; a ``TypeError`` for an argument of
     another kind (as :func:`forward_dynamics_objects`), a ``ValueError`` for one of the wrong
     length or a kernel status."""
-    k0, Pa = borrow(P, P, 1, False)
-    k1, ga = borrow(g, P, 2, False)
-    k2, Va = borrow(V, P, 1, False)
-    k3, qa = borrow(q, P, 1, False)
-    k4, qda = borrow(qd, P, 1, False)
-    k5, ta = borrow(tau, P, 1, False)
-    k6, bwa = borrow(bw, P, 1, False)
-    k7, oa = borrow(out, P, 1, True)
-    n, b = int(Pa[0]), int(Pa[1])
-    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
-        st = WRONG_KIND
-    elif not (ga.shape[0] == 4 and ga.shape[1] == 4 and Va.shape[0] == b and qa.shape[0] == n
-              and qda.shape[0] == n and ta.shape[0] == n and bwa.shape[0] == b
-              and oa.shape[0] == b + n):
-        st = WRONG_SHAPE
-    else:
-        st = forward_dynamics(Pa, ga, Va, qa, qda, ta, bwa, oa)
-    if st == WRONG_KIND:
-        raise TypeError("model.fast.forward_dynamics: every argument must be a float64 "
-                        "C-contiguous aligned numpy array (out writeable)")
-    if st == WRONG_SHAPE:
-        raise ValueError("model.fast.forward_dynamics: an argument has the wrong length")
-    if st == 1:
-        raise ValueError("model.fast.forward_dynamics: g: not a rigid transform")
-    if st == 2:
-        raise ValueError("model.fast.forward_dynamics: non-finite result")
-    if st:
-        raise ValueError("model.fast.forward_dynamics: q: non-positive articulated inertia "
-                         "pivot (mass matrix not positive definite)")
+    ok, Pa, ga, Va, qa, qda, ta, bwa, oa = _borrowed(P, g, V, q, qd, tau, bw, out)
+    st = WRONG_KIND
+    if ok:
+        n, b = int(Pa[0]), int(Pa[1])
+        if not (ga.shape[0] == 4 and ga.shape[1] == 4 and Va.shape[0] == b and qa.shape[0] == n
+                and qda.shape[0] == n and ta.shape[0] == n and bwa.shape[0] == b
+                and oa.shape[0] == b + n):
+            st = WRONG_SHAPE
+        else:
+            st = forward_dynamics(Pa, ga, Va, qa, qda, ta, bwa, oa)
+    _raise_status(st, "model.fast.forward_dynamics")
     return out
 
 
 @njit(**OPT)
 def inverse_dynamics_into(P, g, V, q, qd, Vdot, qdd, out):
     """:func:`inverse_dynamics` of objects without the range checks (``model.fast``),
-    returning ``out``; errors as :func:`forward_dynamics_into`."""
-    k0, Pa = borrow(P, P, 1, False)
-    k1, ga = borrow(g, P, 2, False)
-    k2, Va = borrow(V, P, 1, False)
-    k3, qa = borrow(q, P, 1, False)
-    k4, qda = borrow(qd, P, 1, False)
-    k5, Vda = borrow(Vdot, P, 1, False)
-    k6, qdda = borrow(qdd, P, 1, False)
-    k7, oa = borrow(out, P, 1, True)
-    n, b = int(Pa[0]), int(Pa[1])
-    if not (k0 and k1 and k2 and k3 and k4 and k5 and k6 and k7):
-        st = WRONG_KIND
-    elif not (ga.shape[0] == 4 and ga.shape[1] == 4 and Va.shape[0] == b and qa.shape[0] == n
-              and qda.shape[0] == n and Vda.shape[0] == b and qdda.shape[0] == n
-              and oa.shape[0] == b + n):
-        st = WRONG_SHAPE
-    else:
-        st = inverse_dynamics(Pa, ga, Va, qa, qda, Vda, qdda, oa)
-    if st == WRONG_KIND:
-        raise TypeError("model.fast.inverse_dynamics: every argument must be a float64 "
-                        "C-contiguous aligned numpy array (out writeable)")
-    if st == WRONG_SHAPE:
-        raise ValueError("model.fast.inverse_dynamics: an argument has the wrong length")
-    if st == 1:
-        raise ValueError("model.fast.inverse_dynamics: g: not a rigid transform")
-    if st:
-        raise ValueError("model.fast.inverse_dynamics: non-finite result")
+    returning ``out``; errors as :func:`forward_dynamics_into` (the inverse has no pivot)."""
+    ok, Pa, ga, Va, qa, qda, Vda, qdda, oa = _borrowed(P, g, V, q, qd, Vdot, qdd, out)
+    st = WRONG_KIND
+    if ok:
+        n, b = int(Pa[0]), int(Pa[1])
+        if not (ga.shape[0] == 4 and ga.shape[1] == 4 and Va.shape[0] == b and qa.shape[0] == n
+                and qda.shape[0] == n and Vda.shape[0] == b and qdda.shape[0] == n
+                and oa.shape[0] == b + n):
+            st = WRONG_SHAPE
+        else:
+            st = inverse_dynamics(Pa, ga, Va, qa, qda, Vda, qdda, oa)
+    _raise_status(st, "model.fast.inverse_dynamics")
     return out
