@@ -87,6 +87,16 @@ class DifferentialDrive(HamelSystem):
             return super().fiber_velocity(r, rd)
         return self._H[:self.m] @ np.asarray(rd, dtype=float)
 
+    def energy(self, r, rd) -> float:
+        """``E = ½ṙᵀM_cṙ + U(r)`` with the compiled mass matrix on the fast path (the
+        reference :meth:`HamelSystem.energy` also builds ∂M/∂r, which E does not need)."""
+        if self.fast is None:
+            return super().energy(r, rd)
+        r, rd = np.asarray(r, dtype=float), np.asarray(rd, dtype=float)
+        v = self._H @ rd
+        U = lp.potential_energy(self.model, lp.kinematics(self.model, r), self._eye)
+        return 0.5 * float(v @ self.fast.mass_matrix(r) @ v) + U
+
     def potential_gradient(self, r) -> np.ndarray:
         """∂U/∂r: the joint efforts that hold the arm still (inverse dynamics at rest) on the
         fast path, else the reference gradient."""
