@@ -261,7 +261,9 @@ class CaptureSimulator:
         g = G[:4, :4]
         mu, q, qd = y[:6], y[6:6 + n], y[6 + n:6 + 2 * n]
         M = m.mass_matrix(q)
-        P = lie.Ad(g).T @ mu
+        R, p, f = g[:3, :3], g[:3, 3], mu[:3]     # P = Ad_gᵀ μ = [Rᵀf; Rᵀ(n − p × f)]
+        P = np.concatenate([R.T @ f, R.T @ (mu[3:] - np.array(
+            [p[1] * f[2] - p[2] * f[1], p[2] * f[0] - p[0] * f[2], p[0] * f[1] - p[1] * f[0]]))])
         V = np.linalg.solve(M[:6, :6], P - M[:6, 6:] @ qd)
         if self.grasped:
             gE = g @ m.frame_pose(q, self.system.grasp.frame)
