@@ -42,8 +42,9 @@ from typing import Callable
 import numpy as np
 
 from ..core import lie
+from ..core.groups import SE3
 from ..core.validation import as_pose, as_positive, as_vector
-from ..sim.integrators import TABLEAUX
+from ..sim.integrators import TABLEAUX, group_dexp_inv_body, group_exp
 from .body import TargetBody
 from .contact import (
     ChaserPrimitive,
@@ -73,8 +74,8 @@ class ProductGroup:
     @staticmethod
     def exp(Theta):
         G = np.zeros((8, 8))
-        G[:4, :4] = lie.se3_exp(Theta[:6])
-        G[4:, 4:] = lie.se3_exp(Theta[6:])
+        G[:4, :4] = group_exp(SE3, Theta[:6])
+        G[4:, 4:] = group_exp(SE3, Theta[6:])
         return G
 
     @staticmethod
@@ -83,6 +84,12 @@ class ProductGroup:
         D[:6, :6] = lie.dexp_inv_body(Theta[:6])
         D[6:, 6:] = lie.dexp_inv_body(Theta[6:])
         return D
+
+    @staticmethod
+    def dexp_inv_body_apply(Theta, V):
+        """``dexp_inv_body(Θ) @ V`` block by block, matrix-free (the compiled SE(3) kernel)."""
+        return np.concatenate([group_dexp_inv_body(SE3, Theta[:6], V[:6]),
+                               group_dexp_inv_body(SE3, Theta[6:], V[6:])])
 
 
 @dataclass(frozen=True)
@@ -254,7 +261,9 @@ class CaptureSimulator:
         g = G[:4, :4]
         mu, q, qd = y[:6], y[6:6 + n], y[6 + n:6 + 2 * n]
         M = m.mass_matrix(q)
-        P = lie.Ad(g).T @ mu
+        R, p, f = g[:3, :3], g[:3, 3], mu[:3]     # P = Ad_gᵀ μ = [Rᵀf; Rᵀ(n − p × f)]
+        P = np.concatenate([R.T @ f, R.T @ (mu[3:] - np.array(
+            [p[1] * f[2] - p[2] * f[1], p[2] * f[0] - p[0] * f[2], p[0] * f[1] - p[1] * f[0]]))])
         V = np.linalg.solve(M[:6, :6], P - M[:6, 6:] @ qd)
         if self.grasped:
             gE = g @ m.frame_pose(q, self.system.grasp.frame)

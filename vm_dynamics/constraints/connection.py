@@ -112,7 +112,11 @@ class KinematicConnection:
         (Ad_{g⁻¹}ξ)^); this is what the body-velocity RKMK integrator reconstructs."""
         if self.trivialisation == "left":
             return np.asarray(xi, dtype=float)
-        return self.group.project(lie.Ad_inv(g) @ self.group.embed(xi))
+        X = self.group.embed(xi)                 # Ad_{g⁻¹}[v; ω] = [Rᵀ(v − p×ω); Rᵀω]
+        R, p, w = g[:3, :3], g[:3, 3], X[3:]
+        v = X[:3] - np.array([p[1] * w[2] - p[2] * w[1], p[2] * w[0] - p[0] * w[2],
+                              p[0] * w[1] - p[1] * w[0]])
+        return self.group.project(np.concatenate([R.T @ v, R.T @ w]))
 
     def constraint_residual(self, g, V_body, r, rd) -> np.ndarray:
         """u = ξ + 𝒜(r) ṙ (002 (4.1)) for a body velocity ``V_body`` at pose ``g``: zero on an

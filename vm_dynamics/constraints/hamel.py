@@ -96,7 +96,8 @@ class HamelSystem:
         r = np.asarray(r, dtype=float)
         if self.constant:
             if self._cache is None:
-                self._cache = self._constrained_inertia(r) + (self.connection.curvature(r),)
+                Mc, dMc, H, M = self._constrained_inertia(r)
+                self._cache = (Mc, dMc, H, M, self.connection.curvature(r), (M @ H)[:self.m])
             return self._cache[:4]
         return self._constrained_inertia(r)
 
@@ -140,10 +141,24 @@ class HamelSystem:
         return Q
 
     def accelerations(self, r, rd, Q_fiber=None, Q_shape=None) -> np.ndarray:
-        """r̈ from the corrected Hamel equations (4.9)."""
-        t = self.terms(r, rd)
+        """r̈ from the corrected Hamel equations (4.9): the terms of :meth:`terms` by matrix
+        products (no einsum, no :class:`ShapeTerms`: this runs at every integration stage);
+        with constant 𝒜 and M the inertia terms vanish and only ∂U/∂r and the curvature
+        remain."""
+        r, rd = np.asarray(r, dtype=float), np.asarray(rd, dtype=float)
         Q = self.generalized_forces(r, Q_fiber, Q_shape)
-        return np.linalg.solve(t.Mc, Q - t.bias - t.curvature)
+        Mc, dMc, H, M = self.constrained_inertia(r)
+        if self.constant:                 # dMc = 0: no Ṁ_c ṙ, no ½ṙᵀ∂M_cṙ
+            B, C = self._cache[4], self._cache[5]
+            bias = self.potential_gradient(r)
+        else:
+            d = self.d
+            dMr = dMc @ rd                                    # [k, i] = Σ_j ∂_k M_c[i, j] ṙ^j
+            bias = (rd @ dMc.reshape(d, d * d)).reshape(d, d) @ rd - 0.5 * (dMr @ rd) \
+                + self.potential_gradient(r)
+            B, C = self.connection.curvature(r), (M @ H)[:self.m]
+        curv = (B @ (C @ rd)) @ rd
+        return np.linalg.solve(Mc, Q - bias - curv)
 
     def fiber_velocity(self, r, rd) -> np.ndarray:
         """ξ = −𝒜(r)ṙ (002 (4.10)); the cached 𝒜 when it is constant."""

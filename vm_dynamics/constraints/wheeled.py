@@ -41,6 +41,7 @@ import numpy as np
 
 from ..dynamics import lp
 from ..dynamics.fast import fast_model
+from ..forces.two_body import link_mass_properties
 from .connection import KinematicConnection
 from .hamel import HamelSystem, ReducedLagrangian
 
@@ -87,6 +88,25 @@ class DifferentialDrive(HamelSystem):
             return super().fiber_velocity(r, rd)
         return self._H[:self.m] @ np.asarray(rd, dtype=float)
 
+    def energy(self, r, rd) -> float:
+        """``E = ½ṙᵀM_cṙ + U(r)`` with the compiled mass matrix on the fast path (the
+        reference :meth:`HamelSystem.energy` also builds ∂M/∂r, which E does not need)."""
+        if self.fast is None:
+            return super().energy(r, rd)
+        r, rd = np.asarray(r, dtype=float), np.asarray(rd, dtype=float)
+        v = self._H @ rd
+        return 0.5 * float(v @ self.fast.mass_matrix(r) @ v) + self._potential(r)
+
+    def _potential(self, r) -> float:
+        """``U = −Σ m_k aᵀ p_k`` (the vehicle at the origin, as the reference) with the centres
+        of mass from the compiled link frame poses (not the reference kinematics)."""
+        a = self.model.gravity
+        U = 0.0
+        for name, m, c_f in self._masses:
+            T = self.model.frame_pose(r, name)
+            U -= m * float(a @ (T[:3, :3] @ c_f + T[:3, 3]))
+        return U
+
     def potential_gradient(self, r) -> np.ndarray:
         """∂U/∂r: the joint efforts that hold the arm still (inverse dynamics at rest) on the
         fast path, else the reference gradient."""
@@ -100,6 +120,7 @@ class DifferentialDrive(HamelSystem):
         if self.constant:
             return
         self.fast = fast_model(model)
+        self._masses = [(name, m, c_f) for name, m, c_f, _ in link_mass_properties(model)]
         self._H = np.vstack([-self.connection.A(np.zeros(self.d)), np.eye(self.d)])
         self._eye, self._zm, self._zd = np.eye(4), np.zeros(self.m), np.zeros(self.d)
 

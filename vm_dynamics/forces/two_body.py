@@ -31,7 +31,6 @@ import numpy as np
 
 from ..core import lie
 from ..core.validation import as_vector
-from ..dynamics import lp
 from ..dynamics.fast.kernels.algebra import cross
 from ..dynamics.fast.kernels.jit import OPT, njit
 from .base import ForceElement
@@ -150,20 +149,27 @@ class TwoBody(ForceElement):
     def _bodies(self, model, g, q):
         """Per body: ``(frame, m, c_f, I_f, r_f)``: centre of mass and inertia in the axes of the
         body's link frame and the CoM's inertial position vector in those axes."""
-        self._check(model)
-        kin = lp.kinematics(model, as_vector(q, model.n, "q"))
         out = []
-        for name, m, c_f, I_f in link_mass_properties(model):
-            T = g @ lp.frame_pose_vehicle(model, kin, name)
+        for name, m, c_f, I_f, T in self._link_poses(model, g, q):
             r_f = c_f + T[:3, :3].T @ T[:3, 3]
             out.append((name, m, c_f, I_f, r_f))
         return out
 
+    def _link_poses(self, model, g, q):
+        """Per body: ``(frame, m, c_f, I_f, T)`` with ``T`` the link frame's inertial pose (the
+        model's compiled frame poses; the mass properties kept per model)."""
+        self._check(model)
+        q = as_vector(q, model.n, "q")
+        g = np.asarray(g, dtype=float)
+        return [(name, m, c_f, I_f, g @ model.frame_pose(q, name))
+                for name, m, c_f, I_f in _link_properties(model)]
+
     def wrenches(self, model, g, V, q):
         frames = {}
-        for name, m, c_f, I_f, r_f in self._bodies(model, g, q):
-            F, tau, _ = _terms(self.mu, m, r_f, I_f @ r_f, float(np.trace(I_f)), self.gradient)
-            frames[name] = frames.get(name, 0.0) + np.concatenate([F, np.cross(c_f, F) + tau])
+        for name, m, c_f, I_f, T in self._link_poses(model, g, q):    # compiled per body
+            w = np.empty(6)
+            _link_wrench(self.mu, m, np.ascontiguousarray(T), c_f, I_f, self.gradient, w)
+            frames[name] = frames[name] + w if name in frames else w
         return None, frames
 
     def vehicle_wrench(self, model, g, V, q):
@@ -185,7 +191,56 @@ class TwoBody(ForceElement):
                              np.full(k, 1.0 if self.gradient else 0.0))
 
 
+_PROPS: dict = {}
+
+
+def _link_properties(model) -> list:
+    """:func:`link_mass_properties`, kept per model (the controllers evaluate the element at
+    every stage)."""
+    hit = _PROPS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    out = link_mass_properties(model)
+    if len(_PROPS) > 64:
+        _PROPS.clear()
+    _PROPS[id(model)] = (model, out)
+    return out
+
+
 # ----------------------------------------------------------------------------- compiled
+@njit(**OPT)
+def _link_wrench(mu, m, T, c_f, I_f, gradient, w):
+    """One body of :meth:`TwoBody.wrenches`: the arithmetic of :func:`_terms` at the CoM's
+    inertial position in link axes ``r = c_f + Rᵀp`` (``T`` the link frame's inertial pose),
+    written as the link frame wrench ``w = [F; c_f × F + τ]``."""
+    r0 = c_f[0] + T[0, 0] * T[0, 3] + T[1, 0] * T[1, 3] + T[2, 0] * T[2, 3]
+    r1 = c_f[1] + T[0, 1] * T[0, 3] + T[1, 1] * T[1, 3] + T[2, 1] * T[2, 3]
+    r2 = c_f[2] + T[0, 2] * T[0, 3] + T[1, 2] * T[1, 3] + T[2, 2] * T[2, 3]
+    rr = r0 * r0 + r1 * r1 + r2 * r2
+    rn = np.sqrt(rr)
+    a = -mu * m / (rr * rn)
+    f0, f1, f2 = a * r0, a * r1, a * r2
+    n0, n1, n2 = 0.0, 0.0, 0.0
+    if gradient:
+        i0 = I_f[0, 0] * r0 + I_f[0, 1] * r1 + I_f[0, 2] * r2
+        i1 = I_f[1, 0] * r0 + I_f[1, 1] * r1 + I_f[1, 2] * r2
+        i2 = I_f[2, 0] * r0 + I_f[2, 1] * r1 + I_f[2, 2] * r2
+        trI = I_f[0, 0] + I_f[1, 1] + I_f[2, 2]
+        s = (r0 * i0 + r1 * i1 + r2 * i2) / rr
+        r5 = rr * rr * rn
+        b = 1.5 * mu / r5
+        e = 5.0 * s - trI
+        f0 += b * (e * r0 - 2.0 * i0)
+        f1 += b * (e * r1 - 2.0 * i1)
+        f2 += b * (e * r2 - 2.0 * i2)
+        t0, t1, t2 = cross(r0, r1, r2, i0, i1, i2)
+        c = 3.0 * mu / r5
+        n0, n1, n2 = c * t0, c * t1, c * t2
+    x0, x1, x2 = cross(c_f[0], c_f[1], c_f[2], f0, f1, f2)
+    w[0], w[1], w[2] = f0, f1, f2
+    w[3], w[4], w[5] = x0 + n0, x1 + n1, x2 + n2
+
+
 @njit(**OPT)
 def _position(P, i, g, Rw, Pw):
     """Row ``i``'s centre of mass ``c`` (vehicle axes, from the vehicle origin), its inertial

@@ -46,8 +46,11 @@ from typing import Callable
 
 import numpy as np
 
+from ..core.validation import MAX_MAGNITUDE
+from ..dynamics.fast.kernels.algebra import dexp_inv_apply, se3_exp, within
+
 __all__ = ["Tableau", "TABLEAUX", "METHODS", "rkmk_step", "dense_eval", "reorthonormalize",
-           "integrate", "IntegrationStats"]
+           "integrate", "IntegrationStats", "group_exp", "group_dexp_inv_body"]
 
 
 @dataclass(frozen=True)
@@ -120,13 +123,63 @@ def reorthonormalize(g: np.ndarray) -> np.ndarray:
     return g
 
 
+def _axes(group):
+    """The index array of a selection subgroup's axes in the 6-twist (a
+    :class:`~vm_dynamics.core.groups.VehicleGroup`), or None for another group."""
+    axes = getattr(group, "axes", None)
+    if axes is None or not len(axes):
+        return None
+    idx = _AXES.get(axes)
+    if idx is None:
+        idx = _AXES[axes] = np.asarray(axes, dtype=np.intp)
+    return idx
+
+
+_AXES: dict = {}
+
+
+def group_exp(group, Theta) -> np.ndarray:
+    """``group.exp(Θ)``; for a subgroup of SE(3) by the compiled SE(3) exponential of the
+    embedded twist (the same closed form as :func:`vm_dynamics.core.lie.se3_exp`, without its
+    per-call Python; a non-finite or huge Θ takes ``group.exp``, which names it)."""
+    idx = _axes(group)
+    if idx is None:
+        return group.exp(Theta)
+    X = np.zeros(6)
+    X[idx] = Theta
+    if not within(X, MAX_MAGNITUDE):
+        return group.exp(Theta)
+    out = np.empty((4, 4))
+    se3_exp(X, out)
+    return out
+
+
+def group_dexp_inv_body(group, Theta, V) -> np.ndarray:
+    """``dexp⁻¹_{−Θ} V`` (:meth:`VehicleGroup.dexp_inv_body` applied to V); for a subgroup of
+    SE(3) matrix-free by the compiled kernel on the embedded vectors (𝔥 is a subalgebra: the
+    result stays in it, exactly as the restricted matrix's product)."""
+    idx = _axes(group)
+    if idx is None:
+        apply = getattr(group, "dexp_inv_body_apply", None)     # a product group's own
+        return group.dexp_inv_body(Theta) @ V if apply is None else apply(Theta, V)
+    X = np.zeros(6)
+    W = np.zeros(6)
+    X[idx] = Theta
+    W[idx] = V
+    if not (within(X, MAX_MAGNITUDE) and within(W, MAX_MAGNITUDE)):
+        return group.dexp_inv_body(Theta) @ V
+    out = np.empty(6)
+    dexp_inv_apply(-X, W, out)
+    return out[idx]
+
+
 def _stage_pose(group, g, Theta):
-    return g if not np.any(Theta) else g @ group.exp(Theta)
+    return g if not np.any(Theta) else g @ group_exp(group, Theta)
 
 
 def _dexpinv_body(group, Theta, V):
     """``Θ̇ = dexp⁻¹_{−Θ} 𝒱`` (body velocity)."""
-    return V if not np.any(Theta) else group.dexp_inv_body(Theta) @ V
+    return V if not np.any(Theta) else group_dexp_inv_body(group, Theta, V)
 
 
 def rkmk_step(rhs: Callable, group, tab: Tableau, t: float, g: np.ndarray, y: np.ndarray,
