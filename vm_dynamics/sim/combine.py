@@ -12,15 +12,12 @@ __all__ = ["weighted", "finite_state"]
 @njit(inline="always", **OPT)
 def weighted(coef, K, count, r):
     """``Σ_{j < count} coef[j] K[j, r]``: a Runge–Kutta combination of stage slopes (row ``i``
-    of the tableau for a stage, the weights ``b`` for the step's end).  Zero coefficients (all
-    but one of each row of RK4's ``a``) are skipped, bit for bit for finite slopes: the sum
-    starts at +0.0, never becomes −0.0, and adding ``0 K = ±0`` leaves it unchanged.  Inlined:
-    a call from :mod:`.kernels` (another module) is not inlined by LLVM and cost 4.6 % of a
-    UR5 rollout step."""
+    of the tableau for a stage, the weights ``b`` for the step's end).  Inlined: a call from
+    :mod:`.kernels` (another module) is not inlined by LLVM and cost 4.6 % of a UR5 rollout
+    step.  No test for zero coefficients: skipping them (exact) made a step 5 % slower."""
     acc = 0.0
     for j in range(count):
-        if coef[j] != 0.0:
-            acc += coef[j] * K[j, r]
+        acc += coef[j] * K[j, r]
     return acc
 
 
