@@ -28,15 +28,16 @@ import numpy as np
 
 from ..control.laws import computed_torque_stage, law_work
 from ..dynamics.fast.kernels.aba import aba_core
-from ..dynamics.fast.kernels.algebra import coad, cross, dexp_inv_apply, mul4, orthonormalize, se3_exp
+from ..dynamics.fast.kernels.algebra import coad, dexp_inv_apply, mul4, orthonormalize, se3_exp
 from ..dynamics.fast.kernels.coupling import couple
 from ..dynamics.fast.kernels.hybrid import hybrid_core
 from ..dynamics.fast.kernels.jit import OPT, njit
-from ..dynamics.fast.kernels.kinematics import add_external, kinematics, velocities
+from ..dynamics.fast.kernels.kinematics import kinematics, velocities
 from ..dynamics.fast.kernels.momentum import kinematics_momentum, velocity_from_momentum
-from ..forces.kernels import add_wrenches
 from .borrow import borrowed
+from .combine import finite_state, weighted
 from .packed import from_table
+from .rates import applied_wrenches, momentum_rate, power
 from .records import EngineState, PrescribedRows, Rates, Stage, StageInputs
 from .resume import keep, resumable, views
 from .resume import work as _work
@@ -77,91 +78,6 @@ def _stage_velocity(C, form, s, wk):
 
 
 @njit(inline="always", **OPT)
-def _applied_wrenches(C, F, ncons, s, inp, wk):
-    """Every wrench on every body at the stage (inputs and force elements) into ``sc.ext`` and
-    ``sc.cons`` (the ``ncons`` conservative elements), and gravity in vehicle axes into
-    ``sc.gloc``; without elements (or conservative ones) their call (or ``ext += cons``) skipped."""
-    ws, sc = wk
-    ext, cons, g_s, gloc, grav = sc.ext, sc.cons, s.g, sc.gloc, C.grav
-    n = ext.shape[0] - 1
-    for c in range(3):
-        gloc[c] = g_s[0, c] * grav[0] + g_s[1, c] * grav[1] + g_s[2, c] * grav[2]
-    for k in range(n + 1):
-        for r in range(6):
-            ext[k, r] = 0.0
-            cons[k, r] = 0.0
-    add_external(C.axes, inp.bw, inp.fw_body, inp.fw, ws.Rw, ws.Pw, ext, 1.0)
-    bwi = inp.bwi
-    for r in range(3):                         # inertial-frame vehicle wrench → vehicle axes
-        ext[0, r] += g_s[0, r] * bwi[0] + g_s[1, r] * bwi[1] + g_s[2, r] * bwi[2]
-        ext[0, 3 + r] += g_s[0, r] * bwi[3] + g_s[1, r] * bwi[4] + g_s[2, r] * bwi[5]
-    if ncons + F.vehicle_hydrodynamics.buoyancy.shape[0] + F.link_buoyancy.body.shape[0] > 0:
-        add_wrenches(F, C.axes, g_s, s.V, ws.Rw, ws.Pw, ext, cons, sc.six)
-    if ncons > 0:
-        for k in range(n + 1):
-            for r in range(6):
-                ext[k, r] += cons[k, r]
-
-
-@njit(inline="always", **OPT)
-def _momentum_rate(C, form, s, dm, wk):
-    """``ṁ`` of the momentum variable from the ABA output and F_η (``sc.force``)."""
-    ws, sc = wk
-    axes = C.axes
-    b = axes.shape[0]
-    w6, f6, out, six2, V, m = sc.six, sc.force, sc.acc_out, sc.six2, s.V, s.m
-    if form == 0:
-        for r in range(b):
-            dm[r] = out[r]
-    elif form == 1:                            # μ̇ = Ad*_{h⁻¹} ι₀ᵀF
-        for r in range(6):
-            w6[r] = 0.0
-        for r in range(b):
-            w6[axes[r]] = f6[axes[r]]
-        coad(s.h, w6, six2, True)
-        for r in range(b):
-            dm[r] = six2[axes[r]]
-    else:                                      # Ṗ = ad*_V P + F_η, ad*_V P = ad_Vᵀ P on 𝔥
-        for r in range(6):
-            w6[r] = 0.0
-            six2[r] = 0.0
-        for r in range(b):
-            w6[axes[r]] = V[r]
-            six2[axes[r]] = m[r]
-        P = six2
-        a0, a1, a2 = cross(P[0], P[1], P[2], w6[3], w6[4], w6[5])     # f × ω
-        c0, c1, c2 = cross(P[0], P[1], P[2], w6[0], w6[1], w6[2])     # f × v
-        d0, d1, d2 = cross(P[3], P[4], P[5], w6[3], w6[4], w6[5])     # n × ω
-        adP = (a0, a1, a2, c0 + d0, c1 + d1, c2 + d2)
-        for r in range(b):
-            dm[r] = adP[axes[r]] + f6[axes[r]]
-
-
-@njit(inline="always", **OPT)
-def _power(presc, ncons, s, inp, rates, wk):
-    """The power ``(P, |P|)`` of the applied inputs and non-conservative elements (gravity and
-    conservative elements excluded: they are in the potential energy; ``ncons`` of them)."""
-    ws, sc = wk
-    qd, tau, ext, cons, vel = s.qd, inp.tau, sc.ext, sc.cons, ws.vel
-    pj = 0.0
-    if not presc:
-        for j in range(qd.shape[0]):
-            pj += tau[j] * qd[j]
-    pe = 0.0
-    for k in range(ext.shape[0]):
-        for r in range(6):
-            pe += ext[k, r] * vel[k, r]
-    if ncons > 0:
-        pc = 0.0
-        for k in range(ext.shape[0]):
-            for r in range(6):
-                pc += cons[k, r] * vel[k, r]
-        pe -= pc
-    rates.pw[0] = pj + pe
-    rates.pw[1] = abs(pj) + abs(pe)
-
-
-@njit(inline="always", **OPT)
 def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
     """Rates of the stage state after :func:`_stage_velocity`: ``ṁ`` (by ``spec.form``), ``q̈``
     (ABA, or ``qdd_p`` if ``spec.presc``) and the power of the applied inputs."""
@@ -170,7 +86,7 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
     b = axes.shape[0]
     n = s.q.shape[0]
     ncons = F.spring.body.shape[0] + F.two_body.body.shape[0]
-    _applied_wrenches(C, F, ncons, s, inp, wk)
+    applied_wrenches(C, F, ncons, s, inp, wk)
     Ic0, gloc, ext, f6, qdd, out = sc.Ic0, sc.gloc, sc.ext, sc.force, rates.qdd, sc.acc_out
     if spec.form != 0:       # F_η (6-vector): gravity on the composite rigid body + all wrenches
         for r in range(6):
@@ -194,8 +110,8 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
         for j in range(n):
             qdd[j] = out[b + j]
     dm = rates.dm
-    _momentum_rate(C, spec.form, s, dm, wk)
-    _power(spec.presc, ncons, s, inp, rates, wk)
+    momentum_rate(C, spec.form, s, dm, wk)
+    power(spec.presc, ncons, s, inp, rates, wk)
     for r in range(b):
         if not np.isfinite(dm[r]):
             return 2
@@ -203,16 +119,6 @@ def _stage_rates(C, F, spec, s, qdd_p, inp, rates, wk):
         if not np.isfinite(qdd[j]):
             return 2
     return 0
-
-
-@njit(**OPT)
-def _weighted(coef, K, count, r):
-    """``Σ_{j < count} coef[j] K[j, r]``: a Runge–Kutta combination of stage slopes (row ``i``
-    of the tableau for a stage, the weights ``b`` for the step's end)."""
-    acc = 0.0
-    for j in range(count):
-        acc += coef[j] * K[j, r]
-    return acc
 
 
 @njit(inline="always", **OPT)
@@ -237,18 +143,18 @@ def _stage_point(spec, tab, i, x, pr, sc):
     Th, t6, ms, qs, qds = sc.neg_theta, sc.theta, sc.ms, sc.qs, sc.qds
     m, q, qd, pq, pqd = x.m, x.q, x.qd, pr.q, pr.qd
     for r in range(6):
-        acc = _weighted(a, KT, i, r)
+        acc = weighted(a, KT, i, r)
         Th[r] = -dt * acc                      # −Θ (the argument of dexp⁻¹ in stage_end)
         t6[r] = dt * acc
     for r in range(b):
-        ms[r] = m[r] + dt * _weighted(a, Km, i, r)
+        ms[r] = m[r] + dt * weighted(a, Km, i, r)
     for r in range(n):
         if presc:
             qs[r] = pq[i, r]
             qds[r] = pqd[i, r]
         else:
-            qs[r] = q[r] + dt * _weighted(a, Kq, i, r)
-            qds[r] = qd[r] + dt * _weighted(a, Kqd, i, r)
+            qs[r] = q[r] + dt * weighted(a, Kq, i, r)
+            qds[r] = qd[r] + dt * weighted(a, Kqd, i, r)
     if i == 0:
         for r in range(4):
             for c in range(4):
@@ -301,7 +207,11 @@ def _stage_end(C, F, spec, i, pr, inp, wk):
         six[r] = 0.0
     for r in range(b):
         six[axes[r]] = V[r]
-    dexp_inv_apply(sc.neg_theta, six, t6)
+    if i == 0:              # Θ_0 = 0 and dexp⁻¹_0 = I (the same slope, up to the sign of a zero)
+        for r in range(6):
+            t6[r] = six[r]
+    else:
+        dexp_inv_apply(sc.neg_theta, six, t6)
     for r in range(6):
         KT[i, r] = 0.0
     for r in range(b):
@@ -309,22 +219,6 @@ def _stage_end(C, F, spec, i, pr, inp, wk):
     for r in range(qd.shape[0]):
         Kq[i, r] = qd[r]
     return 0
-
-
-@njit(inline="always", **OPT)
-def _finite_state(y):
-    """0 if every entry of the state ``y`` is finite, else 2."""
-    for r in range(4):
-        for c in range(4):
-            if not np.isfinite(y.g[r, c]):
-                return 2
-    for r in range(y.V.shape[0]):
-        if not (np.isfinite(y.V[r]) and np.isfinite(y.m[r])):
-            return 2
-    for j in range(y.q.shape[0]):
-        if not (np.isfinite(y.q[j]) and np.isfinite(y.qd[j])):
-            return 2
-    return 0 if np.isfinite(y.W[0]) and np.isfinite(y.W[1]) else 2
 
 
 @njit(inline="always", **OPT)
@@ -339,33 +233,33 @@ def _stage_finish(C, spec, tab, x, pr, y, wk):
     dt, presc, w = spec.dt, spec.presc, tab.b
     KT, Km, Kq, Kqd, KW, t6 = sc.KT, sc.Km, sc.Kq, sc.Kqd, sc.KW, sc.theta
     for r in range(6):
-        t6[r] = dt * _weighted(w, KT, s, r)
+        t6[r] = dt * weighted(w, KT, s, r)
     se3_exp(t6, sc.exp)
     mul4(x.g, sc.exp, y.g)
     orthonormalize(y.g)
     m, q, qd, W, ym, yq, yqd, yW = x.m, x.q, x.qd, x.W, y.m, y.q, y.qd, y.W
     pq, pqd = pr.q, pr.qd
     for r in range(b):
-        ym[r] = m[r] + dt * _weighted(w, Km, s, r)
+        ym[r] = m[r] + dt * weighted(w, Km, s, r)
     for r in range(n):
         if presc:
             yq[r] = pq[s, r]
             yqd[r] = pqd[s, r]
         else:
-            yq[r] = q[r] + dt * _weighted(w, Kq, s, r)
-            yqd[r] = qd[r] + dt * _weighted(w, Kqd, s, r)
+            yq[r] = q[r] + dt * weighted(w, Kq, s, r)
+            yqd[r] = qd[r] + dt * weighted(w, Kqd, s, r)
     for r in range(2):
-        yW[r] = W[r] + dt * _weighted(w, KW, s, r)
+        yW[r] = W[r] + dt * weighted(w, KW, s, r)
     if spec.form == 1:
         mul4(spec.gri, y.g, sc.rel)
     st = _stage_velocity(C, spec.form, Stage(y.g, sc.rel, y.m, y.q, y.qd, y.V), wk)
     if st != 0:
         return st
-    return _finite_state(y)
+    return finite_state(y)
 
 
-@njit(_nrt=False, **OPT)
-def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
+@njit(inline="always", **OPT)
+def _step(C, F, tab, spec, x, inp, pr, y, wk, resume):
     """One RKMK step of size ``spec.dt`` from ``x`` into ``y`` with the inputs held
     (docs/corrections.md, "Time integration").
 
@@ -374,11 +268,6 @@ def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
     stage, then :func:`_stage_finish`.  With ``spec.presc`` the joints follow the rows of
     ``pr`` and only (g, m, W) are integrated.  ``resume``: ``x`` was written by the
     :func:`_stage_finish` just before (:func:`_stage_resume`).  Returns a status code.
-
-    Compiled without numba's reference counting (``_nrt=False``): every array it reads is
-    borrowed from its caller's entry point (:mod:`.borrow`), which holds them for the call,
-    and it allocates nothing; counted, the inlined stages would call the counter once per
-    array of every record they unpack.
     """
     for i in range(tab.b.shape[0]):
         if i == 0 and resume:
@@ -391,6 +280,17 @@ def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
         if st != 0:
             return st
     return _stage_finish(C, spec, tab, x, pr, y, wk)
+
+
+@njit(_nrt=False, **OPT)
+def _engine_step(C, F, tab, spec, x, inp, pr, y, wk, resume):
+    """:func:`_step` compiled as one function (a single step: :func:`_resumed_step`).
+
+    Compiled without numba's reference counting (``_nrt=False``): every array it reads is
+    borrowed from its caller's entry point (:mod:`.borrow`), which holds them for the call,
+    and it allocates nothing; counted, the inlined stages would call the counter once per
+    array of every record they unpack."""
+    return _step(C, F, tab, spec, x, inp, pr, y, wk, resume)
 
 
 @njit(inline="always", **OPT)
@@ -411,17 +311,28 @@ def engine_rollout(C, F, tab, spec, x, inp, PR, X, buf):
     last = wk.sc.last
     resume = resumable(spec, x, last)
     last[last.shape[0] - 1] = 0.0
+    st, k = _rollout_steps(C, F, tab, spec, x, inp, PR, X, wk, resume)
+    if st == 0 and k > 0:
+        keep(spec, _row(X, k - 1), last)
+    return st, k
+
+
+@njit(_nrt=False, **OPT)
+def _rollout_steps(C, F, tab, spec, x, inp, PR, X, wk, resume):
+    """The steps of :func:`engine_rollout`: (status, number of steps completed).
+
+    :func:`_step` is inlined into the loop: called instead, every step would pass every array
+    of the records (the workspace alone has tens) as flattened arguments, about 6 % of a UR5
+    step.  Compiled without reference counting, as :func:`_engine_step`."""
     steps = X.g.shape[0]
     for k in range(steps):
         kp = k if spec.presc else 0
         pr = PrescribedRows(PR.q[kp], PR.qd[kp], PR.qdd[kp])
         xk = x if k == 0 else _row(X, k - 1)
-        st = _engine_step(C, F, tab, spec, xk, inp, pr, _row(X, k), wk, resume)
+        st = _step(C, F, tab, spec, xk, inp, pr, _row(X, k), wk, resume)
         if st != 0:
             return st, k
         resume = not spec.presc                 # this finish computed the next first stage
-    if steps > 0:
-        keep(spec, _row(X, steps - 1), last)
     return 0, steps
 
 

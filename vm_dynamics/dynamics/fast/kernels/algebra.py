@@ -1,5 +1,9 @@
 """Small spatial algebra for the kernels: cross products, pose checks, the SE(3)
 exponential and dexp⁻¹ applied to a vector, coadjoint maps.
+
+The exponential, dexp⁻¹, the 4×4 product and the re-orthonormalisation, called at every stage
+of a step, are inlined into their callers (``inline="always"``): LLVM does not inline a call
+into another module's kernel, and such a call passes every array as flattened arguments.
 """
 from __future__ import annotations
 
@@ -62,7 +66,7 @@ def so3_coeffs(th):
     return s / th, (1.0 - c) / t2, (th - s) / (t2 * th)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def se3_exp(X, out):
     """out (4×4) = exp(X^) for a twist X = [ρ; φ] (paper 000, (11)); equals lie.se3_exp."""
     f0, f1, f2 = X[3], X[4], X[5]
@@ -85,7 +89,7 @@ def se3_exp(X, out):
     out[3, 3] = 1.0
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def dexp_inv_apply(X, W, out):
     """out = dexp⁻¹_X W (= lie.dexp_inv(X) @ W), matrix-free:
     ``[J⁻¹(w_v − Q J⁻¹ w_ω); J⁻¹ w_ω]`` with the SO(3) left Jacobian J and the SE(3) block Q
@@ -163,7 +167,7 @@ def coad(G, W, out, inverse):
 SMALL = 0.1   # |φ| below which the Taylor series of the SO(3)/SE(3) coefficients are used
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def mul4(A, B, out):
     """``out = A B`` of 4×4 matrices (no allocation; ``out`` is neither ``A`` nor ``B``)."""
     for r in range(4):
@@ -172,7 +176,7 @@ def mul4(A, B, out):
                 + A[r, 3] * B[3, c]
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def orthonormalize(g):
     """One Newton–Schulz step ``R ← R(3I − RᵀR)/2`` (removes round-off drift of RᵀR − I), in
     place and without allocating: ``T = (3I − RᵀR)/2`` from the whole ``R`` first, then each
