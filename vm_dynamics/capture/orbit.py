@@ -43,7 +43,7 @@ import numpy as np
 from ..core import lie
 from ..forces.base import ForceElement
 from ..forces.orbit import ReferenceOrbit
-from ..forces.two_body import link_mass_properties
+from ..forces.two_body import kept_link_mass_properties
 from ..model.model import load_model
 from .orbit_kernels import SERIES, tidal_body
 
@@ -95,23 +95,6 @@ def tidal_terms(mu, m, rc, rho, I, gradient):
     return F, tau, U, dU
 
 
-_PROPS: dict = {}
-
-
-def _mass_properties(model) -> list:
-    """Per body with mass: ``(frame, m, c_f, I_f)``, the centre of mass and rotational inertia
-    in the axes of the body's link frame
-    (:func:`~vm_dynamics.forces.two_body.link_mass_properties`, kept per model)."""
-    hit = _PROPS.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    out = link_mass_properties(model)
-    if len(_PROPS) > 64:
-        _PROPS.clear()
-    _PROPS[id(model)] = (model, out)
-    return out
-
-
 class TidalGravity(ForceElement):
     """Two-body gravity (``mu``, m³/s²) seen from a free-falling origin at ``chief_position``
     (m, from the central body, inertial axes) on every body of a model, with the
@@ -146,7 +129,7 @@ class TidalGravity(ForceElement):
         spatial = np.zeros(6)
         dU = np.zeros(3)
         U = 0.0
-        for name, m, c_f, I_f in _mass_properties(model):     # per body: the compiled terms
+        for name, m, c_f, I_f in kept_link_mass_properties(model):     # per body: the compiled terms
             w = np.empty(6)
             U += tidal_body(self.mu, m, self.rc, g @ model.frame_pose(q, name), c_f, I_f,
                              self.gradient, w, spatial, dU)

@@ -37,7 +37,7 @@ from .base import ForceElement
 from .points import body_point
 
 __all__ = ["TwoBody", "TwoBodyParams", "MU_EARTH", "body_mass_properties",
-           "link_mass_properties"]
+           "link_mass_properties", "kept_link_mass_properties"]
 
 #: Earth's gravitational parameter (m³/s², WGS 84 / EGM 96)
 MU_EARTH = 3.986004418e14
@@ -162,7 +162,7 @@ class TwoBody(ForceElement):
         q = as_vector(q, model.n, "q")
         g = np.asarray(g, dtype=float)
         return [(name, m, c_f, I_f, g @ model.frame_pose(q, name))
-                for name, m, c_f, I_f in _link_properties(model)]
+                for name, m, c_f, I_f in kept_link_mass_properties(model)]
 
     def wrenches(self, model, g, V, q):
         frames = {}
@@ -194,9 +194,9 @@ class TwoBody(ForceElement):
 _PROPS: dict = {}
 
 
-def _link_properties(model) -> list:
+def kept_link_mass_properties(model) -> list:
     """:func:`link_mass_properties`, kept per model (the controllers evaluate the element at
-    every stage)."""
+    every stage; the capture's tidal gravity too)."""
     hit = _PROPS.get(id(model))
     if hit is not None and hit[0] is model:
         return hit[1]
