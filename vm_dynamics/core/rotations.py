@@ -16,14 +16,14 @@ nodes alike):
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 __all__ = ["ROTATION_TOL", "QUAT_NORM_TOL", "check_rotation", "check_unit_quaternion",
            "quat_from_matrix", "matrix_from_quat", "rotvec_from_quat", "rotvec_from_matrix",
            "check_rigid_transform", "pose_from_matrix", "matrix_from_pose", "rpy_to_matrix",
-           "matrix_to_rpy"]
+           "matrix_to_rpy", "quaternion_of_entries", "transform_of_unit_quaternion"]
 
 #: Orthonormality tolerance for rotation matrices (max abs entry of R^T R - I).
 ROTATION_TOL = 1e-6
@@ -56,30 +56,38 @@ def _check_rotation_one(R: np.ndarray, tol: float, name: str) -> list:
     return r
 
 
+def quaternion_of_entries(r00: float, r01: float, r02: float, r10: float, r11: float,
+                          r12: float, r20: float, r21: float, r22: float
+                          ) -> tuple[float, float, float, float]:
+    """Unit quaternion ``(x, y, z, w)``, ``w >= 0``, of the rotation matrix with these
+    (finite, already checked) entries, in Python floats: Shepperd's method, the branch of the
+    first largest of ``trace, r00, r11, r22``.  The one scalar form, shared by
+    :func:`quat_from_matrix` on one matrix and the message writer's per-period path
+    (``transport/array_cdr.py``), so both give the same floats."""
+    tr = r00 + r11 + r22
+    if tr >= r00 and tr >= r11 and tr >= r22:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+        x, y, z, w = (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s
+    elif r00 >= r11 and r00 >= r22:
+        s = 2.0 * math.sqrt(max(1.0 + r00 - r11 - r22, 0.0))
+        x, y, z, w = 0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s
+    elif r11 >= r22:
+        s = 2.0 * math.sqrt(max(1.0 - r00 + r11 - r22, 0.0))
+        x, y, z, w = (r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s
+    else:
+        s = 2.0 * math.sqrt(max(1.0 - r00 - r11 + r22, 0.0))
+        x, y, z, w = (r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if w < 0.0:
+        n = -n
+    return x / n, y / n, z / n, w / n
+
+
 def _quat_from_matrix_one(R: np.ndarray, tol: float, name: str = "rotation matrix"
                           ) -> np.ndarray:
     """:func:`quat_from_matrix` of one 3x3 matrix with Python floats (the same Shepperd
     branches; ~20x faster than the batched form for a single message)."""
-    r00, r01, r02, r10, r11, r12, r20, r21, r22 = _check_rotation_one(R, tol, name)
-    tr = r00 + r11 + r22
-    k = max(range(4), key=(tr, r00, r11, r22).__getitem__)
-    if k == 0:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
-        q = [(r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s]
-    elif k == 1:
-        s = 2.0 * math.sqrt(max(1.0 + r00 - r11 - r22, 0.0))
-        q = [0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s]
-    elif k == 2:
-        s = 2.0 * math.sqrt(max(1.0 - r00 + r11 - r22, 0.0))
-        q = [(r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s]
-    else:
-        s = 2.0 * math.sqrt(max(1.0 - r00 - r11 + r22, 0.0))
-        q = [(r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s]
-    x, y, z, w = q
-    nrm = math.sqrt(x * x + y * y + z * z + w * w)
-    if w < 0.0:
-        nrm = -nrm
-    return np.array((x / nrm, y / nrm, z / nrm, w / nrm))
+    return np.array(quaternion_of_entries(*_check_rotation_one(R, tol, name)))
 
 
 def quat_from_matrix(R: Any, *, tol: float = ROTATION_TOL) -> np.ndarray:
@@ -248,7 +256,15 @@ def _matrix_from_pose_one(p: list, q: list) -> np.ndarray:
         m = max(map(abs, q))
         x, y, z, w = x / m, y / m, z / m, w / m
         n = math.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
+    return transform_of_unit_quaternion(p, x / n, y / n, z / n, w / n)
+
+
+def transform_of_unit_quaternion(p: Sequence[float], x: float, y: float, z: float, w: float
+                                 ) -> np.ndarray:
+    """The 4x4 transform of the position ``p`` (three floats) and the unit quaternion
+    ``(x, y, z, w)`` (already normalised), from Python floats: the one scalar form shared by
+    :func:`matrix_from_pose` on one pose and the message reader's per-period path
+    (``transport/array_cdr.py``), so both give the same floats."""
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z

@@ -29,7 +29,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..core.rotations import QUAT_NORM_TOL, ROTATION_TOL, pose_from_matrix
+from ..core.rotations import (
+    QUAT_NORM_TOL,
+    ROTATION_TOL,
+    pose_from_matrix,
+    quaternion_of_entries,
+    transform_of_unit_quaternion,
+)
 from ..ros.fields import all_finite
 
 __all__ = ["JointStateWriter", "OdometryWriter", "WrenchStampedWriter", "ClockWriter",
@@ -98,23 +104,7 @@ def _pose_values(g: Any) -> tuple | None:
             and r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20)
             + r02 * (r10 * r21 - r11 * r20) >= 0):
         return None
-    tr = r00 + r11 + r22                  # Shepperd: the first largest of tr, r00, r11, r22
-    if tr >= r00 and tr >= r11 and tr >= r22:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
-        qx, qy, qz, qw = (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s
-    elif r00 >= r11 and r00 >= r22:
-        s = 2.0 * math.sqrt(max(1.0 + r00 - r11 - r22, 0.0))
-        qx, qy, qz, qw = 0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s
-    elif r11 >= r22:
-        s = 2.0 * math.sqrt(max(1.0 - r00 + r11 - r22, 0.0))
-        qx, qy, qz, qw = (r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s
-    else:
-        s = 2.0 * math.sqrt(max(1.0 - r00 - r11 + r22, 0.0))
-        qx, qy, qz, qw = (r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s
-    n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    if qw < 0.0:
-        n = -n
-    return x, y, z, qx / n, qy / n, qz / n, qw / n
+    return (x, y, z) + quaternion_of_entries(r00, r01, r02, r10, r11, r12, r20, r21, r22)
 
 
 def _pose_matrix(v: tuple, n: float) -> np.ndarray:
@@ -124,14 +114,7 @@ def _pose_matrix(v: tuple, n: float) -> np.ndarray:
     it does), in Python floats instead of its array checks and conversions."""
     x, y, z, w = v[3] / n, v[4] / n, v[5] / n, v[6] / n
     m = math.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / m, y / m, z / m, w / m
-    xx, yy, zz = x * x, y * y, z * z
-    xy, xz, yz = x * y, x * z, y * z
-    wx, wy, wz = w * x, w * y, w * z
-    return np.array(((1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy), v[0]),
-                     (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx), v[1]),
-                     (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy), v[2]),
-                     (0.0, 0.0, 0.0, 1.0)))
+    return transform_of_unit_quaternion(v, x / m, y / m, z / m, w / m)
 
 
 def _vector(a: Any, n: int) -> bool:
