@@ -17,8 +17,8 @@ same on any machine, paced to ``real_time_factor``; see
 = 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible),
 ``composed`` (``true``: dynamics_node and controller_node in one process, ``composed_nodes``,
 on one executor, the samples between them handed over in the process -- same topics,
-parameters and behaviour; the lockstep at 1 kHz runs ~1.5x faster, see
-docs/performance.md; without a controller node it changes nothing).
+parameters and behaviour; on the DDS transport the lockstep at 1 kHz then costs about half
+the CPU per period, see docs/performance.md; without a controller node it changes nothing).
 
 The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names (a
 package:// URI, or a file next to the scenario, else in urdf/) is expanded with xacro once and

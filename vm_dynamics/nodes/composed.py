@@ -19,8 +19,10 @@ Why: in lockstep a control period is five DDS samples in series between the two 
 (docs/performance.md, "The lockstep loop over DDS").  Composed on the DDS transport, the
 samples between the two nodes are handed over in the process (:mod:`vm_dynamics.transport.
 dds_executor`): no DDS round trip and no wake-up per sample; the DDS write still happens
-whenever a reader outside the process is matched.  On rclpy both nodes run on one rclpy
-executor, their samples still through the rmw (rclpy has no intra-process communication).
+for the readers outside the process.  On rclpy both nodes run on one rclpy executor, their
+samples still through the rmw (rclpy has no intra-process communication); measured, that is
+no faster than two processes (docs/performance.md, "Composing the two nodes in one
+process").
 
 A configuration error of either node ends the process with exit code 2 and the node's FATAL
 line (the container does not run half of the loop); Ctrl-C / SIGTERM end it with 0.

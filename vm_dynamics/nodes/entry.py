@@ -113,9 +113,10 @@ def run_nodes(nodes: list, composed: bool = True) -> int:
         with deferred_interrupts() as stop:
             composition = make_composition() if composed else None
             for name, parameter_defaults, argv, _ in nodes:
+                extra = {} if composition is None else {"composition": composition}
                 try:
                     transports.append(make_transport(name, parameter_defaults(), argv,
-                                                     composition=composition))
+                                                     **extra))
                 except ValueError as exc:
                     print(f"{name}: error: {exc}", file=sys.stderr)
                     return 2
