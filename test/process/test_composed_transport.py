@@ -2,13 +2,16 @@
 between composed nodes go in-process, each exactly once and in the executor's next turn without
 a wait; readers outside the composition still get them on DDS, also one that joins late; QoS
 rules as DDS's (a transient-local subscription stays on DDS); a trigger
-service called by one composed node from another is answered.
+service called by one composed node from another is answered; a writer in another process is
+served while the composed nodes keep each other busy (the executor never waits then).
 
 Network rule: loopback-only Cyclone configuration (``test/cyclonedds-loopback.xml``), domain 67.
 """
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -140,3 +143,48 @@ def test_a_composed_node_calls_a_trigger_service_of_another(pair):
         comp.spin_once(0.02)
         result = client.poll()
     assert result == (True, "grasped") and not client.pending
+
+
+#: a writer in a process of its own (the composed readers ignore this process's writers)
+OUTSIDE_WRITER = """
+import time
+from vm_dynamics.ros import messages as rm
+from vm_dynamics.transport.dds import DdsTransport
+t = DdsTransport("outside", {}, ["outside"])
+pub = t.publisher("/outside_command", rm.JOINT_STATE, "default")
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    if pub.matched_subscriptions:
+        pub.publish(rm.joint_state_msg(0.0, ["a"], [7.0], [0.0], [0.0]))
+    time.sleep(0.05)
+"""
+
+
+def test_input_from_outside_is_served_while_the_composed_nodes_keep_each_other_busy(pair):
+    """Two composed nodes answering each other without end (in-process samples always
+    queued, so the executor never waits) still take a sample from another process: the DDS
+    readers are polled while they are busy."""
+    comp, pub, sub = pair
+    ping = pub.publisher("ping", rm.JOINT_STATE, "default")
+    pong = sub.publisher("pong", rm.JOINT_STATE, "default")
+    rounds, outside_got = [0], []
+    sub.subscribe("ping", rm.JOINT_STATE, lambda m: pong.publish(m), "default")
+
+    def on_pong(m):
+        rounds[0] += 1
+        ping.publish(m)
+    pub.subscribe("pong", rm.JOINT_STATE, on_pong, "default")
+    sub.subscribe("/outside_command", rm.JOINT_STATE, outside_got.append, "default")
+    writer = subprocess.Popen([sys.executable, "-c", OUTSIDE_WRITER], env=dict(os.environ))
+    try:
+        ping.publish(_state(0))
+        deadline = time.monotonic() + 60
+        while not outside_got:
+            assert time.monotonic() < deadline, "the sample from outside never arrived"
+            assert writer.poll() is None
+            comp.spin_once(0.0)
+            assert comp.intra.pending                    # the loop never let the executor wait
+        assert _positions(outside_got[:1]) == [7.0] and rounds[0] > 10
+    finally:
+        writer.kill()
+        writer.wait(10)
