@@ -126,6 +126,7 @@ setup(
             "vm-sim = vm_dynamics.app.entry:vm_sim",
             "dynamics_node = vm_dynamics.app.entry:dynamics_node",
             "controller_node = vm_dynamics.app.entry:controller_node",
+            "composed_nodes = vm_dynamics.app.entry:composed_nodes",
             "fake_arm_driver = vm_dynamics.app.entry:fake_arm_driver",
             "diff_drive_node = vm_dynamics.app.entry:diff_drive_node",
             "vm-foxglove = vm_dynamics.app.entry:vm_foxglove",

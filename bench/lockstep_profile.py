@@ -2,8 +2,13 @@
 """Where one lockstep period goes: dynamics_node + controller_node at 1 kHz over DDS, profiled.
 
     .venv/bin/python bench/lockstep_profile.py [--seconds 8] [--domain 63] [--no-sampled]
+    .venv/bin/python bench/lockstep_profile.py --composed [--no-sampled]
     .venv/bin/python bench/lockstep_profile.py --rclpy /work/ros2_ws/install/setup.bash \
         --python /work/ros2_ws/venv/bin/python3 [--numba-cache DIR]
+
+With ``--composed`` the two nodes run composed in one process (``composed_nodes``,
+:mod:`vm_dynamics.nodes.composed`: one executor, the samples between them handed over in the
+process); its CPU time is that of both nodes, reported as ``composed_nodes``.
 
 With ``--rclpy SETUP`` the nodes run on rclpy (``VM_DYNAMICS_TRANSPORT=rclpy``,
 ``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp``) in the environment of the ROS 2 ``SETUP`` script
@@ -62,6 +67,8 @@ from dds_probe import dds_env  # noqa: E402
 from nodes import REPO, JointStateProbe  # noqa: E402
 
 PY = sys.executable
+#: the process of the composed nodes (``--composed``)
+COMPOSED = ("composed_nodes",)
 PARAMS = ["-p", "lockstep:=true", "-p", "control_rate:=1000.0", "-p", "dt:=0.001",
           "-p", "real_time_factor:=0.0"]
 
@@ -124,10 +131,11 @@ def node_env(domain: int, args) -> dict:
 
 @contextlib.contextmanager
 def lockstep_nodes(env: dict, work: Path, *, tree: Path = REPO, py: str = PY,
-                   sampled: str = ""):
+                   sampled: str = "", composed: bool = False):
     """The lockstep of ``tree`` running: its dynamics_node and controller_node started under
     ``py`` in ``env`` (``bench/<sampled>.py`` around each with ``sampled``, writing
-    ``<node>.json`` in ``work``; their output in ``<node>.log`` there), yielded as
+    ``<node>.json`` in ``work``; their output in ``<node>.log`` there) -- with ``composed``
+    both in one process, ``composed_nodes`` (:mod:`vm_dynamics.nodes.composed`) --, yielded as
     ``(processes by node name, the /joint_states probe)`` once the first state arrived and 2 s
     more went by (start-up and settling left out); stopped with SIGINT (the nodes' clean
     exit) at the end.  Shared by this script and ``bench/lockstep_ab.py``."""
@@ -137,16 +145,16 @@ def lockstep_nodes(env: dict, work: Path, *, tree: Path = REPO, py: str = PY,
     probe = JointStateProbe(env)
     procs = {}
     try:
-        for name in ("dynamics_node", "controller_node"):
-            mod = f"vm_dynamics.nodes.{name}"
+        for name in COMPOSED if composed else ("dynamics_node", "controller_node"):
+            mod = "vm_dynamics.nodes.composed" if composed else f"vm_dynamics.nodes.{name}"
             cmd = [py, str(HERE / f"{sampled}.py"), str(work / f"{name}.json"), mod, *params] \
                 if sampled else [py, "-m", mod, *params]
             procs[name] = subprocess.Popen(cmd, env=env, cwd=tree,
                                            stdout=open(work / f"{name}.log", "w"),
                                            stderr=subprocess.STDOUT)
         if not probe.wait_first(180.0):
-            raise RuntimeError("no /joint_states: "
-                               + (work / "dynamics_node.log").read_text()[-2000:])
+            raise RuntimeError("no /joint_states: " + (
+                work / f"{next(iter(procs))}.log").read_text()[-2000:])
         probe.collect(2.0)
         yield procs, probe
     finally:
@@ -176,7 +184,9 @@ def run(seconds: float, domain: int, work: Path, sampled: str = "", args=None) -
     under ``bench/<sampled>.py``, writing ``<node>.json`` in ``work``."""
     env = node_env(domain, args) if args is not None else dds_env(domain)
     py = (args.python if args is not None and args.python else PY)
-    with lockstep_nodes(env, work, py=py, sampled=sampled) as (procs, probe):
+    composed = bool(args is not None and args.composed)
+    with lockstep_nodes(env, work, py=py, sampled=sampled, composed=composed) as (procs,
+                                                                                   probe):
         if sampled:
             for p in procs.values():
                 p.send_signal(signal.SIGUSR1)
@@ -308,8 +318,11 @@ def main(argv=None):
                     help="also perf record the nodes in the plain run: CPU per period by "
                          "shared object (interpreter, numpy, compiled kernels, DDS, kernel)")
     ap.add_argument("--numba-cache", default="", help="NUMBA_CACHE_DIR of the nodes (--rclpy)")
+    ap.add_argument("--composed", action="store_true",
+                    help="the two nodes composed in one process (composed_nodes)")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()
+    names = COMPOSED if args.composed else ("dynamics_node", "controller_node")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         plain = run(args.seconds, args.domain, work, args=args)
@@ -320,26 +333,25 @@ def main(argv=None):
                                                 sampled="sampled", args=args)
         time.sleep(0.5)
         timings = {k: json.loads((work / "timed" / f"{k}.json").read_text())
-                   for k in ("dynamics_node", "controller_node")
+                   for k in names
                    if timed and (work / "timed" / f"{k}.json").exists()}
-        perf = {k: perf_shares(work / f"{k}.perf") for k in ("dynamics_node",
-                                                              "controller_node")
+        perf = {k: perf_shares(work / f"{k}.perf") for k in names
                 if args.perf and (work / f"{k}.perf").exists()}
         cats = {} if samp is None else {k: categorize(work / f"{k}.json")
-                                        for k in ("dynamics_node", "controller_node")
+                                        for k in names
                                         if (work / f"{k}.json").exists()}
     print(f"transport {'rclpy (' + args.rclpy + ')' if args.rclpy else 'DDS (ours)'}; load "
           f"average before {' '.join(f'{x:.2f}' for x in load0)}, after "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
-    print("| run | real-time factor | wall per period µs | dynamics_node CPU per period µs "
-          "| controller_node CPU per period µs |")
-    print("|---|---:|---:|---:|---:|")
+    print("| run | real-time factor | wall per period µs | "
+          + " | ".join(f"{k} CPU per period µs" for k in names) + " |")
+    print("|---|---:|---:|" + "---:|" * len(names))
     for label, r in (("plain", plain), ("timed", timed), ("sampled", samp)):
         if r is None or not r["periods"]:
             continue
         c = r["cpu_per_period_us"]
         print(f"| {label} | {r['rtf']:.2f} | {r['wall_per_period_us']:.0f} | "
-              f"{c['dynamics_node']:.0f} | {c['controller_node']:.0f} |")
+              + " | ".join(f"{c[k]:.0f}" for k in names) + " |")
     print("\nCPU µs per period by thread (plain run): " + "; ".join(
         f"{node}: " + ", ".join(f"{t} {v:.0f}" for t, v in sorted(
             th.items(), key=lambda kv: -kv[1]))

@@ -92,14 +92,16 @@ def _stop(procs):
 
 
 def node_run(scenario: str, extra: list, with_controller: bool, seconds: float, domain: int,
-             workdir: Path) -> dict:
-    """Start the node(s) on ``config/<scenario>.yaml`` with ``extra`` parameters; measure from
-    the first /joint_states sample on."""
+             workdir: Path, composed: bool = False) -> dict:
+    """Start the node(s) on ``config/<scenario>.yaml`` with ``extra`` parameters (``composed``:
+    dynamics_node and controller_node in one process, ``composed_nodes``); measure from the
+    first /joint_states sample on."""
     env = dds_env(domain)
     params = ["--ros-args", "--params-file", str(REPO / "config" / f"{scenario}.yaml"), *extra]
     probe = JointStateProbe(env)
-    procs = [_start("vm_dynamics.nodes.dynamics_node", params, env, workdir / "dyn.log")]
-    if with_controller:
+    module = "vm_dynamics.nodes.composed" if composed else "vm_dynamics.nodes.dynamics_node"
+    procs = [_start(module, params, env, workdir / "dyn.log")]
+    if with_controller and not composed:
         procs.append(_start("vm_dynamics.nodes.controller_node", params, env,
                             workdir / "ctl.log"))
     try:
@@ -134,13 +136,24 @@ def node_rows(seconds: float = 8.0) -> tuple[list, dict]:
             rows.append([f"dynamics_node {scn}, real_time_factor 0, open loop", f"{r['rtf']:.1f}",
                          "≥ 10", "yes" if r["rtf"] >= 10 else "**no**",
                          f"{r['rate_hz']:.0f}", ""])
-        r = node_run("spacecraft_arm", ["-p", "lockstep:=true", "-p", "control_rate:=1000.0",
-                                        "-p", "dt:=0.001", "-p", "real_time_factor:=0.0"],
-                     True, seconds, domain, work)
-        res["lockstep"] = r
-        rows.append(["dynamics_node + controller_node spacecraft_arm, lockstep at 1 kHz",
-                     f"{r['rtf']:.2f}", "≥ 1", "yes" if r["rtf"] >= 1 else "**no**",
-                     f"{r['rate_hz']:.0f}", ""])
+        lockstep = ["-p", "lockstep:=true", "-p", "control_rate:=1000.0", "-p", "dt:=0.001",
+                    "-p", "real_time_factor:=0.0"]
+        # two processes and composed (composed_nodes), alternating, the median of 3 each
+        runs: dict = {"lockstep": [], "lockstep_composed": []}
+        for k in range(3):
+            for key in (("lockstep", "lockstep_composed") if k % 2 == 0 else
+                        ("lockstep_composed", "lockstep")):
+                runs[key].append(node_run("spacecraft_arm", lockstep, True, seconds, domain,
+                                          work, composed=key == "lockstep_composed"))
+        for key, label in (("lockstep", "dynamics_node + controller_node spacecraft_arm, "
+                                        "lockstep at 1 kHz (two processes)"),
+                           ("lockstep_composed", "the same composed in one process "
+                                                 "(composed_nodes)")):
+            r = res[key] = sorted(runs[key], key=lambda x: x["rtf"])[1]
+            target = 3 if key == "lockstep_composed" else 1
+            rows.append([label, f"{r['rtf']:.2f}", f"≥ {target}",
+                         "yes" if r["rtf"] >= target else "**no**", f"{r['rate_hz']:.0f}",
+                         "median of 3, alternating"])
         for scn in ("spacecraft_arm", "uvms"):
             r = node_run(scn, ["-p", "real_time_factor:=1.0"], False, seconds, domain, work)
             res[f"rt_{scn}"] = r

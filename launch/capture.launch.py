@@ -32,7 +32,7 @@ from vm_dynamics.nodes.launching import (
 
 #: sim.launch.py's arguments, passed on (rviz is started here, with the capture config)
 PASSED = ("scenario", "controller", "use_sim_time", "real_time_factor", "lockstep",
-          "path_length")
+          "path_length", "composed")
 
 
 def _actions(context):
@@ -66,5 +66,6 @@ def generate_launch_description():
         DeclareLaunchArgument("lockstep", default_value="",
                               description="as sim.launch.py"),
         declare("path_length"),
+        declare("composed"),
         OpaqueFunction(function=_actions),
     ])

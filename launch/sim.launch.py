@@ -14,7 +14,11 @@ scenario's, else **true whenever the controller node is started**: the closed lo
 same on any machine, paced to ``real_time_factor``; see
 :func:`vm_dynamics.nodes.launching.launch_lockstep`),
 ``path_length`` (poses kept in the ``ee_path``/``base_path`` trails RViz draws; default 3000
-= 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible).
+= 60 s at the 50 Hz state rate, so the whole motion of a scenario stays visible),
+``composed`` (``true``: dynamics_node and controller_node in one process, ``composed_nodes``,
+on one executor, the samples between them handed over in the process -- same topics,
+parameters and behaviour; on the DDS transport the lockstep at 1 kHz then costs about half
+the CPU per period, see docs/performance.md; without a controller node it changes nothing).
 
 The scenario YAML is the parameter file of both vm_dynamics nodes; the URDF it names (a
 package:// URI, or a file next to the scenario, else in urdf/) is expanded with xacro once and
@@ -32,6 +36,7 @@ from vm_dynamics.config.scenario import scenario_section
 from vm_dynamics.nodes.launching import (
     argument,
     bool_argument,
+    composed_node,
     declare,
     include,
     launch_lockstep,
@@ -97,14 +102,21 @@ def _nodes(context):
             dyn_overrides["ee_path_length"] = int(path_length)
         except ValueError:
             raise RuntimeError(f"path_length:={path_length!r}: expected an integer") from None
-    actions = [vm_node("dynamics_node", path, dyn_overrides),
-               robot_state_publisher(model_urdf, use_sim_time),
+    actions = [robot_state_publisher(model_urdf, use_sim_time),
                rviz(use_sim_time, rviz_fixed_frame(params))]
+    ctrl_overrides = dict(overrides, use_sim_time=use_sim_time)
+    ctrl_overrides.pop("real_time_factor", None)
+    if controller:
+        ctrl_overrides["controller"] = controller
+    if start_controller and bool_argument(context, "composed"):
+        # one process: the URDF as a plain string in its parameter file
+        plain = {"robot_description": node_urdf}
+        actions.insert(0, composed_node(path, {
+            "dynamics_node": dict(dyn_overrides, **plain),
+            "controller_node": dict(ctrl_overrides, **plain)}))
+        return actions
+    actions.insert(0, vm_node("dynamics_node", path, dyn_overrides))
     if start_controller:
-        ctrl_overrides = dict(overrides, use_sim_time=use_sim_time)
-        ctrl_overrides.pop("real_time_factor", None)
-        if controller:
-            ctrl_overrides["controller"] = controller
         actions.append(vm_node("controller_node", path, ctrl_overrides))
     return actions
 
@@ -128,5 +140,6 @@ def generate_launch_description():
         declare("path_length",
                 description="poses kept in the ee_path and base_path trails; empty: the "
                             "scenario's ee_path_length"),
+        declare("composed"),
         OpaqueFunction(function=_nodes),
     ])

@@ -418,7 +418,7 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
         ("vm_dynamics", "dynamics_node"), ("robot_state_publisher", "robot_state_publisher"),
         ("rviz2", "rviz2"), ("vm_dynamics", "controller_node")]
     assert set(ctx.declared) == {"scenario", "controller", "rviz", "use_sim_time",
-                                 "real_time_factor", "lockstep", "path_length"}
+                                 "real_time_factor", "lockstep", "path_length", "composed"}
     dyn = nodes[0]
     assert {"ee_path_length": 3000} in [p for p in dyn.parameters if isinstance(p, dict)] \
         or any(isinstance(p, dict) and p.get("ee_path_length") == 3000 for p in dyn.parameters)
@@ -434,6 +434,36 @@ def test_sim_launch_default_scenario_starts_the_four_nodes():
                                   {"controller": "none", "use_sim_time": "false"}])
 def test_launch_file_names_only_existing_things(launch_file, args):
     _check_launch(launch_file, args)
+
+
+@pytest.mark.parametrize("args", [{}, {"controller": "pd_gravity", "real_time_factor": "0.5",
+                                       "use_sim_time": "false", "path_length": "40"}])
+def test_composed_launch_gives_each_node_the_parameters_of_its_own_process(args):
+    """composed:=true: one composed_nodes process (no launch name: it would rename both
+    nodes) whose parameter files give each node exactly what it gets as a process of its
+    own."""
+    two, ctx2 = run_launch(LAUNCH / "sim.launch.py", args)
+    one, ctx1 = run_launch(LAUNCH / "sim.launch.py", dict(args, composed="true"))
+    assert [(n.package, n.executable) for n in one] == [
+        ("vm_dynamics", "composed_nodes"), ("robot_state_publisher", "robot_state_publisher"),
+        ("rviz2", "rviz2")]
+    assert getattr(one[0], "name", None) is None
+    assert "composed_nodes" in console_scripts()
+    files = [str(p) for p in one[0].parameters]
+    assert all(Path(p).is_file() for p in files)
+    ra = rargs.parse_ros_args(["composed_nodes", "--ros-args"]
+                              + [a for p in files for a in ("--params-file", p)])
+    for node in two:
+        if node.package != "vm_dynamics":
+            continue
+        fqn = f"/{node.executable}"
+        alone = check_parameters(node, ctx2)
+        defaults, _, _ = node_interface(node)
+        overrides = rargs.parameter_overrides_for(ra, fqn)
+        if defaults is None:
+            defaults = controller_parameter_defaults(overrides)
+        composed = rargs.resolve_parameters(defaults, ra, fqn)
+        assert composed.values == alone.values, node.executable
 
 
 def test_ros2_control_launch_gives_the_manager_the_tag_and_the_node_its_lockstep():

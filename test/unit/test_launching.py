@@ -137,3 +137,22 @@ def test_scenario_section_finds_the_scenarios_with_their_own_runner(tmp_path):
     odd = tmp_path / "odd.yaml"
     odd.write_text("constraints: diff_drive\n")          # not a mapping: not a section
     assert scenario_section(str(odd), "constraints") is None
+
+
+def test_composed_parameter_file_gives_each_node_its_own_section(tmp_path):
+    """``composed:=true``: one process, so each node's own parameters go in a section named
+    after it (a ``/**`` section or ``-p`` would reach both); read back as each node's
+    transport reads its overrides, a URDF string intact."""
+    from vm_dynamics.nodes.launching import node_parameters_yaml
+    from vm_dynamics.transport import ros_args as rargs
+    urdf = '<robot name="r">\n  <link name="a: b"/>\n</robot>\n'
+    path = tmp_path / "per_node.yaml"
+    path.write_text(node_parameters_yaml({
+        "dynamics_node": {"robot_description": urdf, "ee_path_length": 12, "lockstep": True},
+        "controller_node": {"robot_description": urdf, "use_sim_time": True,
+                            "controller": "pd_gravity"}}))
+    ra = rargs.parse_ros_args(["prog", "--ros-args", "--params-file", str(path)])
+    dyn = rargs.parameter_overrides_for(ra, "/dynamics_node")
+    ctl = rargs.parameter_overrides_for(ra, "/controller_node")
+    assert dyn == {"robot_description": urdf, "ee_path_length": 12, "lockstep": True}
+    assert ctl == {"robot_description": urdf, "use_sim_time": True, "controller": "pd_gravity"}

@@ -21,7 +21,7 @@ try:
 
     #: The console scripts (setup.py) whose process this module may take Ctrl-C over for.
     SCRIPTS = ("vm-sim", "vm-view", "vm-send", "vm-campaign", "vm-foxglove", "dynamics_node",
-               "controller_node", "fake_arm_driver", "diff_drive_node")
+               "controller_node", "fake_arm_driver", "diff_drive_node", "composed_nodes")
     #: Signals received before the entry point's deferral took over (the first one).
     EARLY_SIGNALS: list = []
 
@@ -46,7 +46,8 @@ import sys  # noqa: E402
 
 from ..core.signals import deferred_interrupts  # noqa: E402
 
-__all__ = ["dynamics_node", "controller_node", "diff_drive_node", "fake_arm_driver", "vm_sim",
+__all__ = ["dynamics_node", "controller_node", "composed_nodes", "diff_drive_node",
+           "fake_arm_driver", "vm_sim",
            "vm_foxglove", "vm_view", "vm_send", "vm_campaign"]
 
 
@@ -96,6 +97,10 @@ def dynamics_node() -> int:
 
 def controller_node() -> int:
     return _run("vm_dynamics.nodes.controller_node", 0)
+
+
+def composed_nodes() -> int:
+    return _run("vm_dynamics.nodes.composed", 0)
 
 
 def diff_drive_node() -> int:

@@ -55,7 +55,7 @@ from .lockstep_wire import CommandWire
 from .parameters import checked_command_line
 from .publisher_watch import PublisherWatch
 
-__all__ = ["main", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
+__all__ = ["main", "node_spec", "ControllerNode", "NODE_NAME", "PUBLICATIONS", "SUBSCRIPTIONS"]
 
 NODE_NAME = "controller_node"
 
@@ -226,8 +226,11 @@ def sim_time_default_argv(argv: list[str]) -> list[str]:
     return list(argv[:1]) + ["--ros-args", "-p", "use_sim_time:=true", "--"] + list(argv[1:])
 
 
-def main(argv=None) -> int:
-    argv = sim_time_default_argv(list(sys.argv if argv is None else argv))
+def node_spec(argv: list) -> tuple:
+    """``(name, parameter defaults, argv, start)`` of this node for
+    :func:`~vm_dynamics.nodes.entry.run_nodes`: ``argv`` with ``use_sim_time`` true by default
+    (:func:`sim_time_default_argv`)."""
+    argv = sim_time_default_argv(list(argv))
 
     def defaults():
         ra = rargs.parse_ros_args(argv)
@@ -246,7 +249,11 @@ def main(argv=None) -> int:
             + f", use_sim_time={transport.params['use_sim_time']}")
         ControllerNode(transport, core)
 
-    return run_node(NODE_NAME, defaults, argv, start)
+    return NODE_NAME, defaults, argv, start
+
+
+def main(argv=None) -> int:
+    return run_node(*node_spec(list(sys.argv if argv is None else argv)))
 
 
 if __name__ == "__main__":  # pragma: no cover

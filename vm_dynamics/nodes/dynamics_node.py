@@ -81,7 +81,7 @@ from .publisher_watch import PublisherWatch
 from .ros2_control import ControllerManagerSync
 from .simulation_interfaces import SimulationInterfaces
 
-__all__ = ["main", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
+__all__ = ["main", "node_spec", "DynamicsNode", "NODE_NAME", "NODE_PARAMETERS", "PUBLICATIONS",
            "NODE_PUBLICATIONS",
            "SUBSCRIPTIONS", "SERVICES", "node_parameter_defaults"]
 
@@ -499,8 +499,11 @@ def wall_clock_argv(argv: list[str], logger=None) -> list[str]:
     return list(argv) + ["--ros-args", "-p", "use_sim_time:=false"]
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv if argv is None else argv)
+def node_spec(argv: list) -> tuple:
+    """``(name, parameter defaults, argv, start)`` of this node for
+    :func:`~vm_dynamics.nodes.entry.run_nodes`: ``argv`` with ``use_sim_time`` forced to false
+    (:func:`wall_clock_argv`; ``ValueError`` for a bad parameter file)."""
+    argv = wall_clock_argv(list(argv))
 
     def start(transport):
         folders = checked_command_line(argv, NODE_NAME, node_parameter_defaults,
@@ -515,16 +518,21 @@ def main(argv=None) -> int:
             + (", lockstep" if core.lockstep else "") + f"; joints {core.robot.joints}")
         DynamicsNode(transport, core)
 
+    return (NODE_NAME, lambda: node_parameter_defaults(
+        command_line_parameters(argv, NODE_NAME)[0]), argv, start)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv if argv is None else argv)
     try:      # reads the parameter files: a Ctrl-C in it ends the node quietly, as in start-up
         with deferred_interrupts() as stop:
-            argv = wall_clock_argv(argv)
+            spec = node_spec(argv)
     except ValueError as exc:
         print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
         return 2
     if stop:
         return 0
-    return run_node(NODE_NAME, lambda: node_parameter_defaults(
-        command_line_parameters(argv, NODE_NAME)[0]), argv, start)
+    return run_node(*spec)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,5 @@
 """The life cycle every node executable shares: create the transport, build the node, spin, and
-end cleanly.
+end cleanly -- also for several nodes composed in one process (:func:`run_nodes`).
 
 Exit codes: 0 after spinning (also on Ctrl-C / SIGTERM at any moment, start-up included, as
 ``ros2 launch`` expects), 2 for a configuration error (one line on stderr, or a FATAL log line
@@ -14,9 +14,9 @@ import threading
 from typing import Callable
 
 from ..core.signals import deferred_interrupts, sigterm_as_interrupt
-from ..transport import make_transport, shutdown_quietly
+from ..transport import make_composition, make_transport, shutdown_quietly
 
-__all__ = ["freeze_start_up_objects", "run_node"]
+__all__ = ["freeze_start_up_objects", "run_node", "run_nodes"]
 
 
 #: How often the main thread looks for a stop signal while the node is being built (s).
@@ -93,37 +93,75 @@ def run_node(name: str, parameter_defaults: Callable[[], dict], argv: list,
     install, minutes of kernel compilation — runs in a worker thread that the main thread
     abandons when a signal arrives.  Once the node is built, the objects alive are frozen
     (:func:`freeze_start_up_objects`), so that stopping it takes no long collection."""
-    transport = None
+    return run_nodes([(name, parameter_defaults, argv, start)], composed=False)
+
+
+def run_nodes(nodes: list, composed: bool = True) -> int:
+    """Run the nodes ``[(name, parameter_defaults, argv, start), ...]`` as :func:`run_node`
+    runs one; ``composed``: all in this process on one executor
+    (:func:`~vm_dynamics.transport.make_composition`, a component container), each with its
+    own name, arguments and parameters, built in order, then spun together.
+
+    A configuration error of any node ends the process with exit code 2 (its line on stderr,
+    or a FATAL log line of that node): the container does not run half of a closed loop.
+    The nodes are shut down in the reverse order."""
+    transports: list = []
+    name = nodes[0][0]
     try:
         # imports of DDS/rclpy and the transport's creation are never interrupted half-way: a
         # Ctrl-C or SIGTERM in them is recorded and ends the process after them
         with deferred_interrupts() as stop:
-            try:
-                transport = make_transport(name, parameter_defaults(), argv)
-            except ValueError as exc:
-                print(f"{name}: error: {exc}", file=sys.stderr)
-                return 2
-            if stop:
-                return 0
+            composition = make_composition() if composed else None
+            for name, parameter_defaults, argv, _ in nodes:
+                extra = {} if composition is None else {"composition": composition}
+                try:
+                    transports.append(make_transport(name, parameter_defaults(), argv,
+                                                     **extra))
+                except ValueError as exc:
+                    print(f"{name}: error: {exc}", file=sys.stderr)
+                    return 2
+                if stop:
+                    return 0
+
+            def start_all(_):
+                for transport, (_, _, _, start) in zip(transports, nodes):
+                    try:
+                        start(transport)
+                    except ValueError as exc:
+                        raise _NodeConfigurationError(transport, exc) from exc
             state, exc = _start_in_worker(
-                start, transport, lambda: bool(stop) or transport.shutdown_requested())
+                start_all, transports[0],
+                lambda: bool(stop) or any(t.shutdown_requested() for t in transports))
             if state == "done":
                 freeze_start_up_objects()
         if state == "stopped":
-            _exit_now(transport, name)
+            _exit_now(transports[0], name)
         if state == "error":
-            if isinstance(exc, ValueError):
-                transport.logger.fatal(f"invalid configuration: {exc}")
+            if isinstance(exc, _NodeConfigurationError):
+                exc.transport.logger.fatal(f"invalid configuration: {exc.error}")
                 return 2
             raise exc
-        if stop or transport.shutdown_requested():
+        if stop or any(t.shutdown_requested() for t in transports):
             return 0
         # SIGTERM ends spin like Ctrl-C on both transports (the rclpy transport's start-up
         # leaves SIGTERM at its default action, which would kill the node mid-callback)
         sigterm_as_interrupt()
-        transport.spin()
+        transports[0].spin()          # composed: the one executor of every node
     except KeyboardInterrupt:  # Ctrl-C during start-up or spin: a normal exit
         pass
     finally:
-        shutdown_quietly(transport)
+        for transport in reversed(transports):
+            shutdown_quietly(transport)
+        if composed and transports:
+            close = getattr(transports[0].composition, "close", None)
+            if close is not None:
+                close()
     return 0
+
+
+class _NodeConfigurationError(Exception):
+    """A node's ``start`` rejected its configuration (its ``ValueError``)."""
+
+    def __init__(self, transport, error: ValueError) -> None:
+        super().__init__(str(error))
+        self.transport, self.error = transport, error

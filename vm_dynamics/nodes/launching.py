@@ -18,7 +18,7 @@ from typing import Any
 __all__ = ["launch_lockstep", "parse_bool_argument", "launch_scenario", "rviz_fixed_frame",
            "PACKAGE", "ARGUMENTS", "declare", "argument", "bool_argument", "scenario_argument",
            "share", "string_parameter", "vm_node", "robot_state_publisher", "rviz", "include",
-           "scenario_launch_description"]
+           "scenario_launch_description", "node_parameters_yaml", "composed_node"]
 
 #: the ROS package of the nodes, launch files, RViz configs and scenarios
 PACKAGE = "vm_dynamics"
@@ -32,6 +32,9 @@ ARGUMENTS = {
                      ["true", "false"]),
     "real_time_factor": ("", "simulated s per wall s; empty: the scenario's", None),
     "path_length": ("3000", "poses kept in the ee_path and base_path trails", None),
+    "composed": ("false", "run dynamics_node and controller_node in one process "
+                 "(composed_nodes: one executor, in-process delivery between them)",
+                 ["true", "false"]),
 }
 
 
@@ -162,6 +165,32 @@ def robot_state_publisher(urdf: str, use_sim_time: bool):
                 name="robot_state_publisher", output="screen",
                 parameters=[{"robot_description": string_parameter(urdf),
                              "use_sim_time": use_sim_time, "ignore_timestamp": True}])
+
+
+def node_parameters_yaml(per_node: Mapping[str, Mapping[str, Any]]) -> str:
+    """A ROS 2 parameter file (YAML text) with a section per node: ``{node name: {parameter:
+    value}}`` -> ``<node name>: {ros__parameters: {...}}``.  What a composed process gets for
+    the parameters its nodes would each get in a process of their own (a ``-p`` or a ``/**``
+    section applies to every node of a process)."""
+    import yaml
+    return yaml.dump({name: {"ros__parameters": dict(params)}
+                      for name, params in per_node.items()}, default_flow_style=False)
+
+
+def composed_node(parameter_file: str, per_node: Mapping[str, Mapping[str, Any]]):
+    """The ``composed_nodes`` process (:mod:`vm_dynamics.nodes.composed`: dynamics_node and
+    controller_node on one executor) with ``parameter_file`` (the scenario, for both nodes)
+    and each node's own parameters ``per_node`` (plain values; written to a parameter file
+    with a section per node, :func:`node_parameters_yaml`).  No ``name``: a launch node's
+    name would rename both nodes."""
+    import tempfile
+
+    from launch_ros.actions import Node
+    with tempfile.NamedTemporaryFile("w", prefix="vm_dynamics_composed_", suffix=".yaml",
+                                     delete=False) as fh:
+        fh.write(node_parameters_yaml(per_node))
+    return Node(package=PACKAGE, executable="composed_nodes", output="screen",
+                parameters=[parameter_file, fh.name])
 
 
 def rviz(use_sim_time: bool, fixed_frame: str | None = None, config: str = "vm_dynamics.rviz",

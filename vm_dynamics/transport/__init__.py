@@ -26,6 +26,9 @@ Interface (both adapters)
     ``VM_DYNAMICS_TRANSPORT=rclpy|dds`` decides; if unset, rclpy is used when it imports,
     else DDS.  ``argv`` defaults to ``sys.argv``; ROS arguments (``--ros-args ...``) are
     handled exactly as ROS does (see :mod:`.ros_args`), the rest is ``t.args``.
+``make_composition(kind='auto')``, ``make_transport(..., composition=c)``
+    several nodes in one process on one executor (a component container); on DDS the
+    composed nodes hand their samples to each other in-process (:mod:`.dds_executor`).
 ``t.params``
     dict of the flattened (``a.b``) parameters after ``-p``/``--params-file`` overrides,
     always including ``use_sim_time``.  Types are checked against the defaults like rclpy.
@@ -97,6 +100,7 @@ from .base import Publisher, Transport
 from .factory import (
     TRANSPORT_ENV,
     ignore_interrupts,
+    make_composition,
     make_transport,
     rclpy_importable,
     resolve_kind,
@@ -118,7 +122,7 @@ from .types import (
 )
 
 __all__ = [
-    "Transport", "Publisher", "make_transport", "resolve_kind", "rclpy_importable",
+    "Transport", "Publisher", "make_transport", "make_composition", "resolve_kind", "rclpy_importable",
     "TRANSPORT_ENV", "QosSpec", "QOS_PROFILES", "qos_spec",
     "SERVICE_TYPES", "SERVICE_DEFINITIONS", "service_typestore", "message_typestore",
     "fielddefs", "message_class", "check_message", "check_service_type",

@@ -50,7 +50,6 @@ participant and its executor) and the service client, and re-exports the public 
 from __future__ import annotations
 
 import collections
-import ctypes
 import struct
 import sys
 import time
@@ -58,18 +57,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from cyclonedds.core import (
-    DDSException,
-    GuardCondition,
     InstanceState,
     Policy,
     Qos,
     ReadCondition,
     SampleState,
     ViewState,
-    WaitSet,
 )
 from cyclonedds.domain import DomainParticipant
-from cyclonedds.internal import dds_c_t
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -80,14 +75,15 @@ from .base import Transport
 from .dds_actions import DdsActionServer
 from .dds_clients import DdsAsyncClient, DdsServiceClient, DdsTriggerClient
 from .dds_entities import DdsPublisher, DdsService, DdsSubscription, DdsTimer
+from .dds_executor import FLOOD_PACE_S, DdsComposition, DdsWaiter
 from .dds_idl import compiled_converter, dds_topic_name, dds_type_name, idl_struct, to_idl
 from .dds_wire import (
-    ANY_SAMPLE,
     acquire_domain,
     active_domains,
     csid_string,
     dds_qos,
     discovery_config,
+    domain_entity,
     release_domain,
     split_request,
     take_raw,
@@ -103,7 +99,8 @@ from .types import (
 __all__ = ["DdsTransport", "DdsServiceClient", "dds_type_name", "dds_topic_name",
            "idl_struct", "to_idl", "user_data", "dds_qos", "discovery_config", "active_domains",
            "compiled_converter", "split_request", "take_raw", "DISCOVERY_TOPIC",
-           "DISCOVERY_TYPE", "DISCOVERY_QOS", "FLOOD_PACE_S", "PUBLICATIONS_FRESH_S"]
+           "DISCOVERY_TYPE", "DISCOVERY_QOS", "FLOOD_PACE_S", "PUBLICATIONS_FRESH_S",
+           "DdsComposition"]
 
 #: Node discovery of rmw_dds_common (rmw_cyclonedds ``rmw_context_impl_s::init``): topic
 #: ``ros_discovery_info`` (no ``rt/`` prefix), reliable, transient local, KEEP_LAST 1.
@@ -112,10 +109,6 @@ DISCOVERY_TYPE = "rmw_dds_common/msg/ParticipantEntitiesInfo"
 DISCOVERY_QOS = QosSpec(reliable=True, transient_local=True, depth=1)
 #: Participant USER_DATA of rmw_cyclonedds for the default (root) security enclave.
 ENCLAVE_USER_DATA = b"enclave=/;"
-
-#: Longest pause of the executor after a turn in which a subscription dropped input (a
-#: flood): the next turn comes at the next timer or after this long (see ``spin_once``).
-FLOOD_PACE_S = 0.005
 
 #: at most this many discovered writers are read per :meth:`DdsTransport.count_publishers`
 _MAX_ENDPOINTS = 100_000
@@ -139,13 +132,19 @@ def _rank(visit: tuple) -> int:
 
 
 class DdsTransport(Transport):
-    """Node on a Cyclone DDS participant (domain ``ROS_DOMAIN_ID``); single-threaded executor."""
+    """Node on a Cyclone DDS participant (domain ``ROS_DOMAIN_ID``); single-threaded executor.
+
+    With ``composition`` (a :class:`~.dds_executor.DdsComposition`) the node is one of several
+    in this process on one executor, its volatile subscriptions fed in-process by the
+    publishers of the others (rclcpp's component container and intra-process communication;
+    see :mod:`.dds_executor`)."""
 
     kind = "dds"
     cdr_handlers = True
 
     def __init__(self, node_name: str, params_defaults: Any = None,
-                 argv: Sequence[str] | None = None, *, namespace: str = "") -> None:
+                 argv: Sequence[str] | None = None, *, namespace: str = "",
+                 composition: DdsComposition | None = None) -> None:
         super().__init__()
         from vm_dynamics.ros import messages as ros_msgs
         ros_msgs.use_message_library("rosbags")  # messages on the wire are rosbags CDR
@@ -178,13 +177,18 @@ class DdsTransport(Transport):
         except BaseException:
             release_domain(self.domain_id)
             raise
-        self._waitset = WaitSet(self._dp)
-        self._guard = GuardCondition(self._dp)
-        self._waitset.attach(self._guard)
-        # the wait set's attach argument of each reader's condition -> the reader's handle,
-        # and the array dds_waitset_wait fills with the attach arguments that triggered
-        self._attached_reader: dict[int, int] = {}
-        self._triggered = (dds_c_t.attach * len(self._waitset.attached))()
+        #: the composition this node is part of (None: a process of its own)
+        self.composition = composition
+        if composition is None:
+            self._waiter = DdsWaiter(self._dp)
+        else:
+            try:
+                self._waiter = composition.join(self, self.domain_id,
+                                                domain_entity(self.domain_id))
+            except BaseException:
+                self._dp.__del__()
+                release_domain(self.domain_id)
+                raise
         self._topics: dict[tuple[str, str, bool], Topic] = {}
         self._keep: list[Any] = []
         self._subs: list[DdsSubscription] = []
@@ -215,6 +219,7 @@ class DdsTransport(Transport):
             self._clock_sub = self.subscribe("/clock", ros_msgs.CLOCK, self._on_clock, "clock",
                                              cdr=self._on_clock_cdr)
             self._subs.remove(self._clock_sub)
+            self._clock_sub.rank = -1
             self._visit[self._clock_sub.reader._ref] = (-1, self._clock_sub, False)
 
     # -- names / entities -------------------------------------------------------------
@@ -243,19 +248,19 @@ class DdsTransport(Transport):
         return w
 
     def reader(self, dds_name: str, msgtype: str, spec: QosSpec, *,
-               request_header: bool = False, extra: str = "") -> DataReader:
+               request_header: bool = False, extra: str = "",
+               ignore_local: bool = False) -> DataReader:
         """A DDS reader of this participant on the DDS topic ``dds_name`` (QoS and USER_DATA
         as rmw_cyclonedds), attached to the executor's wait set and announced in
-        ``ros_discovery_info``."""
+        ``ros_discovery_info``; with ``ignore_local`` it matches no writer of this process
+        (Cyclone ``IGNORELOCAL_PROCESS``: a composed subscription, fed in-process)."""
         self._check_open()
         topic = self._topic(dds_name, msgtype, request_header)
-        r = DataReader(self._dp, topic, dds_qos(spec, user_data(msgtype, extra), writer=False))
-        cond = ReadCondition(r, ANY_SAMPLE)
-        self._waitset.attach(cond)
-        # WaitSet.attach passes the address of a c_int of its own as the attach argument
-        arg = next(v for e, v in self._waitset.attached if e is cond)
-        self._attached_reader[ctypes.addressof(arg)] = r._ref
-        self._triggered = (dds_c_t.attach * len(self._waitset.attached))()
+        qos = dds_qos(spec, user_data(msgtype, extra), writer=False)
+        if ignore_local:
+            qos = Qos(*qos, Policy.IgnoreLocal.Process)
+        r = DataReader(self._dp, topic, qos)
+        cond = self._waiter.attach_reader(r)
         self._keep.extend([r, cond])
         self._reader_gids.append(r.guid.bytes)
         self._announce()
@@ -301,8 +306,11 @@ class DdsTransport(Transport):
     def publisher(self, topic: str, msgtype: str, qos: Any = "default") -> DdsPublisher:
         fq = self.resolve_name(topic)
         idl_struct(msgtype)  # validates the type early
-        return DdsPublisher(fq, msgtype,
-                             self.writer(dds_topic_name(fq), msgtype, qos_spec(qos)))
+        spec = qos_spec(qos)
+        route = None if self.composition is None else \
+            self.composition.intra.route(fq, msgtype, spec)
+        return DdsPublisher(fq, msgtype, self.writer(dds_topic_name(fq), msgtype, spec),
+                            route=route)
 
     def subscribe(self, topic: str, msgtype: str, callback: Callable[[Any], None],
                   qos: Any = "default", *, raw: bool = False,
@@ -328,12 +336,17 @@ class DdsTransport(Transport):
         self._check_callable("cdr", cdr)
         fq = self.resolve_name(topic)
         spec = qos_spec(qos)
-        reader = self.reader(dds_topic_name(fq), msgtype, spec)
+        intra = self.composition.intra if self.composition is not None else None
+        in_process = intra is not None and intra.takes(spec)
+        reader = self.reader(dds_topic_name(fq), msgtype, spec, ignore_local=in_process)
         sub = DdsSubscription(self, fq, msgtype, callback, reader, raw, limit, counts,
                                depth=spec.depth, max_per_turn=per_turn, screen=screen,
                                on_drop=on_drop, cdr=cdr)
         self._subs.append(sub)
-        self._visit[reader._ref] = (len(self._visit), sub, False)
+        sub.rank = len(self._visit)
+        self._visit[reader._ref] = (sub.rank, sub, False)
+        if in_process:
+            intra.add_subscription(sub, spec)
         return sub
 
     def timer(self, period_s: float, callback: Callable[[], None]) -> DdsTimer:
@@ -351,7 +364,8 @@ class DdsTransport(Transport):
         return t
 
     def trigger_client(self, name: str) -> "DdsTriggerClient":
-        return DdsTriggerClient(DdsServiceClient(self, name, "std_srvs/srv/Trigger"))
+        return DdsTriggerClient(DdsServiceClient(self, name, "std_srvs/srv/Trigger"),
+                                asynchronous=self.composition is not None)
 
     def service_client(self, name: str, srvtype: str) -> "DdsAsyncClient":
         self._check_open()
@@ -435,7 +449,9 @@ class DdsTransport(Transport):
                 if t.sim:
                     t.reset(ns)
 
-    def _wait_ns(self, timeout_s: float | None) -> int:
+    def wait_ns(self, timeout_s: float | None) -> int:
+        """How long the executor may wait: ``timeout_s`` or until this node's next wall-time
+        timer is due, whichever comes first (ns)."""
         budget = None if timeout_s is None else max(0, int(timeout_s * 1e9))
         now = time.monotonic_ns()
         for t in self._timers:
@@ -443,21 +459,6 @@ class DdsTransport(Transport):
                 d = max(0, t.next_ns - now)
                 budget = d if budget is None else min(budget, d)
         return 2**62 if budget is None else budget
-
-    def _wait(self, wait_ns: int) -> set | None:
-        """Wait up to ``wait_ns`` for data (or the shutdown guard); returns the handles of
-        the readers whose read condition triggered (they hold samples: the conditions are
-        level-triggered, so a reader left with data triggers the next wait again), or None
-        if that is not known (more triggered than the array holds: drain all)."""
-        xs = self._triggered
-        ws = self._waitset
-        n = ws._waitset_wait(ws._ref, xs, len(xs), wait_ns)
-        if n < 0:
-            raise DDSException(n, f"Occurred while waiting in {ws!r}")
-        if n > len(xs):
-            return None
-        readers = self._attached_reader
-        return {readers.get(xs[i]) for i in range(n)}
 
     def spin_once(self, timeout_s: float | None = None) -> None:
         """Wait for work (data, a due timer, ``timeout_s``), then one turn: each subscription
@@ -472,17 +473,30 @@ class DdsTransport(Transport):
         only at a fair share, like any CPU-bound process."""
         if self._closed:
             return
-        wait_ns = self._wait_ns(timeout_s)
+        if self.composition is not None:       # the composition's executor turns
+            self.composition.spin_once(timeout_s)
+            return
+        wait_ns = self.wait_ns(timeout_s)
         if self._flooded:
             self._flooded = False
             time.sleep(min(wait_ns * 1e-9, FLOOD_PACE_S))
             wait_ns = 0
-        ready = self._wait(wait_ns)
+        ready = self._waiter.wait(wait_ns)
         if self._closed:
             return
+        self._flooded = self.run_turn(ready)
+
+    def run_turn(self, ready: set | None) -> bool:
+        """The work of one executor turn once the wait returned with the reader handles
+        ``ready`` (None: not known which, every reader): the subscriptions and services of
+        this node whose reader holds data drain it, then its due timers run.  True if a
+        subscription dropped input (a flood)."""
         # a callback may shut the node down: check before touching any entity again
+        flooded = False
         if ready is None:                 # not known which: every subscription and service
             visits = sorted(self._visit.values(), key=_rank)
+        elif not ready:
+            visits = ()
         else:
             visit = self._visit
             visits = [visit[h] for h in ready if h in visit]
@@ -490,17 +504,18 @@ class DdsTransport(Transport):
                 visits.sort(key=_rank)
         for _, entity, service in visits:
             if self._closed:
-                return
+                return flooded
             if service:
                 entity.drain()
             elif entity.drain():
-                self._flooded = True
+                flooded = True
         mono = time.monotonic_ns()
         for t in list(self._timers):
             if self._closed:
-                return
+                return flooded
             t.call_if_due(self._clock_ns if t.sim else mono)
         self._timers = [t for t in self._timers if not t.cancelled]
+        return flooded
 
     def spin(self) -> None:
         """Turns until shutdown or a SIGINT/SIGTERM: the ``KeyboardInterrupt`` ends it, and so
@@ -528,14 +543,16 @@ class DdsTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        self._guard.set(True)
+        self._waiter.wake()
+        if self.composition is not None:
+            self.composition.leave(self, [*self._subs, self._clock_sub])
         self._subs.clear()
         self._services.clear()
         self._visit.clear()
         self._timers.clear()
         # delete explicitly, children first, so no stale handle is deleted by a later GC
-        for ent in [*reversed(self._keep), *self._topics.values(), self._guard,
-                    self._waitset, self._dp]:
+        own = self._waiter.entities if self.composition is None else []
+        for ent in [*reversed(self._keep), *self._topics.values(), *own, self._dp]:
             ent.__del__()
         self._keep.clear()
         self._topics.clear()

@@ -125,22 +125,29 @@ class DdsAsyncClient:
 
 
 class DdsTriggerClient:
-    """:meth:`Transport.trigger_client` on DDS: ``send`` waits for the response."""
+    """:meth:`Transport.trigger_client` on DDS: ``send`` waits for the response; with
+    ``asynchronous`` (a composed node, whose server may be served by the same executor
+    thread) it only writes the request, and ``poll`` takes the response once it arrived."""
 
     TIMEOUT_S = 30.0
 
-    def __init__(self, client: DdsServiceClient) -> None:
+    def __init__(self, client: DdsServiceClient, asynchronous: bool = False) -> None:
         self.client = client
         self.name = client.name
         self.pending = False
         self._result: tuple[bool, str] | None = None
         self._request = service_typestore().types["std_srvs/srv/Trigger_Request"](
             structure_needs_at_least_one_member=0)
+        self._async = DdsAsyncClient(client) if asynchronous else None
 
     def ready(self) -> bool:
         return self.client.service_is_ready()
 
     def send(self) -> None:
+        if self._async is not None:
+            self._async.send({})
+            self.pending = True
+            return
         try:
             r = self.client.call(self._request, self.TIMEOUT_S)
             self._result = (bool(r.success), str(r.message))
@@ -148,5 +155,11 @@ class DdsTriggerClient:
             self._result = (False, str(exc))
 
     def poll(self) -> tuple[bool, str] | None:
+        if self._async is not None:
+            got = self._async.poll()
+            if got is None:
+                return None
+            self.pending = False
+            return bool(got[1].success), str(got[1].message)
         out, self._result = self._result, None
         return out

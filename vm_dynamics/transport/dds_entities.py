@@ -36,19 +36,27 @@ REPLY_WAIT_S = 0.1
 
 
 class DdsPublisher(Publisher):
-    """A DDS writer of one topic (:meth:`DdsTransport.publisher`)."""
+    """A DDS writer of one topic (:meth:`DdsTransport.publisher`).
 
-    def __init__(self, topic: str, msgtype: str, writer: DataWriter) -> None:
+    In a composition (:mod:`.dds_executor`) ``route`` gives the subscriptions of the composed
+    nodes that take each sample in-process (its serialized bytes, queued for the executor's
+    next turn); the sample is written to DDS as well, for the readers outside the process."""
+
+    def __init__(self, topic: str, msgtype: str, writer: DataWriter, *,
+                 route: Any = None) -> None:
         self.topic = topic
         self.msgtype = msgtype
         self.writer = writer
         self._convert = compiled_converter(msgtype)
         self._exact = exact_serializer(msgtype)
+        self._route = route
 
     writes_cdr = True
 
     def publish_cdr(self, data: bytes) -> None:
-        """Write one serialized sample as it is."""
+        """Write one serialized sample as it is (and hand it to the in-process route)."""
+        if self._route is not None:
+            self._route.send(data)
         ret = ddspy_write(self.writer._ref, data)
         if ret < 0:
             raise DDSException(ret, f"while writing a {self.msgtype} sample on {self.topic}")
@@ -60,18 +68,20 @@ class DdsPublisher(Publisher):
         check_message(msg, self.msgtype, f"publisher {self.topic}")
         data = self._exact(msg)
         if data is None:
-            self.writer.write(self._convert(msg, f"{self.topic} {self.msgtype}"))
-            return
-        ret = ddspy_write(self.writer._ref, data)
-        if ret < 0:
-            raise DDSException(ret, f"while writing a {self.msgtype} sample on {self.topic}")
+            sample = self._convert(msg, f"{self.topic} {self.msgtype}")
+            if self._route is None or not self._route.targets():
+                self.writer.write(sample)
+                return
+            data = sample.serialize()        # XCDR1 as the writer would put it on the wire
+        self.publish_cdr(data)
 
     @property
     def matched_subscriptions(self) -> int:
         return len(self.writer.get_matched_subscriptions())
 
     def has_subscribers(self) -> bool:
-        return self.matched_subscriptions > 0
+        return self.matched_subscriptions > 0 or bool(
+            self._route is not None and self._route.targets())
 
 
 class DdsSubscription:
@@ -102,6 +112,8 @@ class DdsSubscription:
         self._screen = screen
         self._on_drop = on_drop
         self._cdr = cdr               # takes a sample before it is decoded (True: taken)
+        #: order in its node's executor turn (the /clock subscription first)
+        self.rank = 0
         # the one-pass decoder of the lockstep messages (None: rosbags' for every sample)
         self._fast = None if raw else fast_decoder(msgtype, max_counts)
 
@@ -141,7 +153,13 @@ class DdsSubscription:
         callbacks cannot keep the executor from its timers -- and deliver the newest
         ``max_per_turn`` of it, dropping (and counting) the older excess.  Returns True if
         it dropped input (a flood)."""
-        data = [d for d, info in take_raw(self.reader, self.depth) if info.valid_data]
+        return self.deliver_samples(
+            [d for d, info in take_raw(self.reader, self.depth) if info.valid_data])
+
+    def deliver_samples(self, data: list) -> bool:
+        """Deliver the serialized samples ``data`` of one turn (taken from the reader, or
+        queued in-process): the newest ``max_per_turn`` of them, the older excess dropped and
+        counted.  True if it dropped input."""
         excess = len(data) - self.max_per_turn if self.max_per_turn is not None else 0
         if excess > 0:
             del data[:excess]

@@ -164,6 +164,12 @@ def release_domain(domain_id: int) -> None:
         entry[0].__del__()
 
 
+def domain_entity(domain_id: int) -> Any:
+    """The Cyclone domain entity of ``domain_id`` (:func:`acquire_domain` made it): the owner
+    of a wait set shared by the participants of several nodes (a composition)."""
+    return _DOMAINS[domain_id][0]
+
+
 def active_domains() -> list[int]:
     """The DDS domains this process has a participant in (shared by its transports)."""
     return sorted(_DOMAINS)

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 from .base import Transport
 
 __all__ = ["TRANSPORT_ENV", "rclpy_importable", "resolve_kind", "make_transport",
-           "ignore_interrupts", "shutdown_quietly"]
+           "make_composition", "ignore_interrupts", "shutdown_quietly"]
 
 TRANSPORT_ENV = "VM_DYNAMICS_TRANSPORT"
 
@@ -43,15 +43,36 @@ def resolve_kind(kind: str = "auto", env: Mapping[str, str] | None = None) -> st
     return kind
 
 
+def make_composition(kind: str = "auto") -> Any:
+    """The executor of several nodes composed in this process (a component container): a
+    :class:`~.dds_executor.DdsComposition` on DDS (one wait set, in-process delivery between
+    the nodes), a :class:`~.rclpy_adapter.RclpyComposition` on rclpy (one rclpy executor).
+    Pass it as ``composition=`` to :func:`make_transport` for each node."""
+    kind = resolve_kind(kind)
+    if kind == "rclpy":
+        from .rclpy_adapter import RclpyComposition
+        return RclpyComposition()
+    try:
+        from .dds_executor import DdsComposition
+    except ImportError as exc:
+        raise ValueError(f"no ROS 2 transport: the Cyclone DDS transport needs "
+                         f"{exc.name or 'a missing module'}") from None
+    return DdsComposition()
+
+
 def make_transport(node_name: str, params_defaults: Mapping[str, Any] | None = None,
                    argv: Sequence[str] | None = None, *, kind: str = "auto",
-                   namespace: str = "") -> Transport:
-    """Create the node's transport (see the module docstring)."""
+                   namespace: str = "", composition: Any = None) -> Transport:
+    """Create the node's transport (see the module docstring); with ``composition``
+    (:func:`make_composition`) the node is one of several in this process on one executor."""
     kind = resolve_kind(kind)
+    if composition is not None and getattr(composition, "kind", kind) != kind:
+        raise ValueError(f"a {composition.kind} composition cannot hold a {kind} node")
     argv = list(sys.argv if argv is None else argv)
     if kind == "rclpy":
         from .rclpy_adapter import RclpyTransport
-        return RclpyTransport(node_name, params_defaults, argv, namespace=namespace)
+        return RclpyTransport(node_name, params_defaults, argv, namespace=namespace,
+                              composition=composition)
     try:
         from .dds import DdsTransport
     except ImportError as exc:
@@ -59,7 +80,8 @@ def make_transport(node_name: str, params_defaults: Mapping[str, Any] | None = N
             f'no ROS 2 transport: rclpy is not importable and the Cyclone DDS transport needs '
             f'{exc.name or "a missing module"} (install vm_dynamics[dds] to run without ROS, or '
             f'source a ROS 2 setup file to use rclpy)') from None
-    return DdsTransport(node_name, params_defaults, argv, namespace=namespace)
+    return DdsTransport(node_name, params_defaults, argv, namespace=namespace,
+                        composition=composition)
 
 
 def ignore_interrupts() -> None:

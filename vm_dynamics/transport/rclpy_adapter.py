@@ -66,7 +66,7 @@ from .rclpy_cdr import cdr_decoder, cdr_encoder
 from .rclpy_executor import LeanExecutor, lean_executor_available
 from .types import check_service_type, status_service
 
-__all__ = ["RclpyTransport", "rclpy_class", "fill_rosidl"]
+__all__ = ["RclpyTransport", "RclpyComposition", "rclpy_class", "fill_rosidl"]
 
 
 def rclpy_class(rostype: str) -> type:
@@ -181,7 +181,8 @@ class RclpyTransport(Transport):
     kind = "rclpy"
 
     def __init__(self, node_name: str, params_defaults: Any = None,
-                 argv: Sequence[str] | None = None, *, namespace: str = "") -> None:
+                 argv: Sequence[str] | None = None, *, namespace: str = "",
+                 composition: "RclpyComposition | None" = None) -> None:
         super().__init__()
         import rclpy
         from rclpy.node import Node
@@ -198,7 +199,13 @@ class RclpyTransport(Transport):
         kwargs: dict[str, Any] = {}
         if namespace:
             kwargs["namespace"] = namespace
-        if self._owns_context:
+        self.composition = composition
+        if composition is not None:
+            # composed: each node its own arguments (the context's would apply to all nodes)
+            if self._owns_context:
+                rclpy.init(args=argv[:1])
+            kwargs.update(cli_args=argv, use_global_arguments=False)
+        elif self._owns_context:
             rclpy.init(args=argv)
         else:
             kwargs["cli_args"] = argv
@@ -213,6 +220,8 @@ class RclpyTransport(Transport):
             self._release()
             raise
         self._closed = False
+        if composition is not None:
+            composition.members.append(self)
 
     def _declare(self, flat: dict[str, Any]) -> dict[str, Any]:
         from rcl_interfaces.msg import ParameterDescriptor
@@ -384,9 +393,17 @@ class RclpyTransport(Transport):
     def now_ns(self) -> int:
         return self._node.get_clock().now().nanoseconds
 
+    @property
+    def node(self) -> Any:
+        """The rclpy node."""
+        return self._node
+
     def _lean_executor(self) -> LeanExecutor | None:
         """The node's :class:`~.rclpy_executor.LeanExecutor`, made on first use; None where
-        rclpy lacks what it needs (then rclpy's own executor spins the node)."""
+        rclpy lacks what it needs (then rclpy's own executor spins the node) or the node is
+        composed (rclpy's executor spins all the nodes of the process)."""
+        if self.composition is not None:
+            return None
         if self._lean is None and lean_executor_available():
             self._lean = LeanExecutor(self._node, self._max_per_turn)
         return self._lean
@@ -409,9 +426,12 @@ class RclpyTransport(Transport):
         ``take_message`` (Jazzy, Ctrl-C under ``ros2 launch``: a traceback, exit 1)."""
         from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
         executor = self._lean_executor()
+        nodes = [self._node] if self.composition is None else \
+            [m.node for m in self.composition.members if not m.closed]
         if executor is None:
             executor = SingleThreadedExecutor()   # the default context, as rclpy.spin's
-            executor.add_node(self._node)
+            for node in nodes:
+                executor.add_node(node)
         with deferred_interrupts() as stop:
             try:
                 while not stop and self._rclpy.ok():
@@ -425,7 +445,8 @@ class RclpyTransport(Transport):
                     raise
             finally:
                 if executor is not self._lean:
-                    executor.remove_node(self._node)
+                    for node in nodes:
+                        executor.remove_node(node)
                     executor.shutdown(timeout_sec=0)
 
     def shutdown_requested(self) -> bool:
@@ -445,11 +466,31 @@ class RclpyTransport(Transport):
         finally:
             ros_msgs.use_message_library(self._previous_library)
 
+    @property
+    def closed(self) -> bool:
+        return getattr(self, "_closed", True)
+
     def shutdown(self) -> None:
         if getattr(self, "_closed", True):
             return
         self._closed = True
         self._release()
+
+
+class RclpyComposition:
+    """Several :class:`RclpyTransport` nodes in one process, spun by one rclpy
+    ``SingleThreadedExecutor`` (any member's :meth:`~RclpyTransport.spin`).  rclpy has no
+    intra-process communication: the nodes' samples to each other still go through the rmw
+    (rmw_cyclonedds delivers them in the process, without the network)."""
+
+    kind = "rclpy"
+
+    def __init__(self) -> None:
+        self.members: list[RclpyTransport] = []
+
+    def spin(self) -> None:
+        if self.members:
+            self.members[0].spin()
 
 
 class RclpyServiceClient:
