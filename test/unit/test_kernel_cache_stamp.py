@@ -13,11 +13,13 @@ def test_the_stamp_covers_the_kernels_and_the_modules_they_import_only():
     files = set(cache.stamped_files())
     for rel in ("dynamics/fast/kernels/algebra.py", "dynamics/fast/kernels/kinematics.py",
                 "dynamics/fast/kernels/checked.py", "sim/kernels.py", "forces/kernels.py",
-                "control/laws.py", "analysis/euler_kernels.py",
+                "control/laws.py", "analysis/euler_kernels.py", "capture/orbit_kernels.py",
+                "capture/stage_kernels.py",
                 # no kernel, but constants and records the kernels are compiled with
                 "core/validation.py", "dynamics/fast/records.py", "sim/records.py"):
         assert rel in files, rel
-    for rel in ("app/cli.py", "app/compile.py", "nodes/launching.py", "dynamics/fast/backend.py"):
+    for rel in ("app/cli.py", "app/compile.py", "nodes/launching.py", "dynamics/fast/backend.py",
+                "capture/system.py", "capture/compiled_stage.py", "capture/orbit.py"):
         assert rel not in files, rel
     assert len(cache.package_stamp()) == 64
 

@@ -46,6 +46,7 @@ from ..core.groups import SE3
 from ..core.validation import as_pose, as_positive, as_vector
 from ..sim.integrators import TABLEAUX, group_dexp_inv_body, group_exp
 from .body import TargetBody
+from .compiled_stage import compiled_stage
 from .contact import (
     ChaserPrimitive,
     ContactModel,
@@ -216,6 +217,7 @@ class CaptureSimulator:
         self._X = None          # the target's pose in the grasp frame while grasped
         self._merged = None
         self.weld_loss = 0.0    # kinetic energy lost in the plastic welds (grasps) so far, J
+        self._stage = None      # the compiled stage of the phase (.compiled_stage), or None
 
     # ------------------------------------------------------------------ state
     @property
@@ -247,7 +249,8 @@ class CaptureSimulator:
         self._G[:4, :4], self._G[4:, 4:] = g, g_T
         mu = lie.Ad_inv(g).T @ m.locked_momentum(V, q, qd)
         self._y = np.concatenate([mu, q, qd, self.system.target.momentum(g_T, V_T), np.zeros(_NACC)])
-        self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
+        self._stage = compiled_stage(self.system, m)
+        self._contacts = self._contacts_now()
         self._note_onsets(None)
         return self
 
@@ -277,7 +280,12 @@ class CaptureSimulator:
     @property
     def state(self) -> CaptureState:
         self._require()
-        g, V, q, qd, g_T, V_T, _, _ = self._split(self._G, self._y)
+        G, y, n = self._G, self._y, self.model.nq
+        fast = self._stage.velocities(G, y) if self._stage is not None else None
+        if fast is not None:
+            g, q, qd, (V, V_T, g_T) = G[:4, :4], y[6:6 + n], y[6 + n:6 + 2 * n], fast
+        else:
+            g, V, q, qd, g_T, V_T, _, _ = self._split(G, y)
         W, D, X, A = self._y[_SCAL]
         return CaptureState(self.t, g.copy(), V, q.copy(), qd.copy(), g_T.copy(), V_T,
                             self.grasped, float(W), float(D), float(X), self._y[_IMP].copy(),
@@ -319,6 +327,12 @@ class CaptureSimulator:
                 out.append((cf, p.frame, g_f))
         return out
 
+    def _contacts_now(self) -> list:
+        """The contacts at the current state (none if every primitive is apart)."""
+        apart = self._stage.apart(self._G, self._y) if self._stage is not None else None
+        return [] if apart is not None and apart.all() else self._evaluate(self.t, self._G,
+                                                                           self._y, None)[2]
+
     def _note_onsets(self, before):
         """Record the impact speed ``v₀`` of contacts that began in the last step (the
         penetration rate at the step's start, when the pair was still apart)."""
@@ -333,6 +347,9 @@ class CaptureSimulator:
     def _approach_rates(self) -> dict:
         """Penetration rates ``−n·v_rel`` of every primitive near the target (also apart)."""
         if self.grasped or not self.system.primitives:
+            return {}
+        apart = self._stage.apart(self._G, self._y, True) if self._stage is not None else None
+        if apart is not None and apart.all():     # none within 5 % of its radius: no rates
             return {}
         g, V, q, qd, g_T, V_T, _, _ = self._split(self._G, self._y)
         sysm, m = self.system, self.model
@@ -449,17 +466,29 @@ class CaptureSimulator:
                 measured_wrench.wrench, 6, "measured_wrench.wrench"))
         group = self.system.model.group if self.grasped else ProductGroup
         before = self._approach_rates()
+        held = (None if stage_inputs is not None or measured_wrench is not None
+                or self._stage is None else self._inputs(None, tau, base_wrench, None, 0, 0, 0))
 
         def rhs(t, G, y):
+            if held is not None:            # the compiled stage, unless a contact may act
+                out = self._stage.rates(t, G, y, held[0], held[1])
+                if out is not None:
+                    return out[0], out[1], ()
+                return self._evaluate(t, G, y, held)
             inp = self._inputs(stage_inputs, tau, base_wrench, measured_wrench, t, G, y)
             return self._evaluate(t, G, y, inp)
 
-        self._G, self._y, self._h = advance(rhs, group, self.tab, self.t, self._G, self._y,
-                                            self.dt, self.substeps, self._h, self.rtol,
-                                            self.atol, self.stats)
+        done = None if held is None else self._stage.advance(self.t, self._G, self._y, self.dt,
+                                                             self.substeps, self.tab, *held[:2])
+        if done is not None:        # the whole step compiled
+            self._G, self._y = done
+        else:
+            self._G, self._y, self._h = advance(rhs, group, self.tab, self.t, self._G, self._y,
+                                                self.dt, self.substeps, self._h, self.rtol,
+                                                self.atol, self.stats)
         self.t += self.dt
         if measured_wrench is None:
-            self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
+            self._contacts = self._contacts_now()
         else:       # the measured wrench stands for the contact: no model contact, no U
             self._contacts = []
         self._note_onsets(before)
@@ -500,6 +529,7 @@ class CaptureSimulator:
         merged = self.system.merged_model(X)
         mu = lie.Ad_inv(s.g).T @ merged.locked_momentum(Vp, s.q, qdp)
         self._merged, self._X, self._Xinv_Ad = merged, X, lie.Ad_inv(X)
+        self._stage = compiled_stage(self.system, merged, X)
         self._G = s.g.copy()
         self._y = np.concatenate([mu, s.q, qdp, self._y[-_NACC:]])
         self._contacts, self._v0 = [], {}
@@ -521,7 +551,8 @@ class CaptureSimulator:
         mu = lie.Ad_inv(s.g).T @ m.locked_momentum(s.V, s.q, s.qd)
         self._y = np.concatenate([mu, s.q, s.qd, self.system.target.momentum(s.g_T, s.V_T),
                                   self._y[-_NACC:]])
-        self._contacts = self._evaluate(self.t, self._G, self._y, None)[2]
+        self._stage = compiled_stage(self.system, m)
+        self._contacts = self._contacts_now()
         self._note_onsets(None)
         # a contact the weld held compressed springs back: its elastic energy leaves the weld
         self.weld_loss -= sum(cf.elastic_energy for cf in self._contacts)
