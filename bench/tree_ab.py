@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Two checkouts of vm_dynamics side by side: the same workloads, each round in fresh processes.
 
-    .venv/bin/python bench/tree_ab.py A_TREE B_TREE [--rounds 9] [--repeats 5]
+    .venv/bin/python bench/tree_ab.py A_TREE B_TREE [--rounds 9] [--repeats 5] [--best]
         [--cache-a DIR] [--cache-b DIR] [--only ct,open,step,run] [--robot ur5|b1_z1]
 
 e.g. ``bench/tree_ab.py /work/wt/before-028 . --cache-a /work/wt/.numba-before-028
@@ -9,9 +9,12 @@ e.g. ``bench/tree_ab.py /work/wt/before-028 . --cache-a /work/wt/.numba-before-0
 the tree, ``NUMBA_CACHE_DIR`` its cache; the order alternates between rounds, so a change of the
 machine's load hits both alike), which loads the kernels, runs every workload once (warm-up),
 then times it ``--repeats`` times and reports the median per step of the process's CPU time
-(``time.process_time``: time spent waiting for a processor is not counted).  The table gives,
+(``time.process_time``: time spent waiting for a processor is not counted); with ``--best``
+the workloads take turns within each repeat and the process reports each one's least time (on
+a busy machine a median of five moves with the load; e.g. ``--repeats 15 --best``).  The table gives,
 per workload, the median over the rounds of each tree's figure and of the per-round ratio B/A,
-with their min–max.
+with their min–max; with ``mj`` among the workloads, a second table gives each workload's
+ratio to ``mj_step`` in the same process (the load changes both alike), median over the rounds.
 
 Workloads on the floating UR5 (``--robot b1_z1``: the B1-Z1 tree) of example-robot-data with
 gravity, dt 1 ms, the state of
@@ -38,7 +41,7 @@ from trees import child_result, tree_arguments
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _child(only, repeats, robot="ur5"):
+def _child(only, repeats, robot="ur5", best=False):
     """Time the workloads with the vm_dynamics on ``sys.path``; print one JSON line."""
     import numpy as np
     sys.path.insert(0, HERE)
@@ -85,7 +88,18 @@ def _child(only, repeats, robot="ur5"):
             "step": (steps, 2000), "run": (rollout, 2000), "mixed": (mixed, 2000),
             "mj": (mj_steps, 2000)}
     out = {}
-    for name in only:
+    if best:                    # the workloads take turns; each one's least time per step
+        runs = {name: [] for name in only}
+        for name in only:
+            work[name][0]()
+        for _ in range(repeats):
+            for name in only:
+                f, per = work[name]
+                t0 = time.process_time()
+                f()
+                runs[name].append((time.process_time() - t0) / per)
+        out = {name: min(runs[name]) for name in only}
+    for name in ([] if best else only):
         f, per = work[name]
         f()
         runs = []
@@ -103,12 +117,14 @@ def main(argv=None):
     tree_arguments(ap)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--best", action="store_true",
+                    help="workloads in turn, each process's least time (not the median)")
     ap.add_argument("--only", default="ct,open,step,run")       # and mj
     ap.add_argument("--robot", default="ur5", help="ur5 (default) or b1_z1")
     args = ap.parse_args(argv)
     only = args.only.split(",")
     if args.child:
-        _child(only, args.repeats, args.robot)
+        _child(only, args.repeats, args.robot, args.best)
         return
     rows = {"a": [], "b": []}
     for k in range(args.rounds):
@@ -117,7 +133,8 @@ def main(argv=None):
             tree, cache = (args.a, args.cache_a) if side == "a" else (args.b, args.cache_b)
             rows[side].append(child_result(__file__, tree, cache,
                                            ["--only", ",".join(only), "--repeats",
-                                            str(args.repeats), "--robot", args.robot]))
+                                            str(args.repeats), "--robot", args.robot]
+                                           + (["--best"] if args.best else [])))
         print(f"round {k + 1}: " + ", ".join(
             f"{w} {rows['b'][-1][w] / rows['a'][-1][w]:.3f}" for w in only), flush=True)
     print(f"\nA = {args.a}, B = {args.b}, {args.robot}; load average "
@@ -134,6 +151,13 @@ def main(argv=None):
         b = [r[w] for r in rows["b"]]
         ratio = [y / x for x, y in zip(a, b)]
         print(f"| {w} | {fmt(a, 1e6, 2)} | {fmt(b, 1e6, 2)} | {fmt(ratio, 1, 3)} |")
+    if "mj" in only and len(only) > 1:
+        print("\n| workload / mj_step | A | B |\n|---|---:|---:|")
+        for w in only:
+            if w != "mj":
+                a = [r[w] / r["mj"] for r in rows["a"]]
+                b = [r[w] / r["mj"] for r in rows["b"]]
+                print(f"| {w} | {fmt(a, 1, 3)} | {fmt(b, 1, 3)} |")
 
 
 if __name__ == "__main__":

@@ -309,9 +309,11 @@ def add_external(axes, bw, fw_body, fw, Rw, Pw, out, sign):
     add_frame_wrenches(fw_body, fw, Rw, Pw, out, sign)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def add_frame_wrenches(fw_body, fw, Rw, Pw, out, sign):
-    """The frame wrenches' part of :func:`add_external` (no vehicle wrench)."""
+    """The frame wrenches' part of :func:`add_external` (no vehicle wrench).  Inlined: every
+    stage of the engine's step runs it, mostly over no frame wrench at all; called, it passed
+    six arrays (~55 words on the stack) for that."""
     for i in range(fw_body.shape[0]):
         k = fw_body[i]
         R = Rw[k]

@@ -114,13 +114,20 @@ def velocity_from_momentum(C, P, Ic0, hm, K, V):
     return _locked_velocity(C.axes, C.rootx, P, Ic0, hm, K, V)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def _locked_velocity(axes, rootx, P, Ic0, hm, K, V):
     """:func:`velocity_from_momentum` on the arrays.  A free rigid base (all six axes, no added
     inertia) has ``M₀ = Ic0``, the inertia of a rigid body: :func:`.rnea.rigid_solve` (a 3×3
     solve about the centre of mass, two divisions) instead of the 6×6 LDLᵀ (six pivots in
     series); in one compiled loop of the stage's kinematics, momentum terms and this solve,
-    floating UR5: 0.60 -> 0.52 µs.  Otherwise the LDLᵀ of the b×b block."""
+    floating UR5: 0.60 -> 0.52 µs.  Otherwise the LDLᵀ of the b×b block
+    (:func:`_locked_ldl`).
+
+    Inlined with the rigid solve (the engine's stages are its only callers, at every stage):
+    called, it and :func:`.rnea.rigid_solve` were two calls per stage passing seven arrays for
+    a 3×3 solve.  The LDLᵀ stays a call (:func:`_locked_ldl`): inlined, its two copies of the
+    solve (b = 6 unrolled, any b) in every caller of the stages made the first compile longer
+    for a path a floating base does not take."""
     b = axes.shape[0]
     rigid = b == 6
     for i in range(b):
@@ -135,6 +142,15 @@ def _locked_velocity(axes, rootx, P, Ic0, hm, K, V):
         for r in range(6):
             V[r] = P[r] - hm[r]
         return rigid_solve(Ic0, V)
+    return _locked_ldl(axes, rootx, P, Ic0, hm, K, V)
+
+
+@njit(**OPT)
+def _locked_ldl(axes, rootx, P, Ic0, hm, K, V):
+    """The general case of :func:`_locked_velocity`: ``V = M₀⁻¹(P − hm)`` on the axes of ι₀
+    with ``M₀ = ι₀ᵀ(Ic0 + M_A)ι₀`` by the LDLᵀ of :func:`.aba.solve_spd` (``K``: scratch).
+    False if ``M₀`` is not positive definite."""
+    b = axes.shape[0]
     for r in range(b):
         V[r] = P[r] - hm[axes[r]]
         for c in range(b):

@@ -362,14 +362,16 @@ def _locked_solve(rootx, axes, Ic, K, x):
     return cholesky_solve(K, x, b)
 
 
-@njit(**OPT)
+@njit(inline="always", **OPT)
 def rigid_solve(Ic, x):
     """``x ← Ic⁻¹x`` for the 6×6 spatial inertia ``Ic = [[m 1, −c~], [c~, J]]`` of a rigid
     body (or a sum of them, as :func:`.kinematics.body_inertia` lays them out) and
     ``x = [f; n]``: ``m a − c × α = f`` and ``c × a + J α = n`` give ``J_c α = n − c × f / m``
     with ``J_c = J + c~c~ / m`` (the rotational inertia about the centre of mass; a 3×3
     solve by its adjugate) and ``a = (f + c × α) / m``.  Two divisions and no square root
-    instead of a 6×6 Cholesky.  False if ``Ic`` is not positive definite."""
+    instead of a 6×6 Cholesky.  False if ``Ic`` is not positive definite.  Inlined (straight
+    scalar code, solved at every stage of the engine's step: called from another module, LLVM
+    does not inline it)."""
     m = Ic[0, 0]
     if not m > 0.0:
         return False
