@@ -3,9 +3,11 @@ rviz:=false`` on the installed package (``colcon test`` in a sourced workspace),
 robot_state_publisher and tf2.  Skipped where ROS 2, tf2_ros, robot_state_publisher or the
 installed vm_dynamics package are missing.
 
-Checked: the closed loop tracks the scenario's reference; while the simulation is paused, a
-TF listener that starts only then still gets the whole tree ``odom -> base_link -> ... ->
-ee_link`` (robot_state_publisher publishes TF only for a joint state stamped
+Both ways the launch runs the pair: two processes (the default) and ``composed:=true``
+(``composed_nodes``: both nodes in one process on one executor).  Checked: the closed loop
+tracks the scenario's reference; while the simulation is paused, a TF listener that starts
+only then still gets the whole tree ``odom -> base_link -> ... -> ee_link``
+(robot_state_publisher publishes TF only for a joint state stamped
 ``1/publish_frequency`` after its last one unless ``ignore_timestamp``, and the paused
 heartbeats advance the stamp by nanoseconds); Ctrl-C ends the launch with exit code 0."""
 import os
@@ -36,8 +38,9 @@ def launch_env(monkeypatch):
     return dict(ros_domain_env(monkeypatch), PYTHONUNBUFFERED="1")
 
 
+@pytest.mark.parametrize("arguments", [[], ["composed:=true"]], ids=["two_processes", "composed"])
 def test_default_launch_tracks_and_a_new_tf_listener_joins_the_tree_while_paused(
-        launch_env, tmp_path):
+        launch_env, tmp_path, arguments):
     from rclpy.time import Time
     from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
@@ -54,7 +57,7 @@ def test_default_launch_tracks_and_a_new_tf_listener_joins_the_tree_while_paused
     launch = subprocess.Popen(
         ["python3", "-c", "import signal, os, sys; signal.signal(signal.SIGINT, "
          "signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])",
-         "ros2", "launch", "vm_dynamics", "sim.launch.py", "rviz:=false"],
+         "ros2", "launch", "vm_dynamics", "sim.launch.py", "rviz:=false", *arguments],
         env=launch_env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
         start_new_session=True)
     rclpy.init()
