@@ -25,7 +25,13 @@ import numpy as np
 
 from ..core.validation import MAX_MAGNITUDE
 from ..dynamics.fast.kernels import checked
-from ..dynamics.fast.kernels.algebra import dexp_inv_apply, orthonormalize, se3_exp, within
+from ..dynamics.fast.kernels.algebra import (
+    dexp_inv_apply,
+    mul4,
+    orthonormalize,
+    se3_exp,
+    within,
+)
 from ..dynamics.fast.kernels.jit import OPT, njit
 from ..dynamics.fast.kernels.kinematics import kinematics, workspace
 from .orbit_kernels import tidal_body
@@ -53,14 +59,6 @@ def _frame(Rw, Pw, body, home, out):
     out[3, 1] = 0.0
     out[3, 2] = 0.0
     out[3, 3] = 1.0
-
-
-@njit(inline="always", **OPT)
-def _mul4(A, B, out):
-    for r in range(4):
-        for c in range(4):
-            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c] \
-                + A[r, 3] * B[3, c]
 
 
 @njit(inline="always", **OPT)
@@ -146,8 +144,8 @@ def stage_rates(C, parent, G, y, grasped, tau, bw, has_bw, MinvT,  # noqa: C901 
     V_T = np.empty(6)
     if grasped:
         _frame(Rw, Pw, grasp_body, grasp_home, gf)
-        _mul4(g, gf, gw)
-        _mul4(gw, X, g_T)
+        mul4(g, gf, gw)
+        mul4(gw, X, g_T)
         # the grasp frame's body twist: V + Σ_{j ∈ anc} S_j q̇_j, then Ad_{g_f⁻¹}
         W = np.empty(6)
         for r in range(6):
@@ -187,10 +185,10 @@ def stage_rates(C, parent, G, y, grasped, tau, bw, has_bw, MinvT,  # noqa: C901 
     near = False
     if not grasped and prim_body.shape[0] > 0:
         gs = np.empty((4, 4))
-        _mul4(g_T, shape_pose, gs)
+        mul4(g_T, shape_pose, gs)
         for k in range(prim_body.shape[0]):
             _frame(Rw, Pw, prim_body[k], prim_home[k], gf)
-            _mul4(g, gf, gw)
+            mul4(g, gf, gw)
             d0, d1, d2 = gw[0, 3] - gs[0, 3], gw[1, 3] - gs[1, 3], gw[2, 3] - gs[2, 3]
             if t_half[0] > 0.0:                # a box: the primitive's centre to the box
                 e = 0.0
@@ -228,7 +226,7 @@ def stage_rates(C, parent, G, y, grasped, tau, bw, has_bw, MinvT,  # noqa: C901 
         dU[2] = 0.0
         for k in range(L):
             _frame(Rw, Pw, link_body[k], link_home[k], gf)
-            _mul4(g, gf, gw)
+            mul4(g, gf, gw)
             tidal_body(el_mu[e], link_m[k], el_rc[e], gw, link_c[k], link_I[k], el_grad[e], w,
                        ext_C, dU)
             for r in range(6):
@@ -241,7 +239,7 @@ def stage_rates(C, parent, G, y, grasped, tau, bw, has_bw, MinvT,  # noqa: C901 
         dU[0] = 0.0
         dU[1] = 0.0
         dU[2] = 0.0
-        _mul4(g_T, t_home, gw)
+        mul4(g_T, t_home, gw)
         tidal_body(el_mu[e], t_m, el_rc[e], gw, t_c, t_I, el_grad[e], w, ext_T, dU)
         for r in range(6):
             s = 0.0
